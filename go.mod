@@ -1,0 +1,3 @@
+module github.com/weavehq/weave
+
+go 1.26.8
