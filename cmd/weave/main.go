@@ -1,9 +1,22 @@
-// Command weave runs plans with AI coding agents.
+// Command weave runs markdown plans with AI coding agents: it executes a
+// plan's checkbox tasks, ticks them as they are verified, and resumes where
+// it stopped.
 package main
 
-import "os"
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
 
 func main() { os.Exit(Main()) }
 
-// Main runs the weave command line and returns its exit code.
-func Main() int { return 0 }
+// Main runs the weave command line with the process's arguments and streams
+// and returns its exit code. SIGINT and SIGTERM cancel the command's
+// context; a running plan pauses.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, SystemStreams(), os.Args[1:])
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/host"
+)
+
+// runCLI runs weave with args in project and returns the exit code and what
+// it printed. The user and environment config layers are kept out.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	return code, out.String(), errOut.String()
+}
+
+func project(t *testing.T, planFiles map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range planFiles {
+		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const okPlan = "# OK\n\n## TODOs\n\n- [ ] 1. Say hi\n  ```sh\n  echo hi\n  ```\n- [ ] 2. Check\n  ```sh verify\n  true\n  ```\n"
+
+const failPlan = "# Fail\n\n## TODOs\n\n- [ ] 1. Break\n  ```sh\n  exit 7\n  ```\n"
+
+func TestStartWorkExitCodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		plans map[string]string
+		args  []string
+		code  int
+		// errHas is a piece of what the user must be told.
+		errHas string
+	}{
+		{"done", map[string]string{"ok": okPlan}, []string{"start-work", "ok"}, exitOK, ""},
+		{"task fails", map[string]string{"bad": failPlan}, []string{"start-work", "bad"}, exitFailed, "exited with status 7"},
+		{"unknown plan", map[string]string{"ok": okPlan}, []string{"start-work", "nope"}, exitFailed, `no plan named "nope"`},
+		{"several plans", map[string]string{"ok": okPlan, "bad": failPlan}, []string{"start-work"}, exitUsage, "name one"},
+		{"too many args", map[string]string{"ok": okPlan}, []string{"start-work", "a", "b"}, exitUsage, "takes 0 to 1 arguments"},
+		{"bad flag", map[string]string{"ok": okPlan}, []string{"start-work", "--nope"}, exitUsage, "unknown flag"},
+		{"invalid plan", map[string]string{"empty": "# Empty\n"}, []string{"start-work", "empty"}, exitFailed, "error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, tc.plans)
+			code, _, errOut := runCLI(t, append([]string{"--dir", dir}, tc.args...)...)
+			if code != tc.code {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tc.code, errOut)
+			}
+			if !strings.Contains(errOut, tc.errHas) {
+				t.Errorf("stderr = %q, want it to mention %q", errOut, tc.errHas)
+			}
+		})
+	}
+}
+
+func TestStartWorkNoProject(t *testing.T) {
+	code, _, errOut := runCLI(t, "--dir", t.TempDir(), "start-work")
+	if code != exitFailed || !strings.Contains(errOut, "weave init") {
+		t.Errorf("start-work without .weave = %d %q, want 1 and advice to run weave init", code, errOut)
+	}
+}
+
+func TestStartWorkJSONEvents(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan})
+	code, out, errOut := runCLI(t, "--dir", dir, "start-work", "--json", "ok")
+	if code != exitOK {
+		t.Fatalf("exit = %d, stderr %q", code, errOut)
+	}
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev host.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q is not a JSON event: %v", line, err)
+		}
+		if ev.Plan != "ok" || ev.Time.IsZero() {
+			t.Errorf("event %q lacks plan or time", line)
+		}
+		if strings.HasPrefix(ev.Type, "task.") && ev.Task == 0 {
+			t.Errorf("task event %q lacks the task number", line)
+		}
+		types = append(types, ev.Type)
+	}
+	want := "plan.started,task.started,task.output,task.output,task.done,task.started,task.output,task.done,plan.done"
+	if got := strings.Join(types, ","); got != want {
+		t.Errorf("event types = %s, want %s", got, want)
+	}
+}
+
+func TestStartWorkPlainOutput(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan})
+	code, out, _ := runCLI(t, "--dir", dir, "start-work", "ok")
+	if code != exitOK {
+		t.Fatalf("exit = %d", code)
+	}
+	for _, want := range []string{"starting plan ok (0/2 done)", "[0/2] task 1: Say hi", "    hi", "[1/2] task 1 done", "plan ok done: 2/2 tasks"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanCommands(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan, "empty": "# Empty\n"})
+
+	code, out, _ := runCLI(t, "--dir", dir, "plan", "list", "--json")
+	if code != exitOK {
+		t.Fatalf("plan list exit = %d", code)
+	}
+	var list []planEntry
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("plan list --json = %q: %v", out, err)
+	}
+	byName := map[string]planEntry{}
+	for _, e := range list {
+		byName[e.Name] = e
+	}
+	if e := byName["ok"]; e.Total != 2 || e.Completed != 0 || e.Complete {
+		t.Errorf("ok entry = %+v, want 0/2 incomplete", e)
+	}
+
+	if code, out, _ := runCLI(t, "--dir", dir, "plan", "validate", "ok"); code != exitOK || !strings.Contains(out, "valid") {
+		t.Errorf("validate ok = %d %q", code, out)
+	}
+	if code, _, errOut := runCLI(t, "--dir", dir, "plan", "validate", "empty"); code != exitFailed || !strings.Contains(errOut, "error") {
+		t.Errorf("validate empty = %d %q, want exit 1 with errors", code, errOut)
+	}
+	if code, out, _ := runCLI(t, "--dir", dir, "plan", "show", "ok"); code != exitOK || !strings.Contains(out, "[ ] 1. Say hi") || !strings.Contains(out, "verify") {
+		t.Errorf("plan show = %d %q", code, out)
+	}
+}
+
+func TestInitThenStartWork(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "--dir", dir, "init")
+	if code != exitOK {
+		t.Fatalf("init = %d %q", code, errOut)
+	}
+	for _, f := range []string{".weave/config.yaml", ".weave/.gitignore", ".weave/plans/hello-weave.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("init did not create %s: %v", f, err)
+		}
+	}
+	// A second init keeps what is there.
+	if code, out2, _ := runCLI(t, "--dir", dir, "init"); code != exitOK || !strings.Contains(out2, "kept") {
+		t.Errorf("second init = %d %q; want files kept", code, out2)
+	}
+	_ = out
+	if code, _, errOut := runCLI(t, "--dir", dir, "start-work"); code != exitOK {
+		t.Fatalf("start-work on the sample plan = %d %q", code, errOut)
+	}
+	code, out, _ = runCLI(t, "--dir", dir, "status", "--json")
+	var st host.ProjectStatus
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitOK {
+		t.Fatalf("status --json = %d %q: %v", code, out, err)
+	}
+	if len(st.Plans) != 1 || !st.Plans[0].Complete {
+		t.Errorf("status = %+v, want the sample plan complete", st)
+	}
+}
+
+func TestStatusShowsPausedPlanAndError(t *testing.T) {
+	dir := project(t, map[string]string{"bad": failPlan})
+	if code, _, _ := runCLI(t, "--dir", dir, "start-work", "bad"); code != exitFailed {
+		t.Fatalf("start-work exit = %d, want 1", code)
+	}
+	code, out, _ := runCLI(t, "--dir", dir, "status")
+	if code != exitOK || !strings.Contains(out, "paused") || !strings.Contains(out, "exited with status 7") {
+		t.Errorf("status = %d %q, want the plan paused with its error", code, out)
+	}
+}
+
+func TestLiveModelView(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	m := liveModel{tail: 2, width: 80, now: func() time.Time { return now }}
+	step := func(ev host.Event) {
+		nm, _ := m.apply(ev)
+		m = nm.(liveModel)
+	}
+	step(host.Event{Type: host.EventPlanStarted, Plan: "demo", Completed: 3, Total: 5})
+	step(host.Event{Type: host.EventTaskStarted, Plan: "demo", Task: 4, Title: "Build it", Completed: 3, Total: 5, Time: now.Add(-2500 * time.Millisecond)})
+	for _, l := range []string{"one", "two", "three"} {
+		step(host.Event{Type: host.EventTaskOutput, Plan: "demo", Task: 4, Output: l})
+	}
+	got := m.View()
+	for _, want := range []string{"demo", "3/5", "▸ 4. Build it", "2.5s", "│ two", "│ three"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("View() = %q, want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "│ one") {
+		t.Errorf("View() = %q, shows more than the last 2 output lines", got)
+	}
+	step(host.Event{Type: host.EventTaskDone, Plan: "demo", Task: 4, Completed: 4, Total: 5})
+	if got := m.View(); strings.Contains(got, "Build it") || !strings.Contains(got, "4/5") {
+		t.Errorf("View() after task.done = %q, want no current task and 4/5", got)
+	}
+}

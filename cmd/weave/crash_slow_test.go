@@ -1,0 +1,158 @@
+//go:build slow
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/plans"
+)
+
+// buildWeave builds the weave binary for tests that run it as a process.
+func buildWeave(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "weave")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// crashPlan has n tasks; each records its effect, then a verify block that
+// checks the effect and records that it passed. A task may be ticked only
+// after its verify block recorded success.
+func crashPlan(n int) string {
+	var b strings.Builder
+	b.WriteString("# Crash test\r\n\r\nEach task appends to its effect file. Ünïcödé and trailing spaces stay.   \r\n\r\n## TODOs\r\n\r\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "- [ ] %d. Task number %d  \r\n", i, i)
+		fmt.Fprintf(&b, "  ```sh\r\n  mkdir -p effects; echo run >> effects/%d; i=0; while [ $i -lt 200 ]; do i=$((i+1)); done\r\n  ```\r\n", i)
+		fmt.Fprintf(&b, "  ```sh verify\r\n  test -s effects/%d && echo ok >> effects/%d.verified\r\n  ```\r\n", i, i)
+	}
+	return b.String()
+}
+
+func TestSlowCrashResume(t *testing.T) {
+	const tasks, trials = 12, 36
+	bin := buildWeave(t)
+	dir := project(t, nil)
+	planPath := filepath.Join(dir, ".weave", "plans", "crash.md")
+	original := []byte(crashPlan(tasks))
+	reset := func() {
+		if err := os.WriteFile(planPath, original, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(filepath.Join(dir, "effects"))
+		os.Remove(filepath.Join(dir, ".weave", "state.json"))
+	}
+	reset()
+
+	rng := rand.New(rand.NewPCG(20261122, 1))
+	var kills, completions int
+	for trial := 0; trial < trials; trial++ {
+		cmd := exec.Command(bin, "--dir", dir, "start-work", "crash")
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Fault injection, not a timing assertion: kill somewhere between
+		// start-up and the middle of the plan.
+		delay := time.Duration(rng.IntN(120)) * time.Millisecond
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-exited:
+		case <-time.After(delay):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			err = <-exited
+			kills++
+		}
+		checkCrashInvariants(t, trial, planPath, original, dir)
+		if err == nil {
+			completions++
+			checkComplete(t, dir, planPath, tasks)
+			reset()
+			continue
+		}
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+			t.Fatalf("trial %d: weave failed on its own (exit %d): %s", trial, ee.ExitCode(), stderr.String())
+		}
+	}
+	// Finish the last round without interference.
+	out, err := exec.Command(bin, "--dir", dir, "start-work", "crash").CombinedOutput()
+	if err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	checkCrashInvariants(t, trials, planPath, original, dir)
+	checkComplete(t, dir, planPath, tasks)
+	t.Logf("%d trials: %d killed, %d completed rounds", trials, kills, completions)
+	if kills < trials/2 {
+		t.Errorf("only %d of %d trials were killed mid-run; the test did not exercise crashes", kills, trials)
+	}
+}
+
+// checkCrashInvariants: the plan parses, every byte but checkbox marks is
+// as written, and no task is ticked whose verify block did not pass.
+func checkCrashInvariants(t *testing.T, trial int, planPath string, original []byte, dir string) {
+	t.Helper()
+	cur, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatalf("trial %d: read plan: %v", trial, err)
+	}
+	if len(cur) != len(original) {
+		t.Fatalf("trial %d: plan length %d, want %d", trial, len(cur), len(original))
+	}
+	p := plans.Parse(cur)
+	marks := map[int]bool{}
+	for _, tk := range p.Tasks {
+		marks[tk.Mark] = true
+	}
+	for i := range cur {
+		if cur[i] != original[i] && !marks[i] {
+			t.Fatalf("trial %d: byte %d changed (%q -> %q) outside a checkbox", trial, i, original[i], cur[i])
+		}
+	}
+	if len(p.Tasks) != 12 {
+		t.Fatalf("trial %d: plan has %d tasks, want 12", trial, len(p.Tasks))
+	}
+	for _, tk := range p.Tasks {
+		if !tk.Done {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "effects", fmt.Sprintf("%d.verified", tk.Number))); err != nil {
+			t.Fatalf("trial %d: task %d is ticked but its verify block never passed", trial, tk.Number)
+		}
+	}
+}
+
+func checkComplete(t *testing.T, dir, planPath string, tasks int) {
+	t.Helper()
+	p, err := plans.Load(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := p.Progress(); !pr.Complete() || pr.Total != tasks {
+		t.Fatalf("after a completed run progress = %+v, want %d/%d", pr, tasks, tasks)
+	}
+	for i := 1; i <= tasks; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "effects", fmt.Sprint(i))); err != nil {
+			t.Fatalf("task %d's effect never happened: %v", i, err)
+		}
+	}
+	if st, _, err := plans.NewStore(filepath.Join(dir, ".weave")).Load(); err != nil || st != nil {
+		t.Fatalf("state after completion = %+v, %v; want cleared", st, err)
+	}
+}

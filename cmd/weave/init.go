@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave/config"
+)
+
+//go:embed templates/hello-weave.md
+var samplePlan []byte
+
+// weaveIgnore keeps the machine-local files of .weave/ out of version
+// control; plans and config are meant to be shared.
+const weaveIgnore = `# Machine-local Weave files.
+state.json
+state.json.*
+weave.lock
+logs/
+`
+
+type initOptions struct {
+	*globalOptions
+	Streams *Streams
+}
+
+func newCmdInit(g *globalOptions, s *Streams, runF func(context.Context, *initOptions) error) *cobra.Command {
+	opts := &initOptions{globalOptions: g, Streams: s}
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Create .weave/ with a config, a sample plan and ignore entries",
+		Long: `Create .weave/ in the project directory (--dir, default: the working
+directory): .weave/plans/ with a sample runbook plan, a commented
+.weave/config.yaml listing every setting with its default, and a .gitignore
+for the work state and logs. Existing files are left as they are.`,
+		Args: argsBetween(0, 0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return initRun(opts)
+		},
+	}
+}
+
+func initRun(opts *initOptions) error {
+	dir := opts.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("find working directory: %w", err)
+		}
+		dir = wd
+	}
+	weaveDir := filepath.Join(dir, ".weave")
+	if err := os.MkdirAll(filepath.Join(weaveDir, "plans"), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Join(weaveDir, "plans"), err)
+	}
+	files := []struct {
+		path string
+		data []byte
+	}{
+		{filepath.Join(weaveDir, "config.yaml"), config.DefaultYAML()},
+		{filepath.Join(weaveDir, ".gitignore"), []byte(weaveIgnore)},
+		{filepath.Join(weaveDir, "plans", "hello-weave.md"), samplePlan},
+	}
+	for _, f := range files {
+		rel := relPath(dir, f.path)
+		err := writeNew(f.path, f.data)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			fmt.Fprintf(opts.Streams.Out, "kept    %s (exists)\n", rel)
+		case err != nil:
+			return err
+		default:
+			fmt.Fprintf(opts.Streams.Out, "created %s\n", rel)
+		}
+	}
+	fmt.Fprintln(opts.Streams.Out, "next: weave start-work hello-weave")
+	return nil
+}
+
+// writeNew writes a file that must not exist yet.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}

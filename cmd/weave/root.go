@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host"
+)
+
+// globalOptions are the flags every command takes.
+type globalOptions struct {
+	// Dir is the project directory; empty means the nearest directory
+	// upward from the working directory that holds .weave/.
+	Dir string
+}
+
+// project finds the project root the command works on.
+func (g *globalOptions) project() (string, error) {
+	if g.Dir != "" {
+		return host.FindProject(g.Dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find working directory: %w", err)
+	}
+	return host.FindProject(wd)
+}
+
+// loadConfig loads the layered configuration for project (which may be
+// empty), with the flags of cmd that were set by the user applied last.
+func loadConfig(project string, flags map[string]any) (*config.Config, *config.Sources, error) {
+	return config.Load(config.Options{ProjectDir: project, Environ: os.Environ(), Flags: flags})
+}
+
+// flagOverrides turns the flags a user set into config overrides, by the
+// config key each flag stands for.
+func flagOverrides(fs *pflag.FlagSet, keys map[string]string) map[string]any {
+	out := map[string]any{}
+	for flag, key := range keys {
+		f := fs.Lookup(flag)
+		if f == nil || !f.Changed {
+			continue
+		}
+		out[key] = f.Value.String()
+	}
+	return out
+}
+
+func newRootCmd(ctx context.Context, s *Streams) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "weave",
+		Short: "Run markdown plans with AI coding agents, resumably",
+		Long: `weave executes the checkbox tasks of a plan in .weave/plans/, ticks each as it
+is verified, records its progress in .weave/state.json, and resumes where it
+stopped after an interruption or a crash.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetContext(ctx)
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `%s --help` for usage", err, c.CommandPath())}
+	})
+	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "project directory (default: nearest directory upward holding .weave/)")
+
+	root.AddCommand(
+		newCmdStartWork(g, s, nil),
+		newCmdStatus(g, s, nil),
+		newCmdPlan(g, s),
+		newCmdInit(g, s, nil),
+		newCmdConfig(g, s),
+	)
+	return root
+}
+
+// run executes the command line args and returns the exit code, printing
+// any error to the error stream.
+func run(ctx context.Context, s *Streams, args []string) int {
+	root := newRootCmd(ctx, s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		// cobra's own errors (unknown command, bad arguments) are usage errors.
+		if isCobraUsageError(err) {
+			code = exitUsage
+		}
+	}
+	if !errors.As(err, &ee) || ee.err != nil {
+		fmt.Fprintf(s.ErrOut, "weave: %v\n", err)
+	}
+	return code
+}
+
+// isCobraUsageError recognises cobra's own complaints about the command
+// line, which are usage errors.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "unknown shorthand flag")
+}
+
+// argsBetween accepts between min and max positional arguments.
+func argsBetween(min, max int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			if min == max {
+				return usageErrorf("%s takes %d argument(s), got %d; see `%s --help`", c.CommandPath(), min, len(args), c.CommandPath())
+			}
+			return usageErrorf("%s takes %d to %d arguments, got %d; see `%s --help`", c.CommandPath(), min, max, len(args), c.CommandPath())
+		}
+		return nil
+	}
+}

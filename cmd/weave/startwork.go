@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/plans"
+)
+
+type startWorkOptions struct {
+	*globalOptions
+	Streams *Streams
+	Name    string
+	JSON    bool
+	// Overrides are config values set by flags.
+	Overrides map[string]any
+}
+
+func newCmdStartWork(g *globalOptions, s *Streams, runF func(context.Context, *startWorkOptions) error) *cobra.Command {
+	opts := &startWorkOptions{globalOptions: g, Streams: s}
+	cmd := &cobra.Command{
+		Use:   "start-work [plan]",
+		Short: "Execute a plan's unchecked tasks, ticking each as it is verified",
+		Long: `Execute a plan's unchecked tasks one by one, ticking each checkbox in the
+plan file as the task is verified.
+
+With a name, runs that plan (exact name first, else the newest plan whose name
+contains it). Without one, resumes the plan in .weave/state.json, else runs
+the only incomplete plan, else lists the plans to choose from.
+
+A task whose body has sh or bash fenced blocks runs them in order from the
+project root, then its verify blocks (` + "```sh verify" + `), which must exit 0.
+A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
+pauses; the next start-work resumes at the first unchecked task.
+
+Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
+		Args: argsBetween(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Name = args[0]
+			}
+			opts.Overrides = flagOverrides(c.Flags(), map[string]string{
+				"retries":       "runbook.retries",
+				"block-timeout": "runbook.block_timeout",
+			})
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return startWorkRun(c.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
+	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
+	cmd.Flags().Duration("block-timeout", 0, "bound on one shell block, 0 for none (runbook.block_timeout)")
+	return cmd
+}
+
+func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
+	project, err := opts.project()
+	if err != nil {
+		return err
+	}
+	cfg, _, err := loadConfig(project, opts.Overrides)
+	if err != nil {
+		return err
+	}
+	out := opts.Streams
+	view := newRunView(out, opts.JSON, cfg.Runbook.OutputTail)
+	res, err := host.StartWork(ctx, host.StartWorkOptions{
+		Project:      project,
+		Name:         opts.Name,
+		Retries:      cfg.Runbook.Retries,
+		BlockTimeout: cfg.Runbook.BlockTimeout,
+		Observe:      view.Observe,
+	})
+	view.Close()
+	if err != nil {
+		return err
+	}
+	return reportRun(opts, res)
+}
+
+// reportRun says how a run ended and picks the exit code.
+func reportRun(opts *startWorkOptions, res host.RunResult) error {
+	w := opts.Streams.ErrOut
+	switch res.Status {
+	case host.StatusDone:
+		return nil
+	case host.StatusComplete:
+		fmt.Fprintln(opts.Streams.Out, res.Resolution.Message())
+		return nil
+	case host.StatusPaused:
+		fmt.Fprintf(w, "paused: run `weave start-work` to resume at the first unchecked task\n")
+		return &exitError{code: exitPaused}
+	case host.StatusFailed:
+		fmt.Fprintf(w, "weave: %v\n", res.Err)
+		if errors.Is(res.Err, agents.ErrNeedsModel) {
+			fmt.Fprintln(w, "this task has no sh/bash blocks: running it needs an agent model, which is not configured")
+		} else if res.Plan != nil {
+			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)
+		}
+		return &exitError{code: exitFailed}
+	case host.StatusInvalid:
+		printReport(w, res.Plan, res.Report)
+		return &exitError{code: exitFailed, err: fmt.Errorf("plan %q has %d error(s); fix them and run again", res.Plan.Name, len(res.Report.Errors))}
+	case host.StatusChoose:
+		return &exitError{code: exitUsage, err: errors.New(res.Resolution.Message())}
+	default: // not found, none
+		return &exitError{code: exitFailed, err: errors.New(res.Resolution.Message())}
+	}
+}
+
+func printReport(w interface{ Write([]byte) (int, error) }, p *plans.Plan, r plans.Report) {
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "%s: error: %s\n", problemPos(p, e), e.Msg)
+	}
+	for _, e := range r.Warnings {
+		fmt.Fprintf(w, "%s: warning: %s\n", problemPos(p, e), e.Msg)
+	}
+}
+
+func problemPos(p *plans.Plan, pr plans.Problem) string {
+	name := ".weave/plans/" + p.Name + ".md"
+	if pr.Line > 0 {
+		return fmt.Sprintf("%s:%d", name, pr.Line)
+	}
+	return name
+}

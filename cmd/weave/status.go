@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave/host"
+)
+
+type statusOptions struct {
+	*globalOptions
+	Streams *Streams
+	JSON    bool
+	Watch   bool
+}
+
+func newCmdStatus(g *globalOptions, s *Streams, runF func(context.Context, *statusOptions) error) *cobra.Command {
+	opts := &statusOptions{globalOptions: g, Streams: s}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each plan's progress and the state of the active one",
+		Long: `Show each plan in .weave/plans with its progress, which plan is active, whether
+it is running, paused or idle, and its last error. With --watch, redraw
+whenever a plan file or the work state changes (Ctrl-C to stop).`,
+		Args: argsBetween(0, 0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return statusRun(c.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the status as JSON")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "redraw when a plan or the work state changes")
+	return cmd
+}
+
+func statusRun(ctx context.Context, opts *statusOptions) error {
+	project, err := opts.project()
+	if err != nil {
+		return err
+	}
+	if !opts.Watch {
+		return printStatus(opts, project)
+	}
+	return watchStatus(ctx, opts, project)
+}
+
+func printStatus(opts *statusOptions, project string) error {
+	st, err := host.ReadStatus(project, time.Now())
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.Streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	writeStatus(opts.Streams.Out, st)
+	return nil
+}
+
+func writeStatus(w io.Writer, st host.ProjectStatus) {
+	if st.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", st.Warning)
+	}
+	if len(st.Plans) == 0 {
+		fmt.Fprintln(w, "no plans in .weave/plans")
+		return
+	}
+	for _, p := range st.Plans {
+		mark := " "
+		if p.Active {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "%s %-30s %s %d/%d  %s\n", mark, p.Name, bar(p.Completed, p.Total, 16), p.Completed, p.Total, p.State)
+		if p.Active && p.Current != "" {
+			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
+		}
+		if p.Active && p.PausedReason != "" {
+			fmt.Fprintf(w, "    paused: %s\n", p.PausedReason)
+		}
+		if p.LastError != "" && p.LastError != p.PausedReason {
+			fmt.Fprintf(w, "    last error: %s\n", p.LastError)
+		}
+	}
+}
+
+// watchStatus redraws the status when anything under .weave/ that it shows
+// changes. Watching the directories (not the files) sees atomic writes,
+// which replace the file by rename.
+func watchStatus(ctx context.Context, opts *statusOptions, project string) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch .weave: %w", err)
+	}
+	defer w.Close()
+	for _, dir := range []string{filepath.Join(project, ".weave"), filepath.Join(project, ".weave", "plans")} {
+		if err := w.Add(dir); err != nil {
+			return fmt.Errorf("watch %s: %w", dir, err)
+		}
+	}
+	draw := func() error {
+		if opts.Streams.Terminal && !opts.JSON {
+			fmt.Fprint(opts.Streams.Out, "\x1b[H\x1b[2J")
+		}
+		return printStatus(opts, project)
+	}
+	if err := draw(); err != nil {
+		return err
+	}
+	// Several events arrive for one save; redraw once they settle.
+	var settle <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if relevant(ev.Name) {
+				settle = time.After(100 * time.Millisecond)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			fmt.Fprintf(opts.Streams.ErrOut, "warning: watching .weave: %v\n", err)
+		case <-settle:
+			settle = nil
+			if err := draw(); err != nil {
+				fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
+			}
+		}
+	}
+}
+
+func relevant(name string) bool {
+	base := filepath.Base(name)
+	return base == "state.json" || filepath.Ext(base) == ".md"
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/weavehq/weave/host"
+)
+
+// runView shows a start-work run: a live view on a terminal, plain lines
+// otherwise, or JSON events with --json.
+type runView interface {
+	Observe(host.Event)
+	// Close finishes drawing; nothing is drawn after it returns.
+	Close()
+}
+
+func newRunView(s *Streams, asJSON bool, tail int) runView {
+	switch {
+	case asJSON:
+		return &jsonView{enc: json.NewEncoder(s.Out)}
+	case s.Terminal:
+		return newLiveView(s, tail)
+	default:
+		return &plainView{out: s.Out, errOut: s.ErrOut}
+	}
+}
+
+// jsonView prints one JSON event per line.
+type jsonView struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (v *jsonView) Observe(ev host.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ev.Time = ev.Time.UTC()
+	_ = v.enc.Encode(ev)
+}
+
+func (v *jsonView) Close() {}
+
+// plainView prints one line per event, for logs and pipes.
+type plainView struct {
+	out, errOut io.Writer
+}
+
+func (v *plainView) Observe(ev host.Event) {
+	switch ev.Type {
+	case host.EventPlanStarted:
+		verb := "starting"
+		if ev.Resumed {
+			verb = "resuming"
+		}
+		fmt.Fprintf(v.out, "%s plan %s (%d/%d done)\n", verb, ev.Plan, ev.Completed, ev.Total)
+	case host.EventTaskStarted:
+		fmt.Fprintf(v.out, "[%d/%d] task %d: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Title, attemptNote(ev.Attempt))
+	case host.EventTaskOutput:
+		fmt.Fprintf(v.out, "    %s\n", ev.Output)
+	case host.EventTaskDone:
+		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, seconds(ev.Elapsed))
+	case host.EventTaskFailed:
+		retry := ""
+		if ev.Retry {
+			retry = "; retrying"
+		}
+		fmt.Fprintf(v.out, "[%d/%d] task %d failed: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Error, retry)
+	case host.EventPlanPaused:
+		fmt.Fprintf(v.out, "plan %s paused at %d/%d: %s\n", ev.Plan, ev.Completed, ev.Total, ev.Reason)
+	case host.EventPlanDone:
+		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
+	case host.EventWarning:
+		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
+	}
+}
+
+func (v *plainView) Close() {}
+
+func attemptNote(n int) string {
+	if n > 1 {
+		return fmt.Sprintf(" (attempt %d)", n)
+	}
+	return ""
+}
+
+func seconds(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}
+
+// liveView redraws a small panel in place: the plan and its progress bar,
+// the current task with its elapsed time, and the tail of its output.
+// Finished tasks scroll above the panel as plain lines.
+type liveView struct {
+	prog *tea.Program
+	done chan struct{}
+}
+
+func newLiveView(s *Streams, tail int) *liveView {
+	m := liveModel{tail: tail, width: s.Width, now: time.Now}
+	// No input and no signal handler: Ctrl-C stays with weave, which pauses
+	// the plan, and the terminal is never put in raw mode.
+	p := tea.NewProgram(m, tea.WithOutput(s.Out), tea.WithInput(nil), tea.WithoutSignalHandler())
+	v := &liveView{prog: p, done: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		_, _ = p.Run()
+	}()
+	return v
+}
+
+func (v *liveView) Observe(ev host.Event) {
+	v.prog.Send(eventMsg(ev))
+}
+
+func (v *liveView) Close() {
+	v.prog.Send(quitMsg{})
+	<-v.done
+}
+
+type (
+	eventMsg host.Event
+	tickMsg  time.Time
+	quitMsg  struct{}
+)
+
+// liveModel is the state the live view draws. Its View is a pure function of
+// it, which keeps the drawing testable.
+type liveModel struct {
+	plan             string
+	completed, total int
+	task             string
+	taskStart        time.Time
+	lines            []string
+	tail             int
+	width            int
+	status           string
+	now              func() time.Time
+	quitting         bool
+}
+
+func (m liveModel) Init() tea.Cmd { return tick() }
+
+func tick() tea.Cmd {
+	return tea.Tick(200*time.Millisecond, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tickMsg:
+		if m.quitting {
+			return m, nil
+		}
+		return m, tick()
+	case quitMsg:
+		m.quitting = true
+		return m, tea.Quit
+	case tea.WindowSizeMsg:
+		m.width = msg.Width
+	case eventMsg:
+		return m.apply(host.Event(msg))
+	}
+	return m, nil
+}
+
+// apply folds an event into the model, returning lines to print above the
+// panel for events that deserve a permanent record.
+func (m liveModel) apply(ev host.Event) (tea.Model, tea.Cmd) {
+	if ev.Plan != "" {
+		m.plan = ev.Plan
+	}
+	if ev.Type != host.EventWarning && ev.Type != host.EventTaskOutput {
+		m.completed, m.total = ev.Completed, ev.Total
+	}
+	var printed string
+	switch ev.Type {
+	case host.EventPlanStarted:
+		if ev.Resumed {
+			printed = fmt.Sprintf("resuming %s at %d/%d", ev.Plan, ev.Completed, ev.Total)
+		}
+	case host.EventTaskStarted:
+		m.task = fmt.Sprintf("%d. %s%s", ev.Task, ev.Title, attemptNote(ev.Attempt))
+		m.taskStart = ev.Time
+		m.lines = nil
+	case host.EventTaskOutput:
+		m.lines = append(m.lines, ev.Output)
+		if m.tail > 0 && len(m.lines) > m.tail {
+			m.lines = m.lines[len(m.lines)-m.tail:]
+		}
+	case host.EventTaskDone:
+		printed = fmt.Sprintf("✓ %d. %s  %s", ev.Task, ev.Title, seconds(ev.Elapsed))
+		m.task = ""
+	case host.EventTaskFailed:
+		printed = fmt.Sprintf("✗ %d. %s: %s", ev.Task, ev.Title, ev.Error)
+		if ev.Retry {
+			printed += " (retrying)"
+		}
+	case host.EventPlanPaused:
+		m.task = ""
+		m.status = "paused: " + ev.Reason
+	case host.EventPlanDone:
+		m.task = ""
+		m.status = "done"
+	case host.EventWarning:
+		printed = "warning: " + ev.Reason
+	}
+	if printed != "" {
+		return m, tea.Println(printed)
+	}
+	return m, nil
+}
+
+func (m liveModel) View() string {
+	if m.plan == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s %d/%d", m.plan, bar(m.completed, m.total, 24), m.completed, m.total)
+	if m.status != "" {
+		fmt.Fprintf(&b, "  %s", m.status)
+	}
+	b.WriteByte('\n')
+	if m.task != "" {
+		elapsed := m.now().Sub(m.taskStart).Truncate(100 * time.Millisecond)
+		fmt.Fprintf(&b, "▸ %s  %s\n", clip(m.task, m.width-12), elapsed)
+		for _, l := range m.lines {
+			fmt.Fprintf(&b, "  │ %s\n", clip(l, m.width-4))
+		}
+	}
+	return b.String()
+}
+
+func bar(done, total, width int) string {
+	if total <= 0 {
+		return strings.Repeat("░", width)
+	}
+	n := done * width / total
+	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+}
+
+// clip shortens s to n runes so that a long line never wraps the panel.
+func clip(s string, n int) string {
+	if n <= 0 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n <= 1 {
+		return string(r[:n])
+	}
+	return string(r[:n-1]) + "…"
+}

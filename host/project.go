@@ -1,0 +1,28 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrNoProject reports that no directory holding .weave/ was found.
+var ErrNoProject = errors.New("no .weave directory")
+
+// FindProject returns the nearest directory at or above start that holds a
+// .weave directory.
+func FindProject(start string) (string, error) {
+	abs, err := filepath.Abs(start)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", start, err)
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(filepath.Join(dir, ".weave")); err == nil && fi.IsDir() {
+			return dir, nil
+		}
+		if dir == filepath.Dir(dir) {
+			return "", fmt.Errorf("%w in %s or any directory above it; run `weave init` to create one", ErrNoProject, abs)
+		}
+	}
+}

@@ -1,0 +1,435 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/plans"
+)
+
+// Status is how a start-work run ended.
+type Status string
+
+// The statuses of a run.
+const (
+	// StatusDone: every task of the plan is ticked.
+	StatusDone Status = "done"
+	// StatusComplete: the plan asked for had nothing left to do.
+	StatusComplete Status = "complete"
+	// StatusPaused: the user interrupted the run; it resumes later.
+	StatusPaused Status = "paused"
+	// StatusFailed: a task failed (after its retries) or could not run.
+	StatusFailed Status = "failed"
+	// StatusInvalid: the plan has validation errors.
+	StatusInvalid Status = "invalid"
+	// StatusNotFound: no plan matches; StatusNone: there are no plans.
+	StatusNotFound Status = "not-found"
+	StatusNone     Status = "none"
+	// StatusChoose: several plans could run; the user must name one.
+	StatusChoose Status = "choose"
+)
+
+// StartWorkOptions configures a start-work run.
+type StartWorkOptions struct {
+	// Project is the project root, the directory holding .weave/.
+	Project string
+	// Name selects a plan; empty runs the decision procedure.
+	Name string
+	// Retries is how many times a failing task is tried again before the
+	// plan pauses.
+	Retries int
+	// BlockTimeout bounds one shell block; zero means none.
+	BlockTimeout time.Duration
+	// Observe receives the run's events; nil discards them.
+	Observe Observer
+	// Shell runs task blocks; nil means a LocalShell in Project.
+	Shell agents.Shell
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// RunResult is what a start-work run did.
+type RunResult struct {
+	Status     Status
+	Resolution plans.Resolution
+	// Plan is the plan that ran, as last read.
+	Plan *plans.Plan
+	// Report is the plan's validation report (errors block a start).
+	Report plans.Report
+	// Warnings are problems that did not stop the run (a corrupt
+	// state.json moved aside, validation warnings).
+	Warnings []string
+	// Err says why a run failed or paused.
+	Err error
+}
+
+// StartWork runs the start-work journey: it takes the project lock, resolves
+// and validates the plan, records the work state, and executes the plan's
+// unchecked tasks one by one, ticking each as it is verified. Cancelling ctx
+// pauses the run: the running block's process group is stopped, state.json
+// says paused, and the next run resumes at the first unchecked task.
+//
+// A returned error means the run could not be attempted (the lock is held,
+// the plans directory is missing); how an attempted run ended is in the
+// RunResult.
+func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
+	r := &runner{o: o, store: plans.NewStore(filepath.Join(o.Project, ".weave"))}
+	if r.o.Now == nil {
+		r.o.Now = time.Now
+	}
+	if r.o.Observe == nil {
+		r.o.Observe = func(Event) {}
+	}
+	release, err := r.store.Lock()
+	if err != nil {
+		return RunResult{}, err
+	}
+	defer func() { _ = release() }()
+	return r.run(ctx)
+}
+
+type runner struct {
+	o     StartWorkOptions
+	store *plans.Store
+	st    *plans.State
+	res   RunResult
+}
+
+func (r *runner) warn(msg string) {
+	r.res.Warnings = append(r.res.Warnings, msg)
+	r.o.Observe(Event{Type: EventWarning, Time: r.o.Now(), Reason: msg})
+}
+
+func (r *runner) run(ctx context.Context) (RunResult, error) {
+	st, warning, err := r.store.Load()
+	if err != nil {
+		return RunResult{}, err
+	}
+	if warning != "" {
+		r.warn(warning)
+	}
+	res, err := plans.Resolve(r.o.Project, r.o.Name, st)
+	if err != nil {
+		return RunResult{}, err
+	}
+	r.res.Resolution = res
+	switch res.Verdict {
+	case plans.VerdictComplete:
+		r.res.Status, r.res.Plan = StatusComplete, res.Plan
+		return r.res, nil
+	case plans.VerdictNotFound:
+		r.res.Status = StatusNotFound
+		return r.res, nil
+	case plans.VerdictChoose:
+		r.res.Status = StatusChoose
+		return r.res, nil
+	case plans.VerdictNone:
+		r.res.Status = StatusNone
+		return r.res, nil
+	}
+	p := res.Plan
+	r.res.Plan = p
+	r.res.Report = plans.Validate(r.o.Project, p)
+	if !r.res.Report.OK() {
+		r.res.Status = StatusInvalid
+		return r.res, nil
+	}
+	for _, w := range r.res.Report.Warnings {
+		r.warn(problemText(p, w))
+	}
+
+	resumed := res.Verdict == plans.VerdictResume && st != nil
+	if resumed {
+		r.st = st
+		if st.InFlight != nil {
+			r.warn(fmt.Sprintf("the last run stopped during task %s; it runs again", inFlightLabel(st.InFlight)))
+		}
+	} else {
+		abs, err := filepath.Abs(p.Path)
+		if err != nil {
+			return RunResult{}, fmt.Errorf("resolve plan path: %w", err)
+		}
+		r.st = &plans.State{
+			SchemaVersion: 1,
+			ActivePlan:    abs,
+			StartedAt:     r.o.Now().UTC(),
+			PlanName:      p.Name,
+			Agent:         "tapestry",
+			StartSHA:      plans.GitHead(r.o.Project),
+			Tasks:         map[string]*plans.TaskRecord{},
+		}
+	}
+	if r.st.Tasks == nil {
+		r.st.Tasks = map[string]*plans.TaskRecord{}
+	}
+	r.st.SessionIDs = append(r.st.SessionIDs, newSessionID(r.o.Now()))
+	r.st.Paused, r.st.PausedReason = false, ""
+	pr := p.Progress()
+	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
+	return r.execute(ctx, p)
+}
+
+func (r *runner) execute(ctx context.Context, p *plans.Plan) (RunResult, error) {
+	sh := r.o.Shell
+	if sh == nil {
+		sh = &LocalShell{Dir: r.o.Project, Timeout: r.o.BlockTimeout}
+	}
+	for {
+		var err error
+		if p, err = reloadIfChanged(p); err != nil {
+			return r.fail(p, nil, fmt.Errorf("re-read plan: %w", err))
+		}
+		r.res.Plan = p
+		t, ok := p.Next()
+		if !ok {
+			return r.done(p)
+		}
+		if ctx.Err() != nil {
+			return r.pause(p, "interrupted")
+		}
+		next, err := r.runTask(ctx, sh, p, t)
+		if err != nil || next == nil {
+			return r.res, err
+		}
+		p = next
+	}
+}
+
+// runTask runs one task with its retries. It returns the re-read plan to go
+// on with, or nil when the run ended (r.res says how).
+func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t plans.Task) (*plans.Plan, error) {
+	key := t.Key()
+	rec := r.st.Tasks[key]
+	if rec == nil {
+		rec = &plans.TaskRecord{}
+		r.st.Tasks[key] = rec
+	}
+	logPath := r.logPath(p, t)
+	for attempt := 1; ; attempt++ {
+		rec.Attempts++
+		rec.UpdatedAt = r.o.Now().UTC()
+		r.st.InFlight = &plans.InFlight{Key: key, Number: t.Number, Title: t.Title, StartedAt: rec.UpdatedAt}
+		if err := r.save(); err != nil {
+			return nil, err
+		}
+		pr := p.Progress()
+		base := Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Completed: pr.Completed, Total: pr.Total, Attempt: attempt}
+		ev := base
+		ev.Type, ev.Time, ev.Log = EventTaskStarted, r.o.Now(), relTo(r.o.Project, logPath)
+		r.o.Observe(ev)
+
+		start := r.o.Now()
+		err := r.runLogged(ctx, sh, t, base, logPath, attempt)
+		elapsed := r.o.Now().Sub(start).Seconds()
+
+		if ctx.Err() != nil {
+			// An interrupted attempt is not a failure of the task.
+			rec.Attempts--
+			return nil, r.pauseErr(p, "interrupted")
+		}
+		if err == nil {
+			np, terr := plans.SetDone(p.Path, t, true)
+			var gone *plans.TaskGoneError
+			if errors.As(terr, &gone) {
+				r.st.InFlight = nil
+				r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
+				return plans.Load(p.Path)
+			}
+			if terr != nil {
+				return nil, r.failErr(p, &t, fmt.Errorf("tick task %s: %w", labelOf(t), terr))
+			}
+			// This state reaches disk with the next task's start, so that a
+			// task costs two durable writes: state before, checkbox after.
+			rec.Done, rec.LastError = true, ""
+			r.st.InFlight, r.st.LastError = nil, ""
+			npr := np.Progress()
+			ev := base
+			ev.Type, ev.Time, ev.Completed, ev.Total, ev.Elapsed = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
+			r.o.Observe(ev)
+			return np, nil
+		}
+
+		rec.LastError = err.Error()
+		retry := attempt <= r.o.Retries && !errors.Is(err, agents.ErrNeedsModel)
+		ev = base
+		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
+		r.o.Observe(ev)
+		if !retry {
+			return nil, r.failErr(p, &t, err)
+		}
+	}
+}
+
+// runLogged runs the task's blocks with output going to the observer, one
+// event per line, and to the task's log file.
+func (r *runner) runLogged(ctx context.Context, sh agents.Shell, t plans.Task, base Event, logPath string, attempt int) error {
+	var log io.Writer
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
+		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			defer f.Close()
+			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, labelOf(t))
+			log = f
+		}
+	}
+	if log == nil {
+		r.warn(fmt.Sprintf("cannot write the log %s; output goes to the terminal only", logPath))
+	}
+	w := &lineEmitter{log: log, emit: func(line string) {
+		ev := base
+		ev.Type, ev.Time, ev.Output = EventTaskOutput, r.o.Now(), line
+		r.o.Observe(ev)
+	}}
+	err := agents.RunTask(ctx, sh, t, w)
+	w.flush()
+	if err != nil && log != nil {
+		fmt.Fprintf(log, "=== failed: %v\n", err)
+	}
+	return err
+}
+
+func (r *runner) save() error {
+	if err := r.store.Save(r.st); err != nil {
+		return fmt.Errorf("write work state: %w", err)
+	}
+	return nil
+}
+
+func (r *runner) done(p *plans.Plan) (RunResult, error) {
+	pr := p.Progress()
+	r.o.Observe(Event{Type: EventPlanDone, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total})
+	// A finished plan leaves no work state behind, as the spec's lifecycle
+	// says; its checkboxes are the record.
+	if err := r.store.Clear(); err != nil {
+		return RunResult{}, fmt.Errorf("clear work state: %w", err)
+	}
+	r.res.Status, r.res.Plan = StatusDone, p
+	return r.res, nil
+}
+
+func (r *runner) pause(p *plans.Plan, reason string) (RunResult, error) {
+	err := r.pauseErr(p, reason)
+	return r.res, err
+}
+
+func (r *runner) pauseErr(p *plans.Plan, reason string) error {
+	r.st.Paused, r.st.PausedReason, r.st.InFlight = true, reason, nil
+	r.res.Status = StatusPaused
+	r.res.Err = errors.New(reason)
+	pr := p.Progress()
+	r.o.Observe(Event{Type: EventPlanPaused, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Reason: reason})
+	return r.save()
+}
+
+func (r *runner) fail(p *plans.Plan, t *plans.Task, err error) (RunResult, error) {
+	ferr := r.failErr(p, t, err)
+	return r.res, ferr
+}
+
+// failErr pauses the plan after a task failed for good, keeping the error in
+// state.json and on screen.
+func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
+	if t != nil {
+		err = fmt.Errorf("task %s failed: %w", labelOf(*t), err)
+	}
+	reason := err.Error()
+	r.st.Paused, r.st.PausedReason, r.st.LastError, r.st.InFlight = true, reason, reason, nil
+	r.res.Status = StatusFailed
+	r.res.Err = err
+	ev := Event{Type: EventPlanPaused, Time: r.o.Now(), Reason: reason}
+	if p != nil {
+		pr := p.Progress()
+		ev.Plan, ev.Completed, ev.Total = p.Name, pr.Completed, pr.Total
+	}
+	if t != nil {
+		ev.Task, ev.Title = taskNumber(*t), t.Title
+	}
+	r.o.Observe(ev)
+	return r.save()
+}
+
+// reloadIfChanged re-parses the plan when its file changed on disk, so that
+// edits made while a plan runs are honoured without parsing on every step.
+func reloadIfChanged(p *plans.Plan) (*plans.Plan, error) {
+	fi, err := os.Stat(p.Path)
+	if err != nil {
+		return p, err
+	}
+	if fi.ModTime().Equal(p.ModTime) && fi.Size() == int64(len(p.Src)) {
+		return p, nil
+	}
+	return plans.Load(p.Path)
+}
+
+func (r *runner) logPath(p *plans.Plan, t plans.Task) string {
+	return filepath.Join(r.o.Project, ".weave", "logs", p.Name, logName(t)+".log")
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func logName(t plans.Task) string {
+	slug := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(t.Title), "-"), "-.")
+	if len(slug) > 48 {
+		slug = strings.TrimRight(slug[:48], "-.")
+	}
+	n := taskNumber(t)
+	if slug == "" {
+		return fmt.Sprintf("%03d", n)
+	}
+	return fmt.Sprintf("%03d-%s", n, slug)
+}
+
+func taskNumber(t plans.Task) int {
+	if t.Number > 0 {
+		return t.Number
+	}
+	return t.Index + 1
+}
+
+func labelOf(t plans.Task) string {
+	if t.Number > 0 {
+		return fmt.Sprintf("%d (%s)", t.Number, t.Title)
+	}
+	return strconv.Quote(t.Title)
+}
+
+func inFlightLabel(f *plans.InFlight) string {
+	if f.Number > 0 {
+		return fmt.Sprintf("%d (%s)", f.Number, f.Title)
+	}
+	return strconv.Quote(f.Title)
+}
+
+func problemText(p *plans.Plan, pr plans.Problem) string {
+	if pr.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", relPlan(p), pr.Line, pr.Msg)
+	}
+	return fmt.Sprintf("%s: %s", relPlan(p), pr.Msg)
+}
+
+func relPlan(p *plans.Plan) string {
+	return filepath.Join(".weave", "plans", filepath.Base(p.Path))
+}
+
+func relTo(base, path string) string {
+	if rel, err := filepath.Rel(base, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+func newSessionID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("ses_%s_%s", now.UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
+}

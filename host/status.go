@@ -1,0 +1,118 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/weavehq/weave/plans"
+)
+
+// PlanStatus is one plan as `weave status` shows it.
+type PlanStatus struct {
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Completed int    `json:"completed"`
+	Total     int    `json:"total"`
+	Complete  bool   `json:"complete"`
+	// Active marks the plan recorded in state.json.
+	Active bool `json:"active"`
+	// State is running, paused, active (recorded but no process drives it),
+	// complete or idle.
+	State        string `json:"state"`
+	Current      string `json:"current,omitempty"`
+	PausedReason string `json:"paused_reason,omitempty"`
+	LastError    string `json:"last_error,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	UpdatedAt    string `json:"updated_at,omitempty"`
+}
+
+// ProjectStatus is the status of every plan of a project.
+type ProjectStatus struct {
+	Project string       `json:"project"`
+	Active  string       `json:"active,omitempty"`
+	Warning string       `json:"warning,omitempty"`
+	Plans   []PlanStatus `json:"plans"`
+}
+
+// ReadStatus reads the plans and the work state of project. It takes no lock:
+// it must work while a plan runs.
+func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
+	out := ProjectStatus{Project: project, Plans: []PlanStatus{}}
+	all, err := plans.Discover(project)
+	if err != nil {
+		return out, err
+	}
+	st, warning, err := plans.NewStore(filepath.Join(project, ".weave")).Load()
+	if err != nil {
+		return out, err
+	}
+	out.Warning = warning
+	pid := lockHolder(project)
+	for _, p := range all {
+		pr := p.Progress()
+		ps := PlanStatus{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), State: "idle"}
+		if pr.Complete() {
+			ps.State = "complete"
+		}
+		if st != nil && samePlan(st.ActivePlan, p.Path) {
+			ps.Active = true
+			out.Active = p.Name
+			ps.LastError = st.LastError
+			if !st.UpdatedAt.IsZero() {
+				ps.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339)
+			}
+			switch {
+			case pid > 0:
+				ps.State, ps.PID = "running", pid
+				if st.InFlight != nil {
+					ps.Current = fmt.Sprintf("%s (for %s)", inFlightLabel(st.InFlight), now.Sub(st.InFlight.StartedAt).Truncate(time.Second))
+				}
+			case st.Paused:
+				ps.State, ps.PausedReason = "paused", st.PausedReason
+			case !pr.Complete():
+				// Recorded as active but nobody drives it: the last run died.
+				ps.State = "active"
+				if st.InFlight != nil {
+					ps.Current = inFlightLabel(st.InFlight) + " (interrupted)"
+				}
+			}
+		}
+		out.Plans = append(out.Plans, ps)
+	}
+	return out, nil
+}
+
+// lockHolder returns the PID of a live weave process that holds the project
+// lock, or 0. It reads the PID the holder wrote rather than trying the lock,
+// which could make a starting run fail for a moment.
+func lockHolder(project string) int {
+	b, err := os.ReadFile(filepath.Join(project, ".weave", plans.LockFile))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
+		return 0
+	}
+	return pid
+}
+
+func samePlan(a, b string) bool {
+	if a == "" {
+		return false
+	}
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return os.SameFile(ai, bi)
+}
