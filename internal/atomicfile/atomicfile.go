@@ -1,0 +1,81 @@
+// Package atomicfile writes files so that readers see either the old content
+// or the new content, never a mix, and so that the new content survives a
+// crash once WriteFile has returned.
+//
+// The file is written to a temporary file in the same directory, synced,
+// closed and renamed over the target, and then the directory itself is synced
+// so the rename is durable. No well-kept library syncs the directory after the
+// rename (renameio and natefinch/atomic stop at the rename), which is why this
+// small package exists.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// WriteFile writes data to path atomically. When path already exists its
+// permission bits are kept and perm is ignored; otherwise the file gets perm.
+// A path that exists but is not a regular file (a symlink, a directory) is
+// refused, because renaming over it would silently replace the link.
+// On any error the temporary file is removed and the target is untouched.
+func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
+	if fi, statErr := os.Lstat(path); statErr == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("write %s: not a regular file (%s); replace it with a plain file", path, fi.Mode().Type())
+		}
+		perm = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// CreateTemp makes the file 0600; set the mode before the rename so
+	// the target never appears with the wrong permissions.
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: close: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: rename: %w", path, err)
+	}
+	if err = syncDir(dir); err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable. Windows cannot open a directory
+// for syncing, and its renames are already journaled by NTFS.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return err
+	}
+	return d.Close()
+}

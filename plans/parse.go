@@ -1,0 +1,527 @@
+package plans
+
+import (
+	"bytes"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// mdParser is built once: a goldmark parser initialises itself under a
+// sync.Once and keeps no per-document state, so it is safe to share.
+var mdParser parser.Parser = goldmark.New(goldmark.WithExtensions(extension.TaskList)).Parser()
+
+// Parse parses a plan. It is a pure function of src, never panics, and
+// returns a Plan with no tasks for empty or task-less input. The returned
+// Plan keeps src (not a copy) in Src.
+func Parse(src []byte) *Plan {
+	ps := newParseState(src)
+	p := &Plan{Src: src}
+	doc := mdParser.Parse(text.NewReader(ps.body))
+
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		if !ok {
+			continue
+		}
+		off := ps.lineStart(ps.pos(h))
+		s := Section{Title: ps.headingText(h), Level: h.Level, Line: ps.lineOf(off), Offset: off}
+		if h.Level == 1 && p.Title == "" {
+			p.Title = s.Title
+		}
+		p.Sections = append(p.Sections, s)
+	}
+
+	type cand struct {
+		item *ast.ListItem
+		mark int
+	}
+	var cands []cand
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.ListItem:
+			if mark, ok := ps.checkbox(n); ok {
+				cands = append(cands, cand{n, mark})
+				// Checkboxes nested in a task belong to it.
+				return ast.WalkSkipChildren, nil
+			}
+		case *ast.Paragraph, *ast.TextBlock:
+			if p.EffortLine == 0 {
+				ps.effort(n, p)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+
+	todos := todoRanges(p.Sections, len(src))
+	p.HasTODOs = len(todos) > 0
+	sec := 0
+	for _, c := range cands {
+		start := ps.lineStart(min(ps.pos(c.item), c.mark-1))
+		if p.HasTODOs && !inRanges(todos, start) {
+			continue
+		}
+		t := ps.task(c.item, c.mark, start)
+		t.Index = len(p.Tasks)
+		for sec < len(p.Sections) && p.Sections[sec].Offset <= start {
+			sec++
+		}
+		if sec > 0 {
+			t.Section = p.Sections[sec-1].Title
+		}
+		p.Tasks = append(p.Tasks, t)
+	}
+	return p
+}
+
+type parseState struct {
+	src  []byte // the whole file
+	body []byte // src without a leading byte-order mark; what goldmark sees
+	base int    // len(src) - len(body)
+	nl   []int  // offsets of '\n' in src, for line numbers
+}
+
+func newParseState(src []byte) *parseState {
+	ps := &parseState{src: src, body: src}
+	if bytes.HasPrefix(src, utf8BOM) {
+		ps.base = len(utf8BOM)
+		ps.body = src[ps.base:]
+	}
+	ps.nl = make([]int, 0, bytes.Count(src, []byte{'\n'}))
+	for i := 0; ; {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			break
+		}
+		ps.nl = append(ps.nl, i+j)
+		i += j + 1
+	}
+	return ps
+}
+
+// pos is a node's offset in src (goldmark's offsets are into body).
+func (ps *parseState) pos(n ast.Node) int {
+	p := n.Pos()
+	if p < 0 {
+		if l := n.Lines(); l != nil && l.Len() > 0 {
+			p = l.At(0).Start
+		} else {
+			p = 0
+		}
+	}
+	return min(ps.base+p, len(ps.src))
+}
+
+// lineOf returns the 1-based line holding offset off.
+func (ps *parseState) lineOf(off int) int {
+	return sort.SearchInts(ps.nl, off) + 1
+}
+
+func (ps *parseState) lineStart(off int) int {
+	off = max(0, min(off, len(ps.src)))
+	return bytes.LastIndexByte(ps.src[:off], '\n') + 1
+}
+
+// lineEnd returns the offset just past the newline ending off's line.
+func (ps *parseState) lineEnd(off int) int {
+	off = max(0, min(off, len(ps.src)))
+	if i := bytes.IndexByte(ps.src[off:], '\n'); i >= 0 {
+		return off + i + 1
+	}
+	return len(ps.src)
+}
+
+// line returns off's line without its line ending.
+func (ps *parseState) line(off int) string {
+	s, e := ps.lineStart(off), ps.lineEnd(off)
+	return strings.TrimRight(string(ps.src[s:e]), "\r\n")
+}
+
+func (ps *parseState) headingText(h *ast.Heading) string {
+	lines := h.Lines()
+	parts := make([]string, 0, lines.Len())
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		parts = append(parts, strings.TrimSpace(string(seg.Value(ps.body))))
+	}
+	return strings.TrimSpace(strings.Join(parts, " "))
+}
+
+// checkbox reports whether item is a task-list item and where its mark is.
+// Only " ", "x" and "X" count as marks, so that ticking and unticking give
+// back the original bytes. An item whose box is directly followed by a
+// colon ("[ ]: x") is not a task: ticked, it would read as a link reference
+// definition and stop being a list item with a checkbox.
+func (ps *parseState) checkbox(item *ast.ListItem) (int, bool) {
+	fc := item.FirstChild()
+	if fc == nil {
+		return 0, false
+	}
+	cb, ok := fc.FirstChild().(*extast.TaskCheckBox)
+	if !ok || cb.Pos() < 0 {
+		return 0, false
+	}
+	mark := ps.base + cb.Pos() + 1
+	if mark < 1 || mark+1 >= len(ps.src) || ps.src[mark-1] != '[' || ps.src[mark+1] != ']' {
+		return 0, false
+	}
+	switch ps.src[mark] {
+	case ' ', 'x', 'X':
+	default:
+		return 0, false
+	}
+	if mark+2 < len(ps.src) && ps.src[mark+2] == ':' {
+		return 0, false
+	}
+	return mark, true
+}
+
+func (ps *parseState) task(item *ast.ListItem, mark, start int) Task {
+	t := Task{
+		Mark:  mark,
+		Done:  ps.src[mark] != ' ',
+		Line:  ps.lineOf(mark),
+		Start: start,
+	}
+	titleLineEnd := ps.lineEnd(mark)
+	t.End = max(ps.itemEnd(item), titleLineEnd)
+	rest := strings.TrimSpace(strings.TrimRight(string(ps.src[mark+2:titleLineEnd]), "\r\n"))
+	t.Number, rest = splitNumber(rest)
+	t.Title, t.Tags = splitTags(rest)
+	t.Category = t.Tags["category"]
+
+	var code [][2]int // byte ranges of code lines, skipped when reading fields
+	_ = ast.Walk(item, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.FencedCodeBlock:
+			open := ps.lineStart(ps.pos(n))
+			t.Blocks = append(t.Blocks, ps.block(n, open))
+			code = append(code, [2]int{open, ps.fencedEnd(n)})
+			return ast.WalkSkipChildren, nil
+		case *ast.CodeBlock:
+			if l := n.Lines(); l.Len() > 0 {
+				code = append(code, [2]int{ps.base + l.At(0).Start, ps.base + l.At(l.Len()-1).Stop})
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	ps.fields(&t, titleLineEnd, code)
+	return t
+}
+
+// splitNumber splits "3. Title" or "3) Title" into 3 and "Title".
+func splitNumber(s string) (int, string) {
+	i, n := 0, 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	if i == 0 || i >= len(s) || (s[i] != '.' && s[i] != ')') {
+		return 0, s
+	}
+	if i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '\t' {
+		return 0, s
+	}
+	return n, strings.TrimSpace(s[i+1:])
+}
+
+var tagRe = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*([^\[\]]*)\]`)
+
+// splitTags removes [key: value] tags from a title. A bracket followed by
+// "(" or "[" is a link, not a tag.
+func splitTags(s string) (string, map[string]string) {
+	if !strings.Contains(s, ":") || !strings.Contains(s, "[") {
+		return s, nil
+	}
+	var tags map[string]string
+	var b strings.Builder
+	last := 0
+	for _, m := range tagRe.FindAllStringSubmatchIndex(s, -1) {
+		if m[1] < len(s) && (s[m[1]] == '(' || s[m[1]] == '[') {
+			continue
+		}
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		key := strings.ToLower(s[m[2]:m[3]])
+		if _, dup := tags[key]; !dup {
+			tags[key] = strings.TrimSpace(s[m[4]:m[5]])
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteByte(' ')
+		last = m[1]
+	}
+	if tags == nil {
+		return s, nil
+	}
+	b.WriteString(s[last:])
+	return strings.Join(strings.Fields(b.String()), " "), tags
+}
+
+// itemEnd returns the offset just past the last line of item's content.
+func (ps *parseState) itemEnd(item ast.Node) int {
+	end := 0
+	_ = ast.Walk(item, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering || n.Type() != ast.TypeBlock {
+			return ast.WalkContinue, nil
+		}
+		if fc, ok := n.(*ast.FencedCodeBlock); ok {
+			end = max(end, ps.fencedEnd(fc))
+			return ast.WalkSkipChildren, nil
+		}
+		if l := n.Lines(); l != nil && l.Len() > 0 {
+			last := l.At(l.Len() - 1)
+			end = max(end, ps.lineEnd(max(ps.base+last.Stop-1, ps.base+last.Start)))
+		} else if n.Pos() >= 0 {
+			end = max(end, ps.lineEnd(ps.pos(n)))
+		}
+		return ast.WalkContinue, nil
+	})
+	return end
+}
+
+// fencedEnd returns the offset just past a fenced block's closing fence, or
+// past its last line when it is not closed.
+func (ps *parseState) fencedEnd(n *ast.FencedCodeBlock) int {
+	open := ps.pos(n)
+	end := ps.lineEnd(open)
+	if l := n.Lines(); l.Len() > 0 {
+		last := l.At(l.Len() - 1)
+		end = max(end, ps.lineEnd(max(ps.base+last.Stop-1, ps.base+last.Start)))
+	}
+	// The opening fence is a run of ` or ~ at open; the closing one is a run
+	// of at least as many of the same character on the next line.
+	fence := fenceRun(ps.src[open:ps.lineEnd(open)])
+	if fence == "" || end >= len(ps.src) {
+		return end
+	}
+	next := strings.TrimLeft(ps.line(end), " \t>")
+	if run := fenceRun([]byte(next)); len(run) >= len(fence) && run[0] == fence[0] &&
+		strings.TrimSpace(next[len(run):]) == "" {
+		return ps.lineEnd(end)
+	}
+	return end
+}
+
+func fenceRun(line []byte) string {
+	line = bytes.TrimLeft(line, " \t>-*+0123456789.)")
+	if len(line) == 0 || (line[0] != '`' && line[0] != '~') {
+		return ""
+	}
+	i := 0
+	for i < len(line) && line[i] == line[0] {
+		i++
+	}
+	if i < 3 {
+		return ""
+	}
+	return string(line[:i])
+}
+
+func (ps *parseState) block(n *ast.FencedCodeBlock, open int) Block {
+	b := Block{Line: ps.lineOf(open)}
+	if n.Info != nil {
+		b.Info = strings.TrimSpace(string(n.Info.Segment.Value(ps.body)))
+	}
+	words := strings.FieldsFunc(b.Info, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == ','
+	})
+	if len(words) > 0 {
+		b.Lang, b.Args = words[0], words[1:]
+	}
+	var code strings.Builder
+	l := n.Lines()
+	for i := 0; i < l.Len(); i++ {
+		seg := l.At(i)
+		v := seg.Value(ps.body)
+		if bytes.HasSuffix(v, []byte("\r\n")) {
+			code.Write(v[:len(v)-2])
+			code.WriteByte('\n')
+			continue
+		}
+		code.Write(v)
+	}
+	b.Code = code.String()
+	return b
+}
+
+// label recognises a bold field label at the start of a line, as in
+// "**What**: text", "**What:** text" or "- **Files**: a.go", and returns the
+// label lower-cased and the text after it.
+func label(line string) (string, string, bool) {
+	s := strings.TrimLeft(line, " \t")
+	if len(s) > 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && (s[1] == ' ' || s[1] == '\t') {
+		s = strings.TrimLeft(s[2:], " \t")
+	}
+	if !strings.HasPrefix(s, "**") {
+		return "", "", false
+	}
+	end := strings.Index(s[2:], "**")
+	if end <= 0 {
+		return "", "", false
+	}
+	name, rest := s[2:2+end], s[4+end:]
+	switch {
+	case strings.HasSuffix(name, ":"):
+		name = name[:len(name)-1]
+	case strings.HasPrefix(strings.TrimLeft(rest, " \t"), ":"):
+		rest = strings.TrimLeft(rest, " \t")[1:]
+	default:
+		return "", "", false
+	}
+	return strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(rest), true
+}
+
+// effort looks for **Estimated Effort**: in a paragraph's lines.
+func (ps *parseState) effort(n ast.Node, p *Plan) {
+	l := n.Lines()
+	for i := 0; i < l.Len(); i++ {
+		seg := l.At(i)
+		v := seg.Value(ps.body)
+		if !bytes.Contains(v, []byte("**")) {
+			continue
+		}
+		if name, rest, ok := label(string(v)); ok && name == "estimated effort" {
+			p.Effort = strings.TrimSpace(strings.TrimSuffix(rest, "\\"))
+			p.EffortLine = ps.lineOf(ps.base + seg.Start)
+			return
+		}
+	}
+}
+
+// fieldNames maps accepted labels to the field they fill.
+var fieldNames = map[string]string{
+	"what":                "what",
+	"what to do":          "what",
+	"files":               "files",
+	"file":                "files",
+	"acceptance":          "acceptance",
+	"acceptance criteria": "acceptance",
+}
+
+// fields reads the **What**, **Files** and **Acceptance** fields of a task
+// from its lines after the title line. A field runs until the next bold label
+// or the end of the item; code lines are left out.
+func (ps *parseState) fields(t *Task, from int, code [][2]int) {
+	var cur string
+	var first string
+	var more []string
+	flush := func() {
+		if cur == "" {
+			return
+		}
+		v := joinField(first, more)
+		switch cur {
+		case "what":
+			if t.What == "" {
+				t.What = v
+			}
+		case "files":
+			if t.Files == "" {
+				t.Files = v
+				t.FileRefs = parseFileRefs(v)
+			}
+		case "acceptance":
+			if t.Acceptance == "" {
+				t.Acceptance = v
+			}
+		}
+		cur, first, more = "", "", nil
+	}
+	ci := 0
+	for off := from; off < t.End; {
+		end := min(ps.lineEnd(off), t.End)
+		for ci < len(code) && code[ci][1] <= off {
+			ci++
+		}
+		if ci < len(code) && code[ci][0] <= off && off < code[ci][1] {
+			off = end
+			continue
+		}
+		line := strings.TrimRight(string(ps.src[off:end]), "\r\n")
+		off = end
+		if strings.Contains(line, "**") {
+			if name, rest, ok := label(line); ok {
+				flush()
+				if f, known := fieldNames[name]; known {
+					cur, first = f, rest
+				}
+				continue
+			}
+		}
+		if cur != "" {
+			more = append(more, line)
+		}
+	}
+	flush()
+}
+
+// joinField joins a field's first line and its continuation lines, with the
+// continuation lines' common indentation removed.
+func joinField(first string, more []string) string {
+	indent := -1
+	for _, l := range more {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n := len(l) - len(strings.TrimLeft(l, " \t"))
+		if indent < 0 || n < indent {
+			indent = n
+		}
+	}
+	lines := make([]string, 0, len(more)+1)
+	lines = append(lines, first)
+	for _, l := range more {
+		l = strings.TrimRight(l, " \t")
+		if len(l) >= indent && indent > 0 {
+			l = l[indent:]
+		}
+		lines = append(lines, l)
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+func todoRanges(secs []Section, size int) [][2]int {
+	var rs [][2]int
+	for i, s := range secs {
+		switch strings.ToLower(strings.TrimRight(s.Title, ": ")) {
+		case "todos", "todo":
+		default:
+			continue
+		}
+		end := size
+		for _, next := range secs[i+1:] {
+			if next.Level <= s.Level {
+				end = next.Offset
+				break
+			}
+		}
+		rs = append(rs, [2]int{s.Offset, end})
+	}
+	return rs
+}
+
+func inRanges(rs [][2]int, off int) bool {
+	for _, r := range rs {
+		if r[0] <= off && off < r[1] {
+			return true
+		}
+	}
+	return false
+}

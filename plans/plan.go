@@ -1,0 +1,161 @@
+package plans
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Plan is a parsed plan file. Offsets and lines refer to Src.
+type Plan struct {
+	Path    string    // absolute path of the file, "" when parsed from bytes
+	Name    string    // base name without .md
+	ModTime time.Time // modification time when read
+
+	Title      string // text of the first level-1 heading, "" if none
+	Effort     string // value after **Estimated Effort**:, trimmed, "" if absent
+	EffortLine int    // 1-based line of Effort, 0 if absent
+
+	Sections []Section // headings at the top level of the document, in order
+	Tasks    []Task
+	Src      []byte // the bytes that were parsed
+
+	// HasTODOs reports whether the plan has a TODOs section, in which case
+	// only the task items inside it are tasks.
+	HasTODOs bool
+}
+
+// Section is a heading at the top level of the document.
+type Section struct {
+	Title  string // heading text as written, trimmed
+	Level  int    // 1 for #, 2 for ##, ...
+	Line   int    // 1-based
+	Offset int    // byte offset of the heading's line
+}
+
+// Task is one task of a plan: a task-list item that is not nested inside
+// another task-list item.
+type Task struct {
+	Index   int    // position among tasks, 0-based
+	Number  int    // N from "- [ ] N. Title" (0 when unnumbered)
+	Title   string // text after the number, without [key: value] tags
+	Done    bool   // [x] or [X]
+	Mark    int    // byte offset of the character between the brackets
+	Line    int    // 1-based line of the checkbox
+	Start   int    // byte offset of the start of the item's first line
+	End     int    // byte offset just past the item's last line (with nested content)
+	Section string // title of the nearest top-level heading above
+
+	What, Files, Acceptance string // field texts when present, "" otherwise
+	FileRefs                []FileRef
+	Category                string            // from a [category: x] tag
+	Tags                    map[string]string // all [key: value] tags, keys lower-case
+	Blocks                  []Block           // fenced code blocks inside the item, in order
+}
+
+// FileRef is one entry of a task's Files field.
+type FileRef struct {
+	Path string // as written, without backticks, markers or :line suffixes
+	New  bool   // the task creates the file, so it need not exist yet
+}
+
+// Block is a fenced code block inside a task.
+type Block struct {
+	Info string   // the whole info string, trimmed
+	Lang string   // its first word, "" when there is no info string
+	Args []string // the remaining words
+	Code string   // the content, with line endings normalised to \n
+	Line int      // 1-based line of the opening fence
+}
+
+// IsShell reports whether the block is a shell script the runbook executor
+// runs: its language is sh, shell or bash (case-insensitive). Other shells
+// (zsh, fish) are not assumed to be installed and are left to an agent.
+func (b Block) IsShell() bool {
+	return b.Shell() != ""
+}
+
+// Shell returns the interpreter for a shell block: "bash" for bash, "sh" for
+// sh and shell, and "" when the block is not a shell block.
+func (b Block) Shell() string {
+	switch strings.ToLower(b.Lang) {
+	case "bash":
+		return "bash"
+	case "sh", "shell":
+		return "sh"
+	}
+	return ""
+}
+
+// IsVerify reports whether "verify" is among the block's arguments, as in
+// ```sh verify. Such a block checks the task after its other blocks ran.
+func (b Block) IsVerify() bool {
+	for _, a := range b.Args {
+		if strings.EqualFold(a, "verify") {
+			return true
+		}
+	}
+	return false
+}
+
+// Key is a stable key for the task in the work state: its number when it has
+// one ("3"), else its title lower-cased with runs of other characters turned
+// into "-" ("add-login-page"). A title of only digits is prefixed with
+// "title-" so it cannot collide with a number; an empty title gives
+// "task-<position>".
+func (t Task) Key() string {
+	if t.Number > 0 {
+		return strconv.Itoa(t.Number)
+	}
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(t.Title) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		dash = true
+	}
+	k := b.String()
+	if k == "" {
+		return "task-" + strconv.Itoa(t.Index+1)
+	}
+	if strings.Trim(k, "0123456789") == "" {
+		return "title-" + k
+	}
+	return k
+}
+
+// Progress counts a plan's tasks.
+type Progress struct {
+	Completed, Total int
+}
+
+// Complete reports whether the plan has tasks and all of them are done.
+func (p Progress) Complete() bool { return p.Total > 0 && p.Completed == p.Total }
+
+// Progress counts the plan's done tasks.
+func (p *Plan) Progress() Progress {
+	pr := Progress{Total: len(p.Tasks)}
+	for i := range p.Tasks {
+		if p.Tasks[i].Done {
+			pr.Completed++
+		}
+	}
+	return pr
+}
+
+// Next returns the first task that is not done.
+func (p *Plan) Next() (Task, bool) {
+	for _, t := range p.Tasks {
+		if !t.Done {
+			return t, true
+		}
+	}
+	return Task{}, false
+}

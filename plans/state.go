@@ -1,0 +1,306 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/weavehq/weave/internal/atomicfile"
+)
+
+// SchemaVersion is the version of state.json this package writes.
+const SchemaVersion = 1
+
+// State is the work state of a project, kept in .weave/state.json.
+type State struct {
+	SchemaVersion int                    `json:"schema_version"`
+	ActivePlan    string                 `json:"active_plan"` // absolute path to the plan file
+	StartedAt     time.Time              `json:"started_at"`
+	SessionIDs    []string               `json:"session_ids"`
+	PlanName      string                 `json:"plan_name"`
+	Agent         string                 `json:"agent"`
+	StartSHA      string                 `json:"start_sha,omitempty"` // git HEAD when the plan started
+	Paused        bool                   `json:"paused"`
+	PausedReason  string                 `json:"paused_reason,omitempty"`
+	InFlight      *InFlight              `json:"in_flight,omitempty"` // the task being worked on
+	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // by Task.Key()
+	LastError     string                 `json:"last_error,omitempty"`
+	UpdatedAt     time.Time              `json:"updated_at"`
+}
+
+// InFlight is the task a run was working on. After a crash it is retried.
+type InFlight struct {
+	Key       string    `json:"key"`
+	Number    int       `json:"number,omitempty"`
+	Title     string    `json:"title"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// TaskRecord is how one task went so far.
+type TaskRecord struct {
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Done      bool      `json:"done"`
+}
+
+// Record returns the record for key, creating it when missing.
+func (s *State) Record(key string) *TaskRecord {
+	if s.Tasks == nil {
+		s.Tasks = map[string]*TaskRecord{}
+	}
+	r := s.Tasks[key]
+	if r == nil {
+		r = &TaskRecord{}
+		s.Tasks[key] = r
+	}
+	return r
+}
+
+// Store reads and writes a project's state.json and holds its lock.
+type Store struct {
+	dir string
+	now func() time.Time
+}
+
+// NewStore returns the store of the project whose .weave directory is
+// weaveDir.
+func NewStore(weaveDir string) *Store {
+	return &Store{dir: weaveDir, now: time.Now}
+}
+
+// Path is the path of state.json.
+func (s *Store) Path() string { return filepath.Join(s.dir, "state.json") }
+
+func (s *Store) lockPath() string { return filepath.Join(s.dir, "weave.lock") }
+
+// Load reads state.json. A missing file gives (nil, "", nil). A file that is
+// not valid state (bad JSON, no active_plan, unreadable) is moved aside to
+// state.json.corrupt-<UTC time> and Load returns (nil, warning, nil): the
+// plan's checkboxes stay the truth for progress. A state written by a newer
+// weave (schema_version above SchemaVersion) is left alone and is an error.
+// An error is returned only when the file can be neither read nor moved.
+func (s *Store) Load() (st *State, warning string, err error) {
+	path := s.Path()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	var why string
+	if err != nil {
+		why = fmt.Sprintf("unreadable (%v)", err)
+	} else {
+		var v int
+		st, why, v = decodeState(data)
+		if st != nil {
+			return st, "", nil
+		}
+		if v > SchemaVersion {
+			return nil, "", fmt.Errorf("state %s has schema_version %d, newer than this weave reads (%d); upgrade weave or remove the file", path, v, SchemaVersion)
+		}
+	}
+	aside, err := s.moveAside()
+	if err != nil {
+		return nil, "", fmt.Errorf("state %s is %s and could not be moved aside: %w; remove it by hand", path, why, err)
+	}
+	return nil, fmt.Sprintf("state %s was %s; moved it to %s and starting from the plan's checkboxes", path, why, aside), nil
+}
+
+// decodeState returns the state in data, or nil, why it is not valid and
+// the schema version it claims.
+func decodeState(data []byte) (*State, string, int) {
+	var st *State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Sprintf("not valid JSON (%v)", err), 0
+	}
+	switch {
+	case st == nil:
+		return nil, "empty (null)", 0
+	case st.SchemaVersion > SchemaVersion:
+		return nil, "newer", st.SchemaVersion
+	case st.SchemaVersion < 0:
+		return nil, fmt.Sprintf("invalid (schema_version %d)", st.SchemaVersion), st.SchemaVersion
+	case st.ActivePlan == "":
+		return nil, "invalid (no active_plan)", st.SchemaVersion
+	}
+	// Files written before schema_version existed are version 1.
+	st.SchemaVersion = SchemaVersion
+	for k, r := range st.Tasks {
+		if r == nil {
+			delete(st.Tasks, k)
+		}
+	}
+	return st, "", SchemaVersion
+}
+
+func (s *Store) moveAside() (string, error) {
+	base := s.Path() + ".corrupt-" + s.now().UTC().Format("20060102T150405Z")
+	aside := base
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = base + "-" + strconv.Itoa(i)
+	}
+	return aside, os.Rename(s.Path(), aside)
+}
+
+// Save writes st atomically (temp file, fsync, rename, fsync the directory),
+// after setting st.UpdatedAt and, when unset, st.SchemaVersion.
+func (s *Store) Save(st *State) error {
+	if st == nil {
+		return errors.New("save state: nil state")
+	}
+	if err := s.checkDir(); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if st.SchemaVersion == 0 {
+		st.SchemaVersion = SchemaVersion
+	}
+	st.UpdatedAt = s.now().UTC()
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	data = append(data, '\n')
+	if err := atomicfile.WriteFile(s.Path(), data, 0o644); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return nil
+}
+
+// Clear removes state.json; a missing file is not an error.
+func (s *Store) Clear() error {
+	if err := os.Remove(s.Path()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear state: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) checkDir() error {
+	fi, err := os.Stat(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no %s directory: run `weave init` in the project first", s.dir)
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory; move it away and run `weave init`", s.dir)
+	}
+	return nil
+}
+
+// LockedError says that another process holds the project's lock.
+type LockedError struct {
+	PID  int // 0 when the holder's PID could not be read
+	Path string
+}
+
+func (e *LockedError) Error() string {
+	if e.PID == 0 {
+		return fmt.Sprintf("another weave drives this project (lock %s is held); wait for it to finish or stop it", e.Path)
+	}
+	return fmt.Sprintf("another weave (pid %d) drives this project (lock %s); wait for it to finish or stop it", e.PID, e.Path)
+}
+
+// Lock takes the project's lock (.weave/weave.lock, an flock) without
+// waiting, and writes this process's PID into the file. A busy lock gives a
+// *LockedError naming the holder. The lock is released by calling release or
+// when the process exits, even by a crash, so it is never stale.
+func (s *Store) Lock() (release func() error, err error) {
+	if err := s.checkDir(); err != nil {
+		return nil, fmt.Errorf("lock project: %w", err)
+	}
+	path := s.lockPath()
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock project %s: %w", path, err)
+	}
+	if !ok {
+		_ = fl.Close()
+		return nil, &LockedError{PID: readPID(path), Path: path}
+	}
+	// The PID goes through a second descriptor: flock locks belong to the
+	// lock's descriptor, which this does not disturb.
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		_ = fl.Unlock()
+		_ = fl.Close()
+		return nil, fmt.Errorf("lock project %s: write pid: %w", path, err)
+	}
+	return func() error {
+		// Empty the file while still holding the lock, so that no later
+		// holder's PID is wiped.
+		terr := os.Truncate(path, 0)
+		if err := fl.Unlock(); err != nil {
+			return fmt.Errorf("unlock project %s: %w", path, err)
+		}
+		_ = fl.Close()
+		if terr != nil {
+			return fmt.Errorf("unlock project %s: %w", path, terr)
+		}
+		return nil
+	}, nil
+}
+
+func readPID(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid < 0 {
+		return 0
+	}
+	return pid
+}
+
+// gitTimeout bounds the git call of GitHead.
+const gitTimeout = 10 * time.Second
+
+// GitHead returns the commit SHA of HEAD in the repository holding dir, or
+// "" when dir is not in a repository, the repository has no commit yet, or
+// git is not installed.
+func GitHead(dir string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--verify", "-q", "HEAD")
+	cmd.Dir = dir
+	cmd.Env = gitEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	sha := strings.TrimSpace(string(out))
+	if len(sha) != 40 && len(sha) != 64 {
+		return ""
+	}
+	for _, c := range sha {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return ""
+		}
+	}
+	return sha
+}
+
+// gitEnv is the environment without GIT_* variables, so that a caller's
+// GIT_DIR (as set inside git hooks) does not point git elsewhere.
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

@@ -1,0 +1,221 @@
+package plans
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Problem is one finding of Validate. Line is 1-based, 0 when the finding is
+// about the plan as a whole.
+type Problem struct {
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d: %s", p.Line, p.Msg)
+	}
+	return p.Msg
+}
+
+// Report holds the findings of Validate. Errors block a start; warnings are
+// shown.
+type Report struct {
+	Errors, Warnings []Problem
+}
+
+// OK reports whether there are no errors.
+func (r Report) OK() bool { return len(r.Errors) == 0 }
+
+func (r *Report) errorf(line int, format string, args ...any) {
+	r.Errors = append(r.Errors, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (r *Report) warnf(line int, format string, args ...any) {
+	r.Warnings = append(r.Warnings, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Efforts are the accepted values of **Estimated Effort**.
+var Efforts = []string{"Quick", "Short", "Medium", "Large", "XL"}
+
+// templateSections are the sections of the Pattern template, with the
+// heading texts accepted for each.
+var templateSections = []struct {
+	name    string
+	accepts []string
+}{
+	{"TL;DR", []string{"tl;dr", "tldr"}},
+	{"Context", []string{"context"}},
+	{"Objectives", []string{"objectives", "work objectives"}},
+	{"TODOs", []string{"todos", "todo"}},
+	{"Verification", []string{"verification", "verification strategy"}},
+}
+
+// Validate checks a plan of project against the rules in the package
+// documentation.
+func Validate(project string, p *Plan) Report {
+	var r Report
+	validateFile(project, p, &r)
+	validateTasks(project, p, &r)
+
+	have := map[string]bool{}
+	for _, s := range p.Sections {
+		have[strings.ToLower(strings.TrimRight(s.Title, ": "))] = true
+	}
+	for _, ts := range templateSections {
+		found := false
+		for _, a := range ts.accepts {
+			found = found || have[a]
+		}
+		if !found {
+			r.warnf(0, "no ## %s section; add one as in the Pattern template", ts.name)
+		}
+	}
+
+	switch {
+	case p.EffortLine == 0:
+		r.warnf(0, "no **Estimated Effort**; add a line like \"**Estimated Effort**: Medium\" under ## TL;DR (one of %s)", strings.Join(Efforts, ", "))
+	case !knownEffort(p.Effort):
+		r.warnf(p.EffortLine, "unknown **Estimated Effort** %q; use one of %s", p.Effort, strings.Join(Efforts, ", "))
+	}
+	return r
+}
+
+// knownEffort accepts a value whose first word is one of Efforts, so that
+// "Medium (two days)" is fine.
+func knownEffort(v string) bool {
+	f := strings.FieldsFunc(v, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') })
+	if len(f) == 0 {
+		return false
+	}
+	for _, e := range Efforts {
+		if strings.EqualFold(f[0], e) {
+			return true
+		}
+	}
+	return false
+}
+
+func validateFile(project string, p *Plan, r *Report) {
+	if p.Path == "" {
+		r.errorf(0, "the plan has no file path; load it from .weave/plans/ with Load or Find")
+		return
+	}
+	dir, err := filepath.Abs(PlansDir(project))
+	if err != nil {
+		r.errorf(0, "cannot resolve the plans directory of %s: %v", project, err)
+		return
+	}
+	path, err := filepath.Abs(p.Path)
+	if err != nil {
+		r.errorf(0, "cannot resolve plan path %s: %v", p.Path, err)
+		return
+	}
+	if !within(dir, path) {
+		r.errorf(0, "plan %s is outside %s; move it into .weave/plans/", p.Path, dir)
+		return
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		r.errorf(0, "plan file %s does not exist (moved or deleted?); run `weave plan list` to see the plans", p.Path)
+		return
+	} else if err != nil {
+		r.errorf(0, "cannot read plan file %s: %v", p.Path, err)
+		return
+	}
+	// A symlink in .weave/plans that leads elsewhere is outside too.
+	realDir, err1 := filepath.EvalSymlinks(dir)
+	realPath, err2 := filepath.EvalSymlinks(path)
+	if err1 == nil && err2 == nil && !within(realDir, realPath) {
+		r.errorf(0, "plan %s is a link to %s, outside .weave/plans; copy the plan into .weave/plans/ instead", p.Path, realPath)
+	}
+}
+
+// within reports whether path is dir or below it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func validateTasks(project string, p *Plan, r *Report) {
+	if len(p.Tasks) == 0 {
+		if p.HasTODOs {
+			r.errorf(0, "no task in the ## TODOs section; add items like \"- [ ] 1. Title\" under it")
+		} else {
+			r.errorf(0, "no task in the plan; add task items like \"- [ ] 1. Title\" (under a ## TODOs section)")
+		}
+		return
+	}
+
+	first := map[int]Task{}
+	var numbers []int
+	for _, t := range p.Tasks {
+		if t.Number == 0 {
+			continue
+		}
+		if f, dup := first[t.Number]; dup {
+			r.errorf(t.Line, "task number %d is used twice (lines %d and %d); give each task its own number", t.Number, f.Line, t.Line)
+			continue
+		}
+		first[t.Number] = t
+		numbers = append(numbers, t.Number)
+	}
+	sort.Ints(numbers)
+	if len(numbers) > 0 && numbers[0] > 1 {
+		r.warnf(first[numbers[0]].Line, "task numbers start at %d; number the first task 1", numbers[0])
+	}
+	for i := 1; i < len(numbers); i++ {
+		if numbers[i] > numbers[i-1]+1 {
+			r.warnf(first[numbers[i]].Line, "task numbers jump from %d to %d; renumber the tasks or add the missing ones", numbers[i-1], numbers[i])
+		}
+	}
+
+	for _, t := range p.Tasks {
+		name := taskName(t)
+		if p.HasTODOs {
+			var missing []string
+			if t.What == "" {
+				missing = append(missing, "**What**")
+			}
+			if t.Acceptance == "" {
+				missing = append(missing, "**Acceptance**")
+			}
+			if len(missing) > 0 {
+				r.warnf(t.Line, "%s has no %s; add it so the task says what to do and how to check it", name, strings.Join(missing, " and "))
+			}
+		}
+		for _, f := range t.FileRefs {
+			checkFileRef(project, t, name, f, r)
+		}
+	}
+}
+
+func taskName(t Task) string {
+	if t.Number > 0 {
+		return fmt.Sprintf("task %d", t.Number)
+	}
+	return fmt.Sprintf("task %q", t.Title)
+}
+
+func checkFileRef(project string, t Task, name string, f FileRef, r *Report) {
+	if filepath.IsAbs(f.Path) || strings.HasPrefix(f.Path, "/") || strings.HasPrefix(f.Path, "~") {
+		r.warnf(t.Line, "%s: file %s is absolute; write it relative to the project root", name, f.Path)
+		return
+	}
+	path := filepath.Join(project, filepath.FromSlash(f.Path))
+	if !within(filepath.Clean(project), path) {
+		r.warnf(t.Line, "%s: file %s is outside the project; list only files inside it", name, f.Path)
+		return
+	}
+	if f.New || strings.ContainsAny(f.Path, "*?[") {
+		return
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		r.warnf(t.Line, "%s: file %s does not exist; fix the path, or mark it (new) if the task creates it", name, f.Path)
+	}
+}
