@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/weavehq/weave/plans"
@@ -47,12 +44,13 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 	if err != nil {
 		return out, err
 	}
-	st, warning, err := plans.NewStore(filepath.Join(project, ".weave")).Load()
+	store := plans.NewStore(filepath.Join(project, ".weave"))
+	st, warning, err := store.Load()
 	if err != nil {
 		return out, err
 	}
 	out.Warning = warning
-	pid := lockHolder(project)
+	pid := store.Holder()
 	for _, p := range all {
 		pr := p.Progress()
 		ps := PlanStatus{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), State: "idle"}
@@ -85,24 +83,6 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 		out.Plans = append(out.Plans, ps)
 	}
 	return out, nil
-}
-
-// lockHolder returns the PID of a live weave process that holds the project
-// lock, or 0. It reads the PID the holder wrote rather than trying the lock,
-// which could make a starting run fail for a moment.
-func lockHolder(project string) int {
-	b, err := os.ReadFile(filepath.Join(project, ".weave", plans.LockFile))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
-		return 0
-	}
-	return pid
 }
 
 func samePlan(a, b string) bool {
