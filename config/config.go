@@ -1,0 +1,454 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// Config is Weave's whole effective configuration. Load fills every field;
+// the zero Config is not meaningful, use Default for a config of defaults.
+type Config struct {
+	Log              LogConfig              `mapstructure:"log"`
+	Runbook          RunbookConfig          `mapstructure:"runbook"`
+	WorkContinuation WorkContinuationConfig `mapstructure:"work_continuation"`
+	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
+	Delegation       DelegationConfig       `mapstructure:"delegation"`
+	// Agents holds overrides by agent name (loom, tapestry, ...); a missing
+	// name means the role's own settings.
+	Agents map[string]AgentConfig `mapstructure:"-"`
+	// Categories holds settings for tasks tagged [category: name].
+	Categories map[string]CategoryConfig `mapstructure:"-"`
+	Model      ModelConfig               `mapstructure:"model"`
+	// Plugins are extra plugin binaries, in the order they were listed.
+	Plugins []PluginConfig   `mapstructure:"-"`
+	Plugin  PluginHostConfig `mapstructure:"plugin"`
+	// Hooks are command hooks in Claude Code's settings shape, by event name
+	// (PreToolUse, ...). Entries of every layer are kept, lowest layer first.
+	Hooks         map[string][]HookMatcher `mapstructure:"-"`
+	DisabledHooks []string                 `mapstructure:"disabled_hooks"`
+	Hook          HookConfig               `mapstructure:"hook"`
+	Tools         ToolsConfig              `mapstructure:"tools"`
+	Bus           BusConfig                `mapstructure:"bus"`
+}
+
+// LogConfig is the log section.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`  // debug, info, warn, error
+	Format string `mapstructure:"format"` // text, json
+}
+
+// RunbookConfig governs tasks executed from their shell blocks.
+type RunbookConfig struct {
+	Shell        string        `mapstructure:"shell"`
+	BlockTimeout time.Duration `mapstructure:"block_timeout"` // 0: no limit
+	Retries      int           `mapstructure:"retries"`
+	OutputTail   int           `mapstructure:"output_tail"`
+}
+
+// WorkContinuationConfig governs re-prompting an idle agent with work left.
+type WorkContinuationConfig struct {
+	Enabled        bool `mapstructure:"enabled"`
+	MaxStaleNudges int  `mapstructure:"max_stale_nudges"`
+}
+
+// ContextWindowConfig holds the context-window monitor's thresholds;
+// 0 < WarnRatio < CompactRatio <= 1.
+type ContextWindowConfig struct {
+	WarnRatio    float64 `mapstructure:"warn_ratio"`
+	CompactRatio float64 `mapstructure:"compact_ratio"`
+}
+
+// DelegationConfig bounds delegation between agents.
+type DelegationConfig struct {
+	MaxDepth int `mapstructure:"max_depth"`
+}
+
+// AgentConfig overrides one agent role.
+type AgentConfig struct {
+	// Tools narrows the role's capability row; empty means the default row.
+	// Naming a tool outside the row needs AllowWiden.
+	Tools        []string
+	AllowWiden   bool
+	Model        string   // "" means model.name
+	Temperature  *float64 // nil means the role's own
+	PromptAppend string
+}
+
+// CategoryConfig holds settings for tasks of one category.
+type CategoryConfig struct {
+	Model        string
+	Temperature  *float64
+	PromptAppend string
+}
+
+// ModelConfig chooses the model provider. The API key itself is never in
+// config: APIKeyEnv names the variable that holds it.
+type ModelConfig struct {
+	Provider      string        `mapstructure:"provider"` // none, openai, anthropic
+	Name          string        `mapstructure:"name"`
+	BaseURL       string        `mapstructure:"base_url"`
+	APIKeyEnv     string        `mapstructure:"api_key_env"`
+	ContextWindow int           `mapstructure:"context_window"` // tokens; 0: provider default
+	Timeout       time.Duration `mapstructure:"timeout"`        // 0: no limit
+}
+
+// PluginConfig is one plugins: entry.
+type PluginConfig struct {
+	Name string
+	Path string
+	Args []string
+	Env  map[string]string // names keep their case
+}
+
+// PluginHostConfig governs the plugin supervisor.
+type PluginHostConfig struct {
+	StartTimeout time.Duration `mapstructure:"start_timeout"`
+	MaxRestarts  int           `mapstructure:"max_restarts"`
+	CallTimeout  time.Duration `mapstructure:"call_timeout"`
+}
+
+// HookMatcher is one entry of a Claude Code hook event list.
+type HookMatcher struct {
+	// Matcher selects tools by name as Claude Code does (a regular
+	// expression; "" or "*" matches all).
+	Matcher string
+	Hooks   []CommandHook
+}
+
+// CommandHook is one command of a HookMatcher.
+type CommandHook struct {
+	Type    string // always "command"
+	Command string
+	Timeout int // seconds, as in Claude Code; 60 when not given
+}
+
+// TimeoutDuration is Timeout as a time.Duration.
+func (h CommandHook) TimeoutDuration() time.Duration {
+	return time.Duration(h.Timeout) * time.Second
+}
+
+// HookConfig holds defaults for plugin hooks.
+type HookConfig struct {
+	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// ToolsConfig holds the limits of the host's tools.
+type ToolsConfig struct {
+	Bash     BashToolConfig     `mapstructure:"bash"`
+	WebFetch WebFetchToolConfig `mapstructure:"webfetch"`
+	Read     ReadToolConfig     `mapstructure:"read"`
+}
+
+// BashToolConfig limits the bash tool.
+type BashToolConfig struct {
+	Timeout        time.Duration `mapstructure:"timeout"`
+	MaxOutputBytes int           `mapstructure:"max_output_bytes"`
+}
+
+// WebFetchToolConfig limits the webfetch tool.
+type WebFetchToolConfig struct {
+	Enabled  bool          `mapstructure:"enabled"`
+	Timeout  time.Duration `mapstructure:"timeout"`
+	MaxBytes int           `mapstructure:"max_bytes"`
+}
+
+// ReadToolConfig limits the read tool.
+type ReadToolConfig struct {
+	MaxBytes int `mapstructure:"max_bytes"`
+}
+
+// BusConfig configures the message bus.
+type BusConfig struct {
+	Backend           string        `mapstructure:"backend"` // memory, nats
+	URL               string        `mapstructure:"url"`
+	DefaultPolicy     string        `mapstructure:"default_policy"`
+	MaxAttempts       int           `mapstructure:"max_attempts"`
+	RequestTimeout    time.Duration `mapstructure:"request_timeout"`
+	IdempotencyWindow time.Duration `mapstructure:"idempotency_window"` // 0: off
+	QueueSize         int           `mapstructure:"queue_size"`
+	AgentCommand      string        `mapstructure:"agent_command"`
+	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
+	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`
+	Token             string        `mapstructure:"token"`
+}
+
+// Layer names where a value came from. Later layers override earlier ones.
+type Layer string
+
+// The layers, lowest first.
+const (
+	LayerDefault Layer = "default"
+	LayerUser    Layer = "user"
+	LayerProject Layer = "project"
+	LayerEnv     Layer = "env"
+	LayerFlag    Layer = "flag"
+)
+
+func (l Layer) rank() int {
+	return slices.Index([]Layer{LayerDefault, LayerUser, LayerProject, LayerEnv, LayerFlag}, l)
+}
+
+// Options says where Load looks.
+type Options struct {
+	// ProjectDir is the project root, which holds .weave/; "" means no
+	// project layer.
+	ProjectDir string
+	// UserConfigDir holds the user file; "" means $XDG_CONFIG_HOME/weave,
+	// falling back to ~/.config/weave.
+	UserConfigDir string
+	// Environ is the environment in os.Environ() form; nil means no
+	// environment layer. Empty WEAVE_* values are ignored.
+	Environ []string
+	// Flags are overrides by key ("log.level" -> "debug"), already parsed.
+	// Values may be typed or strings; lists may be comma-separated strings.
+	Flags map[string]any
+}
+
+// UserDir is the directory of the user config file: UserConfigDir, else
+// $XDG_CONFIG_HOME/weave, else ~/.config/weave, else "" when no home is
+// known. XDG_CONFIG_HOME and HOME are read from Environ when it is set.
+func (o Options) UserDir() string {
+	if o.UserConfigDir != "" {
+		return o.UserConfigDir
+	}
+	lookup := os.LookupEnv
+	if o.Environ != nil {
+		env := environMap(o.Environ)
+		lookup = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	}
+	// The XDG spec says to ignore a relative XDG_CONFIG_HOME.
+	if x, _ := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "weave")
+	}
+	home, _ := lookup("HOME")
+	if home == "" && o.Environ == nil {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".config", "weave")
+}
+
+// ProjectConfigDir is ProjectDir/.weave, or "" without a project.
+func (o Options) ProjectConfigDir() string {
+	if o.ProjectDir == "" {
+		return ""
+	}
+	return filepath.Join(o.ProjectDir, ".weave")
+}
+
+// configNames are the file names looked for in a config directory; the
+// extension picks the format.
+var configNames = []string{"config.yaml", "config.yml", "config.json", "config.toml"}
+
+// Load reads every layer, validates each value where it was written, and
+// returns the effective config and where each value came from. All problems
+// are reported together, joined; each is a *FieldError or names its file.
+func Load(opts Options) (*Config, *Sources, error) {
+	return load(opts, opts.UserDir())
+}
+
+// Default returns the config of built-in defaults alone.
+func Default() *Config {
+	c, _, err := load(Options{}, "")
+	if err != nil {
+		// The defaults are fixed at compile time and covered by tests.
+		panic(fmt.Sprintf("config: built-in defaults are invalid: %v", err))
+	}
+	return c
+}
+
+func load(opts Options, userDir string) (*Config, *Sources, error) {
+	var errs []error
+	src := &Sources{byKey: map[string]Source{}}
+	sec := newSections()
+
+	// A fresh viper per load: no global state, so loads never leak into
+	// each other and tests may run in parallel.
+	v := viper.New()
+	byName := map[string]Key{}
+	for _, k := range keyTable() {
+		byName[k.Name] = k
+		if isScalar(k.Kind) {
+			v.SetDefault(k.Name, k.Default)
+		}
+	}
+
+	layers := []struct {
+		layer Layer
+		dir   string
+	}{{LayerUser, userDir}, {LayerProject, opts.ProjectConfigDir()}}
+	for _, l := range layers {
+		if l.dir == "" {
+			continue
+		}
+		path, err := findFile(l.dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if path == "" {
+			continue
+		}
+		raw, err := readFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		src.files = append(src.files, path)
+		el := &errorList{layer: l.layer, origin: path}
+		scalars, part := parseLayer(el, byName, raw)
+		errs = append(errs, el.errs...)
+		if err := v.MergeConfigMap(nest(scalars)); err != nil {
+			errs = append(errs, fmt.Errorf("merge %s: %w", path, err))
+		}
+		for k := range scalars {
+			src.set(k, l.layer, path)
+		}
+		sec.merge(part, l.layer, path, src)
+	}
+
+	if opts.Environ != nil {
+		env := environMap(opts.Environ)
+		for _, k := range keyTable() {
+			if !isScalar(k.Kind) {
+				continue
+			}
+			name := envName(k.Name)
+			raw, ok := env[name]
+			if !ok || raw == "" {
+				continue
+			}
+			el := &errorList{layer: LayerEnv, origin: name}
+			if val, ok := convertKey(el, k, raw); ok {
+				v.Set(k.Name, val)
+				src.set(k.Name, LayerEnv, name)
+			}
+			errs = append(errs, el.errs...)
+		}
+	}
+
+	flagKeys := make([]string, 0, len(opts.Flags))
+	for k := range opts.Flags {
+		flagKeys = append(flagKeys, k)
+	}
+	slices.Sort(flagKeys)
+	for _, name := range flagKeys {
+		el := &errorList{layer: LayerFlag, origin: name}
+		k, ok := byName[name]
+		if !ok || !isScalar(k.Kind) {
+			el.add("", "no such setting%s", didYouMean(name, scalarNames()))
+			errs = append(errs, el.errs...)
+			continue
+		}
+		if val, ok := convertKey(el, k, opts.Flags[name]); ok {
+			v.Set(k.Name, val)
+			src.set(k.Name, LayerFlag, name)
+		}
+		errs = append(errs, el.errs...)
+	}
+
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return nil, nil, fmt.Errorf("decode config: %w", err)
+	}
+	sec.apply(&c)
+	if err := crossCheck(&c, src); err != nil {
+		return nil, nil, err
+	}
+	return &c, src, nil
+}
+
+// crossCheck validates rules that span keys, blaming the key set in the
+// higher layer (the more recent change).
+func crossCheck(c *Config, src *Sources) error {
+	if c.ContextWindow.WarnRatio < c.ContextWindow.CompactRatio {
+		return nil
+	}
+	const warn, compact = "context_window.warn_ratio", "context_window.compact_ratio"
+	wl, wo := src.Of(warn)
+	cl, co := src.Of(compact)
+	if cl.rank() > wl.rank() {
+		return &FieldError{Layer: cl, Origin: co, Key: compact, Problem: fmt.Sprintf(
+			"%v must be above %s (%v, from %s)", c.ContextWindow.CompactRatio, warn, c.ContextWindow.WarnRatio, describeSource(wl, wo))}
+	}
+	return &FieldError{Layer: wl, Origin: wo, Key: warn, Problem: fmt.Sprintf(
+		"%v must be below %s (%v, from %s)", c.ContextWindow.WarnRatio, compact, c.ContextWindow.CompactRatio, describeSource(cl, co))}
+}
+
+// convertKey converts and checks one scalar value, reporting into el.
+func convertKey(el *errorList, k Key, raw any) (any, bool) {
+	val, problem := convert(k.Kind, raw)
+	if problem == "" && len(k.Allowed) > 0 && !slices.Contains(k.Allowed, val.(string)) {
+		problem = oneOf(val.(string), k.Allowed)
+	}
+	if problem == "" && k.check != nil {
+		problem = k.check(val)
+	}
+	if problem != "" {
+		el.add(k.Name, "%s", problem)
+		return nil, false
+	}
+	return val, true
+}
+
+func didYouMean(name string, known []string) string {
+	if s := suggest(name, known); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
+func isScalar(k Kind) bool { return k != KindMap && k != KindList }
+
+func scalarNames() []string {
+	var out []string
+	for _, k := range keyTable() {
+		if isScalar(k.Kind) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// environMap reads os.Environ() form; a later entry wins, as in the OS.
+func environMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// nest turns {"a.b": 1} into {"a": {"b": 1}} for viper.
+func nest(flat map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, val := range flat {
+		parts := strings.Split(k, ".")
+		m := out
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[parts[len(parts)-1]] = val
+	}
+	return out
+}

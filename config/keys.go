@@ -1,0 +1,402 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the type of a key's value as written in a file.
+type Kind string
+
+// The kinds of Key. Map and List are the sections keyed by user-chosen names
+// (agents, categories, hooks) or holding entries (plugins); they have no
+// per-key defaults and cannot be set from the environment or flags.
+const (
+	KindString   Kind = "string"
+	KindInt      Kind = "int"
+	KindFloat    Kind = "float"
+	KindBool     Kind = "bool"
+	KindDuration Kind = "duration" // a Go duration string: 30s, 5m, 1h30m
+	KindStrings  Kind = "[]string" // a list; from the environment, comma-separated
+	KindMap      Kind = "map"
+	KindList     Kind = "list"
+)
+
+// Key describes one configuration key. Keys() is the single table that
+// loading, validation, rendering and DefaultYAML are built from.
+type Key struct {
+	Name    string   // dotted path, e.g. "log.level"
+	Kind    Kind     // the value's type
+	Default any      // the typed default (string, int, float64, bool, time.Duration, []string, or the empty section)
+	Doc     string   // one line for humans
+	Allowed []string // enumerated values; for agents and hooks, the allowed names
+	Env     string   // the WEAVE_* variable that sets it; "" for map and list sections
+	Secret  bool     // rendered redacted by Render
+	Example string   // for map and list sections: a YAML example, shown commented in DefaultYAML
+
+	check func(v any) string // a problem with a converted value, or ""
+}
+
+// Agent names that may appear under agents:.
+var agentNames = []string{"loom", "tapestry", "pattern", "thread", "spindle", "weft", "warp", "shuttle"}
+
+// Tool names an agent's tools list may narrow to.
+var toolNames = []string{"read", "write", "edit", "bash", "glob", "grep", "webfetch", "task", "todowrite", "plan_check"}
+
+// Claude Code hook event names accepted under hooks:.
+var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact"}
+
+const mib = 1 << 20
+
+// Keys returns the table of every configuration key, in the order they are
+// rendered. The slice is a fresh copy; callers may modify it.
+func Keys() []Key {
+	keys := keyTable()
+	for i := range keys {
+		if keys[i].Kind != KindMap && keys[i].Kind != KindList {
+			keys[i].Env = envName(keys[i].Name)
+		}
+	}
+	return keys
+}
+
+func keyTable() []Key {
+	return []Key{
+		{Name: "log.level", Kind: KindString, Default: "info", Allowed: []string{"debug", "info", "warn", "error"},
+			Doc: "Log verbosity."},
+		{Name: "log.format", Kind: KindString, Default: "text", Allowed: []string{"text", "json"},
+			Doc: "Log line format."},
+
+		{Name: "runbook.shell", Kind: KindString, Default: "bash", check: nonEmpty,
+			Doc: "Shell that runs a task's sh/bash blocks."},
+		{Name: "runbook.block_timeout", Kind: KindDuration, Default: 30 * time.Minute, check: minDuration(0),
+			Doc: "Longest one shell block may run; 0 means no limit."},
+		{Name: "runbook.retries", Kind: KindInt, Default: 1, check: minInt(0),
+			Doc: "Retries of a failing task before the plan pauses."},
+		{Name: "runbook.output_tail", Kind: KindInt, Default: 10, check: minInt(0),
+			Doc: "Lines of a running task's output shown live."},
+
+		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
+			Doc: "Re-prompt the executing agent when it goes idle with tasks left."},
+		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),
+			Doc: "Nudges without progress before the plan pauses."},
+
+		{Name: "context_window.warn_ratio", Kind: KindFloat, Default: 0.80, check: ratio,
+			Doc: "Share of the model's context window at which the agent is warned; in (0,1], below compact_ratio."},
+		{Name: "context_window.compact_ratio", Kind: KindFloat, Default: 0.95, check: ratio,
+			Doc: "Share of the model's context window at which compaction is requested; in (0,1]."},
+
+		{Name: "delegation.max_depth", Kind: KindInt, Default: 3, check: minInt(0),
+			Doc: "How deep delegation may nest; 0 forbids delegation."},
+
+		{Name: "agents", Kind: KindMap, Default: map[string]AgentConfig{}, Allowed: agentNames,
+			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model, temperature, prompt_append.",
+			Example: `agents:
+  pattern:
+    model: gpt-4.1
+    temperature: 0.2
+    prompt_append: Keep plans short.
+  thread:
+    tools: [read, grep, glob]   # narrows the role's default row
+  shuttle:
+    tools: [read, bash]
+    allow_widen: true           # needed when tools names a tool outside the row`},
+		{Name: "categories", Kind: KindMap, Default: map[string]CategoryConfig{},
+			Doc: "Settings for tasks tagged [category: name]: model, temperature, prompt_append.",
+			Example: `categories:
+  quick:
+    model: gpt-4.1-mini
+    temperature: 0.1
+    prompt_append: Prefer the smallest change.`},
+
+		{Name: "model.provider", Kind: KindString, Default: "none", Allowed: []string{"none", "openai", "anthropic"},
+			Doc: "Model provider the agents use; none runs only runbook tasks."},
+		{Name: "model.name", Kind: KindString, Default: "",
+			Doc: "Model name passed to the provider."},
+		{Name: "model.base_url", Kind: KindString, Default: "", check: optionalURL,
+			Doc: "Provider endpoint; empty means the provider's default."},
+		{Name: "model.api_key_env", Kind: KindString, Default: "", check: optionalEnvName,
+			Doc: "Name of the environment variable holding the API key, e.g. OPENAI_API_KEY (never the key itself)."},
+		{Name: "model.context_window", Kind: KindInt, Default: 0, check: minInt(0),
+			Doc: "Model context window in tokens; 0 means the provider's default."},
+		{Name: "model.timeout", Kind: KindDuration, Default: 5 * time.Minute, check: minDuration(0),
+			Doc: "Longest one model call may take; 0 means no limit."},
+
+		{Name: "plugins", Kind: KindList, Default: []PluginConfig{},
+			Doc: "Extra plugin binaries: name, path, args, env. A later layer's entry replaces an earlier one of the same name.",
+			Example: `plugins:
+  - name: no-rm-rf
+    path: /usr/local/bin/weave-no-rm-rf
+    args: [--strict]
+    env:
+      NO_RM_RF_LOG: /tmp/no-rm-rf.log`},
+		{Name: "plugin.start_timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
+			Doc: "Longest a plugin may take to start and answer the handshake."},
+		{Name: "plugin.max_restarts", Kind: KindInt, Default: 5, check: minInt(0),
+			Doc: "Restarts of a crashing plugin before it is disabled."},
+		{Name: "plugin.call_timeout", Kind: KindDuration, Default: 60 * time.Second, check: minDuration(1),
+			Doc: "Longest one call into a plugin may take."},
+
+		{Name: "hooks", Kind: KindMap, Default: map[string][]HookMatcher{}, Allowed: hookEvents,
+			Doc: "Command hooks in Claude Code's settings shape: event -> [{matcher, hooks: [{type: command, command, timeout}]}]. Entries of all layers run.",
+			Example: `hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: ./scripts/check-command.sh
+          timeout: 30             # seconds; default 60`},
+		{Name: "disabled_hooks", Kind: KindStrings, Default: []string{},
+			Doc: "Names of hooks (built-in or plugin) that do not run."},
+		{Name: "hook.timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
+			Doc: "Default timeout of a plugin hook call."},
+
+		{Name: "tools.bash.timeout", Kind: KindDuration, Default: 2 * time.Minute, check: minDuration(1),
+			Doc: "Longest one bash tool call may run."},
+		{Name: "tools.bash.max_output_bytes", Kind: KindInt, Default: 1 * mib, check: minInt(1),
+			Doc: "Bash tool output kept, in bytes; the rest is cut."},
+		{Name: "tools.webfetch.enabled", Kind: KindBool, Default: true,
+			Doc: "Whether the webfetch tool may be used at all."},
+		{Name: "tools.webfetch.timeout", Kind: KindDuration, Default: 30 * time.Second, check: minDuration(1),
+			Doc: "Longest one webfetch may take."},
+		{Name: "tools.webfetch.max_bytes", Kind: KindInt, Default: 5 * mib, check: minInt(1),
+			Doc: "Largest response body webfetch reads, in bytes."},
+		{Name: "tools.read.max_bytes", Kind: KindInt, Default: 1 * mib, check: minInt(1),
+			Doc: "Largest file the read tool returns whole, in bytes."},
+
+		{Name: "bus.backend", Kind: KindString, Default: "memory", Allowed: []string{"memory", "nats"},
+			Doc: "Message bus backend: memory (embedded) or nats."},
+		{Name: "bus.url", Kind: KindString, Default: "", check: optionalURL,
+			Doc: "Bus to join (nats:// for the nats backend, ws:// for a standalone weave bus); empty runs one in process."},
+		{Name: "bus.default_policy", Kind: KindString, Default: "stopPropagationOnProcessed",
+			Allowed: []string{"stopPropagationOnProcessed", "stopPropagationOnStop", "continueAll"},
+			Doc:     "Propagation policy of a subscription that names none."},
+		{Name: "bus.max_attempts", Kind: KindInt, Default: 3, check: minInt(1),
+			Doc: "Delivery attempts before a message goes to the dead-letter topic."},
+		{Name: "bus.request_timeout", Kind: KindDuration, Default: 30 * time.Second, check: minDuration(1),
+			Doc: "Longest a subscriber may take to answer one request."},
+		{Name: "bus.idempotency_window", Kind: KindDuration, Default: 10 * time.Minute, check: minDuration(0),
+			Doc: "How long an idempotency key suppresses duplicates; 0 turns it off."},
+		{Name: "bus.queue_size", Kind: KindInt, Default: 1024, check: minInt(1),
+			Doc: "Messages queued per subscriber before the slow-subscriber policy applies."},
+		{Name: "bus.agent_command", Kind: KindString, Default: "",
+			Doc: "Command started for a message on a topic nobody subscribes to; empty disables it."},
+		{Name: "bus.max_frame_bytes", Kind: KindInt, Default: 1 * mib, check: minInt(1),
+			Doc: "Largest WebSocket frame or socket line accepted, in bytes."},
+		{Name: "bus.max_subscriptions", Kind: KindInt, Default: 256, check: minInt(1),
+			Doc: "Subscriptions one connection may hold."},
+		{Name: "bus.token", Kind: KindString, Default: "", Secret: true,
+			Doc: "Bearer token peers must present; required when the bus listens beyond loopback."},
+	}
+}
+
+// envName maps a key to its environment variable: log.level -> WEAVE_LOG_LEVEL.
+func envName(key string) string {
+	return "WEAVE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// convert turns a raw value from a file, the environment or a flag into the
+// key's Go type. It returns a problem in words when it cannot.
+func convert(k Kind, raw any) (any, string) {
+	switch k {
+	case KindString:
+		if s, ok := raw.(string); ok {
+			return s, ""
+		}
+		return nil, fmt.Sprintf("want a string, got %s (quote it)", describe(raw))
+	case KindInt:
+		if n, ok := toInt(raw); ok {
+			return n, ""
+		}
+		return nil, fmt.Sprintf("want a whole number, got %s", describe(raw))
+	case KindFloat:
+		if f, ok := toFloat(raw); ok {
+			return f, ""
+		}
+		return nil, fmt.Sprintf("want a number, got %s", describe(raw))
+	case KindBool:
+		switch b := raw.(type) {
+		case bool:
+			return b, ""
+		case string:
+			if v, err := strconv.ParseBool(strings.TrimSpace(b)); err == nil {
+				return v, ""
+			}
+		}
+		return nil, fmt.Sprintf("want true or false, got %s", describe(raw))
+	case KindDuration:
+		switch d := raw.(type) {
+		case time.Duration:
+			return d, ""
+		case string:
+			v, err := time.ParseDuration(strings.TrimSpace(d))
+			if err == nil {
+				return v, ""
+			}
+		default:
+			// A bare 0 is unambiguous; any other number has no unit.
+			if n, ok := toInt(raw); ok && n == 0 {
+				return time.Duration(0), ""
+			}
+		}
+		return nil, fmt.Sprintf("want a Go duration like 30s, 5m or 1h30m, got %s", describe(raw))
+	case KindStrings:
+		return toStrings(raw)
+	}
+	return nil, fmt.Sprintf("kind %s cannot be set here", k)
+}
+
+func toStrings(raw any) ([]string, string) {
+	switch v := raw.(type) {
+	case []string:
+		return append([]string{}, v...), ""
+	case string:
+		// The environment and flags give lists comma-separated.
+		out := []string{}
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out, ""
+	case []any:
+		out := make([]string, 0, len(v))
+		for i, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Sprintf("item %d: want a string, got %s", i, describe(e))
+			}
+			out = append(out, s)
+		}
+		return out, ""
+	}
+	return nil, fmt.Sprintf("want a list of strings, got %s", describe(raw))
+}
+
+func toInt(raw any) (int, bool) {
+	switch v := raw.(type) {
+	case int:
+		return v, true
+	case int64:
+		return int(v), true
+	case uint64:
+		if v <= math.MaxInt64 {
+			return int(v), true
+		}
+	case json.Number:
+		n, err := v.Int64()
+		return int(n), err == nil
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int(v), true
+		}
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func toFloat(raw any) (float64, bool) {
+	switch v := raw.(type) {
+	case float64:
+		return v, true
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case json.Number:
+		f, err := v.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+
+// describe names a raw value for an error message.
+func describe(raw any) string {
+	switch v := raw.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return strconv.Quote(v)
+	case bool, int, int64, uint64, float64, json.Number:
+		return fmt.Sprintf("%v", v)
+	case []any, []string:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("a %T", raw)
+}
+
+func nonEmpty(v any) string {
+	if v.(string) == "" {
+		return "must not be empty"
+	}
+	return ""
+}
+
+func minInt(lo int) func(any) string {
+	return func(v any) string {
+		if v.(int) < lo {
+			return fmt.Sprintf("%d is too small; want %d or more", v.(int), lo)
+		}
+		return ""
+	}
+}
+
+// minDuration(0) allows zero; minDuration(1) wants a positive duration.
+func minDuration(lo time.Duration) func(any) string {
+	return func(v any) string {
+		d := v.(time.Duration)
+		if d >= lo {
+			return ""
+		}
+		if lo == 0 {
+			return fmt.Sprintf("%s is negative; want 0 (no limit) or more", d)
+		}
+		return fmt.Sprintf("%s is too short; want a positive duration like 30s", d)
+	}
+}
+
+func ratio(v any) string {
+	f := v.(float64)
+	if f > 0 && f <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%v is outside (0,1]; want a ratio like 0.8", f)
+}
+
+func optionalURL(v any) string {
+	s := v.(string)
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return fmt.Sprintf("%q is not a URL; want scheme://host[:port][/path] or empty", s)
+	}
+	return ""
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func optionalEnvName(v any) string {
+	s := v.(string)
+	if s == "" || envNameRE.MatchString(s) {
+		return ""
+	}
+	// The value is not echoed: it may be the key itself.
+	return "is not an environment variable name; put the API key in a variable and name that variable here, e.g. OPENAI_API_KEY"
+}
