@@ -104,11 +104,13 @@ type runner struct {
 	store *plans.Store
 	st    *plans.State
 	res   RunResult
+	// plan names the plan in events once it is known.
+	plan string
 }
 
 func (r *runner) warn(msg string) {
 	r.res.Warnings = append(r.res.Warnings, msg)
-	r.o.Observe(Event{Type: EventWarning, Time: r.o.Now(), Reason: msg})
+	r.o.Observe(Event{Type: EventWarning, Time: r.o.Now(), Plan: r.plan, Reason: msg})
 }
 
 func (r *runner) run(ctx context.Context) (RunResult, error) {
@@ -139,7 +141,7 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 		return r.res, nil
 	}
 	p := res.Plan
-	r.res.Plan = p
+	r.res.Plan, r.plan = p, p.Name
 	r.res.Report = plans.Validate(r.o.Project, p)
 	if !r.res.Report.OK() {
 		r.res.Status = StatusInvalid
