@@ -121,6 +121,9 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	if warning != "" {
 		r.warn(warning)
 	}
+	if st, err = r.settle(st); err != nil {
+		return RunResult{}, err
+	}
 	res, err := plans.Resolve(r.o.Project, r.o.Name, st)
 	if err != nil {
 		return RunResult{}, err
@@ -180,6 +183,27 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
 	return r.execute(ctx, p)
+}
+
+// settle finishes the bookkeeping of an earlier run that died after its last
+// tick: a state whose plan is complete, or gone, is cleared.
+func (r *runner) settle(st *plans.State) (*plans.State, error) {
+	if st == nil || st.ActivePlan == "" {
+		return st, nil
+	}
+	p, err := plans.Load(st.ActivePlan)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.warn(fmt.Sprintf("the active plan %s no longer exists; its work state is cleared", st.ActivePlan))
+	case err != nil:
+		return st, nil
+	case !p.Progress().Complete():
+		return st, nil
+	}
+	if err := r.store.Clear(); err != nil {
+		return nil, fmt.Errorf("clear work state: %w", err)
+	}
+	return nil, nil
 }
 
 func (r *runner) execute(ctx context.Context, p *plans.Plan) (RunResult, error) {

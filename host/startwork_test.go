@@ -447,3 +447,19 @@ func TestFindProjectWalksUp(t *testing.T) {
 		t.Errorf("FindProject(no .weave) = %v, want ErrNoProject telling to run weave init", err)
 	}
 }
+
+func TestStartWorkClearsStateOfFinishedPlan(t *testing.T) {
+	done := strings.Replace(plan(task(1, "Done", "true", "")), "[ ]", "[x]", 1)
+	project := newProject(t, map[string]string{"p": done})
+	store := plans.NewStore(filepath.Join(project, ".weave"))
+	// As left by a run killed between its last tick and its cleanup.
+	if err := store.Save(&plans.State{SchemaVersion: 1, ActivePlan: filepath.Join(project, ".weave", "plans", "p.md"), PlanName: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := start(t, context.Background(), project, "p", &recorder{}); res.Status != StatusComplete {
+		t.Fatalf("status = %s, want complete", res.Status)
+	}
+	if st := loadState(t, project); st != nil {
+		t.Errorf("state = %+v, want it cleared", st)
+	}
+}

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -57,49 +59,49 @@ func TestSlowCrashResume(t *testing.T) {
 	}
 	reset()
 
-	// Calibrate: an uninterrupted run says how long a whole plan takes here,
-	// so that the kills land inside runs on fast and slow machines alike.
-	began := time.Now()
-	if out, err := exec.Command(bin, "--dir", dir, "start-work", "crash").CombinedOutput(); err != nil {
-		t.Fatalf("calibration run: %v\n%s", err, out)
-	}
-	full := time.Since(began)
-	checkComplete(t, dir, planPath, tasks)
-	reset()
-
 	rng := rand.New(rand.NewPCG(20261122, 1))
 	var kills, completions int
 	for trial := 0; trial < trials; trial++ {
-		cmd := exec.Command(bin, "--dir", dir, "start-work", "crash")
+		// Fault injection, not a timing assertion: the kill follows the
+		// run's own progress (a random number of its JSON events, then a
+		// random pause of up to 3 ms), so that it lands anywhere in a run —
+		// inside a block, between a tick and a state write — on any machine.
+		killAfter := rng.IntN(5 * tasks)
+		pause := time.Duration(rng.Int64N(int64(3 * time.Millisecond)))
+		cmd := exec.Command(bin, "--dir", dir, "start-work", "--json", "crash")
 		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Fault injection, not a timing assertion: kill somewhere in the
-		// first half of a whole run's time.
-		delay := time.Duration(rng.Int64N(int64(full / 2)))
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		var err error
-		select {
-		case err = <-exited:
-		case <-time.After(delay):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			err = <-exited
-			kills++
+		killed := false
+		sc := bufio.NewScanner(stdout)
+		for events := 0; sc.Scan(); events++ {
+			if events == killAfter {
+				time.Sleep(pause)
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				killed = true
+				break
+			}
 		}
+		_, _ = io.Copy(io.Discard, stdout)
+		err = cmd.Wait()
 		checkCrashInvariants(t, trial, planPath, original, dir)
-		if err == nil {
-			completions++
-			checkComplete(t, dir, planPath, tasks)
-			reset()
+		if killed && err != nil {
+			kills++
 			continue
 		}
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
-			t.Fatalf("trial %d: weave failed on its own (exit %d): %s", trial, ee.ExitCode(), stderr.String())
+		if err != nil {
+			t.Fatalf("trial %d: weave failed on its own: %v: %s", trial, err, stderr.String())
 		}
+		completions++
+		checkComplete(t, dir, planPath, tasks)
+		reset()
 	}
 	// Finish the last round without interference.
 	out, err := exec.Command(bin, "--dir", dir, "start-work", "crash").CombinedOutput()
