@@ -396,3 +396,7 @@ func TestSyntaxErrors(t *testing.T) {
 		})
 	}
 }
+
+func mkdir(d string) error { return os.MkdirAll(d, 0o755) }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -300,6 +301,14 @@ func toInt(raw any) (int, bool) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return n, err == nil
 	}
+	// Other integer types, as a flag parser may hand over.
+	rv := reflect.ValueOf(raw)
+	switch rv.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32:
+		return int(rv.Int()), true
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint:
+		return int(rv.Uint()), true
+	}
 	return 0, false
 }
 
@@ -319,6 +328,11 @@ func toFloat(raw any) (float64, bool) {
 	case string:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	case float32:
+		return float64(v), true
+	}
+	if n, ok := toInt(raw); ok {
+		return float64(n), true
 	}
 	return 0, false
 }
