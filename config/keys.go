@@ -291,8 +291,14 @@ func toInt(raw any) (int, bool) {
 			return int(v), true
 		}
 	case json.Number:
-		n, err := v.Int64()
-		return int(n), err == nil
+		if n, err := v.Int64(); err == nil {
+			return int(n), true
+		}
+		// 30.0 is a whole number too.
+		f, err := v.Float64()
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int(f), true
+		}
 	case float64:
 		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
 			return int(v), true
