@@ -154,7 +154,7 @@ func keyTable() []Key {
           command: ./scripts/check-command.sh
           timeout: 30             # seconds; default 60`},
 		{Name: "disabled_hooks", Kind: KindStrings, Default: []string{},
-			Doc: "Names of hooks (built-in or plugin) that do not run."},
+			Doc: "Names of hooks (built-in or plugin) that do not run; a later layer's list replaces an earlier one."},
 		{Name: "hook.timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
 			Doc: "Default timeout of a plugin hook call."},
 
