@@ -162,7 +162,7 @@ func TestLayersOverride(t *testing.T) {
 			wantLevel: "warn", wantLayer: LayerProject,
 			wantOrigin: func(e env) string { return e.projectFile("config.yaml") }, wantFormat: "json", wantFormatFromUser: true},
 		{name: "env over project", user: "log: {level: debug, format: json}\n", project: "log:\n  level: warn\n",
-			environ: []string{"WEAVE_LOG_LEVEL=error", "WEAVE_WORKSPACE=/elsewhere"},
+			environ:   []string{"WEAVE_LOG_LEVEL=error", "WEAVE_WORKSPACE=/elsewhere"},
 			wantLevel: "error", wantLayer: LayerEnv,
 			wantOrigin: func(env) string { return "WEAVE_LOG_LEVEL" }, wantFormat: "json", wantFormatFromUser: true},
 		{name: "flag over env", user: "log: {level: debug, format: json}\n", project: "log:\n  level: warn\n",
@@ -396,3 +396,7 @@ func TestSyntaxErrors(t *testing.T) {
 		})
 	}
 }
+
+func mkdir(d string) error { return os.MkdirAll(d, 0o755) }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }

@@ -45,7 +45,7 @@ func (l *errorList) add(key, format string, args ...any) {
 // unknown reports a key that is not in the schema, suggesting the closest
 // known name.
 func (l *errorList) unknown(prefix, name string, known []string) {
-	msg := fmt.Sprintf("unknown key %q", join(prefix, name))
+	msg := "unknown key"
 	if s := suggest(name, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", join(prefix, s))
 	} else if full := suffixMatch(name); full != "" {
@@ -53,7 +53,7 @@ func (l *errorList) unknown(prefix, name string, known []string) {
 	} else if len(known) > 0 {
 		msg += "; known here: " + strings.Join(known, ", ")
 	}
-	l.errs = append(l.errs, &FieldError{Layer: l.layer, Origin: l.origin, Problem: msg})
+	l.add(join(prefix, name), "%s", msg)
 }
 
 func join(prefix, name string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,7 +154,7 @@ func keyTable() []Key {
           command: ./scripts/check-command.sh
           timeout: 30             # seconds; default 60`},
 		{Name: "disabled_hooks", Kind: KindStrings, Default: []string{},
-			Doc: "Names of hooks (built-in or plugin) that do not run."},
+			Doc: "Names of hooks (built-in or plugin) that do not run; a later layer's list replaces an earlier one."},
 		{Name: "hook.timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
 			Doc: "Default timeout of a plugin hook call."},
 
@@ -290,8 +291,14 @@ func toInt(raw any) (int, bool) {
 			return int(v), true
 		}
 	case json.Number:
-		n, err := v.Int64()
-		return int(n), err == nil
+		if n, err := v.Int64(); err == nil {
+			return int(n), true
+		}
+		// 30.0 is a whole number too.
+		f, err := v.Float64()
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int(f), true
+		}
 	case float64:
 		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
 			return int(v), true
@@ -299,6 +306,14 @@ func toInt(raw any) (int, bool) {
 	case string:
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return n, err == nil
+	}
+	// Other integer types, as a flag parser may hand over.
+	rv := reflect.ValueOf(raw)
+	switch rv.Kind() {
+	case reflect.Int8, reflect.Int16, reflect.Int32:
+		return int(rv.Int()), true
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint:
+		return int(rv.Uint()), true
 	}
 	return 0, false
 }
@@ -319,6 +334,11 @@ func toFloat(raw any) (float64, bool) {
 	case string:
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	case float32:
+		return float64(v), true
+	}
+	if n, ok := toInt(raw); ok {
+		return float64(n), true
 	}
 	return 0, false
 }

@@ -31,25 +31,30 @@ func (s *Sources) Of(key string) (Layer, string) {
 	if s == nil {
 		return LayerDefault, ""
 	}
-	for k := key; k != ""; k = parentKey(k) {
+	// The key itself and everything under it: the highest layer wins.
+	best, found := s.byKey[key]
+	var under []string
+	for k := range s.byKey {
+		if strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[") {
+			under = append(under, k)
+		}
+	}
+	slices.Sort(under)
+	for _, k := range under {
+		if src := s.byKey[k]; !found || src.Layer.rank() > best.Layer.rank() {
+			best, found = src, true
+		}
+	}
+	if found {
+		return best.Layer, best.Origin
+	}
+	// A key inside a recorded entry takes the entry's source.
+	for k := parentKey(key); k != ""; k = parentKey(k) {
 		if src, ok := s.byKey[k]; ok {
 			return src.Layer, src.Origin
 		}
 	}
-	best := Source{Layer: LayerDefault}
-	keys := make([]string, 0)
-	for k := range s.byKey {
-		if strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[") {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if src := s.byKey[k]; src.Layer.rank() > best.Layer.rank() {
-			best = src
-		}
-	}
-	return best.Layer, best.Origin
+	return LayerDefault, ""
 }
 
 // Files returns the config files that were read, lowest layer first.

@@ -1,9 +1,13 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestBadValues(t *testing.T) {
@@ -161,13 +165,13 @@ func TestUnknownKeys(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"typo in nested key", "log: {levle: debug}", `unknown key "log.levle" (did you mean "log.level"?)`},
-		{"typo in section", "bsu: {url: ''}", `unknown key "bsu" (did you mean "bus"?)`},
-		{"key at the wrong level", "level: debug", `unknown key "level" (did you mean "log.level"?)`},
-		{"typo in agent field", "agents: {loom: {modle: x}}", `unknown key "agents.loom.modle" (did you mean "agents.loom.model"?)`},
-		{"typo in hook field", "hooks: {Stop: [{hooks: [{type: command, comand: x}]}]}", `unknown key "hooks.Stop[0].hooks[0].comand" (did you mean "hooks.Stop[0].hooks[0].command"?)`},
-		{"typo in plugin field", "plugins: [{name: a, path: /a, arg: [x]}]", `unknown key "plugins[0].arg" (did you mean "plugins[0].args"?)`},
-		{"nothing close", "zzzzzzzzzz: 1", `unknown key "zzzzzzzzzz"; known here: log, runbook`},
+		{"typo in nested key", "log: {levle: debug}", `log.levle: unknown key (did you mean "log.level"?)`},
+		{"typo in section", "bsu: {url: ''}", `bsu: unknown key (did you mean "bus"?)`},
+		{"key at the wrong level", "level: debug", `level: unknown key (did you mean "log.level"?)`},
+		{"typo in agent field", "agents: {loom: {modle: x}}", `agents.loom.modle: unknown key (did you mean "agents.loom.model"?)`},
+		{"typo in hook field", "hooks: {Stop: [{hooks: [{type: command, comand: x}]}]}", `hooks.Stop[0].hooks[0].comand: unknown key (did you mean "hooks.Stop[0].hooks[0].command"?)`},
+		{"typo in plugin field", "plugins: [{name: a, path: /a, arg: [x]}]", `plugins[0].arg: unknown key (did you mean "plugins[0].args"?)`},
+		{"nothing close", "zzzzzzzzzz: 1", `zzzzzzzzzz: unknown key; known here: log, runbook`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,6 +194,57 @@ func TestSuggest(t *testing.T) {
 	for _, tt := range tests {
 		if got := suggest(tt.in, known); got != tt.want {
 			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestConvert(t *testing.T) {
+	tests := []struct {
+		kind    Kind
+		in      any
+		want    any
+		problem string // a substring of the problem, "" for none
+	}{
+		{KindInt, json.Number("30"), 30, ""},
+		{KindInt, json.Number("30.0"), 30, ""},
+		{KindInt, json.Number("30.5"), nil, "whole number"},
+		{KindInt, int32(7), 7, ""},
+		{KindInt, int64(8), 8, ""},
+		{KindInt, " 9 ", 9, ""},
+		{KindInt, true, nil, "got true"},
+		{KindFloat, float32(0.5), 0.5, ""},
+		{KindFloat, 1, 1.0, ""},
+		{KindFloat, json.Number("0.25"), 0.25, ""},
+		{KindFloat, "NaN", nil, "want a number"},
+		{KindBool, "false", false, ""},
+		{KindBool, "1", true, ""},
+		{KindBool, 1, nil, "true or false"},
+		{KindDuration, "1h30m", 90 * time.Minute, ""},
+		{KindDuration, 0, time.Duration(0), ""},
+		{KindDuration, int64(0), time.Duration(0), ""},
+		{KindDuration, 5, nil, "Go duration"},
+		{KindDuration, 2 * time.Second, 2 * time.Second, ""},
+		{KindString, "x", "x", ""},
+		{KindString, 4, nil, "quote it"},
+		{KindStrings, "a, b,,c", []string{"a", "b", "c"}, ""},
+		{KindStrings, []any{"a", "b"}, []string{"a", "b"}, ""},
+		{KindStrings, []any{"a", 1}, nil, "item 1: want a string"},
+		{KindStrings, map[string]any{}, nil, "list of strings"},
+	}
+	for _, tt := range tests {
+		got, problem := convert(tt.kind, tt.in)
+		if tt.problem != "" {
+			if !strings.Contains(problem, tt.problem) {
+				t.Errorf("convert(%s, %#v) problem = %q, want it to contain %q", tt.kind, tt.in, problem, tt.problem)
+			}
+			continue
+		}
+		if problem != "" {
+			t.Errorf("convert(%s, %#v) problem = %q, want none", tt.kind, tt.in, problem)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("convert(%s, %#v) mismatch (-want +got):\n%s", tt.kind, tt.in, diff)
 		}
 	}
 }
