@@ -7,4 +7,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)
