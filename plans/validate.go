@@ -186,7 +186,7 @@ func validateTasks(project string, p *Plan, r *Report) {
 				missing = append(missing, "**Acceptance**")
 			}
 			if len(missing) > 0 {
-				r.warnf(t.Line, "%s has no %s; add it so the task says what to do and how to check it", name, strings.Join(missing, " and "))
+				r.warnf(t.Line, "%s has no %s; add the field so the task says what to do and how to check it", name, strings.Join(missing, " and "))
 			}
 		}
 		for _, f := range t.FileRefs {
