@@ -191,8 +191,14 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, ctx.Err())
 	}
 	code := 0
-	if runErr != nil {
-		var ee *exec.ExitError
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.Is(runErr, exec.ErrWaitDelay) && cmd.ProcessState != nil:
+		// The shell exited but something it left running kept the pipes
+		// open; its exit status still stands.
+		code = cmd.ProcessState.ExitCode()
+	default:
 		if !errors.As(runErr, &ee) {
 			return plugins.Decision{}, "", fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, runErr)
 		}
@@ -211,6 +217,9 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 		return h.block(ev, reason), "", nil
 	default:
 		msg := fmt.Sprintf("command hook %s exited %d", h.spec.Name, code)
+		if code < 0 {
+			msg = fmt.Sprintf("command hook %s was killed by a signal", h.spec.Name)
+		}
 		if errText != "" {
 			msg += ": " + firstLines(errText, 5)
 		}
