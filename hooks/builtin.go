@@ -87,4 +87,3 @@ func withContext(s string) plugins.Decision {
 func block(reason string) plugins.Decision {
 	return plugins.Decision{Action: plugins.Block, Reason: reason}
 }
-
