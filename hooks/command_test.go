@@ -341,6 +341,21 @@ func TestCommandHookBackgroundChildDoesNotHoldTheHook(t *testing.T) {
 	}
 }
 
+func TestRunOneCommandNotMatching(t *testing.T) {
+	h, err := NewCommandHook(CommandSpec{Name: "edits", Event: ClaudePreToolUse, Matcher: "Edit", Command: "exit 2"}, CommandOptions{ProjectDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RunOne(context.Background(), h.Registered(), bashEvent("ls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Report{{Hook: "edits", Source: SourceCommand, Skipped: true, Note: "the hook's matcher does not match this event"}}
+	if diff := cmp.Diff(want, out.Reports); diff != "" || out.Action != plugins.Allow {
+		t.Errorf("RunOne() = %s, reports (-want +got):\n%s", out.Action, diff)
+	}
+}
+
 func TestNewCommandHookRejects(t *testing.T) {
 	tests := []struct {
 		spec CommandSpec

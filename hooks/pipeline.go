@@ -415,5 +415,10 @@ func RunOne(ctx context.Context, r Registered, ev plugins.Event) (Outcome, error
 	if err != nil {
 		return Outcome{}, err
 	}
-	return p.Run(ctx, ev)
+	out, err := p.Run(ctx, ev)
+	if err == nil && len(out.Reports) == 0 {
+		// Say so rather than print a bare allow.
+		out.Reports = []Report{{Hook: r.Info.Name, Source: r.Source, Skipped: true, Note: "the hook's matcher does not match this event"}}
+	}
+	return out, err
 }
