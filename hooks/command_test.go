@@ -72,6 +72,13 @@ exit 2
 				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: "rm -rf is not allowed here"}}},
 		},
 		{
+			name: "a huge stderr reason is capped",
+			spec: CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; head -c 100000 /dev/zero | tr '\0' x >&2; exit 2`},
+			ev:   bashEvent("ls"),
+			want: summary{Action: plugins.Block, BlockedBy: "cmd", Reason: "cmd: " + strings.Repeat("x", 8<<10) + " [truncated]", Args: map[string]any{"command": "ls"},
+				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: strings.Repeat("x", 8<<10) + " [truncated]"}}},
+		},
+		{
 			name: "permissionDecision deny blocks",
 			spec: CommandSpec{Event: "PreToolUse", Command: script(t, dir, "deny.sh", `
 cat >/dev/null
