@@ -1,0 +1,89 @@
+package hooks
+
+import (
+	"time"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+// BuiltinVersion is the version the built-in hooks report.
+const BuiltinVersion = "1"
+
+// Priorities of the built-in hooks. Guards run last on an event so they judge
+// the final arguments, after every modification.
+const (
+	PriorityContext = 100
+	PriorityGuard   = 1000
+)
+
+// BuiltinConfig holds the config values of the built-in hooks.
+type BuiltinConfig struct {
+	// ProjectDir is used when an event carries no cwd.
+	ProjectDir string
+	// Plans reads plans and state; nil means NewPlansSource().
+	Plans PlanSource
+	// WorkContinuation turns on the work-continuation hook (opt-in).
+	WorkContinuation bool
+	// MaxNudges is how many continuation prompts without progress pause a
+	// plan; zero means 3.
+	MaxNudges int
+	// ContextWarnRatio and ContextCompactRatio are the context-window
+	// thresholds; zero means 0.80 and 0.95.
+	ContextWarnRatio    float64
+	ContextCompactRatio float64
+	// PatternAgent is the agent the md-only guard restricts; empty means
+	// "pattern".
+	PatternAgent string
+	// Timeout bounds each built-in hook; zero means the pipeline default.
+	Timeout time.Duration
+}
+
+// BuiltinHooks returns the built-in hooks configured by cfg, in no
+// particular order (the pipeline orders them).
+func BuiltinHooks(cfg BuiltinConfig) []Registered {
+	src := cfg.Plans
+	if src == nil {
+		src = NewPlansSource()
+	}
+	hs := []interface {
+		plugins.Hook
+		registered() Registered
+	}{
+		NewStartWork(src, cfg.ProjectDir),
+		NewPatternMDOnly(cfg.PatternAgent, cfg.ProjectDir),
+		NewKeywordDetector(),
+		NewContextWindowMonitor(cfg.ContextWarnRatio, cfg.ContextCompactRatio),
+		NewRulesInjector(cfg.ProjectDir),
+		NewWriteGuard(cfg.ProjectDir),
+		NewVerificationReminder(src, cfg.ProjectDir),
+	}
+	if cfg.WorkContinuation {
+		hs = append(hs, NewWorkContinuation(src, cfg.ProjectDir, cfg.MaxNudges))
+	}
+	out := make([]Registered, 0, len(hs))
+	for _, h := range hs {
+		r := h.registered()
+		r.Timeout = cfg.Timeout
+		out = append(out, r)
+	}
+	return out
+}
+
+// builtinInfo describes a built-in hook.
+func builtinInfo(name string, priority int, events ...string) plugins.Info {
+	return plugins.Info{Name: name, Version: BuiltinVersion, Kind: plugins.KindHook, Events: events, Priority: priority}
+}
+
+func builtinRegistered(h plugins.Hook, info plugins.Info, fail FailPolicy) Registered {
+	return Registered{Hook: h, Info: info, Fail: fail, Source: SourceBuiltin}
+}
+
+var allow = plugins.Decision{Action: plugins.Allow}
+
+func withContext(s string) plugins.Decision {
+	return plugins.Decision{Action: plugins.Allow, Context: s}
+}
+
+func block(reason string) plugins.Decision {
+	return plugins.Decision{Action: plugins.Block, Reason: reason}
+}

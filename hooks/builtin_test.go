@@ -1,0 +1,563 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/weavehq/weave/plugins"
+)
+
+// memPlans is an in-memory PlanSource; plans are listed newest first.
+type memPlans struct {
+	mu    sync.Mutex
+	plans []PlanInfo
+	state WorkState
+	err   error
+}
+
+func (m *memPlans) Find(_ context.Context, _, name string) (PlanInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return PlanInfo{}, m.err
+	}
+	for _, p := range m.plans {
+		if strings.EqualFold(p.Name, name) {
+			return p, nil
+		}
+	}
+	for _, p := range m.plans {
+		if strings.Contains(strings.ToLower(p.Name), strings.ToLower(name)) {
+			return p, nil
+		}
+	}
+	return PlanInfo{}, fmt.Errorf("%w: %q", ErrNoPlan, name)
+}
+
+func (m *memPlans) Discover(context.Context, string) ([]PlanInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]PlanInfo(nil), m.plans...), m.err
+}
+
+func (m *memPlans) Plan(_ context.Context, path string) (PlanInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return PlanInfo{}, m.err
+	}
+	for _, p := range m.plans {
+		if p.Path == path {
+			return p, nil
+		}
+	}
+	return PlanInfo{}, fmt.Errorf("read plan %s: file does not exist", path)
+}
+
+func (m *memPlans) State(context.Context, string) (WorkState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state, m.err
+}
+
+// setProgress sets the progress of the named plan.
+func (m *memPlans) setProgress(name string, completed int, next *plugins.TaskRef) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.plans {
+		if m.plans[i].Name == name {
+			m.plans[i].Completed = completed
+			m.plans[i].Next = next
+		}
+	}
+}
+
+func plan(name string, completed, total int) PlanInfo {
+	p := PlanInfo{Name: name, Path: "/p/.weave/plans/" + name + ".md", Completed: completed, Total: total}
+	if completed < total {
+		p.Next = &plugins.TaskRef{Number: completed + 1, Title: fmt.Sprintf("Task %d", completed+1)}
+	}
+	return p
+}
+
+func TestStartWork(t *testing.T) {
+	oauth := plan("oauth2-login", 3, 5)
+	dark := plan("dark-mode", 0, 2)
+	done := plan("setup", 4, 4)
+	tests := []struct {
+		name  string
+		src   *memPlans
+		args  string
+		want  plugins.Decision
+		wantE string
+	}{
+		{
+			name: "name: exact match",
+			src:  &memPlans{plans: []PlanInfo{dark, oauth}},
+			args: "OAuth2-Login",
+			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": oauth.Path, "plan_name": "oauth2-login", "mode": "start", "completed": 3, "total": 5},
+				Context: "Starting plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"},
+		},
+		{
+			name: "name: substring",
+			src:  &memPlans{plans: []PlanInfo{dark, oauth}},
+			args: "dark",
+			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": dark.Path, "plan_name": "dark-mode", "mode": "start", "completed": 0, "total": 2},
+				Context: "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1"},
+		},
+		{
+			name: "name: the active plan resumes",
+			src:  &memPlans{plans: []PlanInfo{dark, oauth}, state: WorkState{ActivePlan: oauth.Path}},
+			args: "oauth2-login",
+			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": oauth.Path, "plan_name": "oauth2-login", "mode": "resume", "completed": 3, "total": 5},
+				Context: "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"},
+		},
+		{
+			name: "name: complete",
+			src:  &memPlans{plans: []PlanInfo{done, oauth}},
+			args: "setup",
+			want: block("plan setup is already complete (4/4 tasks); nothing to do"),
+		},
+		{
+			name: "name: not found lists the incomplete plans",
+			src:  &memPlans{plans: []PlanInfo{dark, done, oauth}},
+			args: "auth-v2",
+			want: block(`no plan named "auth-v2" in .weave/plans/ (incomplete: dark-mode 0/2, oauth2-login 3/5)`),
+		},
+		{
+			name: "name: not found, all complete",
+			src:  &memPlans{plans: []PlanInfo{done}},
+			args: "x",
+			want: block(`no plan named "x" in .weave/plans/ (all complete: setup 4/4)`),
+		},
+		{
+			name: "name: not found, no plans",
+			src:  &memPlans{},
+			args: "x",
+			want: block(`no plan named "x" in .weave/plans/; there are no plans yet`),
+		},
+		{
+			name: "no name: resume the active plan",
+			src:  &memPlans{plans: []PlanInfo{dark, oauth}, state: WorkState{ActivePlan: oauth.Path, Paused: true}},
+			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": oauth.Path, "plan_name": "oauth2-login", "mode": "resume", "completed": 3, "total": 5},
+				Context: "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"},
+		},
+		{
+			name: "no name: active plan complete, sole incomplete plan starts",
+			src:  &memPlans{plans: []PlanInfo{done, dark}, state: WorkState{ActivePlan: done.Path}},
+			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": dark.Path, "plan_name": "dark-mode", "mode": "start", "completed": 0, "total": 2},
+				Context: "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1"},
+		},
+		{
+			name: "no name: active plan vanished",
+			src:  &memPlans{plans: []PlanInfo{dark}, state: WorkState{ActivePlan: "/p/.weave/plans/gone.md"}},
+			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": dark.Path, "plan_name": "dark-mode", "mode": "start", "completed": 0, "total": 2},
+				Context: "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1"},
+		},
+		{
+			name: "no name: several incomplete",
+			src:  &memPlans{plans: []PlanInfo{dark, done, oauth}},
+			want: block("several plans are incomplete; pick one with `weave start-work NAME`: dark-mode 0/2, oauth2-login 3/5"),
+		},
+		{
+			name: "no name: all complete",
+			src:  &memPlans{plans: []PlanInfo{done}},
+			want: block("every plan is complete (setup 4/4); write a new plan in .weave/plans/"),
+		},
+		{
+			name: "no name: no plans",
+			src:  &memPlans{},
+			want: block("no plans in .weave/plans/; write one there (`weave init` creates a sample)"),
+		},
+		{
+			name:  "unreadable state is an error, not a decision",
+			src:   &memPlans{err: errors.New("permission denied")},
+			wantE: "read work state: permission denied",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := NewStartWork(tt.src, "/p")
+			got, err := h.Handle(context.Background(), plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "start-work", Arguments: tt.args})
+			if tt.wantE != "" {
+				if err == nil || err.Error() != tt.wantE {
+					t.Fatalf("Handle() error = %v, want %q", err, tt.wantE)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Handle(start-work %q) mismatch (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+	t.Run("other commands pass", func(t *testing.T) {
+		got := handle(t, NewStartWork(&memPlans{}, "/p"), plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "status"})
+		if got.Action != plugins.Allow {
+			t.Errorf("Handle(status) = %s, want allow", got.Action)
+		}
+	})
+	t.Run("failure blocks the start", func(t *testing.T) {
+		out, err := RunOne(context.Background(), NewStartWork(&memPlans{err: errors.New("disk on fire")}, "/p").registered(),
+			plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "start-work"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.Blocked() || !strings.Contains(out.Reason, "disk on fire") {
+			t.Errorf("RunOne() = %s %q, want a block naming the failure", out.Action, out.Reason)
+		}
+	})
+}
+
+func idle(session string) plugins.Event {
+	return plugins.Event{Name: plugins.EventSessionIdle, SessionID: session, Cwd: "/p"}
+}
+
+func TestWorkContinuation(t *testing.T) {
+	type step struct {
+		ev       plugins.Event
+		progress int // -1: leave as is
+		want     plugins.Decision
+	}
+	oauth := plan("oauth2-login", 3, 5)
+	nudge := func(done, next int) plugins.Decision {
+		return withContext(fmt.Sprintf("Active work: oauth2-login, %d/5 tasks done. Continue from the first unchecked task: %d. Task %d", done, next, next))
+	}
+	tests := []struct {
+		name  string
+		state WorkState
+		steps []step
+	}{
+		{
+			name:  "three nudges without progress, then pause once, then silence",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), -1, block("paused plan oauth2-login at 3/5 tasks: 3 continuation prompts without progress; run `weave start-work` to resume")},
+				{idle("s1"), -1, allow},
+				{idle("s1"), 4, allow},
+			},
+		},
+		{
+			name:  "progress resets the count",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), 4, nudge(4, 5)},
+				{idle("s1"), -1, nudge(4, 5)},
+				{idle("s1"), -1, nudge(4, 5)},
+				{idle("s1"), -1, block("paused plan oauth2-login at 4/5 tasks: 3 continuation prompts without progress; run `weave start-work` to resume")},
+			},
+		},
+		{
+			name:  "a user message pauses; start-work re-arms",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{
+				{idle("s1"), -1, nudge(3, 4)},
+				{plugins.Event{Name: plugins.EventChatMessage, SessionID: "s1", Message: "wait, stop"}, -1, allow},
+				{idle("s1"), -1, block("paused plan oauth2-login at 3/5 tasks: the user sent a message; run `weave start-work` to resume")},
+				{idle("s1"), -1, allow},
+				{plugins.Event{Name: plugins.EventCommandExecuteBefore, SessionID: "s1", Command: "start-work"}, -1, allow},
+				{idle("s1"), -1, nudge(3, 4)},
+			},
+		},
+		{
+			name:  "the host's own continuation message is not a user message",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{
+				{plugins.Event{Name: plugins.EventChatMessage, SessionID: "s1", Message: "Active work...", Data: map[string]any{"source": "continuation"}}, -1, allow},
+				{idle("s1"), -1, nudge(3, 4)},
+			},
+		},
+		{
+			name:  "an interrupt pauses",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{
+				{plugins.Event{Name: plugins.EventSessionIdle, SessionID: "s1", Cwd: "/p", Data: map[string]any{"interrupted": true}}, -1,
+					block("paused plan oauth2-login at 3/5 tasks: the user interrupted; run `weave start-work` to resume")},
+				{idle("s1"), -1, allow},
+			},
+		},
+		{
+			name:  "only the owning session is nudged",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{
+				{idle("s2"), -1, allow},
+				{idle("s1"), -1, nudge(3, 4)},
+			},
+		},
+		{
+			name:  "paused state: no nudge",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}, Paused: true},
+			steps: []step{{idle("s1"), -1, allow}},
+		},
+		{
+			name:  "no active plan: no nudge",
+			state: WorkState{SessionIDs: []string{"s1"}},
+			steps: []step{{idle("s1"), -1, allow}},
+		},
+		{
+			name:  "complete plan: no nudge",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}},
+			steps: []step{{idle("s1"), 5, allow}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &memPlans{plans: []PlanInfo{oauth}, state: tt.state}
+			h := NewWorkContinuation(src, "", 0)
+			for i, s := range tt.steps {
+				if s.progress >= 0 {
+					var next *plugins.TaskRef
+					if s.progress < 5 {
+						next = &plugins.TaskRef{Number: s.progress + 1, Title: fmt.Sprintf("Task %d", s.progress+1)}
+					}
+					src.setProgress("oauth2-login", s.progress, next)
+				}
+				got := handle(t, h, s.ev)
+				if diff := cmp.Diff(s.want, got); diff != "" {
+					t.Fatalf("step %d (%s): mismatch (-want +got):\n%s", i+1, s.ev.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestWorkContinuationIsOptIn(t *testing.T) {
+	names := func(rs []Registered) map[string]bool {
+		m := map[string]bool{}
+		for _, r := range rs {
+			m[r.Info.Name] = true
+		}
+		return m
+	}
+	if names(BuiltinHooks(BuiltinConfig{Plans: &memPlans{}}))[WorkContinuationID] {
+		t.Errorf("BuiltinHooks() includes %s without WorkContinuation", WorkContinuationID)
+	}
+	if !names(BuiltinHooks(BuiltinConfig{Plans: &memPlans{}, WorkContinuation: true}))[WorkContinuationID] {
+		t.Errorf("BuiltinHooks(WorkContinuation) lacks %s", WorkContinuationID)
+	}
+}
+
+func TestVerificationReminder(t *testing.T) {
+	src := &memPlans{plans: []PlanInfo{plan("oauth2-login", 4, 5)}}
+	h := NewVerificationReminder(src, "/p")
+	taskDone := func(planRef string) plugins.Event {
+		return plugins.Event{Name: plugins.EventPlanTaskDone, Plan: planRef, Task: &plugins.TaskRef{Number: 5, Title: "Task 5"}}
+	}
+	if got := handle(t, h, taskDone("oauth2-login")); cmp.Diff(allow, got) != "" {
+		t.Errorf("Handle(incomplete plan) = %+v, want allow without context", got)
+	}
+	src.setProgress("oauth2-login", 5, nil)
+	want := withContext("All 5 tasks of oauth2-login are done. Before reporting it finished, run every check in the plan's ## Verification section and report each result; fix anything that fails.")
+	if got := handle(t, h, taskDone("/p/.weave/plans/oauth2-login.md")); cmp.Diff(want, got) != "" {
+		t.Errorf("Handle(complete plan) = %+v, want %+v", got, want)
+	}
+	if got := handle(t, h, taskDone("oauth2-login")); cmp.Diff(allow, got) != "" {
+		t.Errorf("Handle(complete plan, second time) = %+v, want allow (once only)", got)
+	}
+	if got := handle(t, h, taskDone("no-such-plan")); cmp.Diff(allow, got) != "" {
+		t.Errorf("Handle(unknown plan) = %+v, want allow", got)
+	}
+}
+
+func TestKeywordDetector(t *testing.T) {
+	tests := []struct {
+		msg    string
+		data   map[string]any
+		inject bool
+	}{
+		{"ultrawork on the auth plan", nil, true},
+		{"ULW", nil, true},
+		{"please, ulw.", nil, true},
+		{"UltraWork!", nil, true},
+		{"ulwx is not it", nil, false},
+		{"ultraworker", nil, false},
+		{"my_ulw_var", nil, false},
+		{"nothing special", nil, false},
+		{"ultrawork", map[string]any{"source": "continuation"}, false},
+	}
+	h := NewKeywordDetector()
+	for _, tt := range tests {
+		got := handle(t, h, plugins.Event{Name: plugins.EventChatMessage, Message: tt.msg, Data: tt.data})
+		if (got.Context == UltraworkInstruction) != tt.inject || got.Action != plugins.Allow {
+			t.Errorf("Handle(%q) = %+v, want inject=%v", tt.msg, got, tt.inject)
+		}
+	}
+}
+
+func TestContextWindowMonitor(t *testing.T) {
+	h := NewContextWindowMonitor(0, 0)
+	use := func(session string, used, window any) string {
+		t.Helper()
+		return handle(t, h, plugins.Event{Name: plugins.EventChatMessage, SessionID: session, Data: map[string]any{"tokens_used": used, "context_window": window}}).Context
+	}
+	steps := []struct {
+		session string
+		used    any
+		want    string // "" none, "warn", "compact"
+	}{
+		{"s1", 50000.0, ""},
+		{"s1", 162000.0, "warn"},
+		{"s1", 170000.0, ""},
+		{"s1", 192000, "compact"},
+		{"s1", 199000.0, ""},
+		{"s2", 195000.0, "compact"},
+		{"s2", 170000.0, ""},
+		{"s1", "lots", ""},
+	}
+	for i, s := range steps {
+		got := use(s.session, s.used, 200000.0)
+		kind := ""
+		switch {
+		case strings.Contains(got, "Compact the session now"):
+			kind = "compact"
+		case strings.Contains(got, "Be economical"):
+			kind = "warn"
+		case got != "":
+			kind = "other: " + got
+		}
+		if kind != s.want {
+			t.Errorf("step %d: %s at %v/200000 gave %q, want %q", i+1, s.session, s.used, kind, s.want)
+		}
+	}
+	if got := use("s1", 162000.0, 200000.0); got != "" {
+		t.Errorf("warn again before compaction: %q", got)
+	}
+	handle(t, h, plugins.Event{Name: plugins.EventSessionCompacted, SessionID: "s1"})
+	if got := use("s1", 164000.0, 200000.0); !strings.Contains(got, "82% full (164000 of 200000 tokens)") {
+		t.Errorf("after compaction, 82%% gave %q, want a warning with the figures", got)
+	}
+	t.Run("configured thresholds", func(t *testing.T) {
+		h := NewContextWindowMonitor(0.5, 0.6)
+		got := handle(t, h, plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s", Data: map[string]any{"tokens_used": 55, "context_window": 100}})
+		if !strings.Contains(got.Context, "55% full") {
+			t.Errorf("Handle(55/100, warn 0.5) = %q, want a warning", got.Context)
+		}
+	})
+}
+
+func TestRulesInjector(t *testing.T) {
+	base := t.TempDir()
+	project := filepath.Join(base, "project")
+	tree(t, base, map[string]string{
+		"AGENTS.md":                   "outside rules",
+		"project/AGENTS.md":           "root rules",
+		"project/main.go":             "x",
+		"project/svc/CLAUDE.md":       "svc claude",
+		"project/svc/.rules":          "svc rules",
+		"project/svc/deep/er/file.go": "x",
+		"project/svc/deep/er/two.go":  "x",
+		"project/lib/x.go":            "x",
+		"elsewhere/y.go":              "x",
+	})
+	h := NewRulesInjector("")
+	read := func(session, path string, res *plugins.ToolResult) string {
+		t.Helper()
+		return handle(t, h, plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: session, Cwd: project, Tool: plugins.ToolRead, Args: map[string]any{"path": path}, Result: res}).Context
+	}
+	steps := []struct {
+		session, path string
+		res           *plugins.ToolResult
+		want          []string
+		notWant       []string
+	}{
+		{"s1", "svc/deep/er/file.go", &plugins.ToolResult{IsError: true}, nil, []string{"rules"}},
+		{"s1", "svc/deep/er/file.go", nil, []string{"Rules from svc/CLAUDE.md", "svc claude", "Rules from svc/.rules", "svc rules"}, []string{"root rules"}},
+		{"s1", "svc/deep/er/two.go", nil, nil, []string{"rules", "claude"}},
+		{"s1", "lib/x.go", nil, []string{"Rules from AGENTS.md", "root rules"}, []string{"outside rules"}},
+		{"s1", "main.go", nil, nil, []string{"rules"}},
+		{"s2", filepath.Join(project, "main.go"), nil, []string{"root rules"}, nil},
+		{"s2", "../elsewhere/y.go", nil, nil, []string{"rules"}},
+	}
+	for i, s := range steps {
+		got := read(s.session, s.path, s.res)
+		for _, w := range s.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("step %d: read %s (%s) context %q lacks %q", i+1, s.path, s.session, got, w)
+			}
+		}
+		for _, w := range s.notWant {
+			if strings.Contains(got, w) {
+				t.Errorf("step %d: read %s (%s) context %q should not hold %q", i+1, s.path, s.session, got, w)
+			}
+		}
+	}
+	handle(t, h, plugins.Event{Name: plugins.EventSessionEnd, SessionID: "s1"})
+	if got := read("s1", "main.go", nil); !strings.Contains(got, "root rules") {
+		t.Errorf("after session end, read main.go gave %q, want root rules again", got)
+	}
+}
+
+func TestBuiltinHooksRegister(t *testing.T) {
+	regs := BuiltinHooks(BuiltinConfig{Plans: &memPlans{}, WorkContinuation: true})
+	p, err := NewPipeline(regs, Options{})
+	if err != nil {
+		t.Fatalf("NewPipeline(builtins): %v", err)
+	}
+	var got []string
+	for _, r := range p.Hooks() {
+		got = append(got, fmt.Sprintf("%s %d %s", r.Info.Name, r.Info.Priority, r.Fail))
+		if info, err := r.Hook.Info(context.Background()); err != nil || cmp.Diff(r.Info, info) != "" {
+			t.Errorf("%s: Info() = %+v, %v; want %+v", r.Info.Name, info, err, r.Info)
+		}
+		if r.Source != SourceBuiltin {
+			t.Errorf("%s: Source = %q, want builtin", r.Info.Name, r.Source)
+		}
+	}
+	want := []string{
+		"weave.context-window-monitor 100 ",
+		"weave.keyword-detector 100 ",
+		"weave.rules-injector 100 ",
+		"weave.start-work 100 closed",
+		"weave.verification-reminder 100 ",
+		"weave.work-continuation 100 ",
+		"weave.pattern-md-only 1000 closed",
+		"weave.write-existing-file-guard 1000 closed",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("built-in hooks in run order (-want +got):\n%s", diff)
+	}
+}
+
+func TestList(t *testing.T) {
+	cmds, err := CommandHooks([]CommandSpec{{Name: "fmt", Event: "PostToolUse", Matcher: "Write|Edit", Command: "gofmt -w"}}, CommandOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := append(BuiltinHooks(BuiltinConfig{Plans: &memPlans{}}), cmds...)
+	got := List(regs, Options{DisabledHooks: []string{KeywordDetectorID}})
+	if len(got) != len(regs) {
+		t.Fatalf("List() has %d rows, want %d", len(got), len(regs))
+	}
+	byName := map[string]Listing{}
+	for _, l := range got {
+		byName[l.Name] = l
+	}
+	wantFmt := Listing{Name: "fmt", Version: "command", Source: SourceCommand, Events: []string{plugins.EventToolExecuteAfter},
+		Timeout: DefaultCommandTimeout, Fail: "open", Detail: "PostToolUse[Write|Edit]: gofmt -w"}
+	if diff := cmp.Diff(wantFmt, byName["fmt"]); diff != "" {
+		t.Errorf("List() fmt row (-want +got):\n%s", diff)
+	}
+	if !byName[KeywordDetectorID].Disabled {
+		t.Errorf("List() does not mark %s disabled", KeywordDetectorID)
+	}
+	if l := byName[ContextWindowMonitorID]; l.Fail != "default" || l.Timeout != DefaultTimeout {
+		t.Errorf("List() %s = fail %q timeout %s, want default and %s", l.Name, l.Fail, l.Timeout, DefaultTimeout)
+	}
+	if got[0].Name != "fmt" {
+		t.Errorf("List()[0] = %s, want the priority-0 command hook first", got[0].Name)
+	}
+}

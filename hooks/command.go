@@ -1,0 +1,388 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+// DefaultCommandTimeout bounds a command hook without its own timeout, as in
+// Claude Code.
+const DefaultCommandTimeout = 60 * time.Second
+
+// maxCommandOutput caps what is kept of a command hook's stdout and stderr.
+const maxCommandOutput = 1 << 20
+
+// CommandSpec is one command hook from config, in Claude Code's terms.
+type CommandSpec struct {
+	// Name identifies the hook for disabled_hooks and `weave hooks test`;
+	// empty means "command.<Event>.<n>" (n counts from 1 in config order).
+	Name string
+	// Event is the Claude Code event: PreToolUse, PostToolUse,
+	// UserPromptSubmit, Stop, SessionStart, SessionEnd or PreCompact.
+	Event string
+	// Matcher is a regular expression matched against the whole Claude tool
+	// name (Bash, Edit|Write, ...); "" or "*" matches every tool. It only
+	// applies to PreToolUse and PostToolUse.
+	Matcher string
+	// Command runs with `sh -c` in the project directory.
+	Command string
+	// Timeout bounds one run; zero means DefaultCommandTimeout.
+	Timeout time.Duration
+	// Priority orders the hook among the others (lower first).
+	Priority int
+	// Fail is the failure policy; empty means open, as in Claude Code,
+	// where a failing command hook never blocks.
+	Fail FailPolicy
+}
+
+// CommandOptions configure how command hooks run.
+type CommandOptions struct {
+	// ProjectDir is the working directory and CLAUDE_PROJECT_DIR.
+	ProjectDir string
+	// Env is the environment; nil means the host's.
+	Env []string
+}
+
+// CommandHook runs a shell command as a hook, speaking Claude Code's hook
+// protocol.
+type CommandHook struct {
+	spec    CommandSpec
+	event   string
+	matcher *regexp.Regexp
+	opts    CommandOptions
+}
+
+// NewCommandHook checks spec and returns its hook.
+func NewCommandHook(spec CommandSpec, opts CommandOptions) (*CommandHook, error) {
+	ev, ok := WeaveEvent(spec.Event)
+	if !ok {
+		return nil, fmt.Errorf("command hook %q: unknown event %q (use one of: %s)", spec.Name, spec.Event, strings.Join(ClaudeEventNames(), ", "))
+	}
+	if strings.TrimSpace(spec.Command) == "" {
+		return nil, fmt.Errorf("command hook %q on %s: empty command", spec.Name, spec.Event)
+	}
+	if spec.Timeout < 0 {
+		return nil, fmt.Errorf("command hook %q: negative timeout %s", spec.Name, spec.Timeout)
+	}
+	h := &CommandHook{spec: spec, event: ev, opts: opts}
+	if m := spec.Matcher; m != "" && m != "*" {
+		re, err := regexp.Compile("^(?:" + m + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("command hook %q: matcher %q is not a valid regular expression: %w", spec.Name, m, err)
+		}
+		h.matcher = re
+	}
+	if h.spec.Timeout == 0 {
+		h.spec.Timeout = DefaultCommandTimeout
+	}
+	return h, nil
+}
+
+// CommandHooks turns config specs into registered hooks, naming unnamed ones
+// command.<Event>.<n>.
+func CommandHooks(specs []CommandSpec, opts CommandOptions) ([]Registered, error) {
+	var out []Registered
+	var errs []error
+	for i, s := range specs {
+		if s.Name == "" {
+			s.Name = fmt.Sprintf("command.%s.%d", s.Event, i+1)
+		}
+		h, err := NewCommandHook(s, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, h.Registered())
+	}
+	return out, errors.Join(errs...)
+}
+
+// Registered returns the hook ready for a pipeline.
+func (h *CommandHook) Registered() Registered {
+	fail := h.spec.Fail
+	if fail == FailDefault {
+		fail = FailOpen
+	}
+	detail := h.spec.Event
+	if h.matcher != nil {
+		detail += "[" + h.spec.Matcher + "]"
+	}
+	return Registered{
+		Hook:    h,
+		Info:    h.info(),
+		Timeout: h.spec.Timeout,
+		Fail:    fail,
+		Source:  SourceCommand,
+		Detail:  detail + ": " + h.spec.Command,
+	}
+}
+
+func (h *CommandHook) info() plugins.Info {
+	return plugins.Info{Name: h.spec.Name, Version: "command", Kind: plugins.KindHook, Events: []string{h.event}, Priority: h.spec.Priority}
+}
+
+// Info describes the hook.
+func (h *CommandHook) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
+
+// Matches reports whether the hook applies to ev: its event, and for tool
+// events its matcher on Claude's tool name.
+func (h *CommandHook) Matches(ev plugins.Event) bool {
+	if ev.Name != h.event {
+		return false
+	}
+	if h.matcher == nil || (ev.Name != plugins.EventToolExecuteBefore && ev.Name != plugins.EventToolExecuteAfter) {
+		return true
+	}
+	return h.matcher.MatchString(ClaudeToolName(ev.Tool))
+}
+
+// Handle runs the command on ev.
+func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
+	d, _, err := h.handleWithNote(ctx, ev)
+	return d, err
+}
+
+func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error) {
+	if !h.Matches(ev) {
+		return plugins.Decision{Action: plugins.Allow}, "", nil
+	}
+	input, err := ClaudeInput(ev, h.spec.Event)
+	if err != nil {
+		return plugins.Decision{}, "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.spec.Timeout)
+	defer cancel()
+
+	dir := h.opts.ProjectDir
+	if dir == "" {
+		dir = ev.Cwd
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", h.spec.Command)
+	cmd.Dir = dir
+	env := h.opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], "CLAUDE_PROJECT_DIR="+dir, "WEAVE_PROJECT_DIR="+dir)
+	cmd.Stdin = bytes.NewReader(input)
+	var stdout, stderr cappedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	setProcessGroup(cmd)
+	// A background grandchild holding the pipes must not hold the hook.
+	cmd.WaitDelay = time.Second
+
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		// Cancel killed the group already; make sure of stragglers forked
+		// while it was being killed.
+		killProcessGroup(cmd)
+		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, ctx.Err())
+	}
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.Is(runErr, exec.ErrWaitDelay) && cmd.ProcessState != nil:
+		// The shell exited but something it left running kept the pipes
+		// open; its exit status still stands.
+		code = cmd.ProcessState.ExitCode()
+	default:
+		if !errors.As(runErr, &ee) {
+			return plugins.Decision{}, "", fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, runErr)
+		}
+		code = ee.ExitCode()
+	}
+	errText := strings.TrimSpace(stderr.String())
+	switch code {
+	case 0:
+		d, note := h.interpret(ev, stdout.Bytes())
+		return d, note, nil
+	case 2:
+		reason := capText(errText, maxReason)
+		if reason == "" {
+			reason = fmt.Sprintf("command hook %s exited 2 without a message", h.spec.Name)
+		}
+		return h.block(ev, reason), "", nil
+	default:
+		msg := fmt.Sprintf("command hook %s exited %d", h.spec.Name, code)
+		if code < 0 {
+			msg = fmt.Sprintf("command hook %s was killed by a signal", h.spec.Name)
+		}
+		if errText != "" {
+			msg += ": " + firstLines(errText, 5)
+		}
+		return plugins.Decision{}, "", errors.New(msg)
+	}
+}
+
+// block turns Claude's "block" into a Weave decision. On Stop, Claude's block
+// means "do not stop: keep working, here is why", which for Weave is a
+// continuation prompt on session.idle, not a block. On SessionStart and
+// SessionEnd a block only shows a message in Claude Code; nothing is stopped.
+func (h *CommandHook) block(ev plugins.Event, reason string) plugins.Decision {
+	switch h.spec.Event {
+	case ClaudeStop:
+		return plugins.Decision{Action: plugins.Allow, Context: reason}
+	case ClaudeSessionStart, ClaudeSessionEnd:
+		return plugins.Decision{Action: plugins.Allow}
+	}
+	return plugins.Decision{Action: plugins.Block, Reason: reason}
+}
+
+// claudeOutput is the JSON a Claude Code hook may print on stdout.
+type claudeOutput struct {
+	Continue           *bool          `json:"continue"`
+	StopReason         string         `json:"stopReason"`
+	Decision           string         `json:"decision"`
+	Reason             string         `json:"reason"`
+	SystemMessage      string         `json:"systemMessage"`
+	UpdatedInput       map[string]any `json:"updatedInput"`
+	HookSpecificOutput *struct {
+		HookEventName            string         `json:"hookEventName"`
+		PermissionDecision       string         `json:"permissionDecision"`
+		PermissionDecisionReason string         `json:"permissionDecisionReason"`
+		AdditionalContext        string         `json:"additionalContext"`
+		UpdatedInput             map[string]any `json:"updatedInput"`
+	} `json:"hookSpecificOutput"`
+}
+
+// interpret reads the stdout of a command that exited 0.
+func (h *CommandHook) interpret(ev plugins.Event, stdout []byte) (plugins.Decision, string) {
+	text := strings.TrimSpace(string(stdout))
+	allow := plugins.Decision{Action: plugins.Allow}
+	if text == "" {
+		return allow, ""
+	}
+	if !strings.HasPrefix(text, "{") {
+		// Claude Code adds plain stdout to the context on these two events
+		// and only shows it elsewhere.
+		if h.spec.Event == ClaudeUserPromptSubmit || h.spec.Event == ClaudeSessionStart {
+			return plugins.Decision{Action: plugins.Allow, Context: text}, ""
+		}
+		return allow, "stdout is not JSON; ignored: " + firstLines(text, 1)
+	}
+	var out claudeOutput
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return allow, "stdout is not valid JSON; ignored: " + err.Error()
+	}
+	var d plugins.Decision
+	d.Action = plugins.Allow
+	if hs := out.HookSpecificOutput; hs != nil {
+		d.Context = hs.AdditionalContext
+	}
+	withContext := func(x plugins.Decision) plugins.Decision {
+		if x.Context == "" {
+			x.Context = d.Context
+		} else if d.Context != "" {
+			x.Context = d.Context + "\n" + x.Context
+		}
+		return x
+	}
+	if out.Continue != nil && !*out.Continue {
+		reason := out.StopReason
+		if reason == "" {
+			reason = fmt.Sprintf("command hook %s asked to stop (continue: false)", h.spec.Name)
+		}
+		// continue:false stops everything, Stop included: never a nudge.
+		return withContext(plugins.Decision{Action: plugins.Block, Reason: reason}), ""
+	}
+	if hs := out.HookSpecificOutput; hs != nil {
+		switch hs.PermissionDecision {
+		case "deny":
+			return withContext(h.block(ev, orDefault(hs.PermissionDecisionReason, "denied by command hook "+h.spec.Name))), ""
+		case "ask":
+			// Weave runs unattended: nobody can answer a prompt.
+			reason := "needs approval"
+			if hs.PermissionDecisionReason != "" {
+				reason += ": " + hs.PermissionDecisionReason
+			}
+			return withContext(h.block(ev, reason)), ""
+		case "", "allow", "defer":
+		default:
+			return d, fmt.Sprintf("unknown permissionDecision %q; ignored", hs.PermissionDecision)
+		}
+	}
+	switch out.Decision {
+	case "block":
+		return withContext(h.block(ev, orDefault(out.Reason, "blocked by command hook "+h.spec.Name))), ""
+	case "", "approve", "allow":
+	default:
+		return d, fmt.Sprintf("unknown decision %q; ignored", out.Decision)
+	}
+	upd := out.UpdatedInput
+	if hs := out.HookSpecificOutput; hs != nil && hs.UpdatedInput != nil {
+		upd = hs.UpdatedInput
+	}
+	if upd != nil && h.event == plugins.EventToolExecuteBefore {
+		// updatedInput may name only the fields it changes.
+		args := maps.Clone(ev.Args)
+		if args == nil {
+			args = map[string]any{}
+		}
+		maps.Copy(args, WeaveToolArgs(ev.Tool, upd))
+		d.Action = plugins.Modify
+		d.Args = args
+	}
+	return d, ""
+}
+
+// maxReason caps a block reason taken from a command's stderr.
+const maxReason = 8 << 10
+
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " [truncated]"
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cappedBuffer keeps the first maxCommandOutput bytes written to it and
+// discards the rest, so a chatty hook cannot exhaust memory.
+type cappedBuffer struct{ bytes.Buffer }
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := maxCommandOutput - c.Len(); room > 0 {
+		if len(p) > room {
+			c.Buffer.Write(p[:room])
+		} else {
+			c.Buffer.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*cappedBuffer)(nil)
+
+// Interface guards.
+var (
+	_ plugins.Hook = (*CommandHook)(nil)
+	_ noteHandler  = (*CommandHook)(nil)
+	_ eventMatcher = (*CommandHook)(nil)
+)

@@ -1,0 +1,104 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+// ContextWindowMonitorID names the context-window monitor.
+const ContextWindowMonitorID = "weave.context-window-monitor"
+
+// Default context-window thresholds.
+const (
+	DefaultContextWarnRatio    = 0.80
+	DefaultContextCompactRatio = 0.95
+)
+
+// ContextWindowMonitor watches token use, reported in Event.Data as
+// {"tokens_used": n, "context_window": m} on chat.message and
+// tool.execute.after. At the warn ratio it tells the agent to be economical;
+// at the compact ratio it asks for compaction. Each threshold speaks once per
+// session, and again only after the session has been compacted.
+type ContextWindowMonitor struct {
+	warn, compact float64
+	mu            sync.Mutex
+	// level is the highest threshold announced per session: 1 warn, 2 compact.
+	level map[string]int
+}
+
+// NewContextWindowMonitor returns the monitor; zero ratios take the defaults.
+func NewContextWindowMonitor(warn, compact float64) *ContextWindowMonitor {
+	if warn <= 0 {
+		warn = DefaultContextWarnRatio
+	}
+	if compact <= 0 {
+		compact = DefaultContextCompactRatio
+	}
+	return &ContextWindowMonitor{warn: warn, compact: compact, level: make(map[string]int)}
+}
+
+func (h *ContextWindowMonitor) info() plugins.Info {
+	return builtinInfo(ContextWindowMonitorID, PriorityContext,
+		plugins.EventChatMessage, plugins.EventToolExecuteAfter, plugins.EventSessionCompacted, plugins.EventSessionEnd)
+}
+
+func (h *ContextWindowMonitor) registered() Registered {
+	return builtinRegistered(h, h.info(), FailDefault)
+}
+
+// Info describes the hook.
+func (h *ContextWindowMonitor) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
+
+// Handle checks the token use of one event.
+func (h *ContextWindowMonitor) Handle(_ context.Context, ev plugins.Event) (plugins.Decision, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch ev.Name {
+	case plugins.EventSessionCompacted, plugins.EventSessionEnd:
+		delete(h.level, ev.SessionID)
+		return allow, nil
+	}
+	used, ok1 := number(ev.Data["tokens_used"])
+	window, ok2 := number(ev.Data["context_window"])
+	if !ok1 || !ok2 || window <= 0 || used < 0 {
+		return allow, nil
+	}
+	ratio := used / window
+	pct := int(math.Floor(ratio * 100))
+	switch {
+	case ratio >= h.compact && h.level[ev.SessionID] < 2:
+		h.level[ev.SessionID] = 2
+		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). Compact the session now: "+
+			"summarise the work so far and the next steps before continuing.", pct, used, window)), nil
+	case ratio >= h.warn && ratio < h.compact && h.level[ev.SessionID] < 1:
+		h.level[ev.SessionID] = 1
+		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). Be economical: "+
+			"read only what you need and avoid large outputs; compaction will be needed at %.0f%%.", pct, used, window, h.compact*100)), nil
+	}
+	return allow, nil
+}
+
+// number reads a JSON number (float64 after decoding) or a Go integer.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+var _ plugins.Hook = (*ContextWindowMonitor)(nil)

@@ -1,0 +1,55 @@
+package hooks
+
+import (
+	"slices"
+	"time"
+)
+
+// Listing is one row of `weave hooks list`.
+type Listing struct {
+	Name     string   `json:"name"`
+	Version  string   `json:"version,omitempty"`
+	Source   string   `json:"source"`
+	Events   []string `json:"events"`
+	Priority int      `json:"priority"`
+	// Timeout is the effective timeout of one call.
+	Timeout time.Duration `json:"timeout"`
+	// Fail is closed, open, or "default" (closed on tool.execute.before,
+	// open on other events).
+	Fail     string `json:"fail"`
+	Detail   string `json:"detail,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+}
+
+// List describes hooks for `weave hooks list`, in run order (priority, then
+// name), with the ones opts disables marked.
+func List(hooks []Registered, opts Options) []Listing {
+	sorted := slices.Clone(hooks)
+	sortRegistered(sorted)
+	def := opts.DefaultTimeout
+	if def <= 0 {
+		def = DefaultTimeout
+	}
+	out := make([]Listing, 0, len(sorted))
+	for _, r := range sorted {
+		l := Listing{
+			Name:     r.Info.Name,
+			Version:  r.Info.Version,
+			Source:   r.Source,
+			Events:   slices.Clone(r.Info.Events),
+			Priority: r.Info.Priority,
+			Timeout:  r.Timeout,
+			Fail:     string(r.Fail),
+			Detail:   r.Detail,
+			Disabled: slices.Contains(opts.DisabledHooks, r.Info.Name),
+		}
+		if l.Timeout <= 0 {
+			l.Timeout = def
+		}
+		if l.Fail == "" {
+			l.Fail = "default"
+		}
+		out = append(out, l)
+	}
+	return out
+}
