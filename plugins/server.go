@@ -50,7 +50,7 @@ func (p *grpcPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) err
 	ps := &pluginServer{broker: broker, cfg: p.cfg}
 	pb.RegisterPluginServer(s, ps)
 	if p.cfg.Hook != nil {
-		pb.RegisterHookServer(s, &hookServer{hook: p.cfg.Hook})
+		pb.RegisterHookServer(s, &hookServer{ps: ps})
 	}
 	if p.cfg.Agent != nil {
 		pb.RegisterAgentServer(s, &agentServer{ps: ps})
@@ -115,16 +115,17 @@ func (s *pluginServer) hostClients() *hostClients {
 
 type hookServer struct {
 	pb.UnimplementedHookServer
-	hook Hook
+	ps *pluginServer
 }
 
+// Info answers with the manifest's Info, so that its Kind is filled in.
 func (s *hookServer) Info(ctx context.Context, _ *pb.InfoRequest) (_ *pb.PluginInfo, err error) {
 	defer recovered("Info", &err)
-	info, err := s.hook.Info(ctx)
+	m, err := s.ps.cfg.manifest(ctx)
 	if err != nil {
 		return nil, statusError(err)
 	}
-	return infoToProto(info), nil
+	return infoToProto(m.Info), nil
 }
 
 func (s *hookServer) Handle(ctx context.Context, req *pb.HookHandleRequest) (_ *pb.Decision, err error) {
@@ -133,7 +134,7 @@ func (s *hookServer) Handle(ctx context.Context, req *pb.HookHandleRequest) (_ *
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	d, err := s.hook.Handle(ctx, ev)
+	d, err := s.ps.cfg.Hook.Handle(ctx, ev)
 	if err != nil {
 		return nil, statusError(err)
 	}
@@ -151,11 +152,11 @@ type agentServer struct {
 
 func (s *agentServer) Info(ctx context.Context, _ *pb.InfoRequest) (_ *pb.PluginInfo, err error) {
 	defer recovered("Info", &err)
-	info, err := s.ps.cfg.Agent.Info(ctx)
+	m, err := s.ps.cfg.manifest(ctx)
 	if err != nil {
 		return nil, statusError(err)
 	}
-	return infoToProto(info), nil
+	return infoToProto(m.Info), nil
 }
 
 func (s *agentServer) Handle(ctx context.Context, req *pb.AgentHandleRequest) (_ *pb.AgentResponse, err error) {
