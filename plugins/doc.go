@@ -1,4 +1,67 @@
 // Package plugins is the contract between Weave and its plugins, and the only
 // package a plugin author imports. It holds plain Go types for the two plugin
 // kinds, agent and hook, and the helpers that serve them.
+//
+// # Writing a plugin
+//
+// Implement Hook (or Agent) and call Serve from main:
+//
+//	func main() { plugins.ServeHook(guard{}) }
+//
+// Build the binary and drop it in .weave/plugins/ (or
+// $XDG_CONFIG_HOME/weave/plugins/), or list it under plugins: in
+// .weave/config.yaml. Run with the single argument "describe", the binary
+// prints its Manifest as JSON and exits; that is what `weave plugins list`
+// shows. Test it with package plugintest, without the weave binary.
+//
+// # Protocol
+//
+// Plugins are subprocesses spoken to through hashicorp/go-plugin over gRPC,
+// protocol version ProtocolVersion, with the magic cookie
+// MagicCookieKey=MagicCookieValue in the handshake. The protocol is defined in
+// internal/proto/weave/v1/weave.proto, whose header states the compatibility
+// policy; the generated code is committed, so builds never need protoc.
+// Every plugin serves Describe; hooks serve Info and Handle(Event) → Decision;
+// agents serve Info and Handle(AgentRequest) → AgentResponse.
+//
+// # Guarantees
+//
+//   - Domain outcomes travel in responses, failures as Go errors: a hook that
+//     blocks returns a Decision with Action Block; an error from Handle means
+//     the hook could not answer, and the host applies the hook's failure
+//     policy. A panic in a plugin's Handle or Info becomes an error for that
+//     call; the plugin process keeps serving.
+//   - On the host side, errors from a plugin name it. An error wrapping
+//     ErrPluginUnavailable means the process died or cannot be reached; any
+//     other error came from the plugin's own code.
+//   - Host services (Host: tools, model, plans, log) are served once per
+//     plugin process through the go-plugin broker. The Host an agent's Handle
+//     receives is valid only during that call: the host routes each of its
+//     requests to the Host the host passed for that call, so a call's
+//     capabilities never leak to another.
+//   - Calls on one plugin may run concurrently; a plugin's Hook and Agent
+//     must be safe for concurrent use.
+//   - Until a model is configured, Host.Complete fails with ErrNoModel
+//     (errors.Is works across the process boundary).
+//
+// # Logging and output
+//
+// Serve points slog's default logger and the log package at stderr as JSON
+// lines that the host shows in its log under the plugin's name, and keeps
+// the last lines for its error messages. Stdout belongs to the protocol:
+// anything else written there before the handshake makes the start fail.
+//
+// # Environment
+//
+// A plugin gets an explicit environment: PATH, HOME, USER, LANG, LC_ALL,
+// LC_CTYPE, TMPDIR, TZ, the host's WEAVE_* variables whose names do not look
+// secret, EnvPluginName, EnvHostPID and its config entry's env. API keys and
+// other host variables are never passed on. A plugin dies with its host.
+//
+// # Built-ins
+//
+// The built-in hooks and agents are served by the weave binary itself,
+// re-executed as `weave __plugin <id>` (BuiltinCommand, ServeBuiltin), with
+// IDs registered in a Registry, so they take exactly the path a third-party
+// plugin takes.
 package plugins

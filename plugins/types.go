@@ -133,6 +133,9 @@ type Decision struct {
 type ToolCall struct {
 	Tool string         `json:"tool"`
 	Args map[string]any `json:"args"`
+	// ID is the model's id for the call when a model asked for it; it ties a
+	// tool result back to the call in a chat.
+	ID string `json:"id,omitempty"`
 }
 
 // ToolResult is what a tool returned. A tool that ran and failed (a command
@@ -184,6 +187,99 @@ type Agent interface {
 type Host interface {
 	// CallTool runs a tool through the capability gate and the tool hooks.
 	CallTool(ctx context.Context, call ToolCall) (ToolResult, error)
-	// Log writes a line to the host log under the plugin's name.
+	// Log writes a line to the host log under the plugin's name. Level is
+	// "trace", "debug", "info", "warn" or "error".
 	Log(ctx context.Context, level, msg string) error
+	// Complete asks the host's model to answer a chat. The host owns the
+	// credentials and counts the tokens.
+	Complete(ctx context.Context, req ChatRequest) (ChatResponse, error)
+	// Progress reports a plan's tasks; an empty plan means the active plan.
+	Progress(ctx context.Context, plan string) (PlanProgress, error)
+	// TickTask marks a plan task done and returns the plan's new progress.
+	TickTask(ctx context.Context, plan string, task TaskRef) (PlanProgress, error)
+}
+
+// Manifest is what a plugin says about itself: its Info and the protocol it
+// speaks. A plugin binary prints it as JSON when run with the single argument
+// "describe".
+type Manifest struct {
+	Info
+	ProtocolVersion int `json:"protocol_version"`
+}
+
+// ChatRole is the author of a chat message.
+type ChatRole string
+
+// The chat roles.
+const (
+	RoleSystem    ChatRole = "system"
+	RoleUser      ChatRole = "user"
+	RoleAssistant ChatRole = "assistant"
+	// RoleTool carries the result of one tool call, named by ToolCallID.
+	RoleTool ChatRole = "tool"
+)
+
+// ChatMessage is one message of a chat.
+type ChatMessage struct {
+	Role    ChatRole `json:"role"`
+	Content string   `json:"content,omitempty"`
+	// ToolCalls are the tool calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and IsError are set on a RoleTool message.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	IsError    bool   `json:"is_error,omitempty"`
+}
+
+// ToolSpec offers a tool to the model.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Schema is the JSON Schema of the tool's arguments.
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// ChatRequest asks the model for the next message of a chat.
+type ChatRequest struct {
+	// Model overrides the configured model; empty uses the agent's default.
+	Model    string        `json:"model,omitempty"`
+	System   string        `json:"system,omitempty"`
+	Messages []ChatMessage `json:"messages"`
+	Tools    []ToolSpec    `json:"tools,omitempty"`
+	// Temperature, when set, overrides the agent's temperature.
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+}
+
+// Usage counts the tokens of one completion.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// ChatResponse is the model's answer: an assistant message, possibly asking
+// for tool calls.
+type ChatResponse struct {
+	Message ChatMessage `json:"message"`
+	// StopReason is "end", "tool_calls", "max_tokens" or a provider's reason.
+	StopReason string `json:"stop_reason,omitempty"`
+	Usage      Usage  `json:"usage"`
+	// Model is the model that answered.
+	Model string `json:"model,omitempty"`
+}
+
+// PlanTask is one task of a plan.
+type PlanTask struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Done   bool   `json:"done"`
+}
+
+// PlanProgress is where a plan stands.
+type PlanProgress struct {
+	Plan  string     `json:"plan"`
+	Total int        `json:"total"`
+	Done  int        `json:"done"`
+	Tasks []PlanTask `json:"tasks,omitempty"`
 }

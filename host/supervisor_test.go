@@ -1,0 +1,514 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/plugintest"
+)
+
+// newTestSupervisor returns a supervisor logging to a sink, closed when the
+// test ends.
+func newTestSupervisor(t *testing.T, opts SupervisorOptions, entries ...PluginEntry) (*Supervisor, *logSink) {
+	t.Helper()
+	sink := newLogSink()
+	opts.Logger = slog.New(sink)
+	if opts.BackoffMin == 0 {
+		opts.BackoffMin = time.Millisecond
+	}
+	s, err := NewSupervisor(opts, entries...)
+	if err != nil {
+		t.Fatalf("NewSupervisor: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, sink
+}
+
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func bashEvent(cmd string) plugins.Event {
+	return plugins.Event{Name: plugins.EventToolExecuteBefore, SessionID: "s1", Tool: plugins.ToolBash,
+		Args: map[string]any{"command": cmd}, Time: time.Unix(1700000000, 0).UTC()}
+}
+
+// processGone reports whether pid has exited (a zombie counts as gone).
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	fields := strings.Fields(string(b[i+1:]))
+	return len(fields) == 0 || fields[0] == "Z" || fields[0] == "X"
+}
+
+// waitGone polls /proc until pid is gone, failing after a generous deadline.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is still running", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func statusOf(t *testing.T, s *Supervisor, name string) PluginStatus {
+	t.Helper()
+	for _, st := range s.Status() {
+		if st.Name == name {
+			return st
+		}
+	}
+	t.Fatalf("no status for plugin %q", name)
+	return PluginStatus{}
+}
+
+func TestSupervisorHookLazyStartAndDecisions(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("guard", "hook"))
+	ctx := testCtx(t)
+	if st := statusOf(t, s, "guard"); st.Running {
+		t.Fatalf("plugin running before first use: %+v", st)
+	}
+	hook := s.Hook("guard")
+	tests := []struct {
+		cmd  string
+		want plugins.Decision
+	}{
+		{"rm -rf / --no-preserve-root", plugins.Decision{Action: plugins.Block, Reason: "refusing to delete the filesystem"}},
+		{"ls", plugins.Decision{Action: plugins.Allow}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			got, err := hook.Handle(ctx, bashEvent(tt.cmd))
+			if err != nil {
+				t.Fatalf("Handle(%q): %v", tt.cmd, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Handle(%q) mismatch (-want +got):\n%s", tt.cmd, diff)
+			}
+		})
+	}
+	info, err := hook.Info(ctx)
+	if err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+	wantInfo := plugins.Info{Name: "sup-hook", Version: "1.0.0", Kind: plugins.KindHook, Events: []string{plugins.EventToolExecuteBefore}, Priority: 5}
+	if diff := cmp.Diff(wantInfo, info); diff != "" {
+		t.Errorf("Info mismatch (-want +got):\n%s", diff)
+	}
+	st := statusOf(t, s, "guard")
+	if !st.Running || st.PID == 0 || st.Manifest.ProtocolVersion != plugins.ProtocolVersion {
+		t.Errorf("status after use = %+v, want running with a pid and protocol %d", st, plugins.ProtocolVersion)
+	}
+	if attrs := sink.waitFor(t, "plugin started"); attrs["plugin"] != "guard" {
+		t.Errorf("start logged under plugin=%q, want guard", attrs["plugin"])
+	}
+
+	_, err = hook.Handle(ctx, bashEvent("fail"))
+	if err == nil || !strings.Contains(err.Error(), "cannot decide today") || !strings.Contains(err.Error(), `"guard"`) {
+		t.Errorf("Handle(fail) error = %v, want the hook's error naming the plugin", err)
+	}
+	if errors.Is(err, plugins.ErrPluginUnavailable) {
+		t.Errorf("Handle(fail) error %v wraps ErrPluginUnavailable; a hook's own error is not a crash", err)
+	}
+	if after := statusOf(t, s, "guard"); after.PID != st.PID {
+		t.Errorf("pid changed from %d to %d after a hook error; want the same process", st.PID, after.PID)
+	}
+}
+
+func TestSupervisorPluginKilledMidCall(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("victim", "hook"))
+	ctx := testCtx(t)
+	hook := s.Hook("victim")
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := hook.Handle(ctx, bashEvent("hang"))
+		errc <- err
+	}()
+	// The plugin's own log line, relayed from its stderr, says it is in the call.
+	attrs := sink.waitFor(t, "hanging in Handle")
+	if attrs["plugin"] != "victim" {
+		t.Errorf("plugin log shown under plugin=%q, want victim", attrs["plugin"])
+	}
+	pid := statusOf(t, s, "victim").PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill plugin: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, plugins.ErrPluginUnavailable) || !strings.Contains(err.Error(), `plugin "victim" died`) {
+			t.Fatalf("in-flight Handle error = %v, want a 'plugin \"victim\" died' error", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("in-flight call did not return after the plugin was killed")
+	}
+
+	got, err := hook.Handle(ctx, bashEvent("rm -rf /"))
+	if err != nil {
+		t.Fatalf("Handle after restart: %v", err)
+	}
+	if got.Action != plugins.Block {
+		t.Errorf("Handle after restart = %+v, want block", got)
+	}
+	st := statusOf(t, s, "victim")
+	if st.PID == pid || st.Restarts != 1 {
+		t.Errorf("status after restart = %+v, want a new pid (old %d) and 1 restart", st, pid)
+	}
+}
+
+func TestSupervisorRestartLimitDisables(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{MaxRestarts: 2}, supEntry("broken", "crash-start"))
+	ctx := testCtx(t)
+	hook := s.Hook("broken")
+	// One start and two restarts fail; the next call finds it disabled.
+	for i := range 3 {
+		_, err := hook.Info(ctx)
+		if err == nil || !strings.Contains(err.Error(), `plugin "broken"`) || !strings.Contains(err.Error(), "failed to start") {
+			t.Fatalf("call %d: error = %v, want a start failure naming the plugin", i+1, err)
+		}
+		if errors.Is(err, ErrPluginDisabled) {
+			t.Fatalf("call %d: disabled too early: %v", i+1, err)
+		}
+	}
+	for i := range 2 {
+		_, err := hook.Info(ctx)
+		if !errors.Is(err, ErrPluginDisabled) {
+			t.Fatalf("call %d after the limit: error = %v, want ErrPluginDisabled", i+1, err)
+		}
+		for _, want := range []string{`plugin "broken"`, "after 2 restarts", "fatal: config file /nope is missing", "loading config"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("disabled error %q does not contain %q", err, want)
+			}
+		}
+	}
+	if st := statusOf(t, s, "broken"); st.Disabled == "" || st.Running {
+		t.Errorf("status = %+v, want disabled and not running", st)
+	}
+}
+
+func TestSupervisorBadOutput(t *testing.T) {
+	tests := []struct {
+		mode    string
+		wantErr string // empty: the plugin works
+	}{
+		{"garbage", "wrote something other than the plugin handshake to stdout"},
+		{"bad-stderr", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			s, _ := newTestSupervisor(t, SupervisorOptions{MaxRestarts: 1}, supEntry("odd", tt.mode))
+			ctx := testCtx(t)
+			d, err := s.Hook("odd").Handle(ctx, bashEvent("rm -rf /"))
+			if tt.wantErr == "" {
+				if err != nil || d.Action != plugins.Block {
+					t.Fatalf("Handle = %+v, %v; want block", d, err)
+				}
+				tail := s.plugins["odd"].stderr.Tail()
+				if !slices.ContainsFunc(tail, func(l string) bool { return strings.Contains(l, "not closed") }) {
+					t.Errorf("stderr tail %q misses the malformed line", tail)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Handle error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSupervisorStartTimeout(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{StartTimeout: 500 * time.Millisecond}, supEntry("slow", "hang-start"))
+	_, err := s.Hook("slow").Info(testCtx(t))
+	if err == nil {
+		t.Fatal("Info on a plugin that never handshakes succeeded")
+	}
+	for _, want := range []string{`plugin "slow"`, "within 500ms", "hanging before the handshake"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestSupervisorKindMismatch(t *testing.T) {
+	e := supEntry("h", "hook")
+	e.Kind = plugins.KindAgent
+	s, _ := newTestSupervisor(t, SupervisorOptions{}, e)
+	_, err := s.Manifest(testCtx(t), "h")
+	if err == nil || !strings.Contains(err.Error(), "is a hook plugin, but is configured as a agent") {
+		t.Fatalf("Manifest error = %v, want a kind mismatch", err)
+	}
+}
+
+func TestSupervisorExplicitEnvironment(t *testing.T) {
+	environ := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=/home/someone",
+		"OPENAI_API_KEY=sk-secret",
+		"ANTHROPIC_API_KEY=sk-ant-secret",
+		"WEAVE_API_TOKEN=weave-secret",
+		"WEAVE_PROJECT=demo",
+		"SOME_HOST_VAR=1",
+	}
+	e := supEntry("envy", "hook")
+	e.Env["EXTRA"] = "from-entry"
+	s, _ := newTestSupervisor(t, SupervisorOptions{Environ: environ}, e)
+	d, err := s.Hook("envy").Handle(testCtx(t), bashEvent("env"))
+	if err != nil {
+		t.Fatalf("Handle(env): %v", err)
+	}
+	var env []string
+	if err := json.Unmarshal([]byte(d.Context), &env); err != nil {
+		t.Fatalf("decode plugin environment %q: %v", d.Context, err)
+	}
+	has := func(kv string) bool { return slices.Contains(env, kv) }
+	hasKey := func(k string) bool {
+		return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+	}
+	for _, kv := range []string{"HOME=/home/someone", "WEAVE_PROJECT=demo", "EXTRA=from-entry", plugins.EnvPluginName + "=envy"} {
+		if !has(kv) {
+			t.Errorf("plugin environment lacks %s: %q", kv, env)
+		}
+	}
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "WEAVE_API_TOKEN", "SOME_HOST_VAR"} {
+		if hasKey(k) {
+			t.Errorf("plugin environment has %s: %q", k, env)
+		}
+	}
+}
+
+func TestSupervisorAgentHostServices(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("tapestry", "agent"))
+	host := plugintest.NewFakeHost()
+	host.OnTool(plugins.ToolBash, plugins.ToolResult{Output: "built"})
+	host.SetPlan(plugins.PlanProgress{Plan: "demo", Total: 2, Tasks: []plugins.PlanTask{{Number: 1, Title: "Build"}, {Number: 2, Title: "Test"}}})
+	resp, err := s.Agent("tapestry").Handle(testCtx(t), host, plugins.AgentRequest{
+		SessionID: "s1", Prompt: "make", Plan: "demo", Task: &plugins.TaskRef{Number: 1, Title: "Build"},
+	})
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	want := plugins.AgentResponse{Output: "tool:built model-unconfigured:true progress:1/2", Done: true}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("Handle mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]plugins.ToolCall{{Tool: plugins.ToolBash, Args: map[string]any{"command": "make"}}}, host.ToolCalls()); diff != "" {
+		t.Errorf("tool calls mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]plugintest.LogLine{{Level: "info", Message: "ran make"}}, host.Logs()); diff != "" {
+		t.Errorf("logs mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]plugins.TaskRef{{Number: 1, Title: "Build"}}, host.Ticks()); diff != "" {
+		t.Errorf("ticks mismatch (-want +got):\n%s", diff)
+	}
+	if n := len(host.ChatRequests()); n != 1 {
+		t.Errorf("model got %d chats, want 1", n)
+	}
+	if attrs := sink.waitFor(t, "plugin started"); attrs["kind"] != "agent" {
+		t.Errorf("started kind = %q, want agent", attrs["kind"])
+	}
+
+	// Without a Host the plugin's host calls fail, and the agent says so.
+	_, err = s.Agent("tapestry").Handle(testCtx(t), nil, plugins.AgentRequest{Prompt: "x", Task: &plugins.TaskRef{Number: 1}})
+	if err == nil || !strings.Contains(err.Error(), "no host services") {
+		t.Errorf("Handle with a nil host: error = %v, want 'no host services'", err)
+	}
+}
+
+func TestSupervisorCloseKillsAllLIFO(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("first", "hook"), supEntry("second", "hook"))
+	ctx := testCtx(t)
+	var pids []int
+	for _, name := range []string{"first", "second"} {
+		if _, err := s.Hook(name).Info(ctx); err != nil {
+			t.Fatalf("Info(%s): %v", name, err)
+		}
+		pids = append(pids, statusOf(t, s, name).PID)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for _, pid := range pids {
+		waitGone(t, pid)
+	}
+	var stopped []string
+	sink.mu.Lock()
+	for _, r := range sink.records {
+		if r.Message == "plugin stopped" {
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "plugin" {
+					stopped = append(stopped, a.Value.String())
+				}
+				return true
+			})
+		}
+	}
+	sink.mu.Unlock()
+	if diff := cmp.Diff([]string{"second", "first"}, stopped); diff != "" {
+		t.Errorf("stop order mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := s.Hook("first").Info(ctx); !errors.Is(err, errSupervisorClosed) {
+		t.Errorf("Info after Close: error = %v, want errSupervisorClosed", err)
+	}
+}
+
+func TestSupervisorHostSIGKILLLeavesNoPlugin(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signal is Linux only")
+	}
+	host := exec.Command(os.Args[0], "-test.run=^TestSupervisorHelperProcess$", "--", "host")
+	host.Env = append(os.Environ(), supHelperEnv+"=1")
+	stdout, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	host.Stderr = &stderr
+	if err := host.Start(); err != nil {
+		t.Fatalf("start host: %v", err)
+	}
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read plugin pid from host: %v (stderr: %s)", err, stderr.String())
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		t.Fatalf("host printed %q, want the plugin pid", line)
+	}
+	if processGone(pid) {
+		t.Fatalf("plugin %d not running before the host was killed", pid)
+	}
+	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill host: %v", err)
+	}
+	_ = host.Wait()
+	waitGone(t, pid)
+}
+
+func TestDescribePlugin(t *testing.T) {
+	got, err := DescribePlugin(testCtx(t), supEntry("p", "agent"), os.Environ())
+	if err != nil {
+		t.Fatalf("DescribePlugin: %v", err)
+	}
+	want := plugins.Manifest{Info: plugins.Info{Name: "sup-agent", Version: "0.1.0", Kind: plugins.KindAgent, Role: "tapestry"}, ProtocolVersion: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DescribePlugin mismatch (-want +got):\n%s", diff)
+	}
+
+	_, err = DescribePlugin(testCtx(t), supEntry("p", "crash-start"), os.Environ())
+	if err == nil || !strings.Contains(err.Error(), `plugin "p"`) {
+		t.Errorf("DescribePlugin(crashing plugin) error = %v, want an error naming it", err)
+	}
+}
+
+func TestDiscoverPlugins(t *testing.T) {
+	project, user := t.TempDir(), t.TempDir()
+	write := func(path string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pdir := ProjectPluginDir(project)
+	write(filepath.Join(pdir, "guard"), 0o755)
+	write(filepath.Join(pdir, "notes.txt"), 0o644)
+	write(filepath.Join(pdir, ".hidden"), 0o755)
+	write(filepath.Join(user, "guard"), 0o755)
+	write(filepath.Join(user, "lint"), 0o755)
+	if err := os.Mkdir(filepath.Join(user, "subdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := DiscoverPlugins(project, user)
+	if err != nil {
+		t.Fatalf("DiscoverPlugins: %v", err)
+	}
+	want := []PluginEntry{
+		{Name: "guard", Path: filepath.Join(pdir, "guard"), Source: "project"},
+		{Name: "lint", Path: filepath.Join(user, "lint"), Source: "user"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DiscoverPlugins mismatch (-want +got):\n%s", diff)
+	}
+
+	merged := MergePluginEntries(got, []PluginEntry{{Name: "lint", Path: "/opt/lint", Source: "config"}})
+	if merged[1].Path != "/opt/lint" || len(merged) != 2 {
+		t.Errorf("MergePluginEntries = %+v, want config's lint to replace the discovered one", merged)
+	}
+
+	none, err := DiscoverPlugins(t.TempDir(), "")
+	if err != nil || len(none) != 0 {
+		t.Errorf("DiscoverPlugins(empty project) = %v, %v; want nothing, no error", none, err)
+	}
+}
+
+func TestBuiltinEntry(t *testing.T) {
+	e, err := BuiltinEntry("hooks.start-work")
+	if err != nil {
+		t.Fatalf("BuiltinEntry: %v", err)
+	}
+	exe, _ := os.Executable()
+	want := PluginEntry{Name: "hooks.start-work", Path: exe, Args: []string{"__plugin", "hooks.start-work"}, Source: "builtin"}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("BuiltinEntry mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSupervisorRejectsBadEntries(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []PluginEntry
+		want    string
+	}{
+		{"no name", []PluginEntry{{Path: "/bin/x"}}, "has no name"},
+		{"no path", []PluginEntry{{Name: "x"}}, "has no path"},
+		{"duplicate", []PluginEntry{{Name: "x", Path: "/a"}, {Name: "x", Path: "/b"}}, "listed twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewSupervisor(SupervisorOptions{}, tt.entries...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewSupervisor(%+v) error = %v, want %q", tt.entries, err, tt.want)
+			}
+		})
+	}
+	s, _ := newTestSupervisor(t, SupervisorOptions{}, supEntry("a", "hook"))
+	if _, err := s.Hook("zzz").Info(testCtx(t)); err == nil || !strings.Contains(err.Error(), `no plugin named "zzz" (have: a)`) {
+		t.Errorf("Info(unknown) error = %v, want it to list the plugins", err)
+	}
+}

@@ -1,0 +1,242 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+type testHook struct {
+	info Info
+	err  error
+}
+
+func (h testHook) Info(context.Context) (Info, error) { return h.info, h.err }
+func (h testHook) Handle(context.Context, Event) (Decision, error) {
+	return Decision{Action: Allow}, nil
+}
+
+type testAgent struct{ info Info }
+
+func (a testAgent) Info(context.Context) (Info, error) { return a.info, nil }
+func (a testAgent) Handle(context.Context, Host, AgentRequest) (AgentResponse, error) {
+	return AgentResponse{}, nil
+}
+
+func TestServeDescribe(t *testing.T) {
+	hookInfo := Info{Name: "guard", Version: "1.0.0", Events: []string{EventToolExecuteBefore}, Priority: 3}
+	tests := []struct {
+		name     string
+		cfg      ServeConfig
+		args     []string
+		wantCode int
+		wantOut  string // JSON, compared as values
+		wantErr  string
+	}{
+		{
+			name: "hook", cfg: ServeConfig{Hook: testHook{info: hookInfo}}, args: []string{"describe"},
+			wantOut: `{"name":"guard","version":"1.0.0","kind":"hook","events":["tool.execute.before"],"priority":3,"protocol_version":1}`,
+		},
+		{
+			name: "agent", cfg: ServeConfig{Agent: testAgent{info: Info{Name: "loom", Role: "loom"}}}, args: []string{"describe"},
+			wantOut: `{"name":"loom","version":"","kind":"agent","role":"loom","protocol_version":1}`,
+		},
+		{
+			name: "kind contradicts", cfg: ServeConfig{Hook: testHook{info: Info{Name: "x", Kind: KindAgent}}}, args: []string{"describe"},
+			wantCode: 1, wantErr: `info says kind "agent" but the plugin serves a hook`,
+		},
+		{
+			name: "info fails", cfg: ServeConfig{Hook: testHook{err: errors.New("no config")}}, args: []string{"describe"},
+			wantCode: 1, wantErr: "no config",
+		},
+		{
+			name: "nothing served", args: []string{"describe"},
+			wantCode: 2, wantErr: "set Hook or Agent",
+		},
+		{
+			name: "both served", cfg: ServeConfig{Hook: testHook{}, Agent: testAgent{}},
+			wantCode: 2, wantErr: "set exactly one",
+		},
+		{
+			name: "unknown argument", cfg: ServeConfig{Hook: testHook{info: hookInfo}}, args: []string{"--help"},
+			wantCode: 2, wantErr: `the only argument a plugin takes is "describe"`,
+		},
+		{
+			name: "run by hand", cfg: ServeConfig{Hook: testHook{info: hookInfo}},
+			wantCode: 1, wantErr: "This is a Weave plugin",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := serve(tt.cfg, tt.args, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Fatalf("serve(%v) = %d, want %d (stderr: %s)", tt.args, code, tt.wantCode, stderr.String())
+			}
+			if tt.wantErr != "" && !strings.Contains(stderr.String(), tt.wantErr) {
+				t.Errorf("serve(%v) stderr = %q, want it to contain %q", tt.args, stderr.String(), tt.wantErr)
+			}
+			if tt.wantOut != "" {
+				var got, want any
+				if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+					t.Fatalf("describe printed %q: %v", stdout.String(), err)
+				}
+				if err := json.Unmarshal([]byte(tt.wantOut), &want); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("describe output mismatch (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	reg := NewRegistry()
+	reg.RegisterHook("hooks.start-work", testHook{info: Info{Name: "start-work", Events: []string{EventCommandExecuteBefore}}})
+	reg.RegisterAgent("agents.tapestry", testAgent{info: Info{Name: "tapestry", Role: "tapestry"}})
+	if diff := cmp.Diff([]string{"agents.tapestry", "hooks.start-work"}, reg.IDs()); diff != "" {
+		t.Errorf("IDs mismatch (-want +got):\n%s", diff)
+	}
+	if cfg, ok := reg.Lookup("agents.tapestry"); !ok || cfg.Agent == nil || cfg.Hook != nil {
+		t.Errorf("Lookup(agents.tapestry) = %+v, %v; want the agent", cfg, ok)
+	}
+
+	panics := []struct {
+		name string
+		f    func()
+	}{
+		{"duplicate", func() { reg.RegisterHook("hooks.start-work", testHook{}) }},
+		{"duplicate across kinds", func() { reg.RegisterAgent("hooks.start-work", testAgent{}) }},
+		{"no namespace", func() { reg.RegisterHook("start-work", testHook{}) }},
+		{"upper case", func() { reg.RegisterHook("Hooks.X", testHook{}) }},
+		{"nil hook", func() { reg.RegisterHook("hooks.nil", nil) }},
+		{"nil agent", func() { reg.RegisterAgent("agents.nil", nil) }},
+	}
+	for _, tt := range panics {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registration did not panic", tt.name)
+				}
+			}()
+			tt.f()
+		})
+	}
+
+	var stdout, stderr bytes.Buffer
+	if code := serveBuiltin(reg, "hooks.nope", nil, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), `no built-in plugin "hooks.nope" (have: agents.tapestry, hooks.start-work)`) {
+		t.Errorf("serveBuiltin(unknown) = %d, stderr %q; want 2 and the known IDs", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := serveBuiltin(reg, "agents.tapestry", []string{"describe"}, &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), `"role": "tapestry"`) {
+		t.Errorf("serveBuiltin(describe) = %d, stdout %q; want 0 and the manifest", code, stdout.String())
+	}
+}
+
+func TestRPCError(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		err       error
+		want      string
+		wantUnavl bool
+		wantIs    error
+	}{
+		{"nil", context.Background(), nil, "", false, nil},
+		{"unavailable", context.Background(), status.Error(codes.Unavailable, "error reading from server: EOF"),
+			`plugin "p" died or is unavailable during Hook.Handle (error reading from server: EOF)`, true, nil},
+		{"plugin error", context.Background(), status.Error(codes.Unknown, "cannot decide"),
+			`plugin "p": Hook.Handle: cannot decide`, false, nil},
+		{"unimplemented", context.Background(), status.Error(codes.Unimplemented, "unknown service"),
+			`plugin "p" does not implement Hook.Handle`, false, nil},
+		{"caller cancelled", canceled, status.Error(codes.Canceled, "context canceled"),
+			`plugin "p": Hook.Handle: context canceled`, false, context.Canceled},
+		{"not a status", context.Background(), errors.New("boom"), `plugin "p": Hook.Handle: boom`, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rpcError(tt.ctx, "p", "Hook.Handle", tt.err)
+			if tt.err == nil {
+				if got != nil {
+					t.Fatalf("rpcError(nil) = %v, want nil", got)
+				}
+				return
+			}
+			if !strings.HasPrefix(got.Error(), tt.want) {
+				t.Errorf("rpcError(%v) = %q, want prefix %q", tt.err, got, tt.want)
+			}
+			if errors.Is(got, ErrPluginUnavailable) != tt.wantUnavl {
+				t.Errorf("rpcError(%v) wraps ErrPluginUnavailable = %v, want %v", tt.err, !tt.wantUnavl, tt.wantUnavl)
+			}
+			if tt.wantIs != nil && !errors.Is(got, tt.wantIs) {
+				t.Errorf("rpcError(%v) = %v, want it to wrap %v", tt.err, got, tt.wantIs)
+			}
+		})
+	}
+}
+
+func TestHostErrorKeepsErrNoModel(t *testing.T) {
+	for _, err := range []error{ErrNoModel, fmt.Errorf("provider: %w", ErrNoModel)} {
+		if got := hostError("Model.Complete", statusError(err)); !errors.Is(got, ErrNoModel) {
+			t.Errorf("hostError(statusError(%v)) = %v, want ErrNoModel", err, got)
+		}
+	}
+	got := hostError("Tools.CallTool", statusError(errors.New("gate closed")))
+	if got.Error() != "host Tools.CallTool: gate closed" {
+		t.Errorf("hostError(gate closed) = %q", got)
+	}
+}
+
+func TestDecisionFromProtoRejectsUnknownAction(t *testing.T) {
+	pd, err := decisionToProto(Decision{Action: "maybe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decisionFromProto(pd); err == nil || !strings.Contains(err.Error(), `unknown decision action "maybe"`) {
+		t.Errorf("decisionFromProto(maybe) error = %v, want unknown action", err)
+	}
+}
+
+func TestManifestCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Manifest
+		want string
+	}{
+		{"ok hook", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventSessionIdle}}, ProtocolVersion: 1}, ""},
+		{"ok agent", Manifest{Info: Info{Name: "a", Kind: KindAgent, Role: "loom"}, ProtocolVersion: 1}, ""},
+		{"old protocol", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventSessionIdle}}, ProtocolVersion: 0}, "speaks plugin protocol 0"},
+		{"no events", Manifest{Info: Info{Name: "h", Kind: KindHook}, ProtocolVersion: 1}, "lists no events"},
+		{"no role", Manifest{Info: Info{Name: "a", Kind: KindAgent}, ProtocolVersion: 1}, "has no role"},
+		{"bad kind", Manifest{Info: Info{Name: "a", Kind: "tool"}, ProtocolVersion: 1}, `unknown kind "tool"`},
+		{"no name", Manifest{Info: Info{Kind: KindAgent, Role: "x"}, ProtocolVersion: 1}, "has no name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.m.check()
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("check(%+v) = %v, want nil", tt.m, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("check(%+v) = %v, want %q", tt.m, err, tt.want)
+			}
+		})
+	}
+}
