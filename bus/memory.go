@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,9 +55,9 @@ var _ Bus = (*Memory)(nil)
 // snapshot is an immutable view of the subscription list with a cache of
 // the routes computed from it; a subscription change installs a new one.
 type snapshot struct {
-	subs   []*memSub
-	mu     sync.RWMutex
-	routes map[string]*route
+	subs    []*memSub
+	routes  sync.Map // string -> *route; lock-free reads on the hot path
+	nroutes atomic.Int32
 }
 
 // route is what the bus does with one topic.
@@ -104,7 +103,7 @@ func NewMemory(opts Options) (*Memory, error) {
 	_, _ = rand.Read(rnd[:]) // never fails; IDs stay unique within the bus anyway
 	b.idPrefix = hex.EncodeToString(rnd[:]) + "-"
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.snap.Store(&snapshot{routes: make(map[string]*route)})
+	b.snap.Store(&snapshot{})
 	return b, nil
 }
 
@@ -112,22 +111,21 @@ func NewMemory(opts Options) (*Memory, error) {
 func (b *Memory) Options() Options { return b.opts }
 
 func (b *Memory) newID() string {
-	return b.idPrefix + strconv.FormatUint(b.ids.Add(1), 36)
+	var buf [32]byte
+	n := copy(buf[:], b.idPrefix)
+	return string(strconv.AppendUint(buf[:n], b.ids.Add(1), 36))
 }
 
 // route returns the route for topic, from the cache when it can.
 func (b *Memory) route(topic string) (*route, error) {
 	snap := b.snap.Load()
-	snap.mu.RLock()
-	r, ok := snap.routes[topic]
-	snap.mu.RUnlock()
-	if ok {
-		return r, nil
+	if r, ok := snap.routes.Load(topic); ok {
+		return r.(*route), nil
 	}
 	if err := ValidateTopic(topic); err != nil {
 		return nil, err
 	}
-	r = &route{retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
+	r := &route{retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
 	var seen map[string]struct{}
 	for i := len(snap.subs) - 1; i >= 0; i-- {
 		s := snap.subs[i]
@@ -143,11 +141,9 @@ func (b *Memory) route(topic string) (*route, error) {
 		seen[s.pat.raw] = struct{}{}
 		r.subs = append(r.subs, s)
 	}
-	snap.mu.Lock()
-	if len(snap.routes) < maxCachedRoutes {
-		snap.routes[topic] = r
+	if snap.nroutes.Add(1) <= maxCachedRoutes {
+		snap.routes.Store(topic, r)
 	}
-	snap.mu.Unlock()
 	return r, nil
 }
 
@@ -194,7 +190,7 @@ func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
 		return res, err
 	}
 	for _, s := range r.subs {
-		switch s.enqueue(ctx, m) {
+		switch s.enqueue(ctx, &m) {
 		case enqueued:
 			res.Delivered++
 		case deadLettered:
@@ -287,7 +283,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 func (b *Memory) publishSnapshot() {
 	subs := make([]*memSub, len(b.subs))
 	copy(subs, b.subs)
-	b.snap.Store(&snapshot{subs: subs, routes: make(map[string]*route)})
+	b.snap.Store(&snapshot{subs: subs})
 }
 
 func (b *Memory) unsubscribe(s *memSub) error {
@@ -421,14 +417,14 @@ func (b *Memory) announce(dl DeadLetter) {
 	}
 	m := Message{ID: b.newID(), Topic: DeadLetterTopic, Payload: payload, Time: b.clock.Now()}
 	for _, s := range r.subs {
-		s.sending.Add(1)
-		if !s.removed.Load() {
-			select {
-			case s.q <- delivery{m: m}:
-			default:
-			}
+		if s.removed.Load() {
+			continue
 		}
-		s.sending.Add(-1)
+		select {
+		case s.q <- delivery{m: m}:
+			s.rescueIfExited()
+		default:
+		}
 	}
 }
 
@@ -512,10 +508,10 @@ type memSub struct {
 	timeout time.Duration
 	q       chan delivery
 
-	// sending counts publishers between their removed check and their
-	// send, so the worker knows when no more messages can arrive.
-	sending   atomic.Int64
 	removed   atomic.Bool
+	// exited is set by the worker once it has drained its queue after
+	// removal; a publisher that sent after that delivers what it left.
+	exited    atomic.Bool
 	removedCh chan struct{}
 	stopOnce  sync.Once
 }
@@ -544,28 +540,51 @@ const (
 	deadLettered
 )
 
-func (s *memSub) enqueue(ctx context.Context, m Message) enqueueOutcome {
-	s.sending.Add(1)
-	defer s.sending.Add(-1)
+func (s *memSub) enqueue(ctx context.Context, m *Message) enqueueOutcome {
 	if s.removed.Load() {
 		return skipped
 	}
-	d := delivery{m: m}
 	select {
-	case s.q <- d:
+	case s.q <- delivery{m: *m}:
+		s.rescueIfExited()
 		return enqueued
 	default:
 	}
+	return s.enqueueSlow(ctx, m)
+}
+
+// rescueIfExited delivers, on the publisher's goroutine, messages sent to a
+// queue whose worker has already finished. It happens only when a publish
+// races with Unsubscribe or Close.
+func (s *memSub) rescueIfExited() {
+	if !s.exited.Load() {
+		return
+	}
+	for {
+		select {
+		case d := <-s.q:
+			if !d.stop {
+				s.handle(&d.m)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *memSub) enqueueSlow(ctx context.Context, m *Message) enqueueOutcome {
+	d := delivery{m: *m}
 	b := s.bus
 	select {
 	case s.q <- d:
+		s.rescueIfExited()
 		return enqueued
 	case <-b.clock.After(b.opts.EnqueueTimeout):
-		b.deadLetter(s, m, fmt.Sprintf("queue full: subscriber %s took no message for %s; make its handler faster or raise its queue size", s.name, b.opts.EnqueueTimeout), 0, Ack{})
+		b.deadLetter(s, *m, fmt.Sprintf("queue full: subscriber %s took no message for %s; make its handler faster or raise its queue size", s.name, b.opts.EnqueueTimeout), 0, Ack{})
 	case <-b.ctx.Done():
-		b.deadLetter(s, m, "bus closed before the message was queued", 0, Ack{})
+		b.deadLetter(s, *m, "bus closed before the message was queued", 0, Ack{})
 	case <-ctx.Done():
-		b.deadLetter(s, m, fmt.Sprintf("publisher gave up waiting for room in the queue: %v", ctx.Err()), 0, Ack{})
+		b.deadLetter(s, *m, fmt.Sprintf("publisher gave up waiting for room in the queue: %v", ctx.Err()), 0, Ack{})
 	}
 	return deadLettered
 }
@@ -579,51 +598,67 @@ func (s *memSub) run() {
 			s.drain()
 			return
 		}
-		s.handle(d.m)
+		s.handle(&d.m)
 	}
 }
 
-// drain delivers what is left once the subscription is gone, until no
-// publisher can still be sending to it.
+// drain delivers what is left once the subscription is gone. A publisher
+// that passed its removed check before removal may still send; once exited
+// is set, such a publisher delivers what it sent itself (rescueIfExited),
+// and the second pass catches sends that came in between.
 func (s *memSub) drain() {
+	s.drainOnce()
+	s.exited.Store(true)
+	s.drainOnce()
+}
+
+func (s *memSub) drainOnce() {
 	for {
 		select {
 		case d := <-s.q:
 			if !d.stop {
-				s.handle(d.m)
+				s.handle(&d.m)
 			}
 		default:
-			// Load sending before len: a publisher counted before this
-			// load has finished its send, one counted after sees removed.
-			if s.sending.Load() == 0 && len(s.q) == 0 {
-				return
-			}
-			runtime.Gosched()
+			return
 		}
 	}
 }
 
-func (s *memSub) handle(m Message) {
+func (s *memSub) handle(m *Message) {
 	b := s.bus
 	if b.closed.Load() {
-		b.deadLetter(s, m, "bus closed before delivery", 0, Ack{})
+		b.deadLetter(s, *m, "bus closed before delivery", 0, Ack{})
 		return
 	}
+	m.Attempt = 1
+	ack := s.call(b.ctx, m)
+	if ack.Error == "" && !ack.ShouldRetry {
+		return
+	}
+	s.retry(m, ack)
+}
+
+// retry goes on with a Publish delivery whose first attempt failed.
+func (s *memSub) retry(m *Message, ack Ack) {
+	b := s.bus
 	for attempt := 1; ; attempt++ {
-		m.Attempt = attempt
-		ack := s.call(b.ctx, m)
-		if ack.Error == "" && !ack.ShouldRetry {
-			return
+		if attempt > 1 {
+			m.Attempt = attempt
+			ack = s.call(b.ctx, m)
+			if ack.Error == "" && !ack.ShouldRetry {
+				return
+			}
 		}
 		if attempt >= b.opts.MaxAttempts {
-			b.deadLetter(s, m, exhausted(s.name, attempt, ack), attempt, ack)
+			b.deadLetter(s, *m, exhausted(s.name, attempt, ack), attempt, ack)
 			return
 		}
 		if d := retryDelay(ack, b.opts.RetryDelay, b.opts.MaxRetryDelay); d > 0 {
 			select {
 			case <-b.clock.After(d):
 			case <-b.ctx.Done():
-				b.deadLetter(s, m, "bus closed while waiting to retry", attempt, ack)
+				b.deadLetter(s, *m, "bus closed while waiting to retry", attempt, ack)
 				return
 			}
 		}
@@ -642,13 +677,13 @@ func exhausted(name string, attempts int, ack Ack) string {
 }
 
 // call runs the handler, turning errors and panics into acks.
-func (s *memSub) call(ctx context.Context, m Message) (ack Ack) {
+func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
 	defer func() {
 		if r := recover(); r != nil {
 			ack = Ack{Subscriber: s.name, Error: fmt.Sprintf("handler of %s panicked: %v", s.name, r)}
 		}
 	}()
-	a, err := s.h(ctx, m)
+	a, err := s.h(ctx, *m)
 	if err != nil {
 		a.Processed = false
 		a.Error = err.Error()
@@ -666,7 +701,7 @@ func (s *memSub) request(ctx context.Context, m Message) (Ack, bool, error) {
 	b := s.bus
 	for attempt := 1; ; attempt++ {
 		m.Attempt = attempt
-		ack, err := s.callTimeout(ctx, m)
+		ack, err := s.callTimeout(ctx, &m)
 		if err != nil {
 			return ack, false, err
 		}
@@ -693,12 +728,13 @@ func (s *memSub) request(ctx context.Context, m Message) (Ack, bool, error) {
 	}
 }
 
-func (s *memSub) callTimeout(ctx context.Context, m Message) (Ack, error) {
+func (s *memSub) callTimeout(ctx context.Context, m *Message) (Ack, error) {
 	b := s.bus
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan Ack, 1)
-	go func() { done <- s.call(hctx, m) }()
+	mc := *m // the goroutine may outlive this call
+	go func() { done <- s.call(hctx, &mc) }()
 	select {
 	case a := <-done:
 		return a, nil
