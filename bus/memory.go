@@ -508,7 +508,7 @@ type memSub struct {
 	timeout time.Duration
 	q       chan delivery
 
-	removed   atomic.Bool
+	removed atomic.Bool
 	// exited is set by the worker once it has drained its queue after
 	// removal; a publisher that sent after that delivers what it left.
 	exited    atomic.Bool
