@@ -1,4 +1,109 @@
 // Package bus is Weave's delivery layer: topics, subscriptions and their
 // propagation policies, requests with acknowledgements, retained and
 // append-only topics, and retries with dead letters.
+//
+// # Usage
+//
+// A Bus is built by a backend: NewMemory here (embedded, the default), or the
+// nats backend for going past one machine. Everything else is written
+// against the Bus interface:
+//
+//	b, err := bus.NewMemory(bus.DefaultOptions())
+//	sub, err := b.Subscribe(ctx, "agent:*", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+//		return bus.Ack{Processed: true}, nil
+//	}, bus.SubscribeOptions{Name: "tapestry"})
+//	res, err := b.Request(ctx, bus.Message{Topic: "agent:tapestry", Payload: payload})
+//
+// Publish is fire-and-forget: the message is put on the queue of each
+// matching subscription and Publish returns. Request is the interceptor
+// walk: matching subscriptions are called one at a time, their acks come
+// back in the Result, and each subscription's Policy decides whether the
+// walk goes on. The JSON-RPC face maps a peer's sendMessage onto Request and
+// makes each remote subscription a Handler that calls the peer; the host
+// maps hook dispatch and delegation onto Request and events onto Publish.
+//
+// # Topics and patterns
+//
+// Topics are non-empty printable strings without wildcards (ValidateTopic).
+// Patterns follow Match: fnmatch globs where '*' crosses ':' and '/',
+// prefix patterns ending in ':', '-', '.', '/' or '_', exact otherwise.
+//
+// # Which subscriptions get a message: last match wins
+//
+// Subscriptions form one ordered list across all subscribers. Delivery walks
+// it newest first. A newer subscription with an identical pattern string
+// supersedes an older one, which receives nothing until the newer one is
+// removed. So with "inbound:*" (A), then "inbound:critical" (B), then
+// "inbound:*" (C), a message on inbound:critical goes to C then B, and one on
+// inbound:normal goes to C only. The same set, in the same order, applies to
+// Publish and Request. The set for a topic is cached and recomputed only
+// when subscriptions change.
+//
+// # Policies
+//
+// Request applies the Policy of the subscription that just answered:
+// StopOnProcessed (the default) stops on a processed ack or one asking to
+// stop propagation; StopOnStop stops only on the latter; ContinueAll never
+// stops. Publish does not wait for acks, so it delivers to the whole set.
+//
+// # Ordering
+//
+// Each subscription has one FIFO queue drained by one goroutine, and Publish
+// enqueues before it returns. So messages published by one goroutine reach
+// each subscription in publish order, across topics too. Messages from
+// different publishers are ordered only by when their Publish calls ran.
+// A retry holds the subscription's queue while it waits, so retries keep the
+// order too. Request calls handlers directly and is ordered by its caller;
+// a handler may therefore run concurrently with itself (one Publish
+// delivery and any number of Requests) and must be safe for that.
+//
+// # Slow subscribers
+//
+// A subscription's queue holds QueueSize messages (256 by default). When it
+// is full, Publish waits up to Options.EnqueueTimeout for room, then moves
+// that delivery to the dead letters with the reason "queue full" and goes on
+// with the other subscriptions. A slow subscriber therefore never loses a
+// message silently and never holds up others for longer than
+// EnqueueTimeout per message. Request calls are bounded by the
+// subscription's Timeout (Options.RequestTimeout by default, 30s): a handler
+// that does not answer in time gives a not-processed ack with Error set, its
+// context is cancelled, and the walk goes on.
+//
+// # Retries and dead letters
+//
+// A handler asks for a retry with Ack.ShouldRetry and Ack.RetrySeconds (capped
+// at Options.MaxRetryDelay). The bus tries again after that delay, up to
+// Options.MaxAttempts attempts in all (3 by default), then dead-letters the
+// message for that subscriber. In Publish deliveries a handler error or
+// panic is retried the same way after Options.RetryDelay, since nobody else
+// would see it. In a Request, an error or timeout is reported in the ack and
+// dead-lettered at once, so a dead subscriber costs the caller one timeout,
+// not MaxAttempts of them. Each dead letter is announced on DeadLetterTopic,
+// listed by DeadLetters and re-sent by ReplayDeadLetter. Time is read from
+// Options.Clock, so tests drive delays and timeouts with a fake clock.
+//
+// # Retained and append-only topics
+//
+// Topics matching Options.Retained keep their last message (Retained).
+// Topics matching Options.AppendOnly keep every message with an offset from
+// 1 (Result.Offset, Replay). Both are stored before delivery, whether or not
+// anyone is subscribed.
+//
+// # Idempotency
+//
+// A message with an IdempotencyKey is delivered once per topic and key
+// within Options.IdempotencyWindow (10 minutes by default); repeats return a
+// Result with Duplicate set and are not delivered or stored.
+//
+// # Durability
+//
+// The memory backend keeps everything in the process: retained values,
+// append-only logs and dead letters are gone when it exits, and Close moves
+// messages still queued to the dead letters. The nats backend keeps
+// append-only, retained and dead-letter topics in JetStream.
+//
+// # Testing
+//
+// Package bustest holds the conformance suite every backend passes
+// (bustest.Run), a recording handler, a fake clock and WaitFor.
 package bus

@@ -1,0 +1,748 @@
+package bus
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxCachedRoutes bounds the per-topic route cache of one subscription
+// snapshot; topics past it are matched on every publish.
+const maxCachedRoutes = 4096
+
+// Memory is the embedded backend: everything lives in the process.
+type Memory struct {
+	opts       Options
+	clock      Clock
+	retained   []pattern
+	appendOnly []pattern
+	idPrefix   string
+	ids        atomic.Uint64
+
+	// mu guards subs, nextSub and replacing snap.
+	mu      sync.Mutex
+	subs    []*memSub // oldest first
+	nextSub uint64
+	snap    atomic.Pointer[snapshot]
+
+	closed atomic.Bool
+	ctx    context.Context // cancelled by Close; handlers of Publish get it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	storeMu sync.Mutex
+	last    map[string]Message
+	logs    map[string][]Message
+
+	idemMu    sync.Mutex
+	idem      map[string]time.Time
+	idemOrder []idemEntry
+
+	dlqMu  sync.Mutex
+	dlq    []DeadLetter
+	dlqSub map[string]*memSub
+}
+
+var _ Bus = (*Memory)(nil)
+
+// snapshot is an immutable view of the subscription list with a cache of
+// the routes computed from it; a subscription change installs a new one.
+type snapshot struct {
+	subs    []*memSub
+	routes  sync.Map // string -> *route; lock-free reads on the hot path
+	nroutes atomic.Int32
+}
+
+// route is what the bus does with one topic.
+type route struct {
+	subs       []*memSub // newest first, superseded ones left out
+	retained   bool
+	appendOnly bool
+}
+
+type idemEntry struct {
+	key string
+	at  time.Time
+}
+
+type delivery struct {
+	m    Message
+	stop bool // tells the worker its subscription is gone
+}
+
+// NewMemory returns an in-process bus. It fails only on invalid options.
+func NewMemory(opts Options) (*Memory, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.WithDefaults()
+	b := &Memory{
+		opts:   opts,
+		clock:  opts.Clock,
+		last:   make(map[string]Message),
+		logs:   make(map[string][]Message),
+		idem:   make(map[string]time.Time),
+		dlqSub: make(map[string]*memSub),
+	}
+	for _, p := range opts.Retained {
+		cp, _ := compilePattern(p) // validated above
+		b.retained = append(b.retained, cp)
+	}
+	for _, p := range opts.AppendOnly {
+		cp, _ := compilePattern(p)
+		b.appendOnly = append(b.appendOnly, cp)
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:]) // never fails; IDs stay unique within the bus anyway
+	b.idPrefix = hex.EncodeToString(rnd[:]) + "-"
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.snap.Store(&snapshot{})
+	return b, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (b *Memory) Options() Options { return b.opts }
+
+func (b *Memory) newID() string {
+	var buf [32]byte
+	n := copy(buf[:], b.idPrefix)
+	return string(strconv.AppendUint(buf[:n], b.ids.Add(1), 36))
+}
+
+// route returns the route for topic, from the cache when it can.
+func (b *Memory) route(topic string) (*route, error) {
+	snap := b.snap.Load()
+	if r, ok := snap.routes.Load(topic); ok {
+		return r.(*route), nil
+	}
+	if err := ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	r := &route{retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
+	var seen map[string]struct{}
+	for i := len(snap.subs) - 1; i >= 0; i-- {
+		s := snap.subs[i]
+		if !s.pat.match(topic) {
+			continue
+		}
+		if _, dup := seen[s.pat.raw]; dup {
+			continue // superseded by a newer identical pattern
+		}
+		if seen == nil {
+			seen = make(map[string]struct{})
+		}
+		seen[s.pat.raw] = struct{}{}
+		r.subs = append(r.subs, s)
+	}
+	if snap.nroutes.Add(1) <= maxCachedRoutes {
+		snap.routes.Store(topic, r)
+	}
+	return r, nil
+}
+
+func matchAny(ps []pattern, topic string) bool {
+	for _, p := range ps {
+		if p.match(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare validates m, stamps its ID and time, drops duplicates and stores
+// it on retained and append-only topics.
+func (b *Memory) prepare(m *Message) (*route, Result, bool, error) {
+	if b.closed.Load() {
+		return nil, Result{}, false, ErrClosed
+	}
+	r, err := b.route(m.Topic)
+	if err != nil {
+		return nil, Result{}, false, err
+	}
+	if m.ID == "" {
+		m.ID = b.newID()
+	}
+	if m.Time.IsZero() {
+		m.Time = b.clock.Now()
+	}
+	res := Result{MessageID: m.ID}
+	if m.IdempotencyKey != "" && b.duplicate(m.Topic, m.IdempotencyKey) {
+		res.Duplicate = true
+		return r, res, false, nil
+	}
+	if r.retained || r.appendOnly {
+		res.Offset = b.store(r, *m)
+	}
+	return r, res, true, nil
+}
+
+// Publish implements Bus.
+func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
+	r, res, deliver, err := b.prepare(&m)
+	if err != nil || !deliver {
+		return res, err
+	}
+	for _, s := range r.subs {
+		switch s.enqueue(ctx, &m) {
+		case enqueued:
+			res.Delivered++
+		case deadLettered:
+			res.DeadLettered = true
+		}
+	}
+	return res, nil
+}
+
+// Request implements Bus.
+func (b *Memory) Request(ctx context.Context, m Message) (Result, error) {
+	r, res, deliver, err := b.prepare(&m)
+	if err != nil || !deliver {
+		return res, err
+	}
+	return b.walk(ctx, m, r.subs, res)
+}
+
+func (b *Memory) walk(ctx context.Context, m Message, subs []*memSub, res Result) (Result, error) {
+	for _, s := range subs {
+		if s.removed.Load() {
+			continue
+		}
+		ack, dead, err := s.request(ctx, m)
+		res.Delivered++
+		res.Acks = append(res.Acks, ack)
+		res.DeadLettered = res.DeadLettered || dead
+		if err != nil {
+			return res, fmt.Errorf("request on %s: %w", m.Topic, err)
+		}
+		if s.policy.Stops(ack) {
+			res.Stopped = true
+			break
+		}
+	}
+	return res, nil
+}
+
+// Subscribe implements Bus.
+func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts SubscribeOptions) (Subscription, error) {
+	cp, err := compilePattern(pat)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, fmt.Errorf("subscribe to %q: nil handler", pat)
+	}
+	policy, err := ParsePolicy(string(opts.Policy))
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to %q: %w", pat, err)
+	}
+	if policy == "" {
+		policy = b.opts.DefaultPolicy
+	}
+	size := opts.QueueSize
+	if size <= 0 {
+		size = b.opts.QueueSize
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = b.opts.RequestTimeout
+	}
+	s := &memSub{
+		bus:       b,
+		pat:       cp,
+		h:         h,
+		name:      opts.Name,
+		policy:    policy,
+		timeout:   timeout,
+		q:         make(chan delivery, size),
+		removedCh: make(chan struct{}),
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() {
+		return nil, ErrClosed
+	}
+	b.nextSub++
+	if s.name == "" {
+		s.name = "sub-" + strconv.FormatUint(b.nextSub, 10)
+	}
+	b.subs = append(b.subs, s)
+	b.publishSnapshot()
+	b.wg.Add(1)
+	go s.run()
+	return s, nil
+}
+
+// publishSnapshot installs a snapshot of b.subs; b.mu must be held.
+func (b *Memory) publishSnapshot() {
+	subs := make([]*memSub, len(b.subs))
+	copy(subs, b.subs)
+	b.snap.Store(&snapshot{subs: subs})
+}
+
+func (b *Memory) unsubscribe(s *memSub) error {
+	b.mu.Lock()
+	i := -1
+	for j, x := range b.subs {
+		if x == s {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		b.mu.Unlock()
+		return fmt.Errorf("unsubscribe %s from %q: subscription already removed: %w", s.name, s.pat.raw, ErrNotFound)
+	}
+	b.subs = append(b.subs[:i:i], b.subs[i+1:]...)
+	b.publishSnapshot()
+	b.mu.Unlock()
+	s.stop()
+	return nil
+}
+
+// Retained implements Bus.
+func (b *Memory) Retained(ctx context.Context, topic string) (Message, bool, error) {
+	if err := ValidateTopic(topic); err != nil {
+		return Message{}, false, err
+	}
+	if !matchAny(b.retained, topic) {
+		return Message{}, false, fmt.Errorf("topic %q is not retained (retained patterns: %s)", topic, strings.Join(b.opts.Retained, ", "))
+	}
+	b.storeMu.Lock()
+	defer b.storeMu.Unlock()
+	m, ok := b.last[topic]
+	return m, ok, nil
+}
+
+// Replay implements Bus.
+func (b *Memory) Replay(ctx context.Context, topic string, from uint64, fn func(offset uint64, m Message) bool) error {
+	if err := ValidateTopic(topic); err != nil {
+		return err
+	}
+	if !matchAny(b.appendOnly, topic) {
+		return fmt.Errorf("topic %q is not append-only (append-only patterns: %s)", topic, strings.Join(b.opts.AppendOnly, ", "))
+	}
+	if from == 0 {
+		from = 1
+	}
+	b.storeMu.Lock()
+	log := b.logs[topic] // appends never change existing elements
+	b.storeMu.Unlock()
+	for off := from; off <= uint64(len(log)); off++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("replay %s: %w", topic, err)
+		}
+		if !fn(off, log[off-1]) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (b *Memory) store(r *route, m Message) uint64 {
+	b.storeMu.Lock()
+	defer b.storeMu.Unlock()
+	if r.retained {
+		b.last[m.Topic] = m
+	}
+	if r.appendOnly {
+		b.logs[m.Topic] = append(b.logs[m.Topic], m)
+		return uint64(len(b.logs[m.Topic]))
+	}
+	return 0
+}
+
+// duplicate records the key and reports whether it was seen in the window.
+func (b *Memory) duplicate(topic, key string) bool {
+	now := b.clock.Now()
+	k := topic + "\x00" + key
+	b.idemMu.Lock()
+	defer b.idemMu.Unlock()
+	n := 0
+	for n < len(b.idemOrder) && now.Sub(b.idemOrder[n].at) >= b.opts.IdempotencyWindow {
+		e := b.idemOrder[n]
+		if b.idem[e.key].Equal(e.at) {
+			delete(b.idem, e.key)
+		}
+		n++
+	}
+	b.idemOrder = b.idemOrder[n:]
+	if at, ok := b.idem[k]; ok && now.Sub(at) < b.opts.IdempotencyWindow {
+		return true
+	}
+	b.idem[k] = now
+	b.idemOrder = append(b.idemOrder, idemEntry{key: k, at: now})
+	return false
+}
+
+func (b *Memory) deadLetter(s *memSub, m Message, reason string, attempts int, last Ack) {
+	dl := DeadLetter{
+		ID:         "dl-" + b.newID(),
+		Message:    m,
+		Subscriber: s.name,
+		Pattern:    s.pat.raw,
+		Reason:     reason,
+		Attempts:   attempts,
+		LastAck:    last,
+		Time:       b.clock.Now(),
+	}
+	b.dlqMu.Lock()
+	b.dlq = append(b.dlq, dl)
+	b.dlqSub[dl.ID] = s
+	b.dlqMu.Unlock()
+	if m.Topic != DeadLetterTopic {
+		b.announce(dl)
+	}
+}
+
+// announce publishes dl on DeadLetterTopic without ever blocking: the dead
+// letter is stored already, the announcement is a courtesy.
+func (b *Memory) announce(dl DeadLetter) {
+	if b.closed.Load() {
+		return
+	}
+	payload, err := json.Marshal(dl)
+	if err != nil {
+		return
+	}
+	r, err := b.route(DeadLetterTopic)
+	if err != nil {
+		return
+	}
+	m := Message{ID: b.newID(), Topic: DeadLetterTopic, Payload: payload, Time: b.clock.Now()}
+	for _, s := range r.subs {
+		if s.removed.Load() {
+			continue
+		}
+		select {
+		case s.q <- delivery{m: m}:
+			s.rescueIfExited()
+		default:
+		}
+	}
+}
+
+// DeadLetters implements Bus.
+func (b *Memory) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	b.dlqMu.Lock()
+	defer b.dlqMu.Unlock()
+	out := make([]DeadLetter, len(b.dlq))
+	copy(out, b.dlq)
+	return out, nil
+}
+
+// ReplayDeadLetter implements Bus.
+func (b *Memory) ReplayDeadLetter(ctx context.Context, id string) (Result, error) {
+	if b.closed.Load() {
+		return Result{}, ErrClosed
+	}
+	b.dlqMu.Lock()
+	i := -1
+	for j := range b.dlq {
+		if b.dlq[j].ID == id {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		b.dlqMu.Unlock()
+		return Result{}, fmt.Errorf("dead letter %q: %w (list them with weave bus dlq)", id, ErrNotFound)
+	}
+	dl := b.dlq[i]
+	s := b.dlqSub[id]
+	b.dlq = append(b.dlq[:i:i], b.dlq[i+1:]...)
+	delete(b.dlqSub, id)
+	b.dlqMu.Unlock()
+
+	m := dl.Message
+	m.Attempt = 0
+	res := Result{MessageID: m.ID}
+	if s != nil && !s.removed.Load() {
+		return b.walk(ctx, m, []*memSub{s}, res)
+	}
+	r, err := b.route(m.Topic)
+	if err != nil {
+		return res, err
+	}
+	return b.walk(ctx, m, r.subs, res)
+}
+
+// Close implements Bus.
+func (b *Memory) Close() error {
+	b.mu.Lock()
+	if b.closed.Load() {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed.Store(true)
+	subs := b.subs
+	b.subs = nil
+	b.publishSnapshot()
+	b.mu.Unlock()
+	b.cancel()
+	for _, s := range subs {
+		s.stop()
+	}
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-b.clock.After(b.opts.RequestTimeout):
+		return fmt.Errorf("close bus: some handlers did not return within %s of their context being cancelled", b.opts.RequestTimeout)
+	}
+}
+
+type memSub struct {
+	bus     *Memory
+	pat     pattern
+	h       Handler
+	name    string
+	policy  Policy
+	timeout time.Duration
+	q       chan delivery
+
+	removed atomic.Bool
+	// exited is set by the worker once it has drained its queue after
+	// removal; a publisher that sent after that delivers what it left.
+	exited    atomic.Bool
+	removedCh chan struct{}
+	stopOnce  sync.Once
+}
+
+func (s *memSub) Pattern() string    { return s.pat.raw }
+func (s *memSub) Name() string       { return s.name }
+func (s *memSub) Unsubscribe() error { return s.bus.unsubscribe(s) }
+
+func (s *memSub) stop() {
+	s.stopOnce.Do(func() {
+		s.removed.Store(true)
+		close(s.removedCh)
+		select {
+		case s.q <- delivery{stop: true}:
+		default:
+			go func() { s.q <- delivery{stop: true} }()
+		}
+	})
+}
+
+type enqueueOutcome uint8
+
+const (
+	skipped enqueueOutcome = iota
+	enqueued
+	deadLettered
+)
+
+func (s *memSub) enqueue(ctx context.Context, m *Message) enqueueOutcome {
+	if s.removed.Load() {
+		return skipped
+	}
+	select {
+	case s.q <- delivery{m: *m}:
+		s.rescueIfExited()
+		return enqueued
+	default:
+	}
+	return s.enqueueSlow(ctx, m)
+}
+
+// rescueIfExited delivers, on the publisher's goroutine, messages sent to a
+// queue whose worker has already finished. It happens only when a publish
+// races with Unsubscribe or Close.
+func (s *memSub) rescueIfExited() {
+	if !s.exited.Load() {
+		return
+	}
+	for {
+		select {
+		case d := <-s.q:
+			if !d.stop {
+				s.handle(&d.m)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *memSub) enqueueSlow(ctx context.Context, m *Message) enqueueOutcome {
+	d := delivery{m: *m}
+	b := s.bus
+	select {
+	case s.q <- d:
+		s.rescueIfExited()
+		return enqueued
+	case <-b.clock.After(b.opts.EnqueueTimeout):
+		b.deadLetter(s, *m, fmt.Sprintf("queue full: subscriber %s took no message for %s; make its handler faster or raise its queue size", s.name, b.opts.EnqueueTimeout), 0, Ack{})
+	case <-b.ctx.Done():
+		b.deadLetter(s, *m, "bus closed before the message was queued", 0, Ack{})
+	case <-ctx.Done():
+		b.deadLetter(s, *m, fmt.Sprintf("publisher gave up waiting for room in the queue: %v", ctx.Err()), 0, Ack{})
+	}
+	return deadLettered
+}
+
+// run is the subscription's worker: it delivers queued messages in order.
+func (s *memSub) run() {
+	defer s.bus.wg.Done()
+	for {
+		d := <-s.q
+		if d.stop {
+			s.drain()
+			return
+		}
+		s.handle(&d.m)
+	}
+}
+
+// drain delivers what is left once the subscription is gone. A publisher
+// that passed its removed check before removal may still send; once exited
+// is set, such a publisher delivers what it sent itself (rescueIfExited),
+// and the second pass catches sends that came in between.
+func (s *memSub) drain() {
+	s.drainOnce()
+	s.exited.Store(true)
+	s.drainOnce()
+}
+
+func (s *memSub) drainOnce() {
+	for {
+		select {
+		case d := <-s.q:
+			if !d.stop {
+				s.handle(&d.m)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *memSub) handle(m *Message) {
+	b := s.bus
+	if b.closed.Load() {
+		b.deadLetter(s, *m, "bus closed before delivery", 0, Ack{})
+		return
+	}
+	m.Attempt = 1
+	ack := s.call(b.ctx, m)
+	if ack.Error == "" && !ack.ShouldRetry {
+		return
+	}
+	s.retry(m, ack)
+}
+
+// retry goes on with a Publish delivery whose first attempt failed.
+func (s *memSub) retry(m *Message, ack Ack) {
+	b := s.bus
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			m.Attempt = attempt
+			ack = s.call(b.ctx, m)
+			if ack.Error == "" && !ack.ShouldRetry {
+				return
+			}
+		}
+		if attempt >= b.opts.MaxAttempts {
+			b.deadLetter(s, *m, exhausted(s.name, attempt, ack), attempt, ack)
+			return
+		}
+		if d := retryDelay(ack, b.opts.RetryDelay, b.opts.MaxRetryDelay); d > 0 {
+			select {
+			case <-b.clock.After(d):
+			case <-b.ctx.Done():
+				b.deadLetter(s, *m, "bus closed while waiting to retry", attempt, ack)
+				return
+			}
+		}
+	}
+}
+
+func exhausted(name string, attempts int, ack Ack) string {
+	why := ack.Error
+	if why == "" {
+		why = ack.Message
+	}
+	if why == "" {
+		why = "asked for a retry"
+	}
+	return fmt.Sprintf("gave up after %d attempts to %s: %s", attempts, name, why)
+}
+
+// call runs the handler, turning errors and panics into acks.
+func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
+	defer func() {
+		if r := recover(); r != nil {
+			ack = Ack{Subscriber: s.name, Error: fmt.Sprintf("handler of %s panicked: %v", s.name, r)}
+		}
+	}()
+	a, err := s.h(ctx, *m)
+	if err != nil {
+		a.Processed = false
+		a.Error = err.Error()
+	}
+	if a.Subscriber == "" {
+		a.Subscriber = s.name
+	}
+	return a
+}
+
+// request delivers m for a Request: with the subscription's timeout,
+// retrying inline when asked. It reports whether m was dead-lettered; the
+// error is the caller's context ending.
+func (s *memSub) request(ctx context.Context, m Message) (Ack, bool, error) {
+	b := s.bus
+	for attempt := 1; ; attempt++ {
+		m.Attempt = attempt
+		ack, err := s.callTimeout(ctx, &m)
+		if err != nil {
+			return ack, false, err
+		}
+		if ack.Error != "" {
+			b.deadLetter(s, m, fmt.Sprintf("delivery to %s failed: %s", s.name, ack.Error), attempt, ack)
+			return ack, true, nil
+		}
+		if !ack.ShouldRetry {
+			return ack, false, nil
+		}
+		if attempt >= b.opts.MaxAttempts {
+			b.deadLetter(s, m, exhausted(s.name, attempt, ack), attempt, ack)
+			return ack, true, nil
+		}
+		if d := retryDelay(ack, 0, b.opts.MaxRetryDelay); d > 0 {
+			select {
+			case <-b.clock.After(d):
+			case <-ctx.Done():
+				return ack, false, ctx.Err()
+			case <-b.ctx.Done():
+				return ack, false, ErrClosed
+			}
+		}
+	}
+}
+
+func (s *memSub) callTimeout(ctx context.Context, m *Message) (Ack, error) {
+	b := s.bus
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan Ack, 1)
+	mc := *m // the goroutine may outlive this call
+	go func() { done <- s.call(hctx, &mc) }()
+	select {
+	case a := <-done:
+		return a, nil
+	case <-b.clock.After(s.timeout):
+		return Ack{Subscriber: s.name, Error: fmt.Sprintf("subscriber %s did not answer within %s", s.name, s.timeout)}, nil
+	case <-ctx.Done():
+		return Ack{Subscriber: s.name, Error: "request cancelled before " + s.name + " answered"}, ctx.Err()
+	case <-b.ctx.Done():
+		return Ack{Subscriber: s.name, Error: "bus closed before " + s.name + " answered"}, ErrClosed
+	}
+}
