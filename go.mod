@@ -1,3 +1,8 @@
 module github.com/weavehq/weave
 
 go 1.26.8
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+)
