@@ -511,7 +511,9 @@ func (b *Broker) detach(c *conn) {
 	}
 }
 
-// subscribe replays the events of session id after seq and then follows it.
+// subscribe replays the events of session id after seq (none when after is
+// negative) and then follows it. It reports a closed session, which has
+// nothing more to follow.
 func (b *Broker) subscribe(id string, after int64, st *stream) (closed bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -520,6 +522,9 @@ func (b *Broker) subscribe(id string, after int64, st *stream) (closed bool, err
 		return false, errorf(CodeNotFound, "no session %q (have: %s)", id, b.sessionNames())
 	}
 	for _, ev := range s.log {
+		if after < 0 {
+			break // live events only
+		}
 		if ev.Seq > after && !st.deliver(ev) {
 			return false, errorf(CodeSlowConsumer, "replay of session %q overflowed the stream queue; resume with a later Last-Event-ID", id)
 		}
