@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +22,8 @@ type Publisher interface {
 type Options struct {
 	// MaxFrameBytes caps one socket line or one HTTP body (default 1 MiB).
 	MaxFrameBytes int
-	// HistoryLimit is how many events each session keeps for history,
-	// stream replay and Last-Event-ID resume (default 10000).
+	// HistoryLimit is how many events each session keeps, at least, for
+	// history, stream replay and Last-Event-ID resume (default 10000).
 	HistoryLimit int
 	// IdempotencyWindow is how many idempotency keys are remembered per
 	// session and command type (default 10000).
@@ -384,8 +383,9 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) Envelope {
 	ev.TS = FormatTime(b.opts.Now())
 	ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = "", "", nil, ""
 	s.log = append(s.log, ev)
-	if over := len(s.log) - b.opts.HistoryLimit; over > 0 {
-		s.log = append(s.log[:0:0], s.log[over:]...)
+	// Trim in batches so keeping the window costs O(1) per event.
+	if limit := b.opts.HistoryLimit; len(s.log) > limit+limit/4 {
+		s.log = append(s.log[:0:0], s.log[len(s.log)-limit:]...)
 	}
 	if b.opts.Publisher != nil {
 		raw, err := json.Marshal(ev)
@@ -636,13 +636,4 @@ func (o *outbox) drain() []Envelope {
 			return out
 		}
 	}
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
