@@ -111,7 +111,6 @@ type actionState struct {
 	target    string
 	status    string
 	terminal  bool
-	delivered bool
 	event     *Envelope // the per-target action.submit event carrying it
 }
 

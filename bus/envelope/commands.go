@@ -152,36 +152,27 @@ func (b *Broker) agentAdd(ctx context.Context, c *conn, env Envelope) (any, func
 	var post func()
 	if c != nil {
 		a.sinks[c] = struct{}{}
-		// Actions sent while the agent had no connection follow the reply.
-		post = func() { b.redeliver(s, a) }
+		// Actions still waiting for a result follow the reply.
+		post = func() { b.redeliver(s, a, c) }
 	}
 	return map[string]any{"id": a.info.ID, "name": a.info.Name, "rejoined": rejoined}, post, nil
 }
 
-// redeliver pushes the action.submit events still waiting for agent a, in
-// the order they were submitted.
-func (b *Broker) redeliver(s *session, a *agent) {
-	var pending []*actionState
+// redeliver pushes to connection c the action.submit events of agent a that
+// have no result yet, in submission order. Delivery before a disconnect is
+// not proof of receipt, so a rejoining agent may see an action twice; it
+// tells them apart by action_id.
+func (b *Broker) redeliver(s *session, a *agent, c *conn) {
 	sent := make(map[*Envelope]bool)
 	for _, st := range s.actionOrder {
-		if st.terminal || st.delivered || st.target != a.info.ID || st.event == nil {
+		if st.status != "" || st.target != a.info.ID || st.event == nil || sent[st.event] {
 			continue
 		}
-		pending = append(pending, st)
-		if _, ok := sent[st.event]; ok {
-			continue
+		sent[st.event] = true
+		if !c.out.push(*st.event) {
+			delete(a.sinks, c)
+			return
 		}
-		sent[st.event] = false
-		for c := range a.sinks {
-			if c.out.push(*st.event) {
-				sent[st.event] = true
-			} else {
-				delete(a.sinks, c)
-			}
-		}
-	}
-	for _, st := range pending {
-		st.delivered = sent[st.event]
 	}
 }
 
@@ -407,10 +398,9 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 			ev.ID = env.ID
 		}
 		ev = b.emit(ctx, s, ev)
-		delivered := len(ag.sinks) > 0
 		for _, i := range perTarget[ag] {
 			register(&actionState{action: p.Actions[i], groupID: p.GroupID, submitter: env.Src,
-				target: ag.info.ID, delivered: delivered, event: &ev})
+				target: ag.info.ID, event: &ev})
 		}
 		targetIDs = append(targetIDs, ag.info.ID)
 	}

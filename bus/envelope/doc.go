@@ -43,8 +43,10 @@
 //     come from the action's target; completed, rejected and error are
 //     terminal and nothing is accepted after them. Unfinished actions end with
 //     an error result from the bus when their target is removed or the session
-//     closes. Actions sent to an agent with no connection are pushed, in
-//     order, when it joins again with agent.add.
+//     closes. When an agent joins with agent.add on a connection, the actions
+//     addressed to it that have no result yet are pushed to that connection
+//     again, in order (at least once: a rejoining agent dedupes by
+//     action_id).
 //   - Ownership. The first action.submit in a conversation (payload.context
 //     .context_id) fixes its owner (context.owner_id, else src); afterwards
 //     only the owner relays in it.

@@ -185,8 +185,11 @@ func parseEnvelope(data []byte) (Envelope, error) {
 		Type any `json:"type"`
 		Src  any `json:"src"`
 	}
-	if perr := json.Unmarshal(data, &probe); perr != nil {
-		return Envelope{}, errorf(CodeInvalidJSON, "frame is not valid JSON: %v; send one JSON envelope per line", perr)
+	if !json.Valid(data) {
+		return Envelope{}, errorf(CodeInvalidJSON, "frame is not valid JSON: %v; send one JSON envelope per line", err)
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return Envelope{}, errorf(CodeInvalidRequest, "frame is JSON but not an envelope object; send {\"v\":1,\"type\":...}")
 	}
 	id, _ := probe.ID.(string)
 	typ, _ := probe.Type.(string)
