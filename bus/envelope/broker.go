@@ -1,0 +1,638 @@
+package envelope
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Publisher receives every event the broker records, in seq order, on the
+// topic "session:<id>". It is called while the broker holds its lock, so it
+// must not block and must not call back into the broker.
+type Publisher interface {
+	Publish(ctx context.Context, topic string, payload []byte) error
+}
+
+// Options configures a Broker. The zero value is usable.
+type Options struct {
+	// MaxFrameBytes caps one socket line or one HTTP body (default 1 MiB).
+	MaxFrameBytes int
+	// HistoryLimit is how many events each session keeps, at least, for
+	// history, stream replay and Last-Event-ID resume (default 10000).
+	HistoryLimit int
+	// IdempotencyWindow is how many idempotency keys are remembered per
+	// session and command type (default 10000).
+	IdempotencyWindow int
+	// QueueLen bounds each connection's and stream's outgoing queue; a
+	// consumer that falls this far behind is disconnected (default 4096).
+	QueueLen int
+	// Publisher, when set, receives every recorded event.
+	Publisher Publisher
+	// Logger receives transport and publisher errors (default slog.Default()).
+	Logger *slog.Logger
+	// Now returns the current time (default time.Now).
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = 1 << 20
+	}
+	if o.HistoryLimit <= 0 {
+		o.HistoryLimit = 10000
+	}
+	if o.IdempotencyWindow <= 0 {
+		o.IdempotencyWindow = 10000
+	}
+	if o.QueueLen <= 0 {
+		o.QueueLen = 4096
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Broker holds the state of the v1 envelope protocol: sessions, agents,
+// conversations, actions and each session's event log. The Unix socket and
+// HTTP faces are thin transports over it, so both see the same events.
+type Broker struct {
+	opts Options
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	order    []string // session ids in creation order
+	idem     *idemWindow
+}
+
+// NewBroker returns an empty broker.
+func NewBroker(opts Options) *Broker {
+	opts = opts.withDefaults()
+	return &Broker{
+		opts:     opts,
+		sessions: make(map[string]*session),
+		idem:     newIdemWindow(opts.IdempotencyWindow),
+	}
+}
+
+type session struct {
+	info    SessionInfo
+	agents  []*agent // join order
+	seq     int64
+	log     []Envelope
+	streams map[*stream]struct{}
+	idem    *idemWindow
+
+	actions     map[string]*actionState // group_id + "\x00" + action_id
+	actionByID  map[string]*actionState
+	actionOrder []*actionState
+	groups      map[string]bool
+	owners      map[string]string // context_id -> owner agent id
+	tasks       map[string]string // task_id -> last status
+}
+
+type agent struct {
+	info  AgentInfo
+	sinks map[*conn]struct{}
+}
+
+type actionState struct {
+	action    Action
+	groupID   string
+	submitter string
+	target    string
+	status    string
+	terminal  bool
+	event     *Envelope // the per-target action.submit event carrying it
+}
+
+// stream is one follower of a session's events: an events.stream on a
+// connection (corr set, events wrapped in events.record) or an SSE response.
+type stream struct {
+	out  *outbox
+	corr string
+	// sse streams end when the session closes; socket streams just stop.
+	sse bool
+}
+
+// errorf builds a protocol error with a code clients can switch on.
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Handle runs one envelope through the broker without a transport and
+// returns its reply. Events it causes reach the connected faces as usual.
+// events.stream needs a transport and is refused here.
+func (b *Broker) Handle(ctx context.Context, env Envelope) []Envelope {
+	return []Envelope{b.serve(ctx, nil, env)}
+}
+
+// serve handles env for connection c (nil for stateless callers), pushes the
+// reply to c and returns it.
+func (b *Broker) serve(ctx context.Context, c *conn, env Envelope) Envelope {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	reply, post := b.dispatch(ctx, c, env)
+	if c != nil {
+		c.out.push(reply)
+	}
+	if post != nil {
+		post()
+	}
+	return reply
+}
+
+// dispatch validates env and runs its command; it returns the reply and an
+// optional step to run after the reply is queued. b.mu is held.
+func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope, func()) {
+	env.Payload = normalizePayload(env.Payload)
+	if err := checkEnvelope(env); err != nil {
+		return b.errorReply(env, err), nil
+	}
+	if c != nil && env.Seq != 0 {
+		if env.Seq <= c.lastSeq {
+			return b.errorReply(env, errorf(CodeInvalidRequest,
+				"seq %d is not after %d; seq counts up per connection from 1", env.Seq, c.lastSeq)), nil
+		}
+		c.lastSeq = env.Seq
+	}
+
+	// Duplicate suppression: a command repeated with the same key gets the
+	// first reply again and changes nothing.
+	win, key := b.idemScope(env)
+	if key != "" {
+		if prev, ok := win.get(key); ok {
+			prev.ID = NewID()
+			prev.TS = FormatTime(b.opts.Now())
+			prev.Corr = env.ID
+			prev.Dst = env.Src
+			prev.Status = StatusDuplicate
+			return prev, nil
+		}
+	}
+
+	var (
+		payload any
+		sess    string
+		post    func()
+		err     error
+	)
+	switch env.Type {
+	case TypeSessionCreate:
+		payload, sess, err = b.sessionCreate(ctx, env)
+	case TypeSessionList:
+		payload, err = b.sessionList(env)
+	case TypeSessionClose:
+		payload, err = b.sessionClose(ctx, env)
+	case TypeAgentAdd:
+		payload, post, err = b.agentAdd(ctx, c, env)
+	case TypeAgentRemove:
+		payload, err = b.agentRemove(ctx, env)
+	case TypeAgentList:
+		payload, err = b.agentList(env)
+	case TypeAgentUpdate:
+		payload, err = b.agentUpdate(ctx, env)
+	case TypeMessageCreated:
+		payload, err = b.messageCreated(ctx, env)
+	case TypeActionSubmit:
+		payload, err = b.actionSubmit(ctx, env)
+	case TypeActionResult:
+		payload, err = b.actionResult(ctx, env)
+	case TypeTaskUpdated, TypeTaskDone:
+		payload, err = b.taskEvent(ctx, env)
+	case TypeEventsHistory:
+		payload, err = b.eventsHistory(env)
+	case TypeEventsStream:
+		payload, post, err = b.eventsStream(c, env)
+	default:
+		err = errorf(CodeUnknownType, "unknown type %q; known: %s", env.Type, strings.Join(commandTypes, ", "))
+	}
+	if err != nil {
+		return b.errorReply(env, err), nil
+	}
+	reply := b.reply(env, payload)
+	if sess != "" {
+		reply.Session = sess
+		if key != "" {
+			// session.create keys are global; keep the created id.
+			win.put(key, reply)
+		}
+	} else if key != "" {
+		win.put(key, reply)
+	}
+	return reply, post
+}
+
+var commandTypes = []string{
+	TypeSessionCreate, TypeSessionList, TypeSessionClose,
+	TypeAgentAdd, TypeAgentRemove, TypeAgentList, TypeAgentUpdate,
+	TypeMessageCreated, TypeActionSubmit, TypeActionResult,
+	TypeTaskUpdated, TypeTaskDone, TypeEventsHistory, TypeEventsStream,
+}
+
+// checkEnvelope enforces the fields every envelope carries.
+func checkEnvelope(env Envelope) error {
+	var missing []string
+	if env.Type == "" {
+		missing = append(missing, "type")
+	}
+	if env.ID == "" {
+		missing = append(missing, "id")
+	}
+	if env.Src == "" {
+		missing = append(missing, "src")
+	}
+	if len(missing) > 0 {
+		return errorf(CodeInvalidRequest, "envelope is missing %s; every envelope carries v, type, id, ts and src",
+			strings.Join(missing, ", "))
+	}
+	if env.V != Version {
+		return errorf(CodeInvalidRequest, "unsupported envelope version v=%d; this bus speaks v=1", env.V)
+	}
+	if env.TS != "" {
+		if _, err := time.Parse(time.RFC3339Nano, env.TS); err != nil {
+			return errorf(CodeInvalidRequest, "ts %q is not an ISO-8601 time; send UTC like 2026-01-02T03:04:05.678Z", env.TS)
+		}
+	}
+	if env.Seq < 0 {
+		return errorf(CodeInvalidRequest, "seq %d is negative; seq counts up from 1", env.Seq)
+	}
+	if len(env.Payload) > 0 && env.Payload[0] != '{' {
+		return errorf(CodeInvalidRequest, "payload must be a JSON object")
+	}
+	return nil
+}
+
+func (b *Broker) idemScope(env Envelope) (*idemWindow, string) {
+	key := env.IdempotencyKey
+	if key == "" && env.Type == TypeActionSubmit {
+		var p struct {
+			GroupID any `json:"group_id"`
+		}
+		_ = json.Unmarshal(env.Payload, &p)
+		key, _ = p.GroupID.(string)
+	}
+	if key == "" {
+		return nil, ""
+	}
+	if env.Type == TypeSessionCreate {
+		return b.idem, env.Type + "\x00" + key
+	}
+	s, ok := b.sessions[env.Session]
+	if !ok {
+		return nil, ""
+	}
+	return s.idem, env.Type + "\x00" + key
+}
+
+func (b *Broker) reply(req Envelope, payload any) Envelope {
+	r := Envelope{
+		V:       Version,
+		Type:    req.Type,
+		ID:      NewID(),
+		TS:      FormatTime(b.opts.Now()),
+		Src:     BusSrc,
+		Dst:     req.Src,
+		Session: req.Session,
+		Corr:    req.ID,
+		Status:  StatusOK,
+	}
+	if payload != nil {
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			return b.errorReply(req, fmt.Errorf("marshal reply: %w", err))
+		}
+		r.Payload = raw
+	}
+	return r
+}
+
+func (b *Broker) errorReply(req Envelope, err error) Envelope {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Code: "internal", Message: err.Error()}
+	}
+	typ := req.Type
+	if typ == "" {
+		typ = TypeError
+	}
+	return Envelope{
+		V:       Version,
+		Type:    typ,
+		ID:      NewID(),
+		TS:      FormatTime(b.opts.Now()),
+		Src:     BusSrc,
+		Dst:     req.Src,
+		Session: req.Session,
+		Corr:    req.ID,
+		Status:  StatusError,
+		Error:   e,
+	}
+}
+
+// lookup returns the session env names, open unless allowClosed.
+func (b *Broker) lookup(env Envelope, allowClosed bool) (*session, error) {
+	if env.Session == "" {
+		return nil, errorf(CodeInvalidRequest, "%s needs a session; create one with session.create", env.Type)
+	}
+	s, ok := b.sessions[env.Session]
+	if !ok {
+		return nil, errorf(CodeNotFound, "no session %q (have: %s)", env.Session, b.sessionNames())
+	}
+	if !allowClosed && s.info.Status == "closed" {
+		return nil, errorf(CodeConflict, "session %q is closed; create a new one with session.create", env.Session)
+	}
+	return s, nil
+}
+
+func (b *Broker) sessionNames() string {
+	if len(b.order) == 0 {
+		return "none"
+	}
+	const show = 5
+	ids := b.order
+	if len(ids) > show {
+		ids = ids[len(ids)-show:]
+	}
+	out := strings.Join(ids, ", ")
+	if len(b.order) > show {
+		out = fmt.Sprintf("%s and %d more", out, len(b.order)-show)
+	}
+	return out
+}
+
+// emit stamps ev as the session's next event, records it, publishes it and
+// fans it out to streams and agents. b.mu is held.
+func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) Envelope {
+	s.seq++
+	ev.V = Version
+	ev.Seq = s.seq
+	ev.Session = s.info.ID
+	if ev.ID == "" {
+		ev.ID = NewID()
+	}
+	ev.TS = FormatTime(b.opts.Now())
+	ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = "", "", nil, ""
+	s.log = append(s.log, ev)
+	// Trim in batches so keeping the window costs O(1) per event.
+	if limit := b.opts.HistoryLimit; len(s.log) > limit+limit/4 {
+		s.log = append(s.log[:0:0], s.log[len(s.log)-limit:]...)
+	}
+	if b.opts.Publisher != nil {
+		raw, err := json.Marshal(ev)
+		if err == nil {
+			err = b.opts.Publisher.Publish(ctx, "session:"+s.info.ID, raw)
+		}
+		if err != nil {
+			b.opts.Logger.Warn("publish envelope event", "session", s.info.ID, "type", ev.Type, "err", err)
+		}
+	}
+	for st := range s.streams {
+		if !st.deliver(ev) {
+			delete(s.streams, st)
+		}
+	}
+	b.deliverToAgents(s, ev)
+	return ev
+}
+
+// deliverToAgents pushes ev to the connections bound to its dst, or to every
+// agent but its src when it has no dst.
+func (b *Broker) deliverToAgents(s *session, ev Envelope) {
+	seen := make(map[*conn]bool)
+	push := func(a *agent) {
+		for c := range a.sinks {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if !c.out.push(ev) {
+				delete(a.sinks, c)
+			}
+		}
+	}
+	if ev.Dst != "" {
+		if a := s.agent(ev.Dst); a != nil {
+			push(a)
+		}
+	} else {
+		for _, a := range s.agents {
+			if a.info.ID != ev.Src {
+				push(a)
+			}
+		}
+	}
+}
+
+func (st *stream) deliver(ev Envelope) bool {
+	if st.corr == "" {
+		return st.out.push(ev)
+	}
+	raw, _ := json.Marshal(ev)
+	return st.out.push(Envelope{
+		V: Version, Type: TypeEventsRecord, ID: NewID(), TS: ev.TS, Src: BusSrc,
+		Session: ev.Session, Corr: st.corr, Payload: raw,
+	})
+}
+
+func (s *session) agent(id string) *agent {
+	for _, a := range s.agents {
+		if a.info.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// resolve finds an agent by id, else by its display name.
+func (s *session) resolve(dst string) (*agent, error) {
+	if a := s.agent(dst); a != nil {
+		return a, nil
+	}
+	var found []*agent
+	for _, a := range s.agents {
+		if a.info.Name != "" && a.info.Name == dst {
+			found = append(found, a)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, errorf(CodeNotFound, "no agent %q in session %q (agents: %s); add it with agent.add",
+			dst, s.info.ID, s.agentIDs())
+	}
+	return nil, errorf(CodeConflict, "name %q is shared by several agents in session %q; address one by id", dst, s.info.ID)
+}
+
+func (s *session) agentIDs() string {
+	if len(s.agents) == 0 {
+		return "none"
+	}
+	ids := make([]string, len(s.agents))
+	for i, a := range s.agents {
+		ids[i] = a.info.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// nameTaken reports another agent that already answers to name.
+func (s *session) nameTaken(name, self string) string {
+	for _, a := range s.agents {
+		if a.info.ID != self && (a.info.ID == name || a.info.Name == name) {
+			return a.info.ID
+		}
+	}
+	return ""
+}
+
+// detach forgets connection c: its agent bindings and streams.
+func (b *Broker) detach(c *conn) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.sessions {
+		for _, a := range s.agents {
+			delete(a.sinks, c)
+		}
+		for st := range s.streams {
+			if st.out == c.out {
+				delete(s.streams, st)
+			}
+		}
+	}
+}
+
+// subscribe replays the events of session id after seq (none when after is
+// negative) and then follows it. It reports a closed session, which has
+// nothing more to follow.
+func (b *Broker) subscribe(id string, after int64, st *stream) (closed bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[id]
+	if !ok {
+		return false, errorf(CodeNotFound, "no session %q (have: %s)", id, b.sessionNames())
+	}
+	for _, ev := range s.log {
+		if after < 0 {
+			break // live events only
+		}
+		if ev.Seq > after && !st.deliver(ev) {
+			return false, errorf(CodeSlowConsumer, "replay of session %q overflowed the stream queue; resume with a later Last-Event-ID", id)
+		}
+	}
+	if s.info.Status == "closed" {
+		return true, nil
+	}
+	s.streams[st] = struct{}{}
+	return false, nil
+}
+
+func (b *Broker) unsubscribe(id string, st *stream) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.sessions[id]; ok {
+		delete(s.streams, st)
+	}
+}
+
+// idemWindow remembers the last n keys and their replies.
+type idemWindow struct {
+	n    int
+	seen map[string]Envelope
+	fifo []string
+}
+
+func newIdemWindow(n int) *idemWindow {
+	return &idemWindow{n: n, seen: make(map[string]Envelope)}
+}
+
+func (w *idemWindow) get(key string) (Envelope, bool) {
+	e, ok := w.seen[key]
+	return e, ok
+}
+
+func (w *idemWindow) put(key string, reply Envelope) {
+	if _, ok := w.seen[key]; ok {
+		return
+	}
+	w.seen[key] = reply
+	w.fifo = append(w.fifo, key)
+	if len(w.fifo) > w.n {
+		delete(w.seen, w.fifo[0])
+		w.fifo = w.fifo[1:]
+	}
+}
+
+// outbox is a bounded queue of envelopes for one connection or stream. A push
+// never blocks: a full queue marks the consumer slow and shuts it.
+type outbox struct {
+	ch       chan Envelope
+	dead     chan struct{} // closed: stop now
+	finished chan struct{} // closed: write what is queued, then stop
+	deadOnce sync.Once
+	finOnce  sync.Once
+	mu       sync.Mutex
+	slow     bool
+	// onKill unblocks the writer (closes its socket or ends its response).
+	onKill func()
+}
+
+func newOutbox(n int) *outbox {
+	return &outbox{ch: make(chan Envelope, n), dead: make(chan struct{}), finished: make(chan struct{})}
+}
+
+func (o *outbox) push(e Envelope) bool {
+	select {
+	case <-o.dead:
+		return false
+	default:
+	}
+	select {
+	case o.ch <- e:
+		return true
+	default:
+		o.mu.Lock()
+		o.slow = true
+		o.mu.Unlock()
+		o.kill()
+		return false
+	}
+}
+
+func (o *outbox) isSlow() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.slow
+}
+
+func (o *outbox) kill() {
+	o.deadOnce.Do(func() {
+		close(o.dead)
+		if o.onKill != nil {
+			o.onKill()
+		}
+	})
+}
+
+func (o *outbox) finish() { o.finOnce.Do(func() { close(o.finished) }) }
+
+// drain returns what is queued without waiting.
+func (o *outbox) drain() []Envelope {
+	var out []Envelope
+	for {
+		select {
+		case e := <-o.ch:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}

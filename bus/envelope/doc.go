@@ -1,0 +1,70 @@
+// Package envelope is the bus's v1 envelope face: newline-delimited JSON
+// envelopes over a Unix socket, the same commands over HTTP, and the
+// runtime rules that go with them (relay output, receivers, the loop guard).
+//
+// # Usage
+//
+// One Broker holds all state; the transports are thin:
+//
+//	b := envelope.NewBroker(envelope.Options{})
+//	go b.ServeUnix(ctx, filepath.Join(home, ".weave", "coord.sock"))
+//	http.ListenAndServe("127.0.0.1:7777", b.Handler())
+//
+// Broker.Handle runs an envelope without a transport. Dial returns a Go
+// client for the socket.
+//
+// # Envelopes
+//
+// Every frame carries v (1), type, id (a UUID), ts (UTC, milliseconds, Z)
+// and src; dst, session, seq, idempotency_key, corr, payload, status and
+// error are omitted when empty. A reply has corr set to the request's id and
+// is a success unless status is "error", in which case error holds a string
+// code (invalid_json, invalid_request, unknown_type, not_found, forbidden,
+// conflict, too_large) and a message saying what to do. A malformed or
+// oversize line gets an error reply and the connection stays open.
+//
+// Commands: session.create, session.list, session.close; agent.add,
+// agent.remove, agent.list, agent.update; message.created; action.submit,
+// action.result; task.updated, task.done; events.history, events.stream.
+//
+// # Guarantees
+//
+//   - Order. Each session's events get a seq (1, 2, ...) in the order the
+//     broker records them, and every consumer sees them in that order. Actions
+//     reach each target in submission order: one lock orders recording and
+//     queuing, and each connection has one writer.
+//   - Routing. An event with dst goes to that agent's connections; one
+//     without dst goes to every agent of the session but its src. Streams
+//     (events.stream, SSE) see every event of the session. Both faces read the
+//     same log, so they see the same events.
+//   - Actions. action.submit is validated whole before anything is delivered;
+//     an action to a target the session lacks fails the whole submit. The bus
+//     splits a submit into one action.submit event per target. Results must
+//     come from the action's target; completed, rejected and error are
+//     terminal and nothing is accepted after them. Unfinished actions end with
+//     an error result from the bus when their target is removed or the session
+//     closes. When an agent joins with agent.add on a connection, the actions
+//     addressed to it that have no result yet are pushed to that connection
+//     again, in order (at least once: a rejoining agent dedupes by
+//     action_id).
+//   - Ownership. The first action.submit in a conversation (payload.context
+//     .context_id) fixes its owner (context.owner_id, else src); afterwards
+//     only the owner relays in it.
+//   - Loop guard. A reply to an action that was itself a reply is rejected
+//     (action.result "rejected") rather than delivered; MayRelay gives the
+//     runtime the same kind-based rule.
+//   - Duplicates. A command repeated with the same idempotency_key (for
+//     action.submit, the group_id when no key is set) gets the first reply
+//     again with status "duplicate" and changes nothing.
+//   - seq on requests. A connection's seq values must increase; a stale one is
+//     refused.
+//
+// # Slow consumers and limits
+//
+// Pushes never block the broker. Each connection and stream has a bounded
+// queue (Options.QueueLen); a consumer that falls that far behind is
+// disconnected and resumes from its last seq (events.stream "after", SSE
+// Last-Event-ID). Sessions keep Options.HistoryLimit events. Lines and HTTP
+// bodies are capped at Options.MaxFrameBytes. Nothing is durable: state
+// lives in memory for the life of the process.
+package envelope

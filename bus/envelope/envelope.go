@@ -1,0 +1,310 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Version is the only envelope version this package speaks.
+const Version = 1
+
+// TimeFormat is the wire form of ts: UTC, milliseconds, a Z.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// BusSrc is the src of envelopes the broker itself writes.
+const BusSrc = "bus"
+
+// Envelope is one v1 frame. Optional fields are omitted when empty, never
+// sent as null.
+type Envelope struct {
+	V              int             `json:"v"`
+	Type           string          `json:"type"`
+	ID             string          `json:"id"`
+	TS             string          `json:"ts"`
+	Src            string          `json:"src"`
+	Dst            string          `json:"dst,omitempty"`
+	Session        string          `json:"session,omitempty"`
+	Seq            int64           `json:"seq,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Corr           string          `json:"corr,omitempty"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Status         string          `json:"status,omitempty"`
+	Error          *Error          `json:"error,omitempty"`
+}
+
+// Error is the error object of a reply whose status is "error".
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return e.Code + ": " + e.Message + " (" + e.Detail + ")"
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Error codes. Clients treat any reply with status "error" as a failure; the
+// code says which kind.
+const (
+	CodeInvalidJSON    = "invalid_json"
+	CodeInvalidRequest = "invalid_request"
+	CodeUnknownType    = "unknown_type"
+	CodeNotFound       = "not_found"
+	CodeForbidden      = "forbidden"
+	CodeConflict       = "conflict"
+	CodeTooLarge       = "too_large"
+	CodeSlowConsumer   = "slow_consumer"
+)
+
+// Reply statuses. Anything but StatusError is a success.
+const (
+	StatusOK        = "ok"
+	StatusDuplicate = "duplicate"
+	StatusError     = "error"
+)
+
+// Command and event types.
+const (
+	TypeSessionCreate  = "session.create"
+	TypeSessionList    = "session.list"
+	TypeSessionClose   = "session.close"
+	TypeAgentAdd       = "agent.add"
+	TypeAgentRemove    = "agent.remove"
+	TypeAgentList      = "agent.list"
+	TypeAgentUpdate    = "agent.update"
+	TypeMessageCreated = "message.created"
+	TypeActionSubmit   = "action.submit"
+	TypeActionResult   = "action.result"
+	TypeTaskUpdated    = "task.updated"
+	TypeTaskDone       = "task.done"
+	TypeEventsHistory  = "events.history"
+	TypeEventsStream   = "events.stream"
+
+	// Events the broker writes into a session's log.
+	TypeSessionCreated = "session.created"
+	TypeSessionClosed  = "session.closed"
+	TypeAgentAdded     = "agent.added"
+	TypeAgentRemoved   = "agent.removed"
+	TypeAgentUpdated   = "agent.updated"
+	TypeEventsRecord   = "events.record"
+	TypeError          = "error"
+)
+
+// NewID returns a fresh envelope id (a random UUID).
+func NewID() string { return uuid.NewString() }
+
+// FormatTime renders t in the wire form of ts.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// New returns an envelope of the given type with v, id and ts filled in and
+// payload marshalled (nil payload stays empty).
+func New(typ, src string, payload any) (Envelope, error) {
+	env := Envelope{V: Version, Type: typ, ID: NewID(), TS: FormatTime(time.Now()), Src: src}
+	if payload != nil {
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			return Envelope{}, fmt.Errorf("marshal %s payload: %w", typ, err)
+		}
+		env.Payload = raw
+	}
+	return env, nil
+}
+
+// Err returns the reply's error, or nil when the reply is a success.
+func (e Envelope) Err() error {
+	if e.Status != StatusError {
+		return nil
+	}
+	if e.Error == nil {
+		return &Error{Code: "unknown", Message: "error reply without an error object"}
+	}
+	return e.Error
+}
+
+// Decode unmarshals the payload into v. An empty payload decodes as {}.
+func (e Envelope) Decode(v any) error {
+	if len(e.Payload) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return fmt.Errorf("decode %s payload: %w", e.Type, err)
+	}
+	return nil
+}
+
+// normalizePayload drops a JSON null payload so it is omitted on the wire.
+func normalizePayload(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
+// Payloads of the commands and events. Optional fields are omitted when empty.
+
+// SessionInfo describes one session in replies and session.list.
+type SessionInfo struct {
+	ID        string `json:"id"`
+	Name      string `json:"name,omitempty"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// AgentInfo describes one agent in agent.list and agent events.
+type AgentInfo struct {
+	ID     string `json:"id"`
+	Name   string `json:"name,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// Context ties actions and messages to a conversation.
+type Context struct {
+	ContextID       string `json:"context_id,omitempty"`
+	OwnerID         string `json:"owner_id,omitempty"`
+	ParentMessageID string `json:"parent_message_id,omitempty"`
+}
+
+// Message is the payload of message.created.
+type Message struct {
+	Text            string `json:"text"`
+	Kind            string `json:"kind,omitempty"`
+	ContextID       string `json:"context_id,omitempty"`
+	OwnerID         string `json:"owner_id,omitempty"`
+	ParentMessageID string `json:"parent_message_id,omitempty"`
+	TaskID          string `json:"task_id,omitempty"`
+	ReplyToActionID string `json:"reply_to_action_id,omitempty"`
+	SenderName      string `json:"sender_name,omitempty"`
+}
+
+// Plan is the optional plan of a message action.
+type Plan struct {
+	Steps []string `json:"steps"`
+	Note  string   `json:"note,omitempty"`
+}
+
+// Action is one item of action.submit.
+type Action struct {
+	Type            string `json:"type"`
+	Dst             string `json:"dst"`
+	ActionID        string `json:"action_id"`
+	ActionIndex     *int   `json:"action_index"`
+	Kind            string `json:"kind,omitempty"`
+	Text            string `json:"text,omitempty"`
+	SenderName      string `json:"sender_name,omitempty"`
+	ReplyToActionID string `json:"reply_to_action_id,omitempty"`
+	Plan            *Plan  `json:"plan,omitempty"`
+	Command         string `json:"command,omitempty"`
+	Args            string `json:"args,omitempty"`
+}
+
+// Index returns the action's action_index, or -1 when it is missing.
+func (a Action) Index() int {
+	if a.ActionIndex == nil {
+		return -1
+	}
+	return *a.ActionIndex
+}
+
+// Submit is the payload of action.submit.
+type Submit struct {
+	GroupID string   `json:"group_id"`
+	Actions []Action `json:"actions"`
+	Context *Context `json:"context,omitempty"`
+	TaskID  string   `json:"task_id,omitempty"`
+}
+
+// Action kinds, types and control commands.
+const (
+	ActionMessage = "message"
+	ActionControl = "control"
+
+	KindUser    = "user"
+	KindReply   = "reply"
+	KindControl = "control"
+	KindSystem  = "system"
+
+	CommandNew       = "new"
+	CommandCompact   = "compact"
+	CommandInterrupt = "interrupt"
+	CommandReview    = "review"
+)
+
+// Result statuses of action.result.
+const (
+	ResultAccepted  = "accepted"
+	ResultCompleted = "completed"
+	ResultBlocked   = "blocked"
+	ResultQueued    = "queued"
+	ResultRejected  = "rejected"
+	ResultError     = "error"
+)
+
+// Terminal reports whether status ends an action: completed, rejected and
+// error are terminal; accepted, queued and blocked are not.
+func Terminal(status string) bool {
+	switch status {
+	case ResultCompleted, ResultRejected, ResultError:
+		return true
+	}
+	return false
+}
+
+func validResultStatus(s string) bool {
+	switch s {
+	case ResultAccepted, ResultCompleted, ResultBlocked, ResultQueued, ResultRejected, ResultError:
+		return true
+	}
+	return false
+}
+
+// ResultData carries ids a control command created (e.g. by new).
+type ResultData struct {
+	NewContextID string `json:"new_context_id,omitempty"`
+	NewTaskID    string `json:"new_task_id,omitempty"`
+}
+
+// Result is the payload of action.result.
+type Result struct {
+	GroupID     string      `json:"group_id"`
+	ActionID    string      `json:"action_id"`
+	ActionIndex *int        `json:"action_index"`
+	Status      string      `json:"status"`
+	Detail      string      `json:"detail,omitempty"`
+	Data        *ResultData `json:"data,omitempty"`
+}
+
+// TaskUpdate is the payload of task.updated.
+type TaskUpdate struct {
+	TaskID    string `json:"task_id"`
+	Status    string `json:"status"`
+	ContextID string `json:"context_id,omitempty"`
+	OwnerID   string `json:"owner_id,omitempty"`
+}
+
+// TaskDone is the payload of task.done.
+type TaskDone struct {
+	TaskID    string `json:"task_id"`
+	Summary   string `json:"summary,omitempty"`
+	ContextID string `json:"context_id,omitempty"`
+	OwnerID   string `json:"owner_id,omitempty"`
+}
+
+// Task statuses of task.updated.
+const (
+	TaskStatusRunning = "running"
+	TaskStatusBlocked = "blocked"
+	TaskStatusReady   = "ready"
+	TaskStatusDone    = "done"
+)
+
+// IntPtr returns a pointer to i, for Action.ActionIndex and Result.ActionIndex.
+func IntPtr(i int) *int { return &i }

@@ -1,0 +1,277 @@
+package envelope
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Handler returns the HTTP face:
+//
+//	POST /v1/envelopes              one envelope in, its reply envelope out
+//	GET  /v1/sessions/{id}/events   the session's events as server-sent events
+//
+// and the routes existing clients use: GET /api/health, GET and POST
+// /api/sessions, GET /api/sessions/{id}/agents, POST
+// /api/sessions/{id}/messages and GET /api/sessions/{id}/events.
+//
+// An event stream starts with live events; Last-Event-ID (or ?after=N)
+// replays the retained events after that seq first, and ?after=0 replays all.
+func (b *Broker) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/envelopes", b.httpEnvelope)
+	mux.HandleFunc("GET /v1/sessions/{id}/events", b.httpEvents)
+	mux.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /api/sessions", b.apiListSessions)
+	mux.HandleFunc("POST /api/sessions", b.apiCreateSession)
+	mux.HandleFunc("GET /api/sessions/{id}/agents", b.apiListAgents)
+	mux.HandleFunc("POST /api/sessions/{id}/messages", b.apiPostMessage)
+	mux.HandleFunc("GET /api/sessions/{id}/events", b.httpEvents)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// httpStatus maps a reply to the HTTP status that carries it.
+func httpStatus(reply Envelope) int {
+	if reply.Status != StatusError || reply.Error == nil {
+		return http.StatusOK
+	}
+	switch reply.Error.Code {
+	case CodeInvalidJSON, CodeInvalidRequest, CodeUnknownType:
+		return http.StatusBadRequest
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeForbidden:
+		return http.StatusForbidden
+	case CodeConflict:
+		return http.StatusConflict
+	case CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// readBody reads at most MaxFrameBytes of the request body.
+func (b *Broker) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(b.opts.MaxFrameBytes)))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, errorf(CodeTooLarge, "body longer than %d bytes; send smaller envelopes", b.opts.MaxFrameBytes)
+	}
+	if err != nil {
+		return nil, errorf(CodeInvalidRequest, "read body: %v", err)
+	}
+	return data, nil
+}
+
+func (b *Broker) httpEnvelope(w http.ResponseWriter, r *http.Request) {
+	data, err := b.readBody(w, r)
+	if err != nil {
+		reply := b.errorReply(Envelope{}, err)
+		writeJSON(w, httpStatus(reply), reply)
+		return
+	}
+	env, err := parseEnvelope(data)
+	if err != nil {
+		reply := b.errorReply(env, err)
+		writeJSON(w, httpStatus(reply), reply)
+		return
+	}
+	reply := b.serve(r.Context(), nil, env)
+	writeJSON(w, httpStatus(reply), reply)
+}
+
+// httpEvents streams a session's events as server-sent events: each event's
+// id is its seq, its event name its type, its data the envelope.
+func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	after := int64(-1)
+	from := r.Header.Get("Last-Event-ID")
+	if q := r.URL.Query().Get("after"); from == "" && q != "" {
+		from = q
+	}
+	if from != "" {
+		n, err := strconv.ParseInt(from, 10, 64)
+		if err != nil || n < 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{
+				"error": fmt.Sprintf("Last-Event-ID %q is not an event seq; send the id of the last event you saw", from)})
+			return
+		}
+		after = n
+	}
+	rc := http.NewResponseController(w)
+	out := newOutbox(b.opts.QueueLen)
+	// A consumer that cannot keep up is cut off; it resumes by Last-Event-ID.
+	out.onKill = func() { _ = rc.SetWriteDeadline(time.Now()) }
+	st := &stream{out: out, sse: true}
+	closed, err := b.subscribe(id, after, st)
+	if err != nil {
+		var e *Error
+		errors.As(err, &e)
+		code := http.StatusNotFound
+		if e.Code == CodeSlowConsumer {
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, map[string]string{"error": e.Message})
+		return
+	}
+	defer b.unsubscribe(id, st)
+	if closed {
+		out.finish()
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	write := func(e Envelope) bool {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return false
+		}
+		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)
+		return err == nil
+	}
+	for {
+		select {
+		case e := <-out.ch:
+			if !write(e) {
+				return
+			}
+			if len(out.ch) == 0 && rc.Flush() != nil {
+				return
+			}
+		case <-out.finished:
+			for _, e := range out.drain() {
+				if !write(e) {
+					return
+				}
+			}
+			_ = rc.Flush()
+			return
+		case <-out.dead:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// apiSrc is the src of envelopes made for the /api routes.
+const apiSrc = "http"
+
+func (b *Broker) apiCall(ctx context.Context, typ, sess string, payload any) Envelope {
+	env, err := New(typ, apiSrc, payload)
+	if err != nil {
+		return b.errorReply(Envelope{Type: typ}, err)
+	}
+	env.Session = sess
+	return b.serve(ctx, nil, env)
+}
+
+func writeAPIError(w http.ResponseWriter, reply Envelope) {
+	writeJSON(w, httpStatus(reply), map[string]string{"error": reply.Error.Message})
+}
+
+func (b *Broker) apiListSessions(w http.ResponseWriter, r *http.Request) {
+	reply := b.apiCall(r.Context(), TypeSessionList, "", nil)
+	if reply.Err() != nil {
+		writeAPIError(w, reply)
+		return
+	}
+	writeJSON(w, http.StatusOK, reply.Payload)
+}
+
+func (b *Broker) apiCreateSession(w http.ResponseWriter, r *http.Request) {
+	data, err := b.readBody(w, r)
+	if err != nil {
+		writeAPIError(w, b.errorReply(Envelope{}, err))
+		return
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	if len(strings.TrimSpace(string(data))) > 0 {
+		if err := json.Unmarshal(data, &p); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("body is not a JSON object like {\"name\": \"...\"}: %v", err)})
+			return
+		}
+	}
+	reply := b.apiCall(r.Context(), TypeSessionCreate, "", p)
+	if reply.Err() != nil {
+		writeAPIError(w, reply)
+		return
+	}
+	writeJSON(w, http.StatusCreated, reply.Payload)
+}
+
+func (b *Broker) apiListAgents(w http.ResponseWriter, r *http.Request) {
+	reply := b.apiCall(r.Context(), TypeAgentList, r.PathValue("id"), nil)
+	if reply.Err() != nil {
+		writeAPIError(w, reply)
+		return
+	}
+	writeJSON(w, http.StatusOK, reply.Payload)
+}
+
+func (b *Broker) apiPostMessage(w http.ResponseWriter, r *http.Request) {
+	data, err := b.readBody(w, r)
+	if err != nil {
+		writeAPIError(w, b.errorReply(Envelope{}, err))
+		return
+	}
+	var p struct {
+		Text     string   `json:"text"`
+		AgentIDs []string `json:"agent_ids"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "missing text or agent_ids"})
+		return
+	}
+	if strings.TrimSpace(p.Text) == "" || len(p.AgentIDs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "missing text or agent_ids"})
+		return
+	}
+	sess := r.PathValue("id")
+	var ids []string
+	for _, dst := range p.AgentIDs {
+		env, err := New(TypeMessageCreated, apiSrc, Message{Text: p.Text, Kind: KindUser})
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		env.Session, env.Dst = sess, dst
+		reply := b.serve(r.Context(), nil, env)
+		if e := reply.Error; e != nil {
+			if e.Code == CodeNotFound && strings.HasPrefix(e.Message, "no agent") {
+				continue
+			}
+			writeAPIError(w, reply)
+			return
+		}
+		ids = append(ids, env.ID)
+	}
+	if len(ids) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "agent_ids not found"})
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": "accepted", "message_ids": ids})
+}
