@@ -9,9 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/plans"
@@ -280,27 +278,6 @@ func TestStartWorkInterruptPausesAndStopsProcessGroup(t *testing.T) {
 	writePlan(t, project, "p", strings.Replace(readPlan(t, project, "p"), "sleep 300 & echo $! > child.pid; echo started; wait", "true", 1))
 	if res := start(t, context.Background(), project, "", rec2); res.Status != StatusDone {
 		t.Fatalf("resume = %s (%v), want done", res.Status, res.Err)
-	}
-}
-
-// waitGone waits for a process to disappear; the deadline only guards
-// against a hang.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		// A zombie (reparented to init in a container without a reaper) is dead too.
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), ") Z") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running after the run paused", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
