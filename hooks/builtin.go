@@ -49,7 +49,7 @@ func BuiltinHooks(cfg BuiltinConfig) []Registered {
 		plugins.Hook
 		registered() Registered
 	}{
-		NewStartWork(src, cfg.ProjectDir),
+		NewStartWork(cfg.ProjectDir),
 		NewPatternMDOnly(cfg.PatternAgent, cfg.ProjectDir),
 		NewKeywordDetector(),
 		NewContextWindowMonitor(cfg.ContextWarnRatio, cfg.ContextCompactRatio),

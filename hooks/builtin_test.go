@@ -2,14 +2,16 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -86,113 +88,99 @@ func plan(name string, completed, total int) PlanInfo {
 	return p
 }
 
+// planFile renders a plan with done of total tasks ticked.
+func planFile(done, total int) string {
+	var b strings.Builder
+	b.WriteString("# Plan\n\n## TODOs\n\n")
+	for i := 1; i <= total; i++ {
+		mark := " "
+		if i <= done {
+			mark = "x"
+		}
+		fmt.Fprintf(&b, "- [%s] %d. Task %d\n", mark, i, i)
+	}
+	return b.String()
+}
+
+// startWorkProject writes plans (name -> done/total) oldest first, so that
+// the last one listed is the newest, and an optional state naming active.
+func startWorkProject(t *testing.T, ps [][3]any, active string) string {
+	t.Helper()
+	dir := t.TempDir()
+	plansDir := filepath.Join(dir, ".weave", "plans")
+	if err := os.MkdirAll(plansDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour)
+	for i, p := range ps {
+		path := filepath.Join(plansDir, p[0].(string)+".md")
+		if err := os.WriteFile(path, []byte(planFile(p[1].(int), p[2].(int))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mt := base.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(path, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if active != "" {
+		st := &plans.State{SchemaVersion: 1, ActivePlan: filepath.Join(plansDir, active+".md"), PlanName: active}
+		if err := plans.NewStore(filepath.Join(dir, ".weave")).Save(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func TestStartWork(t *testing.T) {
-	oauth := plan("oauth2-login", 3, 5)
-	dark := plan("dark-mode", 0, 2)
-	done := plan("setup", 4, 4)
+	oauth := [3]any{"oauth2-login", 3, 5}
+	dark := [3]any{"dark-mode", 0, 2}
+	done := [3]any{"setup", 4, 4}
+	modify := func(name, mode string, completed, total int, ctx string) plugins.Decision {
+		return plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": "<project>/.weave/plans/" + name + ".md", "plan_name": name, "mode": mode, "completed": completed, "total": total}, Context: ctx}
+	}
 	tests := []struct {
-		name  string
-		src   *memPlans
-		args  string
-		want  plugins.Decision
-		wantE string
+		name   string
+		plans  [][3]any
+		active string
+		args   string
+		want   plugins.Decision
+		// blockHas is a piece of the block reason.
+		blockHas string
 	}{
-		{
-			name: "name: exact match",
-			src:  &memPlans{plans: []PlanInfo{dark, oauth}},
-			args: "OAuth2-Login",
-			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": oauth.Path, "plan_name": "oauth2-login", "mode": "start", "completed": 3, "total": 5},
-				Context: "Starting plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"},
-		},
-		{
-			name: "name: substring",
-			src:  &memPlans{plans: []PlanInfo{dark, oauth}},
-			args: "dark",
-			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": dark.Path, "plan_name": "dark-mode", "mode": "start", "completed": 0, "total": 2},
-				Context: "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1"},
-		},
-		{
-			name: "name: the active plan resumes",
-			src:  &memPlans{plans: []PlanInfo{dark, oauth}, state: WorkState{ActivePlan: oauth.Path}},
-			args: "oauth2-login",
-			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": oauth.Path, "plan_name": "oauth2-login", "mode": "resume", "completed": 3, "total": 5},
-				Context: "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"},
-		},
-		{
-			name: "name: complete",
-			src:  &memPlans{plans: []PlanInfo{done, oauth}},
-			args: "setup",
-			want: block("plan setup is already complete (4/4 tasks); nothing to do"),
-		},
-		{
-			name: "name: not found lists the incomplete plans",
-			src:  &memPlans{plans: []PlanInfo{dark, done, oauth}},
-			args: "auth-v2",
-			want: block(`no plan named "auth-v2" in .weave/plans/ (incomplete: dark-mode 0/2, oauth2-login 3/5)`),
-		},
-		{
-			name: "name: not found, all complete",
-			src:  &memPlans{plans: []PlanInfo{done}},
-			args: "x",
-			want: block(`no plan named "x" in .weave/plans/ (all complete: setup 4/4)`),
-		},
-		{
-			name: "name: not found, no plans",
-			src:  &memPlans{},
-			args: "x",
-			want: block(`no plan named "x" in .weave/plans/; there are no plans yet`),
-		},
-		{
-			name: "no name: resume the active plan",
-			src:  &memPlans{plans: []PlanInfo{dark, oauth}, state: WorkState{ActivePlan: oauth.Path, Paused: true}},
-			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": oauth.Path, "plan_name": "oauth2-login", "mode": "resume", "completed": 3, "total": 5},
-				Context: "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"},
-		},
-		{
-			name: "no name: active plan complete, sole incomplete plan starts",
-			src:  &memPlans{plans: []PlanInfo{done, dark}, state: WorkState{ActivePlan: done.Path}},
-			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": dark.Path, "plan_name": "dark-mode", "mode": "start", "completed": 0, "total": 2},
-				Context: "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1"},
-		},
-		{
-			name: "no name: active plan vanished",
-			src:  &memPlans{plans: []PlanInfo{dark}, state: WorkState{ActivePlan: "/p/.weave/plans/gone.md"}},
-			want: plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": dark.Path, "plan_name": "dark-mode", "mode": "start", "completed": 0, "total": 2},
-				Context: "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1"},
-		},
-		{
-			name: "no name: several incomplete",
-			src:  &memPlans{plans: []PlanInfo{dark, done, oauth}},
-			want: block("several plans are incomplete; pick one with `weave start-work NAME`: dark-mode 0/2, oauth2-login 3/5"),
-		},
-		{
-			name: "no name: all complete",
-			src:  &memPlans{plans: []PlanInfo{done}},
-			want: block("every plan is complete (setup 4/4); write a new plan in .weave/plans/"),
-		},
-		{
-			name: "no name: no plans",
-			src:  &memPlans{},
-			want: block("no plans in .weave/plans/; write one there (`weave init` creates a sample)"),
-		},
-		{
-			name:  "unreadable state is an error, not a decision",
-			src:   &memPlans{err: errors.New("permission denied")},
-			wantE: "read work state: permission denied",
-		},
+		{name: "name: exact match", plans: [][3]any{dark, oauth}, args: "OAuth2-Login",
+			want: modify("oauth2-login", "start", 3, 5, "Starting plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4")},
+		{name: "name: substring", plans: [][3]any{dark, oauth}, args: "dark",
+			want: modify("dark-mode", "start", 0, 2, "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1")},
+		{name: "name: the active plan resumes", plans: [][3]any{dark, oauth}, active: "oauth2-login", args: "oauth2-login",
+			want: modify("oauth2-login", "resume", 3, 5, "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4")},
+		{name: "name: complete", plans: [][3]any{done, oauth}, args: "setup", blockHas: `plan "setup" is already complete (4/4 tasks)`},
+		{name: "name: not found lists the incomplete plans", plans: [][3]any{dark, done, oauth}, args: "auth-v2", blockHas: `no plan named "auth-v2"`},
+		{name: "name: not found, no plans", args: "x", blockHas: `no plan named "x" in .weave/plans (no incomplete plans)`},
+		{name: "no name: resume the active plan", plans: [][3]any{oauth, dark}, active: "oauth2-login",
+			want: modify("oauth2-login", "resume", 3, 5, "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4")},
+		{name: "no name: active plan complete, sole incomplete plan starts", plans: [][3]any{done, dark}, active: "setup",
+			want: modify("dark-mode", "start", 0, 2, "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1")},
+		{name: "no name: active plan vanished", plans: [][3]any{dark}, active: "gone",
+			want: modify("dark-mode", "start", 0, 2, "Starting plan dark-mode: 0/2 tasks done. Continue from the first unchecked task: 1. Task 1")},
+		{name: "no name: several incomplete", plans: [][3]any{dark, done, oauth}, blockHas: "more than one plan could run"},
+		{name: "no name: all complete", plans: [][3]any{done}, blockHas: "every plan is complete"},
+		{name: "no name: no plans", blockHas: "no plans in .weave/plans"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := NewStartWork(tt.src, "/p")
-			got, err := h.Handle(context.Background(), plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "start-work", Arguments: tt.args})
-			if tt.wantE != "" {
-				if err == nil || err.Error() != tt.wantE {
-					t.Fatalf("Handle() error = %v, want %q", err, tt.wantE)
+			project := startWorkProject(t, tt.plans, tt.active)
+			got, err := NewStartWork(project).Handle(context.Background(), plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "start-work", Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.blockHas != "" {
+				if got.Action != plugins.Block || !strings.Contains(got.Reason, tt.blockHas) {
+					t.Fatalf("Handle(start-work %q) = %s %q, want a block saying %q", tt.args, got.Action, got.Reason, tt.blockHas)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
+			if p, ok := got.Args["plan_path"].(string); ok {
+				got.Args["plan_path"] = strings.Replace(p, project, "<project>", 1)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Handle(start-work %q) mismatch (-want +got):\n%s", tt.args, diff)
@@ -200,18 +188,19 @@ func TestStartWork(t *testing.T) {
 		})
 	}
 	t.Run("other commands pass", func(t *testing.T) {
-		got := handle(t, NewStartWork(&memPlans{}, "/p"), plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "status"})
+		got := handle(t, NewStartWork(t.TempDir()), plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "status"})
 		if got.Action != plugins.Allow {
 			t.Errorf("Handle(status) = %s, want allow", got.Action)
 		}
 	})
 	t.Run("failure blocks the start", func(t *testing.T) {
-		out, err := RunOne(context.Background(), NewStartWork(&memPlans{err: errors.New("disk on fire")}, "/p").registered(),
+		// No .weave/plans at all: resolving fails, and the hook fails closed.
+		out, err := RunOne(context.Background(), NewStartWork(t.TempDir()).registered(),
 			plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "start-work"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !out.Blocked() || !strings.Contains(out.Reason, "disk on fire") {
+		if !out.Blocked() || !strings.Contains(out.Reason, "weave init") {
 			t.Errorf("RunOne() = %s %q, want a block naming the failure", out.Action, out.Reason)
 		}
 	})

@@ -1,5 +1,3 @@
-//go:build weave_plans
-
 package hooks
 
 import (

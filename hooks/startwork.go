@@ -2,10 +2,11 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -22,21 +23,20 @@ const (
 )
 
 // StartWork resolves the plan of `start-work [name]` on
-// command.execute.before. With a name: that plan (exact case-insensitive
-// name, else the newest plan whose name contains it), unless it is complete
-// or missing. Without one: the plan in state.json if it is incomplete, else
-// the sole incomplete plan; several or none are listed. A resolved plan is a
-// Modify whose Args carry plan_path, plan_name, mode (start or resume),
-// completed and total; anything else is a Block whose reason tells the user
-// what to do.
+// command.execute.before, by the one decision procedure of plans.Resolve:
+// with a name, that plan (exact case-insensitive name, else the newest plan
+// whose name contains it); without one, the plan in state.json if it is
+// incomplete, else the sole incomplete plan. A resolved plan is a Modify
+// whose Args carry plan_path, plan_name, mode (start or resume), completed
+// and total; anything else (complete, not found, several, none) is a Block
+// whose reason tells the user what to do.
 type StartWork struct {
-	src     PlanSource
 	project string
 }
 
 // NewStartWork returns the hook; project is used when an event has no cwd.
-func NewStartWork(src PlanSource, project string) *StartWork {
-	return &StartWork{src: src, project: project}
+func NewStartWork(project string) *StartWork {
+	return &StartWork{project: project}
 }
 
 func (h *StartWork) info() plugins.Info {
@@ -58,79 +58,21 @@ func (h *StartWork) Handle(ctx context.Context, ev plugins.Event) (plugins.Decis
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	state, err := h.src.State(ctx, project)
+	state, _, err := plans.NewStore(filepath.Join(project, ".weave")).Load()
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("read work state: %w", err)
 	}
-	if name := strings.TrimSpace(ev.Arguments); name != "" {
-		return h.named(ctx, project, name, state)
-	}
-	if state.ActivePlan != "" {
-		p, err := h.src.Plan(ctx, state.ActivePlan)
-		// A vanished or unreadable active plan is not fatal: fall back to
-		// the plans on disk, which are the truth.
-		if err == nil && !p.Complete() {
-			return resolved(p, StartModeResume), nil
-		}
-	}
-	all, err := h.src.Discover(ctx, project)
+	res, err := plans.Resolve(project, strings.TrimSpace(ev.Arguments), state)
 	if err != nil {
-		return plugins.Decision{}, fmt.Errorf("list plans: %w", err)
+		return plugins.Decision{}, fmt.Errorf("resolve plan: %w", err)
 	}
-	incomplete := incompletePlans(all)
-	switch {
-	case len(incomplete) == 1:
-		return resolved(incomplete[0], StartModeStart), nil
-	case len(incomplete) > 1:
-		return block("several plans are incomplete; pick one with `weave start-work NAME`: " + listPlans(incomplete)), nil
-	case len(all) > 0:
-		return block("every plan is complete (" + listPlans(all) + "); write a new plan in .weave/plans/"), nil
+	switch res.Verdict {
+	case plans.VerdictStart:
+		return resolved(planInfo(res.Plan), StartModeStart), nil
+	case plans.VerdictResume:
+		return resolved(planInfo(res.Plan), StartModeResume), nil
 	}
-	return block("no plans in .weave/plans/; write one there (`weave init` creates a sample)"), nil
-}
-
-func (h *StartWork) named(ctx context.Context, project, name string, state WorkState) (plugins.Decision, error) {
-	p, err := h.src.Find(ctx, project, name)
-	if errors.Is(err, ErrNoPlan) {
-		all, derr := h.src.Discover(ctx, project)
-		if derr != nil {
-			return plugins.Decision{}, fmt.Errorf("list plans: %w", derr)
-		}
-		msg := fmt.Sprintf("no plan named %q in .weave/plans/", name)
-		switch inc := incompletePlans(all); {
-		case len(inc) > 0:
-			msg += " (incomplete: " + listPlans(inc) + ")"
-		case len(all) > 0:
-			msg += " (all complete: " + listPlans(all) + ")"
-		default:
-			msg += "; there are no plans yet"
-		}
-		return block(msg), nil
-	}
-	if err != nil {
-		return plugins.Decision{}, fmt.Errorf("find plan %q: %w", name, err)
-	}
-	if p.Complete() {
-		return block(fmt.Sprintf("plan %s is already complete (%s tasks); nothing to do", p.Name, p.progress())), nil
-	}
-	if p.Total == 0 {
-		return block(fmt.Sprintf("plan %s has no tasks; add `- [ ]` items under ## TODOs", p.Name)), nil
-	}
-	mode := StartModeStart
-	if state.ActivePlan == p.Path {
-		mode = StartModeResume
-	}
-	return resolved(p, mode), nil
-}
-
-func incompletePlans(all []PlanInfo) []PlanInfo {
-	var out []PlanInfo
-	for _, p := range all {
-		if !p.Complete() && p.Total > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
+	return block(res.Message()), nil
 }
 
 func resolved(p PlanInfo, mode string) plugins.Decision {

@@ -130,7 +130,7 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	}
 	r.res.Resolution = res
 	switch res.Verdict {
-	case plans.VerdictComplete:
+	case plans.VerdictComplete, plans.VerdictAllComplete:
 		r.res.Status, r.res.Plan = StatusComplete, res.Plan
 		return r.res, nil
 	case plans.VerdictNotFound:

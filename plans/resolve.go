@@ -23,6 +23,8 @@ const (
 	VerdictNotFound Verdict = "not-found"
 	// Choose: no name and no single candidate; Plans lists them all.
 	VerdictChoose Verdict = "choose"
+	// AllComplete: no name was given and every plan is complete.
+	VerdictAllComplete Verdict = "all-complete"
 	// None: there is no plan at all.
 	VerdictNone Verdict = "none"
 )
@@ -41,7 +43,8 @@ type Resolution struct {
 // Resolve runs the start-work decision procedure. With a name it picks that
 // plan (see Find). Without one it resumes the plan recorded in st when that
 // plan still exists and is incomplete, else starts the only incomplete plan,
-// else asks the user to choose among the plans, else reports there are none.
+// else asks the user to choose among the plans (or says they are all
+// complete), else reports there are none.
 // st may be nil.
 func Resolve(project, name string, st *State) (Resolution, error) {
 	if name != "" {
@@ -78,7 +81,10 @@ func Resolve(project, name string, st *State) (Resolution, error) {
 	if len(all) == 0 {
 		return Resolution{Verdict: VerdictNone}, nil
 	}
-	if open := incomplete(all); len(open) == 1 {
+	switch open := incomplete(all); len(open) {
+	case 0:
+		return Resolution{Verdict: VerdictAllComplete, Plans: all}, nil
+	case 1:
 		return Resolution{Verdict: VerdictStart, Plan: open[0]}, nil
 	}
 	return Resolution{Verdict: VerdictChoose, Plans: all}, nil
@@ -101,6 +107,9 @@ func (r Resolution) Message() string {
 		}
 	case VerdictChoose:
 		b.WriteString("more than one plan could run; name one with `weave start-work NAME`:")
+		writePlanList(&b, r.Plans)
+	case VerdictAllComplete:
+		b.WriteString("every plan is complete; write a new plan in .weave/plans:")
 		writePlanList(&b, r.Plans)
 	case VerdictNone:
 		b.WriteString("no plans in .weave/plans; write one there (or run `weave init` for a sample)")
