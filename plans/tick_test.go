@@ -198,3 +198,7 @@ func TestSetDoneErrors(t *testing.T) {
 		t.Errorf("file changed, want it untouched")
 	}
 }
+
+func writeFileForBench(path string, src []byte) error {
+	return os.WriteFile(path, src, 0o644)
+}
