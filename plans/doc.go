@@ -14,7 +14,16 @@
 // "[ ]" (open), "[x]" or "[X]" (done), in a "-", "*" or "+" bullet list or an
 // ordered list ("1." or "1)"):
 //
+//	## TODOs
+//
 //	- [ ] 3. Add the callback handler [category: backend]
+//	  **What**: Exchange the code for a token.
+//	  **Files**: `web/callback.go` (new), `web/routes.go`
+//	  **Acceptance**: a valid code signs the user in
+//
+//	  ```sh verify
+//	  go test ./web -run Callback
+//	  ```
 //
 // Task items count wherever they are in the document, with these exceptions:
 //
