@@ -338,6 +338,10 @@ func (ps *parseState) itemEnd(item ast.Node) int {
 			end = max(end, ps.fencedEnd(fc))
 			return ast.WalkSkipChildren, nil
 		}
+		// An HTML block's closing line ("-->") is not among its lines.
+		if hb, ok := n.(*ast.HTMLBlock); ok && hb.HasClosure() {
+			end = max(end, ps.lineEnd(ps.base+max(hb.ClosureLine.Start, hb.ClosureLine.Stop-1)))
+		}
 		if l := n.Lines(); l != nil && l.Len() > 0 {
 			last := l.At(l.Len() - 1)
 			end = max(end, ps.lineEnd(max(ps.base+last.Stop-1, ps.base+last.Start)))

@@ -447,3 +447,14 @@ func TestParseWhatIsATask(t *testing.T) {
 		})
 	}
 }
+
+func TestParseItemRangeWithHTML(t *testing.T) {
+	src := "- [ ] 1. one\n  <!--\n  note\n  -->\n- [ ] 2. two\n"
+	p := Parse([]byte(src))
+	if len(p.Tasks) != 2 {
+		t.Fatalf("got %d tasks, want 2", len(p.Tasks))
+	}
+	if got, want := src[p.Tasks[0].Start:p.Tasks[0].End], "- [ ] 1. one\n  <!--\n  note\n  -->\n"; got != want {
+		t.Errorf("src[Start:End] = %q, want %q", got, want)
+	}
+}
