@@ -39,6 +39,12 @@ const setRetries = 5
 // short window in which a concurrent edit could be overwritten. Callers in
 // one process must not tick the same file concurrently.
 func SetDone(path string, t Task, done bool) (*Plan, error) {
+	return setDone(path, t, done, nil)
+}
+
+// setDone is SetDone with a hook that runs just before the file is checked
+// for concurrent changes, so tests can make one.
+func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) {
 	for range setRetries {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -60,6 +66,9 @@ func SetDone(path string, t Task, done bool) (*Plan, error) {
 			return p, nil
 		}
 		// Start over if someone wrote the file while we worked on it.
+		if beforeCheck != nil {
+			beforeCheck()
+		}
 		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) {
 			continue
 		}
