@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 
@@ -52,7 +53,8 @@ func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) 
 		}
 		out, p, err := setMark(src, t, done)
 		if err != nil {
-			if gone, ok := err.(*TaskGoneError); ok {
+			var gone *TaskGoneError
+			if errors.As(err, &gone) {
 				gone.Path = path
 			}
 			return nil, err
