@@ -1,9 +1,6 @@
 package plans
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // newMarkers are the annotations that mark a Files entry as created by the
 // task, matched case-insensitively anywhere after the path.
@@ -15,8 +12,6 @@ var (
 	newPrefixes   = []string{"create", "new", "add"}
 	otherPrefixes = []string{"modify", "edit", "update", "change", "delete", "remove", "read", "test"}
 )
-
-var lineSuffixRe = regexp.MustCompile(`(:\d+(-\d+)?(,\d+(-\d+)?)*|#L\d+(-L?\d+)?)$`)
 
 // parseFileRefs splits a Files field into entries: one per line and per
 // comma. An entry's path is its first `backticked` span, else its first
@@ -87,12 +82,24 @@ func parseFileRef(e string) (FileRef, bool) {
 		}
 		r.Path = strings.Trim(f[0], "`*_\"'")
 	}
-	r.Path = strings.TrimRight(lineSuffixRe.ReplaceAllString(strings.TrimSpace(r.Path), ""), ".,;:")
+	r.Path = strings.TrimRight(trimLineRef(strings.TrimSpace(r.Path)), ".,;:")
 	switch strings.ToLower(r.Path) {
 	case "", "n/a", "na", "none", "-", "—", "(none)":
 		return FileRef{}, false
 	}
 	return r, true
+}
+
+// trimLineRef drops a line reference from a path: "a.go:12", "a.go:12-40",
+// "a.go:3,9" or "a.go#L12-L20".
+func trimLineRef(p string) string {
+	if i := strings.LastIndex(p, "#L"); i > 0 && strings.Trim(p[i+2:], "0123456789-L") == "" {
+		return p[:i]
+	}
+	if i := strings.IndexByte(p, ':'); i > 0 && i+1 < len(p) && strings.Trim(p[i+1:], "0123456789-,") == "" {
+		return p[:i]
+	}
+	return p
 }
 
 func contains(list []string, s string) bool {

@@ -411,3 +411,50 @@ func TestProgressAndNext(t *testing.T) {
 		}
 	}
 }
+
+func TestParseWhatIsATask(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"bullets", "- [ ] a\n* [ ] b\n+ [ ] c\n", []string{"a", "b", "c"}},
+		{"ordered", "1. [ ] a\n2) [x] b\n", []string{"a", "b"}},
+		{"html comment", "<!--\n- [ ] hidden\n-->\n- [ ] shown\n", []string{"shown"}},
+		{"fenced code", "~~~\n- [ ] no\n~~~\n- [ ] yes\n", []string{"yes"}},
+		{"indented code", "para\n\n    - [ ] no\n\n- [ ] yes\n", []string{"yes"}},
+		{"nested in task", "- [ ] parent\n  - [ ] child\n  1. [ ] child 2\n", []string{"parent"}},
+		{"nested in plain bullet", "- plain\n  - [ ] child\n", []string{"child"}},
+		{"tab mark", "- [\t] no\n- [ ] yes\n", []string{"yes"}},
+		{"colon after box", "- [ ]: no\n- [x]: no\n- [ ] yes: ok\n", []string{"yes: ok"}},
+		{"no box", "- [] no\n- [ x] no\n- [xx] no\n- x [ ] no\n", nil},
+		{"escaped box", "- \\[ ] no\n", nil},
+		{"quoted list", "> - [ ] q\n>   - [ ] nested\n", []string{"q"}},
+		{"tags removed", "- [ ] 4. Do [category: ops] it [prio: 1]\n", []string{"Do it"}},
+		{"lazy line is not title", "- [ ] first\nsecond\n", []string{"first"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Parse([]byte(tt.src))
+			var got []string
+			for _, tk := range p.Tasks {
+				got = append(got, tk.Title)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse(%q) titles mismatch (-want +got):\n%s", tt.src, diff)
+			}
+			checkOffsets(t, p)
+		})
+	}
+}
+
+func TestParseItemRangeWithHTML(t *testing.T) {
+	src := "- [ ] 1. one\n  <!--\n  note\n  -->\n- [ ] 2. two\n"
+	p := Parse([]byte(src))
+	if len(p.Tasks) != 2 {
+		t.Fatalf("got %d tasks, want 2", len(p.Tasks))
+	}
+	if got, want := src[p.Tasks[0].Start:p.Tasks[0].End], "- [ ] 1. one\n  <!--\n  note\n  -->\n"; got != want {
+		t.Errorf("src[Start:End] = %q, want %q", got, want)
+	}
+}

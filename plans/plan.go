@@ -39,7 +39,7 @@ type Section struct {
 type Task struct {
 	Index   int    // position among tasks, 0-based
 	Number  int    // N from "- [ ] N. Title" (0 when unnumbered)
-	Title   string // text after the number, without [key: value] tags
+	Title   string // rest of the checkbox line after the number, without [key: value] tags
 	Done    bool   // [x] or [X]
 	Mark    int    // byte offset of the character between the brackets
 	Line    int    // 1-based line of the checkbox
@@ -49,9 +49,8 @@ type Task struct {
 
 	What, Files, Acceptance string // field texts when present, "" otherwise
 	FileRefs                []FileRef
-	Category                string            // from a [category: x] tag
-	Tags                    map[string]string // all [key: value] tags, keys lower-case
-	Blocks                  []Block           // fenced code blocks inside the item, in order
+	Category                string  // from a [category: x] tag
+	Blocks                  []Block // fenced code blocks inside the item, in order
 }
 
 // FileRef is one entry of a task's Files field.

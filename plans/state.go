@@ -166,6 +166,9 @@ func (s *Store) Save(st *State) error {
 	if st.SchemaVersion == 0 {
 		st.SchemaVersion = SchemaVersion
 	}
+	if st.SessionIDs == nil {
+		st.SessionIDs = []string{} // an array in the file, never null
+	}
 	st.UpdatedAt = s.now().UTC()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

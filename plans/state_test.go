@@ -285,3 +285,17 @@ func TestGitHead(t *testing.T) {
 		t.Errorf("GitHead(subdir) = %q, want %q", got, ref)
 	}
 }
+
+func TestStoreSaveMinimal(t *testing.T) {
+	s := newStore(t)
+	if err := s.Save(&State{ActivePlan: "/p/x.md"}); err != nil {
+		t.Fatalf("Save = %v", err)
+	}
+	raw := string(readFile(t, s.Path()))
+	if !strings.Contains(raw, `"session_ids": []`) || strings.Contains(raw, "in_flight") || strings.Contains(raw, "start_sha") {
+		t.Errorf("state.json = %s, want session_ids [] and no empty optional fields", raw)
+	}
+	if err := s.Save(nil); err == nil {
+		t.Errorf("Save(nil) = nil, want an error")
+	}
+}

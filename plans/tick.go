@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 
@@ -39,6 +40,12 @@ const setRetries = 5
 // short window in which a concurrent edit could be overwritten. Callers in
 // one process must not tick the same file concurrently.
 func SetDone(path string, t Task, done bool) (*Plan, error) {
+	return setDone(path, t, done, nil)
+}
+
+// setDone is SetDone with a hook that runs just before the file is checked
+// for concurrent changes, so tests can make one.
+func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) {
 	for range setRetries {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -46,7 +53,8 @@ func SetDone(path string, t Task, done bool) (*Plan, error) {
 		}
 		out, p, err := setMark(src, t, done)
 		if err != nil {
-			if gone, ok := err.(*TaskGoneError); ok {
+			var gone *TaskGoneError
+			if errors.As(err, &gone) {
 				gone.Path = path
 			}
 			return nil, err
@@ -60,6 +68,9 @@ func SetDone(path string, t Task, done bool) (*Plan, error) {
 			return p, nil
 		}
 		// Start over if someone wrote the file while we worked on it.
+		if beforeCheck != nil {
+			beforeCheck()
+		}
 		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) {
 			continue
 		}

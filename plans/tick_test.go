@@ -198,3 +198,48 @@ func TestSetDoneErrors(t *testing.T) {
 		t.Errorf("file changed, want it untouched")
 	}
 }
+
+func writeFileForBench(path string, src []byte) error {
+	return os.WriteFile(path, src, 0o644)
+}
+
+func TestSetDoneConcurrentEdit(t *testing.T) {
+	orig := "- [ ] 1. a\n- [ ] 2. b\n"
+	edited := "# Added while ticking\n\n- [ ] 1. a\n- [ ] 2. b\n"
+	path := writeTemp(t, "p.md", []byte(orig))
+	tk := Parse([]byte(orig)).Tasks[1]
+	edits := 0
+	p, err := setDone(path, tk, true, func() {
+		if edits == 0 {
+			if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		edits++
+	})
+	if err != nil {
+		t.Fatalf("setDone = %v", err)
+	}
+	want := "# Added while ticking\n\n- [ ] 1. a\n- [x] 2. b\n"
+	if got := string(readFile(t, path)); got != want || string(p.Src) != want {
+		t.Errorf("file = %q, want the edit kept and the task ticked: %q", got, want)
+	}
+	if edits != 2 {
+		t.Errorf("the write was checked %d times, want 2 (one retry)", edits)
+	}
+
+	// A file that never settles is refused, not overwritten.
+	n := 0
+	_, err = setDone(path, Parse(readFile(t, path)).Tasks[0], true, func() {
+		n++
+		if err := os.WriteFile(path, []byte(want+strings.Repeat("\n", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "kept changing") {
+		t.Errorf("setDone on a file that keeps changing = %v, want an error", err)
+	}
+	if got := string(readFile(t, path)); got != want+strings.Repeat("\n", n) {
+		t.Errorf("file = %q, want the last edit untouched", got)
+	}
+}

@@ -41,8 +41,8 @@ func (r *Report) warnf(line int, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-// Efforts are the accepted values of **Estimated Effort**.
-var Efforts = []string{"Quick", "Short", "Medium", "Large", "XL"}
+// efforts are the accepted values of **Estimated Effort**.
+var efforts = []string{"Quick", "Short", "Medium", "Large", "XL"}
 
 // templateSections are the sections of the Pattern template, with the
 // heading texts accepted for each.
@@ -80,21 +80,21 @@ func Validate(project string, p *Plan) Report {
 
 	switch {
 	case p.EffortLine == 0:
-		r.warnf(0, "no **Estimated Effort**; add a line like \"**Estimated Effort**: Medium\" under ## TL;DR (one of %s)", strings.Join(Efforts, ", "))
+		r.warnf(0, "no **Estimated Effort**; add a line like \"**Estimated Effort**: Medium\" under ## TL;DR (one of %s)", strings.Join(efforts, ", "))
 	case !knownEffort(p.Effort):
-		r.warnf(p.EffortLine, "unknown **Estimated Effort** %q; use one of %s", p.Effort, strings.Join(Efforts, ", "))
+		r.warnf(p.EffortLine, "unknown **Estimated Effort** %q; use one of %s", p.Effort, strings.Join(efforts, ", "))
 	}
 	return r
 }
 
-// knownEffort accepts a value whose first word is one of Efforts, so that
+// knownEffort accepts a value whose first word is one of efforts, so that
 // "Medium (two days)" is fine.
 func knownEffort(v string) bool {
 	f := strings.FieldsFunc(v, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') })
 	if len(f) == 0 {
 		return false
 	}
-	for _, e := range Efforts {
+	for _, e := range efforts {
 		if strings.EqualFold(f[0], e) {
 			return true
 		}

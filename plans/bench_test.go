@@ -1,0 +1,75 @@
+package plans
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/yuin/goldmark/text"
+)
+
+// genPlan writes a Pattern-template plan with n tasks, every third done.
+func genPlan(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("# Generated plan\n\n## TL;DR\n> **Estimated Effort**: Large\n\n## Context\nGenerated.\n\n## Objectives\n- [ ] all done\n\n## TODOs\n\n")
+	for i := 1; i <= n; i++ {
+		mark := " "
+		if i%3 == 0 {
+			mark = "x"
+		}
+		fmt.Fprintf(&b, "- [%s] %d. Task number %d [category: gen]\n", mark, i, i)
+		fmt.Fprintf(&b, "  **What**: Do thing %d.\n  **Files**: `pkg/f%d.go` (new)\n  **Acceptance**: `go test ./pkg` passes\n\n", i, i)
+	}
+	b.WriteString("## Verification\n- [ ] tests pass\n")
+	return b.Bytes()
+}
+
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{10, 1000, 100000} {
+		src := genPlan(n)
+		b.Run("tasks="+strconv.Itoa(n), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p := Parse(src)
+				if pr := p.Progress(); pr.Total != n {
+					b.Fatalf("Progress().Total = %d, want %d", pr.Total, n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSetDone100000 ticks and unticks a task in the middle of a
+// 100,000-task plan on disk: read, parse, patch one byte, atomic write
+// (with fsyncs).
+func BenchmarkSetDone100000(b *testing.B) {
+	src := genPlan(100000)
+	path := filepath.Join(b.TempDir(), "big.md")
+	if err := writeFileForBench(path, src); err != nil {
+		b.Fatal(err)
+	}
+	tk := Parse(src).Tasks[50000]
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := SetDone(path, tk, !tk.Done)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tk = p.Tasks[tk.Index]
+	}
+}
+
+// BenchmarkGoldmarkFloor is goldmark's block parse of the 1,000-task plan
+// alone: the floor under BenchmarkParse/tasks=1000.
+func BenchmarkGoldmarkFloor(b *testing.B) {
+	src := genPlan(1000)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		mdParser.Parse(text.NewReader(src))
+	}
+}
