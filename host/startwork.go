@@ -265,7 +265,7 @@ func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t 
 			return nil, r.pauseErr(p, "interrupted")
 		}
 		if err == nil {
-			np, terr := plans.SetDone(p.Path, t, true)
+			np, terr := plans.SetDoneIn(p, t, true)
 			var gone *plans.TaskGoneError
 			if errors.As(terr, &gone) {
 				r.st.InFlight = nil

@@ -1,0 +1,45 @@
+package plans
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/weavehq/weave/internal/atomicfile"
+)
+
+// SetDoneIn is SetDone for a task of p, the plan as last read. When the file
+// still holds exactly the bytes p was parsed from, the mark is patched and
+// the new plan is derived from p without parsing the file again: flipping a
+// checkbox between "[ ]" and "[x]" never changes how the rest reads. In any
+// other case it is SetDone, which finds the task again.
+func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
+	if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) {
+		return SetDone(p.Path, t, done)
+	}
+	src, err := os.ReadFile(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
+	}
+	if !bytes.Equal(src, p.Src) {
+		return SetDone(p.Path, t, done)
+	}
+	out, changed := patch(src, t.Mark, done)
+	if !changed {
+		return p, nil
+	}
+	if err := atomicfile.WriteFile(p.Path, out, 0o644); err != nil {
+		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
+	}
+	fi, err := os.Stat(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
+	}
+	np := *p
+	np.Src = out
+	np.Tasks = slices.Clone(p.Tasks)
+	np.Tasks[t.Index].Done = done
+	setFile(&np, p.Path, fi)
+	return &np, nil
+}

@@ -1,0 +1,67 @@
+package plans
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSetDoneInDerivesThePlanAParseWouldGive(t *testing.T) {
+	src := "# P\r\n\r\n## TODOs\r\n\r\n- [ ] 1. Ünï  \r\n- [ ] 2. Two\r\n  - [ ] sub\r\n* [X] 3. Three\r\n"
+	path := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		idx  int
+		done bool
+	}{{1, true}, {0, true}, {1, false}, {2, false}} {
+		got, err := SetDoneIn(p, p.Tasks[tc.idx], tc.done)
+		if err != nil {
+			t.Fatalf("SetDoneIn(task %d, %v) error = %v", tc.idx, tc.done, err)
+		}
+		want, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("SetDoneIn(task %d, %v) plan differs from a fresh parse (-want +got):\n%s", tc.idx, tc.done, diff)
+		}
+		if got.Tasks[tc.idx].Done != tc.done {
+			t.Errorf("task %d Done = %v, want %v", tc.idx, got.Tasks[tc.idx].Done, tc.done)
+		}
+		p = got
+	}
+}
+
+func TestSetDoneInFallsBackWhenTheFileChanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(path, []byte("- [ ] 1. One\n- [ ] 2. Two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An editor inserts a task above: the old offsets are stale.
+	if err := os.WriteFile(path, []byte("- [ ] 0. Zero\n- [ ] 1. One\n- [ ] 2. Two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := SetDoneIn(p, p.Tasks[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "- [ ] 0. Zero\n- [ ] 1. One\n- [x] 2. Two\n" {
+		t.Errorf("file = %q, want task 2 ticked where it now is", b)
+	}
+	if len(got.Tasks) != 3 || !got.Tasks[2].Done {
+		t.Errorf("returned plan = %+v, want the re-read plan", got.Tasks)
+	}
+}
