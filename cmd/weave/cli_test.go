@@ -216,3 +216,62 @@ func TestLiveModelView(t *testing.T) {
 		t.Errorf("View() after task.done = %q, want no current task and 4/5", got)
 	}
 }
+
+func TestHooksListAndTest(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan})
+	cfg := `hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: 'grep -q "rm -rf" && { echo "no rm -rf here" >&2; exit 2; }; exit 0'
+disabled_hooks: [weave.rules-injector]
+`
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "--dir", dir, "hooks", "list", "--json")
+	if code != exitOK {
+		t.Fatalf("hooks list = %d %q", code, errOut)
+	}
+	var list []struct {
+		Name     string `json:"name"`
+		Source   string `json:"source"`
+		Disabled bool   `json:"disabled"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("hooks list --json = %q: %v", out, err)
+	}
+	seen := map[string]string{}
+	for _, l := range list {
+		seen[l.Name] = l.Source
+		if l.Name == "weave.rules-injector" && !l.Disabled {
+			t.Error("weave.rules-injector is listed as enabled; config disables it")
+		}
+	}
+	if seen["command.PreToolUse.1"] != "command" || seen["weave.start-work"] != "builtin" {
+		t.Errorf("hooks list = %v, want the command hook and the built-ins", seen)
+	}
+
+	evFile := filepath.Join(t.TempDir(), "ev.json")
+	write := func(s string) {
+		if err := os.WriteFile(evFile, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A Claude Code hook input, as a pasted sample would be.
+	write(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"session_id":"s1"}`)
+	code, out, errOut = runCLI(t, "--dir", dir, "hooks", "test", "command.PreToolUse.1", "--event", evFile)
+	if code != exitOK || !strings.Contains(out, "decision: block") || !strings.Contains(out, "no rm -rf here") {
+		t.Errorf("hooks test (command) = %d %q %q, want a block with the script's reason", code, out, errOut)
+	}
+	// A built-in runs as a plugin subprocess (this test binary, re-executed).
+	write(`{"name":"chat.message","message":"ulw please","session_id":"s1"}`)
+	code, out, errOut = runCLI(t, "--dir", dir, "hooks", "test", "weave.keyword-detector", "--event", evFile)
+	if code != exitOK || !strings.Contains(out, "decision: allow") || !strings.Contains(out, "keep working until the plan is done") {
+		t.Errorf("hooks test (built-in) = %d %q %q, want allow with the ultrawork context", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "--dir", dir, "hooks", "test", "nope", "--event", evFile); code != exitFailed || !strings.Contains(errOut, "weave hooks list") {
+		t.Errorf("hooks test nope = %d %q, want 1 and a pointer to hooks list", code, errOut)
+	}
+}

@@ -79,6 +79,8 @@ stopped after an interruption or a crash.`,
 		newCmdPlan(g, s),
 		newCmdInit(g, s, nil),
 		newCmdConfig(g, s),
+		newCmdHooks(g, s),
+		newCmdServePlugin(s),
 	)
 	return root
 }

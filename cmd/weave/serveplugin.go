@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/plugins"
+)
+
+// newCmdServePlugin is the hidden command the host re-executes weave with to
+// serve a built-in hook or agent as a plugin, so that built-ins take exactly
+// the path a third-party plugin takes.
+func newCmdServePlugin(s *Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:                plugins.BuiltinCommand + " ID [describe]",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		Args:               argsBetween(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			reg, err := builtinRegistry(os.Getenv(host.ProjectEnv))
+			if err != nil {
+				return err
+			}
+			if code := plugins.ServeBuiltin(reg, args[0], args[1:]); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+}
+
+// builtinRegistry holds every built-in plugin, configured for project (the
+// host passes its project in the environment).
+func builtinRegistry(project string) (*plugins.Registry, error) {
+	cfg, _, err := loadConfig(project, nil)
+	if err != nil {
+		return nil, err
+	}
+	reg := plugins.NewRegistry()
+	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
+		reg.RegisterHook(r.Info.Name, r.Hook)
+	}
+	return reg, nil
+}
