@@ -110,7 +110,7 @@ var promptFS embed.FS
 //     Pattern writes plans but does not execute them, so it cannot tick.
 var (
 	allTools      = ToolNames()
-	readOnlyTools = []string{toolRead, toolGlob, toolGrep, toolWebFetch, toolBash}
+	readOnlyTools = []string{toolRead, toolBash, toolGlob, toolGrep, toolWebFetch}
 )
 
 func without(tools []string, drop ...string) []string {

@@ -142,6 +142,7 @@ func NewGate(cfg *config.Config, logger *slog.Logger, opts ...GateOption) (*Gate
 					row.Narrowed = append(row.Narrowed, t)
 				}
 			}
+			row.Narrowed = inColumnOrder(row.Narrowed)
 			row.Widened = inColumnOrder(row.Widened)
 			if len(row.Widened) > 0 {
 				logger.Warn("capability row widened by config", "agent", r.Name, "added", row.Widened, "row", row.Tools)
