@@ -255,7 +255,18 @@ func (s *Supervisor) call(ctx context.Context, name, method string, f func(*inst
 	}
 	err = f(inst)
 	if errors.Is(err, plugins.ErrPluginUnavailable) {
+		p.stateMu.Lock()
+		if p.inst == inst && p.failed == nil {
+			p.failed = err
+		}
+		p.stateMu.Unlock()
 		inst.dead.Store(true)
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return fmt.Errorf("%w (weave is shutting down)", err)
+		}
 		p.logger.Warn("plugin died during a call", "method", method, "error", err)
 		return fmt.Errorf("%w; weave restarts it on the next call; %s", err, p.stderr.tailText())
 	}
@@ -320,40 +331,48 @@ func (p *supervised) get(ctx context.Context) (*instance, error) {
 
 	p.stateMu.Lock()
 	inst = p.inst
-	p.stateMu.Unlock()
 	if p.disabled != nil {
+		p.stateMu.Unlock()
 		return nil, p.disabled
 	}
 	if inst != nil && !inst.gone() {
+		p.stateMu.Unlock()
 		return inst, nil
 	}
-	if inst != nil {
-		// It died since it was started: reap it and count a restart.
-		inst.kill()
-		p.logger.Warn("plugin exited", "pid", inst.pid, "ran", time.Since(inst.started).Round(time.Millisecond))
-		p.stateMu.Lock()
+	died := inst
+	if died != nil {
+		// It died since it was started: count a restart, unless it had
+		// been running long enough to be called stable.
 		p.inst = nil
-		if time.Since(inst.started) >= p.s.opts.StableAfter {
+		if time.Since(died.started) >= p.s.opts.StableAfter {
 			p.restarts = 0
 		}
 		if p.failed == nil {
 			p.failed = errors.New("the plugin process exited")
 		}
-		p.stateMu.Unlock()
 	}
-
-	if p.failed != nil {
-		p.stateMu.Lock()
+	failed := p.failed
+	var n int
+	if failed != nil {
 		p.restarts++
-		n := p.restarts
+		n = p.restarts
 		if n > p.s.opts.MaxRestarts {
 			p.disabled = fmt.Errorf("plugin %q: %w after %d restarts; last failure: %v; fix it and restart weave; %s",
-				p.entry.Name, ErrPluginDisabled, p.s.opts.MaxRestarts, p.failed, p.stderr.tailText())
-			p.stateMu.Unlock()
-			p.logger.Error("plugin disabled", "restarts", p.s.opts.MaxRestarts, "last_failure", p.failed)
-			return nil, p.disabled
+				p.entry.Name, ErrPluginDisabled, p.s.opts.MaxRestarts, failed, p.stderr.tailText())
+			disabled = p.disabled
 		}
-		p.stateMu.Unlock()
+	}
+	p.stateMu.Unlock()
+
+	if died != nil {
+		died.kill()
+		p.logger.Warn("plugin exited", "pid", died.pid, "ran", time.Since(died.started).Round(time.Millisecond))
+	}
+	if disabled != nil {
+		p.logger.Error("plugin disabled", "restarts", p.s.opts.MaxRestarts, "last_failure", failed)
+		return nil, disabled
+	}
+	if failed != nil {
 		if err := p.backoff(ctx, n); err != nil {
 			return nil, err
 		}

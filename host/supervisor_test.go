@@ -512,3 +512,70 @@ func TestSupervisorRejectsBadEntries(t *testing.T) {
 		t.Errorf("Info(unknown) error = %v, want it to list the plugins", err)
 	}
 }
+
+func TestSupervisorBuiltinThroughTheSameDoor(t *testing.T) {
+	// A built-in entry re-executes the binary with the hidden subcommand;
+	// here the test binary stands in for weave.
+	builtin := func(id string) PluginEntry {
+		e := supEntry(id, plugins.BuiltinCommand, id)
+		e.Source = "builtin"
+		return e
+	}
+	s, _ := newTestSupervisor(t, SupervisorOptions{MaxRestarts: 1}, builtin("hooks.sup-guard"), builtin("agents.sup-tapestry"), builtin("hooks.missing"))
+	ctx := testCtx(t)
+	d, err := s.Hook("hooks.sup-guard").Handle(ctx, bashEvent("rm -rf /"))
+	if err != nil || d.Action != plugins.Block {
+		t.Fatalf("built-in hook Handle = %+v, %v; want block", d, err)
+	}
+	m, err := s.Manifest(ctx, "agents.sup-tapestry")
+	if err != nil || m.Role != "tapestry" || m.Kind != plugins.KindAgent {
+		t.Fatalf("built-in agent Manifest = %+v, %v; want the tapestry agent", m, err)
+	}
+	m, err = DescribePlugin(ctx, builtin("hooks.sup-guard"), os.Environ())
+	if err != nil || m.Name != "sup-hook" {
+		t.Errorf("DescribePlugin(built-in) = %+v, %v; want sup-hook", m, err)
+	}
+	_, err = s.Hook("hooks.missing").Info(ctx)
+	if err == nil || !strings.Contains(err.Error(), `no built-in plugin "hooks.missing" (have: agents.sup-tapestry, hooks.sup-guard)`) {
+		t.Errorf("unknown built-in: error = %v, want the known IDs from its stderr", err)
+	}
+}
+
+func TestPluginServicesAsAgentHost(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{}, supEntry("tapestry", "agent"))
+	sink := newLogSink()
+	var gotCall plugins.ToolCall
+	host := &PluginServices{
+		Logger: slog.New(sink).With("plugin", "tapestry"),
+		ToolFunc: func(_ context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+			gotCall = call
+			return plugins.ToolResult{Output: "gated"}, nil
+		},
+		TickFunc: func(_ context.Context, plan string, task plugins.TaskRef) (plugins.PlanProgress, error) {
+			return plugins.PlanProgress{Plan: plan, Total: 3, Done: task.Number}, nil
+		},
+	}
+	resp, err := s.Agent("tapestry").Handle(testCtx(t), host, plugins.AgentRequest{Prompt: "go vet", Plan: "p", Task: &plugins.TaskRef{Number: 2}})
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	// No ModelFunc: the agent sees ErrNoModel.
+	if want := "tool:gated model-unconfigured:true progress:2/3"; resp.Output != want {
+		t.Errorf("Handle output = %q, want %q", resp.Output, want)
+	}
+	if gotCall.Tool != plugins.ToolBash || gotCall.Args["command"] != "go vet" {
+		t.Errorf("tool call = %+v, want bash go vet", gotCall)
+	}
+	if attrs := sink.waitFor(t, "ran go vet"); attrs["plugin"] != "tapestry" {
+		t.Errorf("plugin log attrs = %v, want plugin=tapestry", attrs)
+	}
+
+	empty := &PluginServices{}
+	res, err := empty.CallTool(testCtx(t), plugins.ToolCall{Tool: "write"})
+	if err != nil || !res.Denied || !res.IsError {
+		t.Errorf("CallTool without ToolFunc = %+v, %v; want a denied result", res, err)
+	}
+	if _, err := empty.Complete(testCtx(t), plugins.ChatRequest{}); !errors.Is(err, plugins.ErrNoModel) {
+		t.Errorf("Complete without ModelFunc: error = %v, want ErrNoModel", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,6 +238,26 @@ func TestManifestCheck(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("check(%+v) = %v, want %q", tt.m, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOrphaned(t *testing.T) {
+	tests := []struct {
+		env  string
+		want bool
+	}{
+		{"", false},
+		{"not-a-pid", false},
+		{strconv.Itoa(os.Getppid()), false},
+		{strconv.Itoa(os.Getppid() + 1), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(EnvHostPID, tt.env)
+			if got := orphaned(); got != tt.want {
+				t.Errorf("orphaned() with %s=%q = %v, want %v", EnvHostPID, tt.env, got, tt.want)
 			}
 		})
 	}
