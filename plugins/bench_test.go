@@ -83,8 +83,7 @@ func reportP50(b *testing.B, durs []time.Duration) {
 // client and server and this package's conversions, with both ends in this
 // process: the cost of the contract without the process boundary.
 func BenchmarkHookRoundTripInProcess(b *testing.B) {
-	client, server := goplugin.TestPluginGRPCConn(b, false, PluginSet("bench", ServeConfig{Hook: testHook{info: Info{Name: "bench", Events: []string{EventToolExecuteBefore}}}}))
-	defer server.Stop()
+	client, _ := goplugin.TestPluginGRPCConn(b, false, PluginSet("bench", ServeConfig{Hook: testHook{info: Info{Name: "bench", Events: []string{EventToolExecuteBefore}}}}))
 	defer client.Close()
 	conn, err := Dispense(client)
 	if err != nil {
