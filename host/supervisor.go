@@ -94,7 +94,7 @@ func (o *SupervisorOptions) setDefaults() {
 
 // ErrPluginDisabled is wrapped by the error of every call to a plugin the
 // supervisor gave up restarting.
-var ErrPluginDisabled = errors.New("plugin disabled")
+var ErrPluginDisabled = errors.New("disabled")
 
 // errSupervisorClosed is returned once Close has begun.
 var errSupervisorClosed = errors.New("plugin supervisor is shut down")
@@ -357,8 +357,8 @@ func (p *supervised) get(ctx context.Context) (*instance, error) {
 		p.restarts++
 		n = p.restarts
 		if n > p.s.opts.MaxRestarts {
-			p.disabled = fmt.Errorf("plugin %q: %w after %d restarts; last failure: %v; fix it and restart weave; %s",
-				p.entry.Name, ErrPluginDisabled, p.s.opts.MaxRestarts, failed, p.stderr.tailText())
+			p.disabled = fmt.Errorf("plugin %q (%s) was %w after %d restarts; last failure: %v; fix it and restart weave; %s",
+				p.entry.Name, p.entry.Path, ErrPluginDisabled, p.s.opts.MaxRestarts, failed, p.stderr.tailText())
 			disabled = p.disabled
 		}
 	}
@@ -383,7 +383,10 @@ func (p *supervised) get(ctx context.Context) (*instance, error) {
 	defer p.stateMu.Unlock()
 	if err != nil {
 		p.failed = err
-		return nil, err
+		if errors.Is(err, errSupervisorClosed) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("plugin %q (%s) failed to start: %w; %s", p.entry.Name, p.entry.Path, err, p.stderr.tailText())
 	}
 	p.inst, p.failed = inst, nil
 	return inst, nil
@@ -439,7 +442,7 @@ func (p *supervised) start() (*instance, error) {
 	inst, err := p.connect(client)
 	if err != nil {
 		client.Kill()
-		err = fmt.Errorf("plugin %q (%s) failed to start: %s; %s", e.Name, e.Path, startFailure(err, s.opts.StartTimeout), p.stderr.tailText())
+		err = startFailure(err, s.opts.StartTimeout)
 		p.logger.Error("plugin failed to start", "error", err)
 		return nil, err
 	}
@@ -476,24 +479,26 @@ func (p *supervised) connect(client *goplugin.Client) (*instance, error) {
 		return nil, err
 	}
 	if p.entry.Kind != "" && m.Kind != p.entry.Kind {
-		return nil, fmt.Errorf("it is a %s plugin, but is configured as a %s", m.Kind, p.entry.Kind)
+		return nil, fmt.Errorf("it is a %s plugin, but its entry says kind %q", m.Kind, p.entry.Kind)
 	}
 	inst.conn, inst.manifest = conn, m
 	return inst, nil
 }
 
 // startFailure rewrites go-plugin's start errors into ones a user can act on.
-func startFailure(err error, timeout time.Duration) string {
+func startFailure(err error, timeout time.Duration) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return fmt.Sprintf("it did not complete the plugin handshake within %s (is it a weave plugin that calls plugins.Serve?)", timeout)
+		return fmt.Errorf("it did not complete the plugin handshake within %s (is it a weave plugin that calls plugins.Serve?)", timeout)
+	case strings.Contains(msg, "plugin exited before we could connect"),
+		strings.Contains(msg, "Failed to read any lines from plugin's stdout"):
+		return errors.New("it exited before completing the plugin handshake")
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
-		return fmt.Sprintf("it wrote something other than the plugin handshake to stdout (a plugin must not write to stdout): %s", firstLine(msg))
-	case strings.Contains(msg, "plugin exited before we could connect"):
-		return "it exited before completing the plugin handshake"
+		return fmt.Errorf("it wrote something other than the plugin handshake to stdout (a plugin must not write to stdout): %q",
+			strings.TrimPrefix(firstLine(msg), "Unrecognized remote plugin message: "))
 	}
-	return msg
+	return err
 }
 
 func firstLine(s string) string {

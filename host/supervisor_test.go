@@ -207,7 +207,7 @@ func TestSupervisorRestartLimitDisables(t *testing.T) {
 		if !errors.Is(err, ErrPluginDisabled) {
 			t.Fatalf("call %d after the limit: error = %v, want ErrPluginDisabled", i+1, err)
 		}
-		for _, want := range []string{`plugin "broken"`, "after 2 restarts", "fatal: config file /nope is missing", "loading config"} {
+		for _, want := range []string{`plugin "broken"`, "was disabled after 2 restarts", "it exited before completing the plugin handshake", "fatal: config file /nope is missing", "loading config"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("disabled error %q does not contain %q", err, want)
 			}
@@ -266,7 +266,7 @@ func TestSupervisorKindMismatch(t *testing.T) {
 	e.Kind = plugins.KindAgent
 	s, _ := newTestSupervisor(t, SupervisorOptions{}, e)
 	_, err := s.Manifest(testCtx(t), "h")
-	if err == nil || !strings.Contains(err.Error(), "is a hook plugin, but is configured as a agent") {
+	if err == nil || !strings.Contains(err.Error(), `is a hook plugin, but its entry says kind "agent"`) {
 		t.Fatalf("Manifest error = %v, want a kind mismatch", err)
 	}
 }
