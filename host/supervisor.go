@@ -434,6 +434,10 @@ func (p *supervised) start() (*instance, error) {
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		StartTimeout:     s.opts.StartTimeout,
 		Stderr:           p.stderr,
+		// After the handshake, go-plugin carries what plugin code prints to
+		// os.Stdout and os.Stderr over gRPC; it goes to the same log.
+		SyncStdout: p.stderr,
+		SyncStderr: p.stderr,
 		// The plugin's stderr is read by p.stderr; go-plugin's own reader
 		// is off because it trusts the shape of the JSON it parses.
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard}),

@@ -121,6 +121,10 @@ func (supHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, 
 			return plugins.Decision{}, err
 		}
 		return plugins.Decision{Action: plugins.Allow, Context: string(b)}, nil
+	case cmd == "print":
+		fmt.Println("printed to stdout")
+		fmt.Fprintln(os.Stderr, "printed to stderr")
+		return plugins.Decision{Action: plugins.Allow}, nil
 	case cmd == "fail":
 		return plugins.Decision{}, errors.New("cannot decide today")
 	case strings.Contains(cmd, "rm -rf /"):

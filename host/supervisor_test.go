@@ -135,6 +135,16 @@ func TestSupervisorHookLazyStartAndDecisions(t *testing.T) {
 		t.Errorf("start logged under plugin=%q, want guard", attrs["plugin"])
 	}
 
+	// What plugin code prints after the handshake reaches the log too.
+	if _, err := hook.Handle(ctx, bashEvent("print")); err != nil {
+		t.Fatalf("Handle(print): %v", err)
+	}
+	for _, msg := range []string{"printed to stdout", "printed to stderr"} {
+		if attrs := sink.waitFor(t, msg); attrs["plugin"] != "guard" {
+			t.Errorf("%q logged under plugin=%q, want guard", msg, attrs["plugin"])
+		}
+	}
+
 	_, err = hook.Handle(ctx, bashEvent("fail"))
 	if err == nil || !strings.Contains(err.Error(), "cannot decide today") || !strings.Contains(err.Error(), `"guard"`) {
 		t.Errorf("Handle(fail) error = %v, want the hook's error naming the plugin", err)
