@@ -589,3 +589,56 @@ func TestPluginServicesAsAgentHost(t *testing.T) {
 		t.Errorf("Complete without ModelFunc: error = %v, want ErrNoModel", err)
 	}
 }
+
+func TestSupervisorCallTimeoutIsNotACrash(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{}, supEntry("slowpoke", "hook"))
+	hook := s.Hook("slowpoke")
+	if _, err := hook.Info(testCtx(t)); err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+	pid := statusOf(t, s, "slowpoke").PID
+	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	defer cancel()
+	_, err := hook.Handle(ctx, bashEvent("hang"))
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, plugins.ErrPluginUnavailable) {
+		t.Fatalf("Handle(hang) with a deadline: error = %v, want DeadlineExceeded and not unavailable", err)
+	}
+	if _, err := hook.Handle(testCtx(t), bashEvent("ls")); err != nil {
+		t.Fatalf("Handle after a timeout: %v", err)
+	}
+	if st := statusOf(t, s, "slowpoke"); st.PID != pid || st.Restarts != 0 {
+		t.Errorf("status after a timed-out call = %+v, want the same pid %d and no restarts", st, pid)
+	}
+}
+
+func TestSupervisorConcurrentFirstCallsStartOnce(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("busy", "hook"))
+	ctx := testCtx(t)
+	const n = 8
+	errc := make(chan error, n)
+	for range n {
+		go func() {
+			d, err := s.Hook("busy").Handle(ctx, bashEvent("rm -rf /"))
+			if err == nil && d.Action != plugins.Block {
+				err = fmt.Errorf("decision %+v, want block", d)
+			}
+			errc <- err
+		}()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			t.Errorf("concurrent Handle: %v", err)
+		}
+	}
+	started := 0
+	sink.mu.Lock()
+	for _, r := range sink.records {
+		if r.Message == "plugin started" {
+			started++
+		}
+	}
+	sink.mu.Unlock()
+	if started != 1 {
+		t.Errorf("plugin started %d times, want once", started)
+	}
+}

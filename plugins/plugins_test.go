@@ -148,30 +148,29 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestRPCError(t *testing.T) {
-	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
 	tests := []struct {
 		name      string
-		ctx       context.Context
 		err       error
 		want      string
 		wantUnavl bool
 		wantIs    error
 	}{
-		{"nil", context.Background(), nil, "", false, nil},
-		{"unavailable", context.Background(), status.Error(codes.Unavailable, "error reading from server: EOF"),
+		{"nil", nil, "", false, nil},
+		{"unavailable", status.Error(codes.Unavailable, "error reading from server: EOF"),
 			`plugin "p" died or is unavailable during Hook.Handle (error reading from server: EOF)`, true, nil},
-		{"plugin error", context.Background(), status.Error(codes.Unknown, "cannot decide"),
+		{"plugin error", status.Error(codes.Unknown, "cannot decide"),
 			`plugin "p": Hook.Handle: cannot decide`, false, nil},
-		{"unimplemented", context.Background(), status.Error(codes.Unimplemented, "unknown service"),
+		{"unimplemented", status.Error(codes.Unimplemented, "unknown service"),
 			`plugin "p" does not implement Hook.Handle`, false, nil},
-		{"caller cancelled", canceled, status.Error(codes.Canceled, "context canceled"),
+		{"caller cancelled", status.Error(codes.Canceled, "context canceled"),
 			`plugin "p": Hook.Handle: context canceled`, false, context.Canceled},
-		{"not a status", context.Background(), errors.New("boom"), `plugin "p": Hook.Handle: boom`, false, nil},
+		{"deadline", status.Error(codes.DeadlineExceeded, "context deadline exceeded"),
+			`plugin "p": Hook.Handle: context deadline exceeded`, false, context.DeadlineExceeded},
+		{"not a status", errors.New("boom"), `plugin "p": Hook.Handle: boom`, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := rpcError(tt.ctx, "p", "Hook.Handle", tt.err)
+			got := rpcError("p", "Hook.Handle", tt.err)
 			if tt.err == nil {
 				if got != nil {
 					t.Fatalf("rpcError(nil) = %v, want nil", got)
