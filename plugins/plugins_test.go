@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -33,7 +35,20 @@ func (a testAgent) Handle(context.Context, Host, AgentRequest) (AgentResponse, e
 	return AgentResponse{}, nil
 }
 
+// keepLogging restores the process's loggers, which serve points at the
+// plugin's stderr, when the test ends.
+func keepLogging(t *testing.T) {
+	t.Helper()
+	def, out, flags := slog.Default(), log.Writer(), log.Flags()
+	t.Cleanup(func() {
+		slog.SetDefault(def)
+		log.SetOutput(out)
+		log.SetFlags(flags)
+	})
+}
+
 func TestServeDescribe(t *testing.T) {
+	keepLogging(t)
 	hookInfo := Info{Name: "guard", Version: "1.0.0", Events: []string{EventToolExecuteBefore}, Priority: 3}
 	tests := []struct {
 		name     string
@@ -103,6 +118,7 @@ func TestServeDescribe(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
+	keepLogging(t)
 	reg := NewRegistry()
 	reg.RegisterHook("hooks.start-work", testHook{info: Info{Name: "start-work", Events: []string{EventCommandExecuteBefore}}})
 	reg.RegisterAgent("agents.tapestry", testAgent{info: Info{Name: "tapestry", Role: "tapestry"}})
