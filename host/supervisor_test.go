@@ -642,3 +642,35 @@ func TestSupervisorConcurrentFirstCallsStartOnce(t *testing.T) {
 		t.Errorf("plugin started %d times, want once", started)
 	}
 }
+
+func TestSupervisorMissingExecutable(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{MaxRestarts: 1}, PluginEntry{Name: "ghost", Path: filepath.Join(t.TempDir(), "nope")})
+	_, err := s.Hook("ghost").Info(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), `plugin "ghost"`) || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("Info(missing executable) error = %v, want one naming the plugin and the missing file", err)
+	}
+}
+
+func TestSupervisorCloseFailsCallsInFlight(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("stuck", "hook"))
+	ctx := testCtx(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Hook("stuck").Handle(ctx, bashEvent("hang"))
+		errc <- err
+	}()
+	sink.waitFor(t, "hanging in Handle")
+	pid := statusOf(t, s, "stuck").PID
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, plugins.ErrPluginUnavailable) || !strings.Contains(err.Error(), "shutting down") {
+			t.Errorf("in-flight Handle during Close: error = %v, want unavailable while shutting down", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("in-flight call did not return after Close")
+	}
+	waitGone(t, pid)
+}
