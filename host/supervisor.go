@@ -94,7 +94,7 @@ func (o *SupervisorOptions) setDefaults() {
 
 // ErrPluginDisabled is wrapped by the error of every call to a plugin the
 // supervisor gave up restarting.
-var ErrPluginDisabled = errors.New("plugin disabled")
+var ErrPluginDisabled = errors.New("disabled")
 
 // errSupervisorClosed is returned once Close has begun.
 var errSupervisorClosed = errors.New("plugin supervisor is shut down")
@@ -255,7 +255,18 @@ func (s *Supervisor) call(ctx context.Context, name, method string, f func(*inst
 	}
 	err = f(inst)
 	if errors.Is(err, plugins.ErrPluginUnavailable) {
+		p.stateMu.Lock()
+		if p.inst == inst && p.failed == nil {
+			p.failed = err
+		}
+		p.stateMu.Unlock()
 		inst.dead.Store(true)
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return fmt.Errorf("%w (weave is shutting down)", err)
+		}
 		p.logger.Warn("plugin died during a call", "method", method, "error", err)
 		return fmt.Errorf("%w; weave restarts it on the next call; %s", err, p.stderr.tailText())
 	}
@@ -320,40 +331,48 @@ func (p *supervised) get(ctx context.Context) (*instance, error) {
 
 	p.stateMu.Lock()
 	inst = p.inst
-	p.stateMu.Unlock()
 	if p.disabled != nil {
+		p.stateMu.Unlock()
 		return nil, p.disabled
 	}
 	if inst != nil && !inst.gone() {
+		p.stateMu.Unlock()
 		return inst, nil
 	}
-	if inst != nil {
-		// It died since it was started: reap it and count a restart.
-		inst.kill()
-		p.logger.Warn("plugin exited", "pid", inst.pid, "ran", time.Since(inst.started).Round(time.Millisecond))
-		p.stateMu.Lock()
+	died := inst
+	if died != nil {
+		// It died since it was started: count a restart, unless it had
+		// been running long enough to be called stable.
 		p.inst = nil
-		if time.Since(inst.started) >= p.s.opts.StableAfter {
+		if time.Since(died.started) >= p.s.opts.StableAfter {
 			p.restarts = 0
 		}
 		if p.failed == nil {
 			p.failed = errors.New("the plugin process exited")
 		}
-		p.stateMu.Unlock()
 	}
-
-	if p.failed != nil {
-		p.stateMu.Lock()
+	failed := p.failed
+	var n int
+	if failed != nil {
 		p.restarts++
-		n := p.restarts
+		n = p.restarts
 		if n > p.s.opts.MaxRestarts {
-			p.disabled = fmt.Errorf("plugin %q: %w after %d restarts; last failure: %v; fix it and restart weave; %s",
-				p.entry.Name, ErrPluginDisabled, p.s.opts.MaxRestarts, p.failed, p.stderr.tailText())
-			p.stateMu.Unlock()
-			p.logger.Error("plugin disabled", "restarts", p.s.opts.MaxRestarts, "last_failure", p.failed)
-			return nil, p.disabled
+			p.disabled = fmt.Errorf("plugin %q (%s) was %w after %d restarts; last failure: %v; fix it and restart weave; %s",
+				p.entry.Name, p.entry.Path, ErrPluginDisabled, p.s.opts.MaxRestarts, failed, p.stderr.tailText())
+			disabled = p.disabled
 		}
-		p.stateMu.Unlock()
+	}
+	p.stateMu.Unlock()
+
+	if died != nil {
+		died.kill()
+		p.logger.Warn("plugin exited", "pid", died.pid, "ran", time.Since(died.started).Round(time.Millisecond))
+	}
+	if disabled != nil {
+		p.logger.Error("plugin disabled", "restarts", p.s.opts.MaxRestarts, "last_failure", failed)
+		return nil, disabled
+	}
+	if failed != nil {
 		if err := p.backoff(ctx, n); err != nil {
 			return nil, err
 		}
@@ -364,7 +383,10 @@ func (p *supervised) get(ctx context.Context) (*instance, error) {
 	defer p.stateMu.Unlock()
 	if err != nil {
 		p.failed = err
-		return nil, err
+		if errors.Is(err, errSupervisorClosed) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("plugin %q (%s) failed to start: %w; %s", p.entry.Name, p.entry.Path, err, p.stderr.tailText())
 	}
 	p.inst, p.failed = inst, nil
 	return inst, nil
@@ -412,6 +434,10 @@ func (p *supervised) start() (*instance, error) {
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		StartTimeout:     s.opts.StartTimeout,
 		Stderr:           p.stderr,
+		// After the handshake, go-plugin carries what plugin code prints to
+		// os.Stdout and os.Stderr over gRPC; it goes to the same log.
+		SyncStdout: p.stderr,
+		SyncStderr: p.stderr,
 		// The plugin's stderr is read by p.stderr; go-plugin's own reader
 		// is off because it trusts the shape of the JSON it parses.
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard}),
@@ -420,7 +446,7 @@ func (p *supervised) start() (*instance, error) {
 	inst, err := p.connect(client)
 	if err != nil {
 		client.Kill()
-		err = fmt.Errorf("plugin %q (%s) failed to start: %s; %s", e.Name, e.Path, startFailure(err, s.opts.StartTimeout), p.stderr.tailText())
+		err = startFailure(err, s.opts.StartTimeout)
 		p.logger.Error("plugin failed to start", "error", err)
 		return nil, err
 	}
@@ -457,24 +483,26 @@ func (p *supervised) connect(client *goplugin.Client) (*instance, error) {
 		return nil, err
 	}
 	if p.entry.Kind != "" && m.Kind != p.entry.Kind {
-		return nil, fmt.Errorf("it is a %s plugin, but is configured as a %s", m.Kind, p.entry.Kind)
+		return nil, fmt.Errorf("it is a %s plugin, but its entry says kind %q", m.Kind, p.entry.Kind)
 	}
 	inst.conn, inst.manifest = conn, m
 	return inst, nil
 }
 
 // startFailure rewrites go-plugin's start errors into ones a user can act on.
-func startFailure(err error, timeout time.Duration) string {
+func startFailure(err error, timeout time.Duration) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return fmt.Sprintf("it did not complete the plugin handshake within %s (is it a weave plugin that calls plugins.Serve?)", timeout)
+		return fmt.Errorf("it did not complete the plugin handshake within %s (is it a weave plugin that calls plugins.Serve?)", timeout)
+	case strings.Contains(msg, "plugin exited before we could connect"),
+		strings.Contains(msg, "Failed to read any lines from plugin's stdout"):
+		return errors.New("it exited before completing the plugin handshake")
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
-		return fmt.Sprintf("it wrote something other than the plugin handshake to stdout (a plugin must not write to stdout): %s", firstLine(msg))
-	case strings.Contains(msg, "plugin exited before we could connect"):
-		return "it exited before completing the plugin handshake"
+		return fmt.Errorf("it wrote something other than the plugin handshake to stdout (a plugin must not write to stdout): %q",
+			strings.TrimPrefix(firstLine(msg), "Unrecognized remote plugin message: "))
 	}
-	return msg
+	return err
 }
 
 func firstLine(s string) string {

@@ -33,7 +33,9 @@ func TestSupervisorHelperProcess(t *testing.T) {
 	}
 	mode, rest := os.Args[i+1], os.Args[i+2:]
 	// plugins.Serve reads os.Args: give it what a real plugin binary gets.
-	os.Args = append([]string{os.Args[0]}, rest...)
+	if mode != plugins.BuiltinCommand {
+		os.Args = append([]string{os.Args[0]}, rest...)
+	}
 	switch mode {
 	case "hook":
 		plugins.ServeHook(supHook{})
@@ -55,6 +57,16 @@ func TestSupervisorHelperProcess(t *testing.T) {
 		os.Exit(3)
 	case "host":
 		supHelperHost(rest)
+	case plugins.BuiltinCommand:
+		// What `weave __plugin <id>` does, with this binary as weave.
+		reg := plugins.NewRegistry()
+		reg.RegisterHook("hooks.sup-guard", supHook{})
+		reg.RegisterAgent("agents.sup-tapestry", supAgent{})
+		if len(rest) == 0 {
+			fmt.Fprintln(os.Stderr, "helper: want __plugin ID")
+			os.Exit(2)
+		}
+		os.Exit(plugins.ServeBuiltin(reg, rest[0], rest[1:]))
 	default:
 		fmt.Fprintf(os.Stderr, "helper: unknown mode %q\n", mode)
 		os.Exit(2)
@@ -109,6 +121,10 @@ func (supHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, 
 			return plugins.Decision{}, err
 		}
 		return plugins.Decision{Action: plugins.Allow, Context: string(b)}, nil
+	case cmd == "print":
+		fmt.Println("printed to stdout")
+		fmt.Fprintln(os.Stderr, "printed to stderr")
+		return plugins.Decision{Action: plugins.Allow}, nil
 	case cmd == "fail":
 		return plugins.Decision{}, errors.New("cannot decide today")
 	case strings.Contains(cmd, "rm -rf /"):

@@ -135,6 +135,16 @@ func TestSupervisorHookLazyStartAndDecisions(t *testing.T) {
 		t.Errorf("start logged under plugin=%q, want guard", attrs["plugin"])
 	}
 
+	// What plugin code prints after the handshake reaches the log too.
+	if _, err := hook.Handle(ctx, bashEvent("print")); err != nil {
+		t.Fatalf("Handle(print): %v", err)
+	}
+	for _, msg := range []string{"printed to stdout", "printed to stderr"} {
+		if attrs := sink.waitFor(t, msg); attrs["plugin"] != "guard" {
+			t.Errorf("%q logged under plugin=%q, want guard", msg, attrs["plugin"])
+		}
+	}
+
 	_, err = hook.Handle(ctx, bashEvent("fail"))
 	if err == nil || !strings.Contains(err.Error(), "cannot decide today") || !strings.Contains(err.Error(), `"guard"`) {
 		t.Errorf("Handle(fail) error = %v, want the hook's error naming the plugin", err)
@@ -207,7 +217,7 @@ func TestSupervisorRestartLimitDisables(t *testing.T) {
 		if !errors.Is(err, ErrPluginDisabled) {
 			t.Fatalf("call %d after the limit: error = %v, want ErrPluginDisabled", i+1, err)
 		}
-		for _, want := range []string{`plugin "broken"`, "after 2 restarts", "fatal: config file /nope is missing", "loading config"} {
+		for _, want := range []string{`plugin "broken"`, "was disabled after 2 restarts", "it exited before completing the plugin handshake", "fatal: config file /nope is missing", "loading config"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("disabled error %q does not contain %q", err, want)
 			}
@@ -266,7 +276,7 @@ func TestSupervisorKindMismatch(t *testing.T) {
 	e.Kind = plugins.KindAgent
 	s, _ := newTestSupervisor(t, SupervisorOptions{}, e)
 	_, err := s.Manifest(testCtx(t), "h")
-	if err == nil || !strings.Contains(err.Error(), "is a hook plugin, but is configured as a agent") {
+	if err == nil || !strings.Contains(err.Error(), `is a hook plugin, but its entry says kind "agent"`) {
 		t.Fatalf("Manifest error = %v, want a kind mismatch", err)
 	}
 }
@@ -511,4 +521,156 @@ func TestSupervisorRejectsBadEntries(t *testing.T) {
 	if _, err := s.Hook("zzz").Info(testCtx(t)); err == nil || !strings.Contains(err.Error(), `no plugin named "zzz" (have: a)`) {
 		t.Errorf("Info(unknown) error = %v, want it to list the plugins", err)
 	}
+}
+
+func TestSupervisorBuiltinThroughTheSameDoor(t *testing.T) {
+	// A built-in entry re-executes the binary with the hidden subcommand;
+	// here the test binary stands in for weave.
+	builtin := func(id string) PluginEntry {
+		e := supEntry(id, plugins.BuiltinCommand, id)
+		e.Source = "builtin"
+		return e
+	}
+	s, _ := newTestSupervisor(t, SupervisorOptions{MaxRestarts: 1}, builtin("hooks.sup-guard"), builtin("agents.sup-tapestry"), builtin("hooks.missing"))
+	ctx := testCtx(t)
+	d, err := s.Hook("hooks.sup-guard").Handle(ctx, bashEvent("rm -rf /"))
+	if err != nil || d.Action != plugins.Block {
+		t.Fatalf("built-in hook Handle = %+v, %v; want block", d, err)
+	}
+	m, err := s.Manifest(ctx, "agents.sup-tapestry")
+	if err != nil || m.Role != "tapestry" || m.Kind != plugins.KindAgent {
+		t.Fatalf("built-in agent Manifest = %+v, %v; want the tapestry agent", m, err)
+	}
+	m, err = DescribePlugin(ctx, builtin("hooks.sup-guard"), os.Environ())
+	if err != nil || m.Name != "sup-hook" {
+		t.Errorf("DescribePlugin(built-in) = %+v, %v; want sup-hook", m, err)
+	}
+	_, err = s.Hook("hooks.missing").Info(ctx)
+	if err == nil || !strings.Contains(err.Error(), `no built-in plugin "hooks.missing" (have: agents.sup-tapestry, hooks.sup-guard)`) {
+		t.Errorf("unknown built-in: error = %v, want the known IDs from its stderr", err)
+	}
+}
+
+func TestPluginServicesAsAgentHost(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{}, supEntry("tapestry", "agent"))
+	sink := newLogSink()
+	var gotCall plugins.ToolCall
+	host := &PluginServices{
+		Logger: slog.New(sink).With("plugin", "tapestry"),
+		ToolFunc: func(_ context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+			gotCall = call
+			return plugins.ToolResult{Output: "gated"}, nil
+		},
+		TickFunc: func(_ context.Context, plan string, task plugins.TaskRef) (plugins.PlanProgress, error) {
+			return plugins.PlanProgress{Plan: plan, Total: 3, Done: task.Number}, nil
+		},
+	}
+	resp, err := s.Agent("tapestry").Handle(testCtx(t), host, plugins.AgentRequest{Prompt: "go vet", Plan: "p", Task: &plugins.TaskRef{Number: 2}})
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	// No ModelFunc: the agent sees ErrNoModel.
+	if want := "tool:gated model-unconfigured:true progress:2/3"; resp.Output != want {
+		t.Errorf("Handle output = %q, want %q", resp.Output, want)
+	}
+	if gotCall.Tool != plugins.ToolBash || gotCall.Args["command"] != "go vet" {
+		t.Errorf("tool call = %+v, want bash go vet", gotCall)
+	}
+	if attrs := sink.waitFor(t, "ran go vet"); attrs["plugin"] != "tapestry" {
+		t.Errorf("plugin log attrs = %v, want plugin=tapestry", attrs)
+	}
+
+	empty := &PluginServices{}
+	res, err := empty.CallTool(testCtx(t), plugins.ToolCall{Tool: "write"})
+	if err != nil || !res.Denied || !res.IsError {
+		t.Errorf("CallTool without ToolFunc = %+v, %v; want a denied result", res, err)
+	}
+	if _, err := empty.Complete(testCtx(t), plugins.ChatRequest{}); !errors.Is(err, plugins.ErrNoModel) {
+		t.Errorf("Complete without ModelFunc: error = %v, want ErrNoModel", err)
+	}
+}
+
+func TestSupervisorCallTimeoutIsNotACrash(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{}, supEntry("slowpoke", "hook"))
+	hook := s.Hook("slowpoke")
+	if _, err := hook.Info(testCtx(t)); err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+	pid := statusOf(t, s, "slowpoke").PID
+	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	defer cancel()
+	_, err := hook.Handle(ctx, bashEvent("hang"))
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, plugins.ErrPluginUnavailable) {
+		t.Fatalf("Handle(hang) with a deadline: error = %v, want DeadlineExceeded and not unavailable", err)
+	}
+	if _, err := hook.Handle(testCtx(t), bashEvent("ls")); err != nil {
+		t.Fatalf("Handle after a timeout: %v", err)
+	}
+	if st := statusOf(t, s, "slowpoke"); st.PID != pid || st.Restarts != 0 {
+		t.Errorf("status after a timed-out call = %+v, want the same pid %d and no restarts", st, pid)
+	}
+}
+
+func TestSupervisorConcurrentFirstCallsStartOnce(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("busy", "hook"))
+	ctx := testCtx(t)
+	const n = 8
+	errc := make(chan error, n)
+	for range n {
+		go func() {
+			d, err := s.Hook("busy").Handle(ctx, bashEvent("rm -rf /"))
+			if err == nil && d.Action != plugins.Block {
+				err = fmt.Errorf("decision %+v, want block", d)
+			}
+			errc <- err
+		}()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			t.Errorf("concurrent Handle: %v", err)
+		}
+	}
+	started := 0
+	sink.mu.Lock()
+	for _, r := range sink.records {
+		if r.Message == "plugin started" {
+			started++
+		}
+	}
+	sink.mu.Unlock()
+	if started != 1 {
+		t.Errorf("plugin started %d times, want once", started)
+	}
+}
+
+func TestSupervisorMissingExecutable(t *testing.T) {
+	s, _ := newTestSupervisor(t, SupervisorOptions{MaxRestarts: 1}, PluginEntry{Name: "ghost", Path: filepath.Join(t.TempDir(), "nope")})
+	_, err := s.Hook("ghost").Info(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), `plugin "ghost"`) || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("Info(missing executable) error = %v, want one naming the plugin and the missing file", err)
+	}
+}
+
+func TestSupervisorCloseFailsCallsInFlight(t *testing.T) {
+	s, sink := newTestSupervisor(t, SupervisorOptions{}, supEntry("stuck", "hook"))
+	ctx := testCtx(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Hook("stuck").Handle(ctx, bashEvent("hang"))
+		errc <- err
+	}()
+	sink.waitFor(t, "hanging in Handle")
+	pid := statusOf(t, s, "stuck").PID
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, plugins.ErrPluginUnavailable) || !strings.Contains(err.Error(), "shutting down") {
+			t.Errorf("in-flight Handle during Close: error = %v, want unavailable while shutting down", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("in-flight call did not return after Close")
+	}
+	waitGone(t, pid)
 }

@@ -3,6 +3,8 @@ package plugins
 import (
 	"context"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -83,8 +85,7 @@ func reportP50(b *testing.B, durs []time.Duration) {
 // client and server and this package's conversions, with both ends in this
 // process: the cost of the contract without the process boundary.
 func BenchmarkHookRoundTripInProcess(b *testing.B) {
-	client, server := goplugin.TestPluginGRPCConn(b, false, PluginSet("bench", ServeConfig{Hook: testHook{info: Info{Name: "bench", Events: []string{EventToolExecuteBefore}}}}))
-	defer server.Stop()
+	client, _ := goplugin.TestPluginGRPCConn(b, false, PluginSet("bench", ServeConfig{Hook: testHook{info: Info{Name: "bench", Events: []string{EventToolExecuteBefore}}}}))
 	defer client.Close()
 	conn, err := Dispense(client)
 	if err != nil {
@@ -101,6 +102,64 @@ func BenchmarkHookRoundTripInProcess(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		if _, err := hook.Handle(ctx, ev); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(start))
+	}
+	reportP50(b, durs)
+}
+
+const floorSockEnv = "WEAVE_BENCH_FLOOR_SOCK"
+
+// TestFloorServerProcess is the server of BenchmarkBareGRPCUnixSubprocess
+// when run with WEAVE_BENCH_FLOOR_SOCK set.
+func TestFloorServerProcess(t *testing.T) {
+	sock := os.Getenv(floorSockEnv)
+	if sock == "" {
+		t.Skip("server process for BenchmarkBareGRPCUnixSubprocess")
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterHookServer(srv, floorHook{})
+	_ = srv.Serve(ln)
+}
+
+// BenchmarkBareGRPCUnixSubprocess is BenchmarkBareGRPCUnix with the server in
+// another process: the floor including the process boundary every plugin
+// call crosses.
+func BenchmarkBareGRPCUnixSubprocess(b *testing.B) {
+	sock := filepath.Join(b.TempDir(), "floor.sock")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFloorServerProcess$")
+	cmd.Env = append(os.Environ(), floorSockEnv+"="+sock)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Close()
+	client := pb.NewHookClient(cc)
+	pev, err := eventToProto(benchEvent())
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &pb.HookHandleRequest{Event: pev}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Wait for the server to listen.
+	if _, err := client.Handle(ctx, req, grpc.WaitForReady(true)); err != nil {
+		b.Fatal(err)
+	}
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := client.Handle(ctx, req); err != nil {
 			b.Fatal(err)
 		}
 		durs = append(durs, time.Since(start))

@@ -53,7 +53,7 @@ func (c *Conn) Name() string { return c.name }
 func (c *Conn) Describe(ctx context.Context) (Manifest, error) {
 	r, err := c.plugin.Describe(ctx, &pb.DescribeRequest{})
 	if err != nil {
-		return Manifest{}, rpcError(ctx, c.name, "Describe", err)
+		return Manifest{}, rpcError(c.name, "Describe", err)
 	}
 	m := manifestFromProto(r)
 	if err := m.check(); err != nil {
@@ -75,7 +75,7 @@ type hookClient struct{ c *Conn }
 func (h hookClient) Info(ctx context.Context) (Info, error) {
 	r, err := h.c.hook.Info(ctx, &pb.InfoRequest{})
 	if err != nil {
-		return Info{}, rpcError(ctx, h.c.name, "Hook.Info", err)
+		return Info{}, rpcError(h.c.name, "Hook.Info", err)
 	}
 	return infoFromProto(r), nil
 }
@@ -87,7 +87,7 @@ func (h hookClient) Handle(ctx context.Context, ev Event) (Decision, error) {
 	}
 	r, err := h.c.hook.Handle(ctx, &pb.HookHandleRequest{Event: pev})
 	if err != nil {
-		return Decision{}, rpcError(ctx, h.c.name, "Hook.Handle "+ev.Name, err)
+		return Decision{}, rpcError(h.c.name, "Hook.Handle "+ev.Name, err)
 	}
 	d, err := decisionFromProto(r)
 	if err != nil {
@@ -101,7 +101,7 @@ type agentClient struct{ c *Conn }
 func (a agentClient) Info(ctx context.Context) (Info, error) {
 	r, err := a.c.agent.Info(ctx, &pb.InfoRequest{})
 	if err != nil {
-		return Info{}, rpcError(ctx, a.c.name, "Agent.Info", err)
+		return Info{}, rpcError(a.c.name, "Agent.Info", err)
 	}
 	return infoFromProto(r), nil
 }
@@ -121,7 +121,7 @@ func (a agentClient) Handle(ctx context.Context, host Host, req AgentRequest) (A
 	}()
 	r, err := a.c.agent.Handle(ctx, agentRequestToProto(id, req))
 	if err != nil {
-		return AgentResponse{}, rpcError(ctx, a.c.name, "Agent.Handle", err)
+		return AgentResponse{}, rpcError(a.c.name, "Agent.Handle", err)
 	}
 	return agentResponseFromProto(r), nil
 }
@@ -145,7 +145,7 @@ func (c *Conn) attachHost(ctx context.Context) error {
 		return s
 	})
 	if _, err := c.plugin.AttachHost(ctx, &pb.AttachHostRequest{BrokerId: id}); err != nil {
-		return rpcError(ctx, c.name, "AttachHost", err)
+		return rpcError(c.name, "AttachHost", err)
 	}
 	c.attached = true
 	return nil

@@ -12,7 +12,7 @@ import (
 // rpcError turns an error from a gRPC call to a plugin into one that names the
 // plugin and says what happened. It is the only place gRPC status codes are
 // read on the host side.
-func rpcError(ctx context.Context, plugin, method string, err error) error {
+func rpcError(plugin, method string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -22,10 +22,13 @@ func rpcError(ctx context.Context, plugin, method string, err error) error {
 	}
 	switch st.Code() {
 	case codes.Canceled, codes.DeadlineExceeded:
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("plugin %q: %s: %w", plugin, method, ctxErr)
+		// gRPC's own deadline timer can fire before ctx reports it, so the
+		// code, not ctx.Err(), decides which context error this is.
+		ctxErr := context.Canceled
+		if st.Code() == codes.DeadlineExceeded {
+			ctxErr = context.DeadlineExceeded
 		}
-		return fmt.Errorf("plugin %q: %s: %s", plugin, method, st.Message())
+		return fmt.Errorf("plugin %q: %s: %w", plugin, method, ctxErr)
 	case codes.Unavailable:
 		return fmt.Errorf("plugin %q died or is unavailable during %s (%s): %w",
 			plugin, method, st.Message(), ErrPluginUnavailable)

@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +35,20 @@ func (a testAgent) Handle(context.Context, Host, AgentRequest) (AgentResponse, e
 	return AgentResponse{}, nil
 }
 
+// keepLogging restores the process's loggers, which serve points at the
+// plugin's stderr, when the test ends.
+func keepLogging(t *testing.T) {
+	t.Helper()
+	def, out, flags := slog.Default(), log.Writer(), log.Flags()
+	t.Cleanup(func() {
+		slog.SetDefault(def)
+		log.SetOutput(out)
+		log.SetFlags(flags)
+	})
+}
+
 func TestServeDescribe(t *testing.T) {
+	keepLogging(t)
 	hookInfo := Info{Name: "guard", Version: "1.0.0", Events: []string{EventToolExecuteBefore}, Priority: 3}
 	tests := []struct {
 		name     string
@@ -101,6 +118,7 @@ func TestServeDescribe(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
+	keepLogging(t)
 	reg := NewRegistry()
 	reg.RegisterHook("hooks.start-work", testHook{info: Info{Name: "start-work", Events: []string{EventCommandExecuteBefore}}})
 	reg.RegisterAgent("agents.tapestry", testAgent{info: Info{Name: "tapestry", Role: "tapestry"}})
@@ -146,30 +164,29 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestRPCError(t *testing.T) {
-	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
 	tests := []struct {
 		name      string
-		ctx       context.Context
 		err       error
 		want      string
 		wantUnavl bool
 		wantIs    error
 	}{
-		{"nil", context.Background(), nil, "", false, nil},
-		{"unavailable", context.Background(), status.Error(codes.Unavailable, "error reading from server: EOF"),
+		{"nil", nil, "", false, nil},
+		{"unavailable", status.Error(codes.Unavailable, "error reading from server: EOF"),
 			`plugin "p" died or is unavailable during Hook.Handle (error reading from server: EOF)`, true, nil},
-		{"plugin error", context.Background(), status.Error(codes.Unknown, "cannot decide"),
+		{"plugin error", status.Error(codes.Unknown, "cannot decide"),
 			`plugin "p": Hook.Handle: cannot decide`, false, nil},
-		{"unimplemented", context.Background(), status.Error(codes.Unimplemented, "unknown service"),
+		{"unimplemented", status.Error(codes.Unimplemented, "unknown service"),
 			`plugin "p" does not implement Hook.Handle`, false, nil},
-		{"caller cancelled", canceled, status.Error(codes.Canceled, "context canceled"),
+		{"caller cancelled", status.Error(codes.Canceled, "context canceled"),
 			`plugin "p": Hook.Handle: context canceled`, false, context.Canceled},
-		{"not a status", context.Background(), errors.New("boom"), `plugin "p": Hook.Handle: boom`, false, nil},
+		{"deadline", status.Error(codes.DeadlineExceeded, "context deadline exceeded"),
+			`plugin "p": Hook.Handle: context deadline exceeded`, false, context.DeadlineExceeded},
+		{"not a status", errors.New("boom"), `plugin "p": Hook.Handle: boom`, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := rpcError(tt.ctx, "p", "Hook.Handle", tt.err)
+			got := rpcError("p", "Hook.Handle", tt.err)
 			if tt.err == nil {
 				if got != nil {
 					t.Fatalf("rpcError(nil) = %v, want nil", got)
@@ -236,6 +253,26 @@ func TestManifestCheck(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("check(%+v) = %v, want %q", tt.m, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOrphaned(t *testing.T) {
+	tests := []struct {
+		env  string
+		want bool
+	}{
+		{"", false},
+		{"not-a-pid", false},
+		{strconv.Itoa(os.Getppid()), false},
+		{strconv.Itoa(os.Getppid() + 1), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(EnvHostPID, tt.env)
+			if got := orphaned(); got != tt.want {
+				t.Errorf("orphaned() with %s=%q = %v, want %v", EnvHostPID, tt.env, got, tt.want)
 			}
 		})
 	}

@@ -29,11 +29,11 @@ import (
 // the host's side of it. Everything is torn down when the test ends.
 func Connect(t testing.TB, cfg plugins.ServeConfig) *plugins.Conn {
 	t.Helper()
-	client, server := goplugin.TestPluginGRPCConn(t, false, plugins.PluginSet(t.Name(), cfg))
-	t.Cleanup(func() {
-		_ = client.Close()
-		server.Stop()
-	})
+	client, _ := goplugin.TestPluginGRPCConn(t, false, plugins.PluginSet(t.Name(), cfg))
+	// Closing the client shuts the server down through go-plugin's
+	// controller, as the host does with a real plugin; stopping the server
+	// here as well would race with that.
+	t.Cleanup(func() { _ = client.Close() })
 	conn, err := plugins.Dispense(client)
 	if err != nil {
 		t.Fatalf("plugintest.Connect: %v", err)
