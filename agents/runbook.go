@@ -2,35 +2,36 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
 )
 
-// Script is one shell block to run for a task.
+// Script is one shell block of a runbook task.
 type Script struct {
 	// Lang is the block's language ("sh" or "bash"); it picks the shell.
-	Lang string
+	Lang string `json:"lang"`
 	// Code is the block's text.
-	Code string
+	Code string `json:"code"`
 	// Verify marks a block that checks the task's effect.
-	Verify bool
+	Verify bool `json:"verify,omitempty"`
 	// Line is the block's line in the plan file, for messages.
-	Line int
+	Line int `json:"line"`
 }
 
-// ScriptResult is how a script ended.
-type ScriptResult struct {
-	ExitCode int
-}
-
-// Shell runs scripts for the runbook executor. The host implements it and
-// decides where scripts may run; output is streamed to out as it comes.
-type Shell interface {
-	RunScript(ctx context.Context, s Script, out io.Writer) (ScriptResult, error)
+// TaskPayload is the plan task a host asks Tapestry to carry out; it travels
+// as the Data of an AgentRequest.
+type TaskPayload struct {
+	// Plan is the plan's name in .weave/plans.
+	Plan   string `json:"plan"`
+	Number int    `json:"number,omitempty"`
+	Title  string `json:"title"`
+	// Scripts are the task's shell blocks in the order they run; empty for a
+	// task only a model can do.
+	Scripts []Script `json:"scripts,omitempty"`
 }
 
 // ErrNeedsModel reports a task that has no shell blocks, which only an agent
@@ -61,7 +62,7 @@ func RunbookScripts(t plans.Task) ([]Script, error) {
 		if !b.IsShell() {
 			continue
 		}
-		s := Script{Lang: b.Lang, Code: b.Code, Verify: b.IsVerify(), Line: b.Line}
+		s := Script{Lang: b.Shell(), Code: b.Code, Verify: b.IsVerify(), Line: b.Line}
 		if s.Verify {
 			verify = append(verify, s)
 		} else {
@@ -69,46 +70,80 @@ func RunbookScripts(t plans.Task) ([]Script, error) {
 		}
 	}
 	if len(work)+len(verify) == 0 {
-		return nil, fmt.Errorf("task %s has no sh or bash blocks: %w", taskLabel(t), ErrNeedsModel)
+		return nil, fmt.Errorf("task %s has no sh or bash blocks: %w", taskLabel(t.Number, t.Title), ErrNeedsModel)
 	}
 	return append(work, verify...), nil
 }
 
-// RunTask executes one plan task the runbook way: every work block, then
-// every verify block, each of which must exit 0. It stops at the first block
-// that fails. The caller ticks the task when RunTask returns nil.
-func RunTask(ctx context.Context, sh Shell, t plans.Task, out io.Writer) error {
-	scripts, err := RunbookScripts(t)
+// TaskRequest builds the request that asks Tapestry to carry out task t of
+// plan p.
+func TaskRequest(session string, p *plans.Plan, t plans.Task, scripts []Script) (plugins.AgentRequest, error) {
+	data, err := json.Marshal(TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts})
 	if err != nil {
-		return err
+		return plugins.AgentRequest{}, fmt.Errorf("encode task: %w", err)
 	}
-	for _, s := range scripts {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "$ %s\n", firstLine(s.Code))
-		res, err := sh.RunScript(ctx, s, out)
+	return plugins.AgentRequest{
+		SessionID: session,
+		Prompt:    fmt.Sprintf("Carry out task %s of plan %s, verify it, and tick it.", taskLabel(t.Number, t.Title), p.Name),
+		Plan:      p.Path,
+		Task:      &plugins.TaskRef{Number: t.Number, Title: t.Title},
+		Data:      data,
+	}, nil
+}
+
+// RunRunbook carries out a runbook task through the host: every block runs
+// through the host's bash tool (so the capability gate and the tool hooks see
+// it), work blocks first, then verify blocks, each of which must exit 0; then
+// the task is ticked with the plan_check tool. A failure is a domain error in
+// the response; a Go error means the host could not be reached.
+func RunRunbook(ctx context.Context, h plugins.Host, task TaskPayload) (plugins.AgentResponse, error) {
+	for _, s := range task.Scripts {
+		res, err := h.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolBash, Args: map[string]any{
+			"command": s.Code,
+			"shell":   s.Lang,
+			"errexit": true,
+		}})
 		if err != nil {
-			return fmt.Errorf("run block at line %d: %w", s.Line, err)
+			return plugins.AgentResponse{}, err
 		}
-		if res.ExitCode != 0 {
-			return &BlockError{Line: s.Line, Verify: s.Verify, ExitCode: res.ExitCode}
+		switch {
+		case res.Denied:
+			return plugins.AgentResponse{Error: fmt.Sprintf("block at line %d was not allowed to run: %s", s.Line, res.Output)}, nil
+		case res.ExitCode != 0:
+			return plugins.AgentResponse{Error: (&BlockError{Line: s.Line, Verify: s.Verify, ExitCode: res.ExitCode}).Error()}, nil
+		case res.IsError:
+			return plugins.AgentResponse{Error: fmt.Sprintf("block at line %d failed: %s", s.Line, lastLine(res.Output))}, nil
 		}
 	}
-	return nil
+	ref := any(task.Title)
+	if task.Number > 0 {
+		ref = task.Number
+	}
+	res, err := h.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolPlanCheck, Args: map[string]any{"plan": task.Plan, "task": ref}})
+	if err != nil {
+		return plugins.AgentResponse{}, err
+	}
+	if res.IsError {
+		return plugins.AgentResponse{Error: "tick the task: " + res.Output}, nil
+	}
+	return plugins.AgentResponse{Output: res.Output, Done: true}, nil
 }
 
-func taskLabel(t plans.Task) string {
-	if t.Number > 0 {
-		return fmt.Sprintf("%d (%q)", t.Number, t.Title)
+func taskLabel(number int, title string) string {
+	if number > 0 {
+		return fmt.Sprintf("%d (%s)", number, title)
 	}
-	return fmt.Sprintf("%q", t.Title)
+	return fmt.Sprintf("%q", title)
 }
 
-func firstLine(code string) string {
-	code = strings.TrimSpace(code)
-	if i := strings.IndexByte(code, '\n'); i >= 0 {
-		return code[:i] + " …"
+func lastLine(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
 	}
-	return code
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			return s[i+1:]
+		}
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/plugins"
@@ -125,4 +126,22 @@ func NewProjectSupervisor(project string, cfg *config.Config, logger *slog.Logge
 		StartTimeout: cfg.Plugin.StartTimeout,
 		MaxRestarts:  cfg.Plugin.MaxRestarts,
 	}, MergePluginEntries(found, configured)...)
+}
+
+// AddBuiltinAgents makes the eight roles known to sup as built-in agent
+// plugins (served by weave itself), started on first use.
+func AddBuiltinAgents(sup *Supervisor, project string) error {
+	for _, name := range agents.RoleNames() {
+		entry, err := BuiltinEntry(agents.AgentID(name))
+		if err != nil {
+			return err
+		}
+		entry.Kind = plugins.KindAgent
+		entry.Dir = project
+		entry.Env = map[string]string{ProjectEnv: project}
+		if err := sup.Add(entry); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +16,10 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
 )
 
 // Status is how a start-work run ended.
@@ -46,15 +50,17 @@ type StartWorkOptions struct {
 	Project string
 	// Name selects a plan; empty runs the decision procedure.
 	Name string
-	// Retries is how many times a failing task is tried again before the
-	// plan pauses.
-	Retries int
-	// BlockTimeout bounds one shell block; zero means none.
-	BlockTimeout time.Duration
+	// Config is the project's configuration; nil means the defaults.
+	Config *config.Config
+	// Agent carries out the tasks (Tapestry); nil means Tapestry in this
+	// process. The CLI passes the Tapestry plugin, served by a subprocess.
+	Agent plugins.Agent
+	// Hooks receive the run's events; nil means none.
+	Hooks *hooks.Pipeline
+	// Logger is the host log; nil discards it.
+	Logger *slog.Logger
 	// Observe receives the run's events; nil discards them.
 	Observe Observer
-	// Shell runs task blocks; nil means a LocalShell in Project.
-	Shell agents.Shell
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -91,6 +97,26 @@ func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
 	if r.o.Observe == nil {
 		r.o.Observe = func(Event) {}
 	}
+	if r.o.Config == nil {
+		r.o.Config = config.Default()
+	}
+	if r.o.Logger == nil {
+		r.o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.o.Agent == nil {
+		r.o.Agent = agents.TapestryAgent{}
+	}
+	gate, err := NewGate(r.o.Config, r.o.Logger)
+	if err != nil {
+		return RunResult{}, err
+	}
+	var pipeline ToolPipeline
+	if r.o.Hooks != nil {
+		pipeline = r.o.Hooks
+	}
+	if r.tools, err = NewTools(o.Project, r.o.Config, gate, pipeline, WithLogger(r.o.Logger)); err != nil {
+		return RunResult{}, err
+	}
 	release, err := r.store.Lock()
 	if err != nil {
 		return RunResult{}, err
@@ -100,8 +126,10 @@ func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
 }
 
 type runner struct {
-	o     StartWorkOptions
-	store *plans.Store
+	o       StartWorkOptions
+	store   *plans.Store
+	tools   *Tools
+	session string
 	st    *plans.State
 	res   RunResult
 	// plan names the plan in events once it is known.
@@ -178,7 +206,8 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]*plans.TaskRecord{}
 	}
-	r.st.SessionIDs = append(r.st.SessionIDs, newSessionID(r.o.Now()))
+	r.session = newSessionID(r.o.Now())
+	r.st.SessionIDs = append(r.st.SessionIDs, r.session)
 	r.st.Paused, r.st.PausedReason = false, ""
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
@@ -207,10 +236,6 @@ func (r *runner) settle(st *plans.State) (*plans.State, error) {
 }
 
 func (r *runner) execute(ctx context.Context, p *plans.Plan) (RunResult, error) {
-	sh := r.o.Shell
-	if sh == nil {
-		sh = &LocalShell{Dir: r.o.Project, Timeout: r.o.BlockTimeout}
-	}
 	for {
 		var err error
 		if p, err = reloadIfChanged(p); err != nil {
@@ -224,7 +249,7 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (RunResult, error) 
 		if ctx.Err() != nil {
 			return r.pause(p, "interrupted")
 		}
-		next, err := r.runTask(ctx, sh, p, t)
+		next, err := r.runTask(ctx, p, t)
 		if err != nil || next == nil {
 			return r.res, err
 		}
@@ -234,7 +259,7 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (RunResult, error) 
 
 // runTask runs one task with its retries. It returns the re-read plan to go
 // on with, or nil when the run ended (r.res says how).
-func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t plans.Task) (*plans.Plan, error) {
+func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*plans.Plan, error) {
 	key := t.Key()
 	rec := r.st.Tasks[key]
 	if rec == nil {
@@ -256,7 +281,7 @@ func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t 
 		r.o.Observe(ev)
 
 		start := r.o.Now()
-		err := r.runLogged(ctx, sh, t, base, logPath, attempt)
+		err := r.runLogged(ctx, p, t, base, logPath, attempt)
 		elapsed := r.o.Now().Sub(start).Seconds()
 
 		if ctx.Err() != nil {
@@ -265,15 +290,14 @@ func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t 
 			return nil, r.pauseErr(p, "interrupted")
 		}
 		if err == nil {
-			np, terr := plans.SetDoneIn(p, t, true)
-			var gone *plans.TaskGoneError
-			if errors.As(terr, &gone) {
+			np, ok, terr := r.confirmTick(p, t)
+			if terr != nil {
+				return nil, r.failErr(p, &t, terr)
+			}
+			if !ok {
 				r.st.InFlight = nil
 				r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
-				return plans.Load(p.Path)
-			}
-			if terr != nil {
-				return nil, r.failErr(p, &t, fmt.Errorf("tick task %s: %w", labelOf(t), terr))
+				return np, nil
 			}
 			// This state reaches disk with the next task's start, so that a
 			// task costs two durable writes: state before, checkbox after.
@@ -285,9 +309,14 @@ func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t 
 			r.o.Observe(ev)
 			return np, nil
 		}
+		if np, gone := r.removed(p, t); gone {
+			r.st.InFlight = nil
+			r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
+			return np, nil
+		}
 
 		rec.LastError = err.Error()
-		retry := attempt <= r.o.Retries && !errors.Is(err, agents.ErrNeedsModel)
+		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel)
 		ev = base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
@@ -297,9 +326,14 @@ func (r *runner) runTask(ctx context.Context, sh agents.Shell, p *plans.Plan, t 
 	}
 }
 
-// runLogged runs the task's blocks with output going to the observer, one
-// event per line, and to the task's log file.
-func (r *runner) runLogged(ctx context.Context, sh agents.Shell, t plans.Task, base Event, logPath string, attempt int) error {
+// runLogged has the agent carry out the task, with the output of its
+// commands going to the observer, one event per line, and to the task's log.
+func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
+	scripts, err := agents.RunbookScripts(t)
+	if err != nil {
+		// No model yet: a task without blocks cannot be carried out.
+		return err
+	}
 	var log io.Writer
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
 		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
@@ -316,13 +350,95 @@ func (r *runner) runLogged(ctx context.Context, sh agents.Shell, t plans.Task, b
 		ev.Type, ev.Time, ev.Output = EventTaskOutput, r.o.Now(), line
 		r.o.Observe(ev)
 	}}
-	err := agents.RunTask(ctx, sh, t, w)
-	w.flush()
+	defer w.flush()
+	req, err := agents.TaskRequest(r.session, p, t, scripts)
+	if err != nil {
+		return err
+	}
+	resp, err := r.o.Agent.Handle(ctx, r.services(w), req)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("tapestry: %w", err)
+	case resp.Error != "":
+		err = errors.New(resp.Error)
+	case !resp.Done:
+		err = errors.New("tapestry stopped without finishing the task")
+	}
 	if err != nil && log != nil {
+		w.flush()
 		fmt.Fprintf(log, "=== failed: %v\n", err)
 	}
 	return err
 }
+
+// services is what the agent reaches while it carries out a task: the tools,
+// as Tapestry, through the capability gate and the tool hooks, with command
+// output streamed to out and runbook.block_timeout as a command's limit.
+func (r *runner) services(out io.Writer) *PluginServices {
+	caller := Caller{Agent: agents.Tapestry}
+	scope := callScope{output: out, timeout: r.o.Config.Runbook.BlockTimeout, timeoutSet: true}
+	return &PluginServices{
+		Logger: r.o.Logger.With("agent", agents.Tapestry),
+		ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+			if call.Tool == plugins.ToolBash {
+				if cmd, ok := call.Args["command"].(string); ok {
+					fmt.Fprintf(out, "$ %s\n", commandLine(cmd))
+				}
+			}
+			return r.tools.Call(withCallScope(ctx, scope), caller, r.session, call)
+		},
+	}
+}
+
+// confirmTick makes sure the task the agent finished is ticked in the file:
+// the agent ticks it with plan_check, and the host checks. It returns the
+// plan as it now is, and false when the task is no longer in it.
+func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, error) {
+	np, err := plans.Load(p.Path)
+	if err != nil {
+		return nil, false, fmt.Errorf("re-read plan: %w", err)
+	}
+	cur, ok := taskIn(np, t)
+	if !ok {
+		return np, false, nil
+	}
+	if cur.Done {
+		return np, true, nil
+	}
+	np, err = plans.SetDoneIn(np, cur, true)
+	var gone *plans.TaskGoneError
+	if errors.As(err, &gone) {
+		return np, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("tick task %s: %w", labelOf(t), err)
+	}
+	return np, true, nil
+}
+
+// removed reports whether a task that failed is gone from the plan, which
+// is then read again.
+func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, bool) {
+	np, err := plans.Load(p.Path)
+	if err != nil {
+		return p, false
+	}
+	if _, ok := taskIn(np, t); ok {
+		return np, false
+	}
+	return np, true
+}
+
+// taskIn finds t in p by number and title, as a tick does.
+func taskIn(p *plans.Plan, t plans.Task) (plans.Task, bool) {
+	for _, c := range p.Tasks {
+		if c.Number == t.Number && c.Title == t.Title {
+			return c, true
+		}
+	}
+	return plans.Task{}, false
+}
+
 
 func (r *runner) save() error {
 	if err := r.store.Save(r.st); err != nil {
@@ -458,4 +574,13 @@ func newSessionID(now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("ses_%s_%s", now.UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
+}
+
+// commandLine shows a command by its first line.
+func commandLine(code string) string {
+	code = strings.TrimSpace(code)
+	if i := strings.IndexByte(code, '\n'); i >= 0 {
+		return code[:i] + " …"
+	}
+	return code
 }

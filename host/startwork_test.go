@@ -116,7 +116,7 @@ func (r *recorder) warnings() []string {
 
 func start(t *testing.T, ctx context.Context, project, name string, rec *recorder) RunResult {
 	t.Helper()
-	res, err := StartWork(ctx, StartWorkOptions{Project: project, Name: name, Retries: 1, Observe: rec.observe})
+	res, err := StartWork(ctx, StartWorkOptions{Project: project, Name: name, Observe: rec.observe})
 	if err != nil {
 		t.Fatalf("StartWork(%q) error = %v", name, err)
 	}

@@ -31,7 +31,8 @@ import (
 //	write       path, content                               creates parent directories; atomic replace
 //	edit        path, old_string, new_string, replace_all?  exact string replacement; old_string must
 //	                                                         occur once unless replace_all is true
-//	bash        command, timeout? (seconds or "30s")        runs `bash -c` in the project in its own
+//	bash        command, timeout? (seconds or "30s"),       runs `bash -c` (or `sh -c`) in the project in its own
+//	            shell? (bash|sh), errexit? (-e, pipefail)
 //	                                                         process group; output (stdout and stderr
 //	                                                         together) capped at tools.bash.max_output_bytes;
 //	                                                         exit code in ExitCode; killed with everything it
@@ -68,6 +69,8 @@ const (
 	argReplaceAll = "replace_all"
 	argCommand    = "command"
 	argTimeout    = "timeout"
+	argShell      = "shell"
+	argErrexit    = "errexit"
 	argPattern    = "pattern"
 	argGlob       = "glob"
 	argURL        = "url"

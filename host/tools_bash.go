@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -43,6 +44,55 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// shellArgv picks the interpreter: bash (the default) or sh, as a runbook
+// block's info string says; errexit stops at the first failing command, as
+// CI runners do, so that a broken step is not hidden by a later one.
+func shellArgv(args map[string]any, command string) ([]string, error) {
+	shell, err := stringArg(args, argShell, false)
+	if err != nil {
+		return nil, err
+	}
+	errexit, err := boolArg(args, argErrexit)
+	if err != nil {
+		return nil, err
+	}
+	switch shell {
+	case "", "bash":
+		argv := []string{"bash", "--noprofile", "--norc"}
+		if errexit {
+			argv = append(argv, "-e", "-o", "pipefail")
+		}
+		return append(argv, "-c", command), nil
+	case "sh":
+		argv := []string{"sh"}
+		if errexit {
+			argv = append(argv, "-e")
+		}
+		return append(argv, "-c", command), nil
+	}
+	return nil, badArg("shell must be bash or sh, got %q", shell)
+}
+
+// callScope is what a host-side caller of a tool adds to one call: where to
+// stream a command's output, and the time limit of a runbook block. It lives
+// in the host's context, out of a plugin's reach.
+type callScope struct {
+	output     io.Writer
+	timeout    time.Duration
+	timeoutSet bool
+}
+
+type callScopeKey struct{}
+
+func withCallScope(ctx context.Context, s callScope) context.Context {
+	return context.WithValue(ctx, callScopeKey{}, s)
+}
+
+func callScopeOf(ctx context.Context) callScope {
+	s, _ := ctx.Value(callScopeKey{}).(callScope)
+	return s
+}
+
 // bashEnv is the host's environment without its secrets: the model's API
 // key and anything named like a key, token or password stay in weave.
 func (t *Tools) bashEnv() []string {
@@ -62,7 +112,15 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
+	argv, err := shellArgv(args, command)
+	if err != nil {
+		return plugins.ToolResult{}, err
+	}
+	scope := callScopeOf(ctx)
 	limit := t.cfg.Tools.Bash.Timeout
+	if scope.timeoutSet {
+		limit = scope.timeout
+	}
 	asked, hasTimeout, err := durationArg(args, argTimeout)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -77,10 +135,15 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	defer cancel()
 
 	out := &cappedBuffer{max: max(t.cfg.Tools.Bash.MaxOutputBytes, 1)}
-	cmd := exec.Command("bash", "--noprofile", "--norc", "-c", command)
+	var sink io.Writer = out
+	if scope.output != nil {
+		// The run shows the output as it comes; the result keeps the capped copy.
+		sink = io.MultiWriter(out, scope.output)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.root
 	cmd.Env = t.bashEnv()
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = sink, sink
 	cmd.SysProcAttr = scriptProcAttr()
 	// A background child that keeps the output pipe open must not hold the
 	// call once bash itself has exited; the group kill below ends it.
@@ -114,8 +177,11 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	}
 	if runCtx.Err() != nil {
 		source := "tools.bash.timeout"
-		if hasTimeout && limit == asked {
+		switch {
+		case hasTimeout && limit == asked:
 			source = "the timeout argument"
+		case scope.timeoutSet:
+			source = "runbook.block_timeout"
 		}
 		return plugins.ToolResult{Output: text + fmt.Sprintf("\n[command timed out after %s (%s) and was killed with every process it started]\n", limit, source),
 			IsError: true, ExitCode: -1}, nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,6 +112,19 @@ func TestSlowCrashResume(t *testing.T) {
 	checkCrashInvariants(t, trials, planPath, original, dir)
 	checkComplete(t, dir, planPath, tasks)
 	t.Logf("%d trials: %d killed, %d completed rounds", trials, kills, completions)
+	// The plugins of killed runs die with them (the kernel's parent-death
+	// signal), so none is left behind.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := pluginsOf(bin)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugins left running after the host was killed: pids %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if kills < 30 {
 		t.Errorf("only %d of %d trials were killed mid-run, want at least 30", kills, trials)
 	}
@@ -167,4 +181,25 @@ func checkComplete(t *testing.T, dir, planPath string, tasks int) {
 	if st, _, err := plans.NewStore(filepath.Join(dir, ".weave")).Load(); err != nil || st != nil {
 		t.Fatalf("state after completion = %+v, %v; want cleared", st, err)
 	}
+}
+
+// pluginsOf lists the live processes running bin as a plugin.
+func pluginsOf(bin string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(bin+"\x00__plugin")) {
+			continue
+		}
+		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); bytes.Contains(stat, []byte(") Z")) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/plugins"
@@ -42,6 +43,13 @@ func builtinRegistry(project string) (*plugins.Registry, error) {
 	reg := plugins.NewRegistry()
 	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
 		reg.RegisterHook(r.Info.Name, r.Hook)
+	}
+	for _, role := range agents.Roles() {
+		var a plugins.Agent = agents.ModelAgent{Role: role}
+		if role.Name == agents.Tapestry {
+			a = agents.TapestryAgent{}
+		}
+		reg.RegisterAgent(agents.AgentID(role.Name), a)
 	}
 	return reg, nil
 }

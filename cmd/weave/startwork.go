@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/plans"
 )
@@ -69,14 +71,41 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
-	out := opts.Streams
-	view := newRunView(out, opts.JSON, cfg.Runbook.OutputTail)
+	logger, logFile, err := openHostLog(project, cfg)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	sup, err := host.NewProjectSupervisor(project, cfg, logger)
+	if err != nil {
+		return err
+	}
+	// Every plugin ends with the run, however the run ends.
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = sup.Close(closeCtx)
+	}()
+	if err := host.AddBuiltinAgents(sup, project); err != nil {
+		return err
+	}
+	regs, err := host.BuildHooks(ctx, project, cfg, sup, logger)
+	if err != nil {
+		return err
+	}
+	pipeline, err := hooks.NewPipeline(regs, hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: logger, DefaultTimeout: cfg.Hook.Timeout})
+	if err != nil {
+		return err
+	}
+	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := host.StartWork(ctx, host.StartWorkOptions{
-		Project:      project,
-		Name:         opts.Name,
-		Retries:      cfg.Runbook.Retries,
-		BlockTimeout: cfg.Runbook.BlockTimeout,
-		Observe:      view.Observe,
+		Project: project,
+		Name:    opts.Name,
+		Config:  cfg,
+		Agent:   sup.Agent(agents.AgentID(agents.Tapestry)),
+		Hooks:   pipeline,
+		Logger:  logger,
+		Observe: view.Observe,
 	})
 	view.Close()
 	if err != nil {
