@@ -130,8 +130,8 @@ type runner struct {
 	store   *plans.Store
 	tools   *Tools
 	session string
-	st    *plans.State
-	res   RunResult
+	st      *plans.State
+	res     RunResult
 	// plan names the plan in events once it is known.
 	plan string
 }
@@ -438,7 +438,6 @@ func taskIn(p *plans.Plan, t plans.Task) (plans.Task, bool) {
 	}
 	return plans.Task{}, false
 }
-
 
 func (r *runner) save() error {
 	if err := r.store.Save(r.st); err != nil {
