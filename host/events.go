@@ -17,6 +17,9 @@ const (
 	EventPlanDone    = "plan.done"
 	// EventWarning carries a problem that does not stop the run.
 	EventWarning = "warning"
+	// EventNote carries what a hook has to say to the user (in Reason),
+	// such as the reminder to run the plan's verification.
+	EventNote = "note"
 )
 
 // Event is one step of a start-work run. It is what the live view draws and

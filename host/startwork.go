@@ -42,6 +42,8 @@ const (
 	StatusNone     Status = "none"
 	// StatusChoose: several plans could run; the user must name one.
 	StatusChoose Status = "choose"
+	// StatusBlocked: a hook refused the start.
+	StatusBlocked Status = "blocked"
 )
 
 // StartWorkOptions configures a start-work run.
@@ -152,7 +154,19 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	if st, err = r.settle(st); err != nil {
 		return RunResult{}, err
 	}
-	res, err := plans.Resolve(r.o.Project, r.o.Name, st)
+	r.session = newSessionID(r.o.Now())
+	name := r.o.Name
+	// Hooks see the command first: a user's hook may refuse a start, or
+	// point it at another plan by setting plan_name.
+	out := r.fire(ctx, plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: hooks.CommandStartWork, Arguments: name})
+	if out.Blocked() && out.BlockedBy != hooks.StartWorkID {
+		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by hook %s", out.Reason)
+		return r.res, nil
+	}
+	if n, ok := out.Args["plan_name"].(string); ok && n != "" && out.BlockedBy == "" {
+		name = n
+	}
+	res, err := plans.Resolve(r.o.Project, name, st)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -206,12 +220,34 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]*plans.TaskRecord{}
 	}
-	r.session = newSessionID(r.o.Now())
 	r.st.SessionIDs = append(r.st.SessionIDs, r.session)
 	r.st.Paused, r.st.PausedReason = false, ""
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
-	return r.execute(ctx, p)
+	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
+	res2, err := r.execute(ctx, p)
+	reason := string(res2.Status)
+	r.fire(context.WithoutCancel(ctx), plugins.Event{Name: plugins.EventSessionEnd, Plan: p.Name, Data: map[string]any{"reason": reason}})
+	return res2, err
+}
+
+// fire runs the hooks of one event of this run and reports what they had to
+// say; a hook's failure is logged, never fatal to the run.
+func (r *runner) fire(ctx context.Context, ev plugins.Event) hooks.Outcome {
+	if r.o.Hooks == nil {
+		return hooks.Outcome{Action: plugins.Allow}
+	}
+	ev.SessionID, ev.Agent, ev.Cwd, ev.Time = r.session, agents.Tapestry, r.o.Project, r.o.Now()
+	out, err := r.o.Hooks.Run(ctx, ev)
+	if err != nil {
+		r.o.Logger.Warn("hooks failed", "event", ev.Name, "err", err)
+	}
+	for _, rep := range out.Reports {
+		if rep.Error != "" {
+			r.o.Logger.Warn("hook failed", "event", ev.Name, "hook", rep.Hook, "err", rep.Error, "policy", rep.Policy)
+		}
+	}
+	return out
 }
 
 // settle finishes the bookkeeping of an earlier run that died after its last
@@ -307,6 +343,11 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			ev := base
 			ev.Type, ev.Time, ev.Completed, ev.Total, ev.Elapsed = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
 			r.o.Observe(ev)
+			out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
+				Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
+			for _, c := range out.Context {
+				r.o.Observe(Event{Type: EventNote, Time: r.o.Now(), Plan: np.Name, Reason: c})
+			}
 			return np, nil
 		}
 		if np, gone := r.removed(p, t); gone {

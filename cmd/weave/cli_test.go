@@ -97,11 +97,16 @@ func TestStartWorkJSONEvents(t *testing.T) {
 		if strings.HasPrefix(ev.Type, "task.") && ev.Task == 0 {
 			t.Errorf("task event %q lacks the task number", line)
 		}
+		if ev.Type == host.EventNote && !strings.Contains(strings.ToLower(ev.Reason), "verif") {
+			t.Errorf("note %q is not the verification reminder", ev.Reason)
+		}
 		if ev.Type != host.EventWarning {
 			types = append(types, ev.Type)
 		}
 	}
-	want := "plan.started,task.started,task.output,task.output,task.done,task.started,task.output,task.done,plan.done"
+	// The note is the verification reminder, from the built-in hook, run
+	// as a plugin, when the last task is done.
+	want := "plan.started,task.started,task.output,task.output,task.done,task.started,task.output,task.done,note,plan.done"
 	if got := strings.Join(types, ","); got != want {
 		t.Errorf("event types = %s, want %s", got, want)
 	}
@@ -274,4 +279,40 @@ disabled_hooks: [weave.rules-injector]
 	if code, _, errOut := runCLI(t, "--dir", dir, "hooks", "test", "nope", "--event", evFile); code != exitFailed || !strings.Contains(errOut, "weave hooks list") {
 		t.Errorf("hooks test nope = %d %q, want 1 and a pointer to hooks list", code, errOut)
 	}
+}
+
+func TestCommandHookBlocksRunbookBlock(t *testing.T) {
+	plan := "# P\n\n## TODOs\n\n- [ ] 1. Clean up\n  ```sh\n  rm -rf build\n  ```\n- [ ] 2. Deploy\n  ```sh\n  echo deploying\n  ```\n"
+	tests := []struct {
+		name, hook, reason string
+	}{
+		{"exit 2 with stderr", `if grep -q "rm -rf"; then echo "rm -rf is not allowed in runbooks" >&2; exit 2; fi`, "rm -rf is not allowed in runbooks"},
+		{"JSON deny", `if grep -q "rm -rf"; then printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"ask a human first"}}'; fi`, "ask a human first"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, map[string]string{"p": plan})
+			cfg := "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: " + strconvQuote(tc.hook) + "\n"
+			if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI(t, "--dir", dir, "start-work", "p")
+			if code != exitFailed {
+				t.Fatalf("exit = %d, want 1; out %q err %q", code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tc.reason) {
+				t.Errorf("the hook's reason %q did not reach the user:\n%s\n%s", tc.reason, out, errOut)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, ".weave", "plans", "p.md"))
+			if strings.Contains(string(b), "[x]") {
+				t.Errorf("a blocked task was ticked:\n%s", b)
+			}
+		})
+	}
+}
+
+// strconvQuote quotes s for a YAML double-quoted scalar.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

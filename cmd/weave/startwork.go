@@ -137,6 +137,8 @@ func reportRun(opts *startWorkOptions, res host.RunResult) error {
 	case host.StatusInvalid:
 		printReport(w, res.Plan, res.Report)
 		return &exitError{code: exitFailed, err: fmt.Errorf("plan %q has %d error(s); fix them and run again", res.Plan.Name, len(res.Report.Errors))}
+	case host.StatusBlocked:
+		return &exitError{code: exitFailed, err: res.Err}
 	case host.StatusChoose:
 		return &exitError{code: exitUsage, err: errors.New(res.Resolution.Message())}
 	default: // not found, none

@@ -78,6 +78,8 @@ func (v *plainView) Observe(ev host.Event) {
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
 	case host.EventWarning:
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
+	case host.EventNote:
+		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
 	}
 }
 
@@ -175,7 +177,7 @@ func (m liveModel) apply(ev host.Event) (tea.Model, tea.Cmd) {
 	if ev.Plan != "" {
 		m.plan = ev.Plan
 	}
-	if ev.Type != host.EventWarning && ev.Type != host.EventTaskOutput {
+	if ev.Type != host.EventWarning && ev.Type != host.EventNote && ev.Type != host.EventTaskOutput {
 		m.completed, m.total = ev.Completed, ev.Total
 	}
 	var printed string
@@ -209,6 +211,8 @@ func (m liveModel) apply(ev host.Event) (tea.Model, tea.Cmd) {
 		m.status = "done"
 	case host.EventWarning:
 		printed = "warning: " + ev.Reason
+	case host.EventNote:
+		printed = "note: " + ev.Reason
 	}
 	if printed != "" {
 		return m, tea.Println(printed)
