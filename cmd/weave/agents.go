@@ -163,6 +163,9 @@ func writeAgentsTable(out io.Writer, list agentsList) error {
 		if len(e.Narrowed) > 0 {
 			notes = append(notes, fmt.Sprintf("%s: narrowed by config (agents.%s.tools): without %s", e.Name, e.Name, strings.Join(e.Narrowed, ", ")))
 		}
+		if e.Matrix["task"] == cellAllowed && len(e.Delegates) == 0 {
+			notes = append(notes, fmt.Sprintf("%s: has task in its row but nobody to delegate to", e.Name))
+		}
 		if len(e.Widened) > 0 {
 			notes = append(notes, fmt.Sprintf("%s: WIDENED by config (agents.%s.allow_widen): added %s", e.Name, e.Name, strings.Join(e.Widened, ", ")))
 		}
