@@ -62,7 +62,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
-	limit := t.cfg.Tools.Bash.Timeout
+	limit := t.limits.Bash.Timeout
 	asked, hasTimeout, err := durationArg(args, argTimeout)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -76,7 +76,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	}
 	defer cancel()
 
-	out := &cappedBuffer{max: max(t.cfg.Tools.Bash.MaxOutputBytes, 1)}
+	out := &cappedBuffer{max: t.limits.Bash.MaxOutputBytes}
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-c", command)
 	cmd.Dir = t.root
 	cmd.Env = t.bashEnv()

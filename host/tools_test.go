@@ -145,6 +145,18 @@ func TestToolRead(t *testing.T) {
 			}
 		})
 	}
+	t.Run("one huge line", func(t *testing.T) {
+		writeFile(t, filepath.Join(e.project, "min.js"), strings.Repeat("x", 100_000)+"\nsecond\n")
+		res := e.call(t, asLoom, "read", map[string]any{"path": "min.js"})
+		expect(t, "read min.js", res, false, "     1\txxxx", "lines 1-1 shown; read on with offset 2")
+		if len(res.Output) > 400 {
+			t.Errorf("read(min.js) returned %d bytes, want the line cut near tools.read.max_bytes (200)", len(res.Output))
+		}
+		res = e.call(t, asLoom, "read", map[string]any{"path": "min.js", "offset": 2})
+		if res.Output != "     2\tsecond\n" {
+			t.Errorf("read(min.js, offset 2) = %q, want the second line", res.Output)
+		}
+	})
 	t.Run("the cut output says where to go on", func(t *testing.T) {
 		res := e.call(t, asLoom, "read", map[string]any{"path": "big.txt"})
 		if n := strings.Count(res.Output, "\t0123456789\n"); n == 0 || n > 200/17+1 {
