@@ -577,6 +577,10 @@ func TestToolTodoWrite(t *testing.T) {
 	if got := e.tools.Todos("s1"); len(got) != 3 {
 		t.Errorf("a refused todowrite changed the list: %v", got)
 	}
+	e.tools.EndSession("s1")
+	if got := e.tools.Todos("s1"); len(got) != 0 {
+		t.Errorf("Todos(s1) after EndSession = %v, want empty", got)
+	}
 }
 
 const checkPlan = "# Login\n\n## TODOs\n\n- [ ] 1. Add the handler\n- [ ] 2. Add the tests\n- [x] 3. Add the docs\n- [ ] 4. Add the handler tests\n"
