@@ -254,6 +254,14 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 	return res, nil
 }
 
+// For binds Call to one caller and session: the function an agent's host
+// services (plugins.Host.CallTool) run its tool calls through.
+func (t *Tools) For(caller Caller, session string) func(context.Context, plugins.ToolCall) (plugins.ToolResult, error) {
+	return func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+		return t.Call(ctx, caller, session, call)
+	}
+}
+
 // denied turns a refusal into the result the agent reads and publishes it.
 func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by string, err error) plugins.ToolResult {
 	msg := err.Error()

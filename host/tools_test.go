@@ -680,6 +680,22 @@ func TestToolsDenialIsAResultAndAnEvent(t *testing.T) {
 	}
 }
 
+func TestToolsFor(t *testing.T) {
+	e := newToolsEnv(t, nil, nil)
+	call := e.tools.For(Caller{Agent: "weft", Chain: []string{"loom", "weft"}}, "s9")
+	res, err := call(context.Background(), plugins.ToolCall{Tool: "edit", Args: map[string]any{"path": "src/main.go", "old_string": "main", "new_string": "x"}})
+	if err != nil || !res.Denied {
+		t.Errorf("For(weft)(edit) = %+v, %v; want denied", res, err)
+	}
+	if evs := e.events.all(); len(evs) != 1 || evs[0].SessionID != "s9" || evs[0].Data["chain"] != "loom > weft" {
+		t.Errorf("events = %+v, want one denial in session s9 for loom > weft", evs)
+	}
+	res, err = call(context.Background(), plugins.ToolCall{Tool: "grep", Args: map[string]any{"pattern": "package"}})
+	if err != nil || res.IsError || res.Output != "src/main.go:1:package main\n" {
+		t.Errorf("For(weft)(grep) = %+v, %v; want the match", res, err)
+	}
+}
+
 func TestNewToolsErrors(t *testing.T) {
 	g, _ := NewGate(nil, nil)
 	if _, err := NewTools(t.TempDir(), nil, nil, nil); err == nil || !strings.Contains(err.Error(), "NewGate") {
