@@ -330,6 +330,15 @@ func TestToolBashTimeoutKillsGrandchildren(t *testing.T) {
 	waitGone(t, pidFromFile(t, filepath.Join(e.project, "gc.pid")))
 }
 
+func TestToolBashBackgroundChildDoesNotHoldTheCall(t *testing.T) {
+	e := newToolsEnv(t, nil, nil)
+	res := e.call(t, asTapestry, "bash", map[string]any{"command": "sleep 300 & echo $! > bg.pid; echo started"})
+	if res.IsError || res.ExitCode != 0 || res.Output != "started\n" {
+		t.Errorf("bash with a background child = %+v, want output %q and success", res, "started\n")
+	}
+	waitGone(t, pidFromFile(t, filepath.Join(e.project, "bg.pid")))
+}
+
 func TestToolBashConfigTimeoutBoundsTheArgument(t *testing.T) {
 	e := newToolsEnv(t, func(c *config.Config) { c.Tools.Bash.Timeout = 300 * time.Millisecond }, nil)
 	res := e.call(t, asTapestry, "bash", map[string]any{"command": "sleep 300", "timeout": 3600})
