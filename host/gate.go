@@ -41,6 +41,12 @@ func (c Caller) chain() []string {
 	return out
 }
 
+// agent is the acting role, lower-case: the end of the chain.
+func (c Caller) agent() string {
+	ch := c.chain()
+	return ch[len(ch)-1]
+}
+
 // String renders the chain as "loom > thread".
 func (c Caller) String() string { return strings.Join(c.chain(), " > ") }
 

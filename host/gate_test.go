@@ -413,6 +413,27 @@ func TestGateConfigNarrowAndWiden(t *testing.T) {
 	})
 }
 
+func TestGateAllowed(t *testing.T) {
+	cfg := config.Default()
+	cfg.Agents["loom"] = config.AgentConfig{Tools: []string{"read", "grep", "task"}}
+	g := newGate(t, cfg, "")
+	tests := []struct {
+		caller Caller
+		want   []string
+	}{
+		{Caller{Agent: "thread"}, []string{"read", "bash", "glob", "grep", "webfetch"}},
+		{Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, []string{"read", "grep"}},
+		{Caller{Agent: "loom"}, []string{"read", "grep", "task"}},
+		{Caller{Agent: "thread", Chain: []string{"tapestry", "thread"}}, nil},
+		{Caller{Agent: "nobody"}, nil},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, g.Allowed(tc.caller)); diff != "" {
+			t.Errorf("Allowed(%s) (-want +got):\n%s", tc.caller, diff)
+		}
+	}
+}
+
 func TestDeniedErrorMessage(t *testing.T) {
 	err := &DeniedError{Agent: "thread", Tool: "write", Reason: "write is not in thread's capability row"}
 	if got, want := err.Error(), "thread may not use write: write is not in thread's capability row"; got != want {

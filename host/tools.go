@@ -128,6 +128,7 @@ type Tools struct {
 	project   string // as given, for events
 	root      string // real path of the project
 	cfg       *config.Config
+	limits    config.ToolsConfig // cfg.Tools with unset limits defaulted
 	gate      *Gate
 	pipeline  ToolPipeline
 	delegator Delegator
@@ -163,12 +164,28 @@ func NewTools(project string, cfg *config.Config, gate *Gate, pipeline ToolPipel
 	if isNil(pipeline) {
 		pipeline = nil
 	}
-	t := &Tools{project: abs, root: root, cfg: cfg, gate: gate, pipeline: pipeline,
+	t := &Tools{project: abs, root: root, cfg: cfg, limits: toolLimits(cfg.Tools), gate: gate, pipeline: pipeline,
 		log: slog.New(slog.DiscardHandler), now: time.Now, todos: map[string][]todo{}}
 	for _, o := range opts {
 		o(t)
 	}
 	return t, nil
+}
+
+// toolLimits fills limits a hand-built config left at zero with the
+// defaults; a loaded config has them all.
+func toolLimits(tc config.ToolsConfig) config.ToolsConfig {
+	def := config.Default().Tools
+	if tc.Read.MaxBytes <= 0 {
+		tc.Read.MaxBytes = def.Read.MaxBytes
+	}
+	if tc.Bash.MaxOutputBytes <= 0 {
+		tc.Bash.MaxOutputBytes = def.Bash.MaxOutputBytes
+	}
+	if tc.WebFetch.MaxBytes <= 0 {
+		tc.WebFetch.MaxBytes = def.WebFetch.MaxBytes
+	}
+	return tc
 }
 
 // isNil catches a typed nil pointer passed as the pipeline interface.
@@ -189,7 +206,7 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 	if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 		return t.denied(caller, session, call.Tool, args, "gate", err), nil
 	}
-	ev := plugins.Event{SessionID: session, Agent: caller.chain()[len(caller.chain())-1], Cwd: t.project, Tool: call.Tool, Time: t.now()}
+	ev := plugins.Event{SessionID: session, Agent: caller.agent(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
 	if t.pipeline != nil {
 		ev.Name, ev.Args = plugins.EventToolExecuteBefore, maps.Clone(args)
 		out, err := t.pipeline.Run(ctx, ev)
@@ -240,6 +257,14 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 	return res, nil
 }
 
+// For binds Call to one caller and session: the function an agent's host
+// services (plugins.Host.CallTool) run its tool calls through.
+func (t *Tools) For(caller Caller, session string) func(context.Context, plugins.ToolCall) (plugins.ToolResult, error) {
+	return func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+		return t.Call(ctx, caller, session, call)
+	}
+}
+
 // denied turns a refusal into the result the agent reads and publishes it.
 func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by string, err error) plugins.ToolResult {
 	msg := err.Error()
@@ -253,10 +278,9 @@ func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by s
 		if de != nil {
 			reason = de.Reason
 		}
-		chain := c.chain()
-		t.publish(plugins.Event{Name: EventToolDenied, SessionID: session, Agent: chain[len(chain)-1], Cwd: t.project,
+		t.publish(plugins.Event{Name: EventToolDenied, SessionID: session, Agent: c.agent(), Cwd: t.project,
 			Tool: tool, Args: maps.Clone(args), Time: t.now(),
-			Data: map[string]any{"reason": reason, "chain": strings.Join(chain, " > "), "by": by}})
+			Data: map[string]any{"reason": reason, "chain": c.String(), "by": by}})
 	}
 	return plugins.ToolResult{Output: msg, IsError: true, Denied: true}
 }

@@ -117,7 +117,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 		return plugins.ToolResult{}, err
 	}
 	scope := callScopeOf(ctx)
-	limit := t.cfg.Tools.Bash.Timeout
+	limit := t.limits.Bash.Timeout
 	if scope.timeoutSet {
 		limit = scope.timeout
 	}
@@ -134,7 +134,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	}
 	defer cancel()
 
-	out := &cappedBuffer{max: max(t.cfg.Tools.Bash.MaxOutputBytes, 1)}
+	out := &cappedBuffer{max: t.limits.Bash.MaxOutputBytes}
 	var sink io.Writer = out
 	if scope.output != nil {
 		// The run shows the output as it comes; the result keeps the capped copy.

@@ -73,18 +73,26 @@ func (t *Tools) read(args map[string]any) (plugins.ToolResult, error) {
 	if fi.Size() == 0 {
 		return ok("%s is empty", rel)
 	}
-	maxBytes := t.cfg.Tools.Read.MaxBytes
+	maxBytes := t.limits.Read.MaxBytes
 	var out strings.Builder
 	line, shown, cut := 0, 0, false
 	for {
-		text, rerr := br.ReadString('\n')
+		// Lines are read with a bound, so one huge line (minified code, a
+		// log without newlines) cannot take the host's memory.
+		text, rerr := readLine(br, maxBytes+1)
 		if text == "" && rerr != nil {
 			break
 		}
 		line++
 		if line >= offset && (!hasLimit || shown < limit) {
 			entry := fmt.Sprintf("%6d\t%s", line, strings.TrimRight(text, "\r\n"))
-			if maxBytes > 0 && out.Len()+len(entry)+1 > maxBytes {
+			if out.Len()+len(entry)+1 > maxBytes {
+				if shown == 0 {
+					// A single line longer than the cap: show its start.
+					out.WriteString(strings.ToValidUTF8(entry[:max(maxBytes-1, 0)], ""))
+					out.WriteByte('\n')
+					shown++
+				}
 				cut = true
 				break
 			}
@@ -104,6 +112,22 @@ func (t *Tools) read(args map[string]any) (plugins.ToolResult, error) {
 			rel, fi.Size(), maxBytes, offset, offset+shown-1, offset+shown)
 	}
 	return plugins.ToolResult{Output: out.String()}, nil
+}
+
+// readLine reads one line with its newline, keeping at most keep bytes of
+// it and discarding the rest of the line.
+func readLine(br *bufio.Reader, keep int) (string, error) {
+	var b []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := keep - len(b); room > 0 {
+			b = append(b, chunk[:min(room, len(chunk))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return string(b), err
+	}
 }
 
 func (t *Tools) write(args map[string]any) (plugins.ToolResult, error) {

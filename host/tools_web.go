@@ -15,7 +15,7 @@ import (
 const maxRedirects = 10
 
 func (t *Tools) webfetch(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
-	wc := t.cfg.Tools.WebFetch
+	wc := t.limits.WebFetch
 	if !wc.Enabled {
 		return failf("webfetch is turned off in this project (tools.webfetch.enabled: false); work from the files in the project, or ask the user to enable it")
 	}

@@ -96,6 +96,13 @@ func (t *Tools) Todos(session string) []plugins.PlanTask {
 	return out
 }
 
+// EndSession forgets what the tools kept for session (its checklist).
+func (t *Tools) EndSession(session string) {
+	t.mu.Lock()
+	delete(t.todos, session)
+	t.mu.Unlock()
+}
+
 func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	name, err := stringArg(args, argPlan, false)
 	if err != nil {

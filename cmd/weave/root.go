@@ -80,6 +80,7 @@ stopped after an interruption or a crash.`,
 		newCmdInit(g, s, nil),
 		newCmdConfig(g, s),
 		newCmdHooks(g, s),
+		newCmdAgents(g, s),
 		newCmdServePlugin(s),
 	)
 	return root
