@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -137,9 +139,9 @@ func TestResolvePath(t *testing.T) {
 		{"", "", true},
 	}
 	for _, tt := range tests {
-		got, err := resolvePath(base, tt.in)
+		got, err := realpath.Resolve(base, tt.in)
 		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("resolvePath(%q) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+			t.Errorf("realpath.Resolve(%q) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 }

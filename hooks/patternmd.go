@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"context"
 	"fmt"
 	"path/filepath"
@@ -53,16 +55,16 @@ func (h *PatternMDOnly) Handle(_ context.Context, ev plugins.Event) (plugins.Dec
 	if !ok {
 		return block(fmt.Sprintf("%s may only %s .md files under .weave/, and this call names no path", h.agent, ev.Tool)), nil
 	}
-	root, err := resolvePath("", project)
+	root, err := realpath.Resolve("", project)
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("resolve project directory: %w", err)
 	}
-	real, err := resolvePath(project, p)
+	real, err := realpath.Resolve(project, p)
 	if err != nil {
 		return block(fmt.Sprintf("%s may only %s .md files under .weave/; cannot resolve %s: %v", h.agent, ev.Tool, p, err)), nil
 	}
 	weave := filepath.Join(root, ".weave")
-	if !within(weave, real) || real == weave || !strings.HasSuffix(filepath.Base(real), ".md") || filepath.Base(real) == ".md" {
+	if !realpath.Within(weave, real) || real == weave || !strings.HasSuffix(filepath.Base(real), ".md") || filepath.Base(real) == ".md" {
 		shown := real
 		if rel, err := filepath.Rel(root, real); err == nil && !strings.HasPrefix(rel, "..") {
 			shown = rel

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"context"
 	"errors"
 	"fmt"
@@ -68,12 +70,12 @@ func (h *RulesInjector) Handle(_ context.Context, ev plugins.Event) (plugins.Dec
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	root, err := resolvePath("", project)
+	root, err := realpath.Resolve("", project)
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("resolve project directory: %w", err)
 	}
-	real, err := resolvePath(project, p)
-	if err != nil || !within(root, real) {
+	real, err := realpath.Resolve(project, p)
+	if err != nil || !realpath.Within(root, real) {
 		return allow, nil // rules belong to the project; outside it there are none
 	}
 	files, err := nearestRules(root, filepath.Dir(real))
@@ -121,7 +123,7 @@ func nearestRules(root, dir string) ([]string, error) {
 		if len(found) > 0 {
 			return found, nil
 		}
-		if dir == root || !within(root, dir) {
+		if dir == root || !realpath.Within(root, dir) {
 			return nil, nil
 		}
 		dir = filepath.Dir(dir)

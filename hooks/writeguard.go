@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +65,7 @@ func (h *WriteGuard) Handle(_ context.Context, ev plugins.Event) (plugins.Decisi
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	real, err := resolvePath(project, p)
+	real, err := realpath.Resolve(project, p)
 	if err != nil {
 		return block(fmt.Sprintf("cannot resolve %s: %v", p, err)), nil
 	}
@@ -108,7 +110,7 @@ func (h *WriteGuard) record(ev plugins.Event) {
 	if err != nil {
 		return
 	}
-	real, err := resolvePath(project, p)
+	real, err := realpath.Resolve(project, p)
 	if err != nil {
 		return
 	}

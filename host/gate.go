@@ -1,6 +1,8 @@
 package host
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"context"
 	"errors"
 	"fmt"
@@ -343,17 +345,17 @@ func scopeProblem(project, agent, tool string, s agents.Scope, args map[string]a
 	if project == "" {
 		return what + ", and there is no project directory to check the path against"
 	}
-	root, err := realPath("", project)
+	root, err := realpath.Resolve("", project)
 	if err != nil {
 		return fmt.Sprintf("%s; cannot resolve the project directory: %v", what, err)
 	}
-	real, err := realPath(root, p)
+	real, err := realpath.Resolve(root, p)
 	if err != nil {
 		return fmt.Sprintf("%s; cannot resolve %s: %v", what, p, err)
 	}
 	dir := filepath.Join(root, filepath.FromSlash(s.Dir))
 	base := filepath.Base(real)
-	if !within(dir, real) || real == dir || filepath.Ext(base) != s.Ext || base == s.Ext {
+	if !realpath.Within(dir, real) || real == dir || filepath.Ext(base) != s.Ext || base == s.Ext {
 		return fmt.Sprintf("%s; %s resolves to %s", what, p, projectRel(root, real))
 	}
 	return ""

@@ -1,101 +1,14 @@
 package host
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/weavehq/weave/internal/realpath"
 )
-
-// maxSymlinkHops bounds symlink resolution, as the kernel does.
-const maxSymlinkHops = 40
-
-// realPath returns the absolute path that opening p (relative to base)
-// reaches: every existing component has its symlinks followed in order, so
-// "dir/link/../x" goes where the OS goes, not where lexical cleaning says.
-// Components from the first missing one on do not exist yet and are taken
-// literally. A dangling symlink resolves to its target, which is where a
-// write through it would land.
-//
-// filepath.EvalSymlinks cannot be used: it fails on paths that do not exist
-// yet (a file about to be written) and on dangling links.
-func realPath(base, p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty path")
-	}
-	if !filepath.IsAbs(p) {
-		if base == "" {
-			return "", fmt.Errorf("relative path %q without a project directory", p)
-		}
-		p = base + string(filepath.Separator) + p
-	}
-	hops := 0
-	return walkReal(p, &hops)
-}
-
-func walkReal(p string, hops *int) (string, error) {
-	comps := strings.Split(p, string(filepath.Separator))
-	cur := string(filepath.Separator)
-	for i, c := range comps {
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if errors.Is(err, fs.ErrNotExist) {
-			rest := strings.Join(comps[i:], string(filepath.Separator))
-			joined := filepath.Join(cur, rest)
-			if strings.Contains(rest, "..") {
-				// Once created, the missing directories are real, so ".."
-				// after them is lexical; what it lands on may hold links.
-				return walkReal(joined, hops)
-			}
-			return joined, nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("resolve %s: %w", next, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			*hops++
-			if *hops > maxSymlinkHops {
-				return "", fmt.Errorf("resolve %s: too many levels of symbolic links", p)
-			}
-			target, err := os.Readlink(next)
-			if err != nil {
-				return "", fmt.Errorf("resolve %s: %w", next, err)
-			}
-			if !filepath.IsAbs(target) {
-				target = cur + string(filepath.Separator) + target
-			}
-			rest := strings.Join(comps[i+1:], string(filepath.Separator))
-			return walkReal(target+string(filepath.Separator)+rest, hops)
-		}
-		if !fi.IsDir() && strings.Join(comps[i+1:], "") != "" {
-			return "", fmt.Errorf("resolve %s: %s is not a directory", p, next)
-		}
-		cur = next
-	}
-	return cur, nil
-}
-
-// within reports whether path is root or below it (both real paths).
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
-}
 
 // projectRel shows real relative to root when it is inside, else as is.
 func projectRel(root, real string) string {
-	if within(root, real) {
+	if realpath.Within(root, real) {
 		if rel, err := filepath.Rel(root, real); err == nil {
 			return filepath.ToSlash(rel)
 		}

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"context"
 	"errors"
 	"fmt"
@@ -154,7 +156,7 @@ func NewTools(project string, cfg *config.Config, gate *Gate, pipeline ToolPipel
 	if err != nil {
 		return nil, fmt.Errorf("new tools: resolve project %s: %w", project, err)
 	}
-	root, err := realPath("", abs)
+	root, err := realpath.Resolve("", abs)
 	if err != nil {
 		return nil, fmt.Errorf("new tools: resolve project %s: %w", project, err)
 	}

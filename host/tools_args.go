@@ -1,6 +1,8 @@
 package host
 
 import (
+	"github.com/weavehq/weave/internal/realpath"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -142,11 +144,11 @@ func (t *Tools) resolve(p string) (real, rel string, err error) {
 	if strings.ContainsRune(p, 0) {
 		return "", "", badArg("the path contains a NUL byte")
 	}
-	real, err = realPath(t.root, filepath.FromSlash(p))
+	real, err = realpath.Resolve(t.root, filepath.FromSlash(p))
 	if err != nil {
 		return "", "", badArg("cannot resolve %s: %v", p, err)
 	}
-	if !within(t.root, real) {
+	if !realpath.Within(t.root, real) {
 		// A symlink inside the project may point out of it; say both.
 		return "", "", badArg("%s is outside the project (it resolves to %s); tools only reach files inside %s", p, real, t.root)
 	}

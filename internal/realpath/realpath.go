@@ -1,4 +1,7 @@
-package hooks
+// Package realpath resolves a path to the real file a system call would
+// reach, following every symlink in order, for the rules that must hold on
+// real paths (Pattern's write scope, the project boundary of the tools).
+package realpath
 
 import (
 	"errors"
@@ -7,20 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/weavehq/weave/plugins"
 )
 
 // maxSymlinkHops bounds symlink resolution, as the kernel does.
 const maxSymlinkHops = 40
 
-// resolvePath returns the real absolute path that opening p (relative to
+// Resolve returns the real absolute path that opening p (relative to
 // base) would reach: every existing component has its symlinks followed in
 // order, so "dir/link/../x" goes where the OS goes, not where lexical
 // cleaning says. Components from the first missing one on do not exist yet
 // and are taken literally. A dangling symlink resolves to its target, which
 // is where a write through it lands.
-func resolvePath(base, p string) (string, error) {
+func Resolve(base, p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
 	}
@@ -31,10 +32,10 @@ func resolvePath(base, p string) (string, error) {
 		p = base + string(filepath.Separator) + p
 	}
 	hops := 0
-	return walkPath(p, &hops)
+	return walk(p, &hops)
 }
 
-func walkPath(p string, hops *int) (string, error) {
+func walk(p string, hops *int) (string, error) {
 	comps := strings.Split(p, string(filepath.Separator))
 	cur := string(filepath.Separator)
 	for i, c := range comps {
@@ -53,7 +54,7 @@ func walkPath(p string, hops *int) (string, error) {
 			if strings.Contains(rest, "..") {
 				// Once created, the missing directories are real, so ".."
 				// after them is lexical; what it lands on may hold links.
-				return walkPath(joined, hops)
+				return walk(joined, hops)
 			}
 			return joined, nil
 		}
@@ -73,7 +74,7 @@ func walkPath(p string, hops *int) (string, error) {
 				target = cur + string(filepath.Separator) + target
 			}
 			rest := strings.Join(comps[i+1:], string(filepath.Separator))
-			return walkPath(target+string(filepath.Separator)+rest, hops)
+			return walk(target+string(filepath.Separator)+rest, hops)
 		}
 		if !fi.IsDir() && strings.Join(comps[i+1:], "") != "" {
 			return "", fmt.Errorf("resolve %s: %s is not a directory", p, next)
@@ -83,20 +84,8 @@ func walkPath(p string, hops *int) (string, error) {
 	return cur, nil
 }
 
-// projectDir picks the project directory of an event: the event's own, else
-// the configured one.
-func projectDir(ev plugins.Event, configured string) (string, error) {
-	if ev.Cwd != "" {
-		return ev.Cwd, nil
-	}
-	if configured != "" {
-		return configured, nil
-	}
-	return "", errors.New("the event has no cwd and no project directory is configured")
-}
-
-// within reports whether path is root or below it (both real paths).
-func within(root, path string) bool {
+// Within reports whether path is root or below it (both real paths).
+func Within(root, path string) bool {
 	rel, err := filepath.Rel(root, path)
 	if err != nil {
 		return false
