@@ -302,7 +302,7 @@ func (o Options) WithDefaults() Options {
 		o.QueueSize = DefaultQueueSize
 	}
 	if o.Clock == nil {
-		o.Clock = realClock{}
+		o.Clock = SystemClock{}
 	}
 	return o
 }
@@ -341,7 +341,11 @@ func retryDelay(a Ack, fallback, max time.Duration) time.Duration {
 	return time.Duration(a.RetrySeconds * float64(time.Second))
 }
 
-type realClock struct{}
+// SystemClock is the real clock.
+type SystemClock struct{}
 
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
