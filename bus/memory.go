@@ -55,9 +55,17 @@ var _ Bus = (*Memory)(nil)
 // snapshot is an immutable view of the subscription list with a cache of
 // the routes computed from it; a subscription change installs a new one.
 type snapshot struct {
-	subs    []*memSub
-	routes  sync.Map // string -> *route; lock-free reads on the hot path
-	nroutes atomic.Int32
+	subs []*memSub
+	// routes is replaced, never modified, so publishers read it without
+	// locks; mu serialises the copy-on-write inserts.
+	routes atomic.Pointer[map[string]*route]
+	mu     sync.Mutex
+}
+
+func newSnapshot(subs []*memSub) *snapshot {
+	s := &snapshot{subs: subs}
+	s.routes.Store(&map[string]*route{})
+	return s
 }
 
 // route is what the bus does with one topic.
@@ -103,12 +111,22 @@ func NewMemory(opts Options) (*Memory, error) {
 	_, _ = rand.Read(rnd[:]) // never fails; IDs stay unique within the bus anyway
 	b.idPrefix = hex.EncodeToString(rnd[:]) + "-"
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.snap.Store(&snapshot{})
+	b.snap.Store(newSnapshot(nil))
 	return b, nil
 }
 
 // Options returns the options in effect, defaults filled in.
 func (b *Memory) Options() Options { return b.opts }
+
+// stamp fills an empty ID and a zero Time.
+func (b *Memory) stamp(m *Message) {
+	if m.ID == "" {
+		m.ID = b.newID()
+	}
+	if m.Time.IsZero() {
+		m.Time = b.clock.Now()
+	}
+}
 
 func (b *Memory) newID() string {
 	var buf [32]byte
@@ -119,8 +137,8 @@ func (b *Memory) newID() string {
 // route returns the route for topic, from the cache when it can.
 func (b *Memory) route(topic string) (*route, error) {
 	snap := b.snap.Load()
-	if r, ok := snap.routes.Load(topic); ok {
-		return r.(*route), nil
+	if r, ok := (*snap.routes.Load())[topic]; ok {
+		return r, nil
 	}
 	if err := ValidateTopic(topic); err != nil {
 		return nil, err
@@ -141,9 +159,16 @@ func (b *Memory) route(topic string) (*route, error) {
 		seen[s.pat.raw] = struct{}{}
 		r.subs = append(r.subs, s)
 	}
-	if snap.nroutes.Add(1) <= maxCachedRoutes {
-		snap.routes.Store(topic, r)
+	snap.mu.Lock()
+	if old := *snap.routes.Load(); len(old) < maxCachedRoutes {
+		routes := make(map[string]*route, len(old)+1)
+		for k, v := range old {
+			routes[k] = v
+		}
+		routes[topic] = r
+		snap.routes.Store(&routes)
 	}
+	snap.mu.Unlock()
 	return r, nil
 }
 
@@ -156,9 +181,10 @@ func matchAny(ps []pattern, topic string) bool {
 	return false
 }
 
-// prepare validates m, stamps its ID and time, drops duplicates and stores
-// it on retained and append-only topics.
-func (b *Memory) prepare(m *Message) (*route, Result, bool, error) {
+// prepare validates m, stamps its ID and time when asked to or when the
+// message is kept, drops duplicates and stores it on retained and
+// append-only topics.
+func (b *Memory) prepare(m *Message, stamp bool) (*route, Result, bool, error) {
 	if b.closed.Load() {
 		return nil, Result{}, false, ErrClosed
 	}
@@ -166,11 +192,8 @@ func (b *Memory) prepare(m *Message) (*route, Result, bool, error) {
 	if err != nil {
 		return nil, Result{}, false, err
 	}
-	if m.ID == "" {
-		m.ID = b.newID()
-	}
-	if m.Time.IsZero() {
-		m.Time = b.clock.Now()
+	if stamp || r.retained || r.appendOnly {
+		b.stamp(m)
 	}
 	res := Result{MessageID: m.ID}
 	if m.IdempotencyKey != "" && b.duplicate(m.Topic, m.IdempotencyKey) {
@@ -185,7 +208,7 @@ func (b *Memory) prepare(m *Message) (*route, Result, bool, error) {
 
 // Publish implements Bus.
 func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
-	r, res, deliver, err := b.prepare(&m)
+	r, res, deliver, err := b.prepare(&m, false)
 	if err != nil || !deliver {
 		return res, err
 	}
@@ -202,7 +225,7 @@ func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
 
 // Request implements Bus.
 func (b *Memory) Request(ctx context.Context, m Message) (Result, error) {
-	r, res, deliver, err := b.prepare(&m)
+	r, res, deliver, err := b.prepare(&m, true)
 	if err != nil || !deliver {
 		return res, err
 	}
@@ -283,7 +306,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 func (b *Memory) publishSnapshot() {
 	subs := make([]*memSub, len(b.subs))
 	copy(subs, b.subs)
-	b.snap.Store(&snapshot{subs: subs})
+	b.snap.Store(newSnapshot(subs))
 }
 
 func (b *Memory) unsubscribe(s *memSub) error {
@@ -382,6 +405,7 @@ func (b *Memory) duplicate(topic, key string) bool {
 }
 
 func (b *Memory) deadLetter(s *memSub, m Message, reason string, attempts int, last Ack) {
+	b.stamp(&m)
 	dl := DeadLetter{
 		ID:         "dl-" + b.newID(),
 		Message:    m,
@@ -514,6 +538,10 @@ type memSub struct {
 	exited    atomic.Bool
 	removedCh chan struct{}
 	stopOnce  sync.Once
+
+	// Owned by the worker goroutine.
+	stopping bool
+	panicMsg string
 }
 
 func (s *memSub) Pattern() string    { return s.pat.raw }
@@ -564,7 +592,7 @@ func (s *memSub) rescueIfExited() {
 		select {
 		case d := <-s.q:
 			if !d.stop {
-				s.handle(&d.m)
+				s.rescue(&d.m)
 			}
 		default:
 			return
@@ -590,15 +618,43 @@ func (s *memSub) enqueueSlow(ctx context.Context, m *Message) enqueueOutcome {
 }
 
 // run is the subscription's worker: it delivers queued messages in order.
+// The delivery in hand lives here so that a handler panic, recovered in
+// serve, can be handled as a failed attempt of that delivery.
 func (s *memSub) run() {
 	defer s.bus.wg.Done()
-	for {
-		d := <-s.q
-		if d.stop {
-			s.drain()
-			return
+	var cur delivery
+	for !s.serve(&cur) {
+	}
+}
+
+// serve delivers until the subscription is gone and drained (true). A
+// handler panic ends it early (false) with panicMsg set; the next call
+// treats the panic as a failed attempt and goes on. The recover sits here,
+// not around each handler call, to keep it off the per-message path.
+func (s *memSub) serve(cur *delivery) (done bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.panicMsg = fmt.Sprintf("handler of %s panicked: %v", s.name, r)
+			done = false
 		}
-		s.handle(&d.m)
+	}()
+	if s.panicMsg != "" {
+		ack := Ack{Subscriber: s.name, Error: s.panicMsg}
+		s.panicMsg = ""
+		s.retry(&cur.m, ack)
+	}
+	if s.stopping {
+		s.drain(cur)
+		return true
+	}
+	for {
+		*cur = <-s.q
+		if cur.stop {
+			s.stopping = true
+			s.drain(cur)
+			return true
+		}
+		s.handle(&cur.m)
 	}
 }
 
@@ -606,18 +662,18 @@ func (s *memSub) run() {
 // that passed its removed check before removal may still send; once exited
 // is set, such a publisher delivers what it sent itself (rescueIfExited),
 // and the second pass catches sends that came in between.
-func (s *memSub) drain() {
-	s.drainOnce()
+func (s *memSub) drain(cur *delivery) {
+	s.drainOnce(cur)
 	s.exited.Store(true)
-	s.drainOnce()
+	s.drainOnce(cur)
 }
 
-func (s *memSub) drainOnce() {
+func (s *memSub) drainOnce(cur *delivery) {
 	for {
 		select {
-		case d := <-s.q:
-			if !d.stop {
-				s.handle(&d.m)
+		case *cur = <-s.q:
+			if !cur.stop {
+				s.handle(&cur.m)
 			}
 		default:
 			return
@@ -625,6 +681,18 @@ func (s *memSub) drainOnce() {
 	}
 }
 
+// rescue delivers, on a publisher's goroutine, a message left in the queue
+// of a finished worker; a panic there only fails that delivery.
+func (s *memSub) rescue(m *Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.bus.deadLetter(s, *m, fmt.Sprintf("handler of %s panicked: %v", s.name, r), m.Attempt, Ack{})
+		}
+	}()
+	s.handle(m)
+}
+
+// handle delivers a dequeued message: attempt 1 inline, retries if needed.
 func (s *memSub) handle(m *Message) {
 	b := s.bus
 	if b.closed.Load() {
@@ -632,35 +700,35 @@ func (s *memSub) handle(m *Message) {
 		return
 	}
 	m.Attempt = 1
-	ack := s.call(b.ctx, m)
-	if ack.Error == "" && !ack.ShouldRetry {
+	a, err := s.h(b.ctx, *m)
+	if err == nil && a.Error == "" && !a.ShouldRetry {
 		return
 	}
-	s.retry(m, ack)
+	s.retry(m, s.settle(a, err))
 }
 
-// retry goes on with a Publish delivery whose first attempt failed.
+// retry goes on with a Publish delivery whose attempt m.Attempt failed
+// with ack.
 func (s *memSub) retry(m *Message, ack Ack) {
 	b := s.bus
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			m.Attempt = attempt
-			ack = s.call(b.ctx, m)
-			if ack.Error == "" && !ack.ShouldRetry {
-				return
-			}
-		}
-		if attempt >= b.opts.MaxAttempts {
-			b.deadLetter(s, *m, exhausted(s.name, attempt, ack), attempt, ack)
+	for {
+		if m.Attempt >= b.opts.MaxAttempts {
+			b.deadLetter(s, *m, exhausted(s.name, m.Attempt, ack), m.Attempt, ack)
 			return
 		}
 		if d := retryDelay(ack, b.opts.RetryDelay, b.opts.MaxRetryDelay); d > 0 {
 			select {
 			case <-b.clock.After(d):
 			case <-b.ctx.Done():
-				b.deadLetter(s, *m, "bus closed while waiting to retry", attempt, ack)
+				b.deadLetter(s, *m, "bus closed while waiting to retry", m.Attempt, ack)
 				return
 			}
+		}
+		m.Attempt++
+		a, err := s.h(b.ctx, *m)
+		ack = s.settle(a, err)
+		if ack.Error == "" && !ack.ShouldRetry {
+			return
 		}
 	}
 }
@@ -676,14 +744,8 @@ func exhausted(name string, attempts int, ack Ack) string {
 	return fmt.Sprintf("gave up after %d attempts to %s: %s", attempts, name, why)
 }
 
-// call runs the handler, turning errors and panics into acks.
-func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
-	defer func() {
-		if r := recover(); r != nil {
-			ack = Ack{Subscriber: s.name, Error: fmt.Sprintf("handler of %s panicked: %v", s.name, r)}
-		}
-	}()
-	a, err := s.h(ctx, *m)
+// settle turns a handler's answer into the ack the bus acts on.
+func (s *memSub) settle(a Ack, err error) Ack {
 	if err != nil {
 		a.Processed = false
 		a.Error = err.Error()
@@ -692,6 +754,17 @@ func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
 		a.Subscriber = s.name
 	}
 	return a
+}
+
+// call runs the handler for a Request, turning errors and panics into acks.
+func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
+	defer func() {
+		if r := recover(); r != nil {
+			ack = Ack{Subscriber: s.name, Error: fmt.Sprintf("handler of %s panicked: %v", s.name, r)}
+		}
+	}()
+	a, err := s.h(ctx, *m)
+	return s.settle(a, err)
 }
 
 // request delivers m for a Request: with the subscription's timeout,
