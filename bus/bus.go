@@ -8,10 +8,13 @@ import (
 	"time"
 )
 
-// Message is one message on the bus. Publishers fill Topic and Payload; the
-// bus fills ID and Time when they are empty and sets Attempt on each delivery.
-// Handlers receive a copy; Payload and Headers are shared between subscribers
-// and must not be modified.
+// Message is one message on the bus. Publishers fill Topic and Payload, and
+// may give an ID and a Time. The bus fills an empty ID and a zero Time for
+// every Request, for messages it keeps (retained and append-only topics)
+// and for dead letters; on other topics Publish passes them through as
+// given, which keeps the clock and the allocator off its hot path. The bus
+// sets Attempt on each delivery. Handlers receive a copy; Payload and
+// Headers are shared between subscribers and must not be modified.
 type Message struct {
 	ID             string            `json:"id"`
 	Topic          string            `json:"topic"`
@@ -62,8 +65,9 @@ type Result struct {
 	// Offset is the message's position (from 1) on an append-only topic, 0
 	// on other topics.
 	Offset uint64 `json:"offset,omitempty"`
-	// MessageID is the message's ID, as given or as assigned by the bus.
-	MessageID string `json:"message_id"`
+	// MessageID is the message's ID, as given or as assigned by the bus
+	// (see Message); empty for a Publish without ID on a plain topic.
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // Processed reports whether any subscriber acknowledged the message as

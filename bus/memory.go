@@ -56,6 +56,9 @@ var _ Bus = (*Memory)(nil)
 // the routes computed from it; a subscription change installs a new one.
 type snapshot struct {
 	subs []*memSub
+	// hot is the last route looked up: publishers in a loop on one topic
+	// skip the map.
+	hot atomic.Pointer[route]
 	// routes is replaced, never modified, so publishers read it without
 	// locks; mu serialises the copy-on-write inserts.
 	routes atomic.Pointer[map[string]*route]
@@ -70,6 +73,7 @@ func newSnapshot(subs []*memSub) *snapshot {
 
 // route is what the bus does with one topic.
 type route struct {
+	topic      string
 	subs       []*memSub // newest first, superseded ones left out
 	retained   bool
 	appendOnly bool
@@ -137,13 +141,17 @@ func (b *Memory) newID() string {
 // route returns the route for topic, from the cache when it can.
 func (b *Memory) route(topic string) (*route, error) {
 	snap := b.snap.Load()
+	if r := snap.hot.Load(); r != nil && r.topic == topic {
+		return r, nil
+	}
 	if r, ok := (*snap.routes.Load())[topic]; ok {
+		snap.hot.Store(r)
 		return r, nil
 	}
 	if err := ValidateTopic(topic); err != nil {
 		return nil, err
 	}
-	r := &route{retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
+	r := &route{topic: topic, retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
 	var seen map[string]struct{}
 	for i := len(snap.subs) - 1; i >= 0; i-- {
 		s := snap.subs[i]
@@ -184,32 +192,32 @@ func matchAny(ps []pattern, topic string) bool {
 // prepare validates m, stamps its ID and time when asked to or when the
 // message is kept, drops duplicates and stores it on retained and
 // append-only topics.
-func (b *Memory) prepare(m *Message, stamp bool) (*route, Result, bool, error) {
+func (b *Memory) prepare(m *Message, stamp bool, res *Result) (*route, error) {
 	if b.closed.Load() {
-		return nil, Result{}, false, ErrClosed
+		return nil, ErrClosed
 	}
 	r, err := b.route(m.Topic)
 	if err != nil {
-		return nil, Result{}, false, err
+		return nil, err
 	}
 	if stamp || r.retained || r.appendOnly {
 		b.stamp(m)
 	}
-	res := Result{MessageID: m.ID}
+	res.MessageID = m.ID
 	if m.IdempotencyKey != "" && b.duplicate(m.Topic, m.IdempotencyKey) {
 		res.Duplicate = true
-		return r, res, false, nil
+		return nil, nil
 	}
 	if r.retained || r.appendOnly {
 		res.Offset = b.store(r, *m)
 	}
-	return r, res, true, nil
+	return r, nil
 }
 
 // Publish implements Bus.
-func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
-	r, res, deliver, err := b.prepare(&m, false)
-	if err != nil || !deliver {
+func (b *Memory) Publish(ctx context.Context, m Message) (res Result, err error) {
+	r, err := b.prepare(&m, false, &res)
+	if r == nil {
 		return res, err
 	}
 	for _, s := range r.subs {
@@ -224,9 +232,9 @@ func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
 }
 
 // Request implements Bus.
-func (b *Memory) Request(ctx context.Context, m Message) (Result, error) {
-	r, res, deliver, err := b.prepare(&m, true)
-	if err != nil || !deliver {
+func (b *Memory) Request(ctx context.Context, m Message) (res Result, err error) {
+	r, err := b.prepare(&m, true, &res)
+	if r == nil {
 		return res, err
 	}
 	return b.walk(ctx, m, r.subs, res)
