@@ -1,0 +1,145 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newTestMemory(t *testing.T, opts Options) *Memory {
+	t.Helper()
+	b, err := NewMemory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestCloseDeadLettersQueued(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	entered := make(chan struct{}, 10)
+	_, err := b.Subscribe(ctx, "q:*", func(ctx context.Context, m Message) (Ack, error) {
+		entered <- struct{}{}
+		<-ctx.Done() // holds the worker until Close cancels it
+		return Ack{}, ctx.Err()
+	}, SubscribeOptions{Name: "stuck", QueueSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := b.Publish(ctx, Message{Topic: "q:x", ID: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-entered
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close() = %v", err)
+	}
+	dls, _ := b.DeadLetters(ctx)
+	var ids []string
+	for _, d := range dls {
+		ids = append(ids, d.Message.ID+":"+d.Reason)
+	}
+	// Message 0 was in the handler when the bus closed; 1-3 were queued.
+	want := []string{"0:bus closed while waiting to retry", "1:bus closed before delivery", "2:bus closed before delivery", "3:bus closed before delivery"}
+	if strings.Join(ids, "|") != strings.Join(want, "|") {
+		t.Errorf("dead letters after Close = %v, want %v", ids, want)
+	}
+}
+
+func TestEnqueueGivesUp(t *testing.T) {
+	ctx := context.Background()
+	b := newTestMemory(t, Options{EnqueueTimeout: time.Hour})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before Close, which waits for handlers
+	_, err := b.Subscribe(ctx, "q:*", func(ctx context.Context, m Message) (Ack, error) {
+		<-release
+		return Ack{Processed: true}, nil
+	}, SubscribeOptions{Name: "slow", QueueSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill the worker and the queue, then publish with a cancelled context.
+	for range 2 {
+		b.Publish(ctx, Message{Topic: "q:x"})
+	}
+	waitFor(t, "the queue to fill", func() bool {
+		return len(b.snap.Load().subs[0].q) == 1
+	})
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	res, err := b.Publish(cancelled, Message{Topic: "q:x", ID: "late"})
+	if err != nil || !res.DeadLettered || res.Delivered != 0 {
+		t.Fatalf("Publish with a cancelled context on a full queue = %+v, %v, want dead-lettered", res, err)
+	}
+	dls, _ := b.DeadLetters(ctx)
+	if len(dls) != 1 || dls[0].Message.ID != "late" || !strings.Contains(dls[0].Reason, "publisher gave up") {
+		t.Errorf("dead letters = %+v, want the late message with the publisher's reason", dls)
+	}
+}
+
+func TestRouteCacheBounded(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	count := 0
+	_, err := b.Subscribe(ctx, "t:*", func(context.Context, Message) (Ack, error) {
+		count++
+		return Ack{Processed: true}, nil
+	}, SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxCachedRoutes + 100
+	for i := range n {
+		res, err := b.Request(ctx, Message{Topic: fmt.Sprintf("t:%d", i)})
+		if err != nil || res.Delivered != 1 {
+			t.Fatalf("Request(t:%d) = %+v, %v, want delivered once", i, res, err)
+		}
+	}
+	if got := len(*b.snap.Load().routes.Load()); got != maxCachedRoutes {
+		t.Errorf("cached routes = %d, want the cap %d", got, maxCachedRoutes)
+	}
+	if count != n {
+		t.Errorf("handler called %d times, want %d", count, n)
+	}
+}
+
+func TestRouteCacheInvalidated(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	first, _ := b.Subscribe(ctx, "a:*", func(context.Context, Message) (Ack, error) { return Ack{Processed: true}, nil }, SubscribeOptions{Name: "first"})
+	if res, _ := b.Request(ctx, Message{Topic: "a:1"}); res.Delivered != 1 {
+		t.Fatalf("Request(a:1) delivered to %d, want 1", res.Delivered)
+	}
+	b.Subscribe(ctx, "a:1", func(context.Context, Message) (Ack, error) { return Ack{}, nil }, SubscribeOptions{Name: "second"})
+	if res, _ := b.Request(ctx, Message{Topic: "a:1"}); res.Delivered != 2 {
+		t.Errorf("Request(a:1) after a new subscription delivered to %d, want 2: the cached route must be dropped", res.Delivered)
+	}
+	first.Unsubscribe()
+	if res, _ := b.Request(ctx, Message{Topic: "a:1"}); res.Delivered != 1 || res.Acks[0].Subscriber != "second" {
+		t.Errorf("Request(a:1) after Unsubscribe = %+v, want only second", res)
+	}
+}
+
+func TestReplayDeadLetterUnknown(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	_, err := b.ReplayDeadLetter(context.Background(), "dl-nope")
+	if err == nil || !strings.Contains(err.Error(), "weave bus dlq") {
+		t.Errorf("ReplayDeadLetter(unknown) = %v, want an error pointing to weave bus dlq", err)
+	}
+}
