@@ -95,11 +95,20 @@
 // within Options.IdempotencyWindow (10 minutes by default); repeats return a
 // Result with Duplicate set and are not delivered or stored.
 //
+// # IDs and times
+//
+// Request stamps an empty Message.ID and a zero Message.Time; so does every
+// path that keeps a message (retained and append-only topics, dead
+// letters). A Publish on any other topic passes ID and Time through as the
+// publisher gave them: reading the clock and allocating an ID would cost
+// more than the rest of the delivery. Publishers that need them set them.
+//
 // # Durability
 //
 // The memory backend keeps everything in the process: retained values,
 // append-only logs and dead letters are gone when it exits, and Close moves
-// messages still queued to the dead letters. The nats backend keeps
+// messages still queued to the dead letters. Close cancels the context
+// handlers get and waits for them up to Options.RequestTimeout. The nats backend keeps
 // append-only, retained and dead-letter topics in JetStream.
 //
 // # Testing
