@@ -338,6 +338,14 @@ func DecodeAnchor(data []byte) (Anchor, error) {
 	if raw.Schema == nil {
 		return Anchor{}, errors.New("decode ANCHOR: no schema field")
 	}
+	// progress and modified_files may be empty but must be there.
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(data, &fields) // it parsed above
+	for _, k := range []string{"progress", "modified_files"} {
+		if _, ok := fields[k]; !ok {
+			return Anchor{}, fmt.Errorf("decode ANCHOR: no %s field", k)
+		}
+	}
 	a := raw.Anchor
 	a.Schema = *raw.Schema
 	if err := a.Validate(); err != nil {

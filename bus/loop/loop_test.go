@@ -243,6 +243,8 @@ func TestAnchor(t *testing.T) {
 		{"iteration above max", strings.Replace(anchorEvent, `"3/10"`, `"11/10"`, 1), "iteration"},
 		{"no goal", strings.Replace(anchorEvent, `"goal": "Working on issue: auth-123",`, ``, 1), "goal"},
 		{"bad mode", strings.Replace(anchorEvent, `"mode": "issue"`, `"mode": "x"`, 1), "mode"},
+		{"no progress", strings.Replace(anchorEvent, `"progress": "Recent commits: abc1234; def5678; ghi9012",`, ``, 1), "progress"},
+		{"no modified_files", strings.Replace(anchorEvent, `"modified_files": "src/auth.py, tests/test_auth.py, README.md",`, ``, 1), "modified_files"},
 		{"no timestamp", strings.Replace(anchorEvent, `,
   "timestamp": "2024-12-21T10:30:00Z"`, ``, 1), "timestamp"},
 	}
