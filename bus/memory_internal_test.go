@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -141,5 +143,76 @@ func TestReplayDeadLetterUnknown(t *testing.T) {
 	_, err := b.ReplayDeadLetter(context.Background(), "dl-nope")
 	if err == nil || !strings.Contains(err.Error(), "weave bus dlq") {
 		t.Errorf("ReplayDeadLetter(unknown) = %v, want an error pointing to weave bus dlq", err)
+	}
+}
+
+// TestUnsubscribeRaceLosesNothing publishes while unsubscribing: every
+// message Publish counted as delivered must reach the handler, whether the
+// worker or a publisher (rescueIfExited) delivers it.
+func TestUnsubscribeRaceLosesNothing(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	for round := range 200 {
+		var handled atomic.Int64
+		sub, err := b.Subscribe(ctx, "race:*", func(context.Context, Message) (Ack, error) {
+			handled.Add(1)
+			return Ack{Processed: true}, nil
+		}, SubscribeOptions{QueueSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var delivered atomic.Int64
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					res, err := b.Publish(ctx, Message{Topic: "race:x"})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					delivered.Add(int64(res.Delivered))
+				}
+			}()
+		}
+		if err := sub.Unsubscribe(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		waitFor(t, fmt.Sprintf("round %d: all %d delivered messages handled", round, delivered.Load()), func() bool {
+			return handled.Load() == delivered.Load()
+		})
+	}
+}
+
+func TestRescueAfterWorkerExit(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	got := make(chan string, 1)
+	sub, err := b.Subscribe(ctx, "r:*", func(_ context.Context, m Message) (Ack, error) {
+		got <- m.ID
+		return Ack{Processed: true}, nil
+	}, SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sub.(*memSub)
+	if err := sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker to exit", s.exited.Load)
+	// What a publisher that passed its removed check just before removal
+	// would have left behind.
+	s.q <- delivery{m: Message{ID: "straggler", Topic: "r:x"}}
+	s.rescueIfExited()
+	select {
+	case id := <-got:
+		if id != "straggler" {
+			t.Errorf("rescued message %q, want straggler", id)
+		}
+	default:
+		t.Errorf("rescueIfExited() did not deliver the message left in the queue")
 	}
 }
