@@ -228,6 +228,8 @@ const (
 	DefaultEnqueueTimeout    = 5 * time.Second
 	DefaultIdempotencyWindow = 10 * time.Minute
 	DefaultQueueSize         = 256
+	// MaxQueueSize bounds any subscription's queue.
+	MaxQueueSize = 1 << 16
 )
 
 // Options configure a bus. Zero fields take the defaults above; Retained and
@@ -316,6 +318,9 @@ func (o Options) WithDefaults() Options {
 func (o Options) Validate() error {
 	if _, err := ParsePolicy(string(o.DefaultPolicy)); err != nil {
 		return fmt.Errorf("bus default policy: %w", err)
+	}
+	if o.QueueSize > MaxQueueSize {
+		return fmt.Errorf("bus queue size %d is above the maximum of %d", o.QueueSize, MaxQueueSize)
 	}
 	for _, p := range o.Retained {
 		if err := ValidatePattern(p); err != nil {

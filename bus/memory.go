@@ -59,17 +59,12 @@ type snapshot struct {
 	// hot is the last route looked up: publishers in a loop on one topic
 	// skip the map.
 	hot atomic.Pointer[route]
-	// routes is replaced, never modified, so publishers read it without
-	// locks; mu serialises the copy-on-write inserts.
-	routes atomic.Pointer[map[string]*route]
-	mu     sync.Mutex
+	// routes caches the routes of up to maxCachedRoutes topics.
+	routes  sync.Map // string -> *route
+	nroutes atomic.Int32
 }
 
-func newSnapshot(subs []*memSub) *snapshot {
-	s := &snapshot{subs: subs}
-	s.routes.Store(&map[string]*route{})
-	return s
-}
+func newSnapshot(subs []*memSub) *snapshot { return &snapshot{subs: subs} }
 
 // route is what the bus does with one topic.
 type route struct {
@@ -144,7 +139,8 @@ func (b *Memory) route(topic string) (*route, error) {
 	if r := snap.hot.Load(); r != nil && r.topic == topic {
 		return r, nil
 	}
-	if r, ok := (*snap.routes.Load())[topic]; ok {
+	if v, ok := snap.routes.Load(topic); ok {
+		r := v.(*route)
 		snap.hot.Store(r)
 		return r, nil
 	}
@@ -167,16 +163,9 @@ func (b *Memory) route(topic string) (*route, error) {
 		seen[s.pat.raw] = struct{}{}
 		r.subs = append(r.subs, s)
 	}
-	snap.mu.Lock()
-	if old := *snap.routes.Load(); len(old) < maxCachedRoutes {
-		routes := make(map[string]*route, len(old)+1)
-		for k, v := range old {
-			routes[k] = v
-		}
-		routes[topic] = r
-		snap.routes.Store(&routes)
+	if snap.nroutes.Add(1) <= maxCachedRoutes {
+		snap.routes.Store(topic, r)
 	}
-	snap.mu.Unlock()
 	return r, nil
 }
 
@@ -279,6 +268,9 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 	size := opts.QueueSize
 	if size <= 0 {
 		size = b.opts.QueueSize
+	}
+	if size > MaxQueueSize {
+		return nil, fmt.Errorf("subscribe to %q: queue size %d is above the maximum of %d", pat, size, MaxQueueSize)
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {

@@ -871,6 +871,7 @@ func testValidation(t *testing.T, newBus NewBus) {
 		{"space", "a: b", ack(true), bus.SubscribeOptions{}},
 		{"nil handler", "a:*", nil, bus.SubscribeOptions{}},
 		{"unknown policy", "a:*", ack(true), bus.SubscribeOptions{Policy: "firstOnly"}},
+		{"huge queue", "a:*", ack(true), bus.SubscribeOptions{QueueSize: bus.MaxQueueSize + 1}},
 	}
 	for _, s := range subs {
 		if _, err := b.Subscribe(ctx, s.pattern, s.h, s.opts); err == nil {
