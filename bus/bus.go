@@ -137,7 +137,10 @@ type SubscribeOptions struct {
 	// QueueSize bounds the subscription's queue; 0 means Options.QueueSize.
 	QueueSize int
 	// Timeout bounds each call of the handler made by Request; 0 means
-	// Options.RequestTimeout.
+	// Options.RequestTimeout. When set, it is also the deadline of the
+	// context of Publish deliveries (real time: a context cannot follow a
+	// fake clock), so a handler that honours its context, such as a remote
+	// peer's, cannot hold its queue forever.
 	Timeout time.Duration
 }
 

@@ -277,14 +277,15 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 		timeout = b.opts.RequestTimeout
 	}
 	s := &memSub{
-		bus:       b,
-		pat:       cp,
-		h:         h,
-		name:      opts.Name,
-		policy:    policy,
-		timeout:   timeout,
-		q:         make(chan delivery, size),
-		removedCh: make(chan struct{}),
+		bus:          b,
+		pat:          cp,
+		h:            h,
+		name:         opts.Name,
+		policy:       policy,
+		timeout:      timeout,
+		q:            make(chan delivery, size),
+		asyncTimeout: opts.Timeout,
+		removedCh:    make(chan struct{}),
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -530,7 +531,10 @@ type memSub struct {
 	name    string
 	policy  Policy
 	timeout time.Duration
-	q       chan delivery
+	// asyncTimeout is SubscribeOptions.Timeout as given: the deadline of
+	// the context of queued deliveries, none when zero.
+	asyncTimeout time.Duration
+	q            chan delivery
 
 	removed atomic.Bool
 	// exited is set by the worker once it has drained its queue after
@@ -700,11 +704,22 @@ func (s *memSub) handle(m *Message) {
 		return
 	}
 	m.Attempt = 1
-	a, err := s.h(b.ctx, *m)
+	a, err := s.deliver(m)
 	if err == nil && a.Error == "" && !a.ShouldRetry {
 		return
 	}
 	s.retry(m, s.settle(a, err))
+}
+
+// deliver calls the handler for a queued message. Only subscriptions with
+// their own Timeout get a deadline: it costs a timer per message.
+func (s *memSub) deliver(m *Message) (Ack, error) {
+	if s.asyncTimeout <= 0 {
+		return s.h(s.bus.ctx, *m)
+	}
+	ctx, cancel := context.WithTimeout(s.bus.ctx, s.asyncTimeout)
+	defer cancel()
+	return s.h(ctx, *m)
 }
 
 // retry goes on with a Publish delivery whose attempt m.Attempt failed
@@ -725,7 +740,7 @@ func (s *memSub) retry(m *Message, ack Ack) {
 			}
 		}
 		m.Attempt++
-		a, err := s.h(b.ctx, *m)
+		a, err := s.deliver(m)
 		ack = s.settle(a, err)
 		if ack.Error == "" && !ack.ShouldRetry {
 			return

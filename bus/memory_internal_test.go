@@ -218,3 +218,29 @@ func TestRescueAfterWorkerExit(t *testing.T) {
 		t.Errorf("rescueIfExited() did not deliver the message left in the queue")
 	}
 }
+
+func TestPublishDeliveryDeadline(t *testing.T) {
+	b := newTestMemory(t, Options{MaxAttempts: 1})
+	ctx := context.Background()
+	deadlines := make(chan bool, 2)
+	h := func(ctx context.Context, m Message) (Ack, error) {
+		_, ok := ctx.Deadline()
+		deadlines <- ok
+		return Ack{Processed: true}, nil
+	}
+	b.Subscribe(ctx, "d:x", h, SubscribeOptions{Name: "remote", Timeout: time.Minute})
+	b.Subscribe(ctx, "d:*", h, SubscribeOptions{Name: "local"})
+	b.Publish(ctx, Message{Topic: "d:x"})
+	got := map[bool]int{}
+	for range 2 {
+		select {
+		case ok := <-deadlines:
+			got[ok]++
+		case <-time.After(10 * time.Second):
+			t.Fatal("handlers were not called")
+		}
+	}
+	if got[true] != 1 || got[false] != 1 {
+		t.Errorf("deliveries with a deadline: %d, without: %d, want 1 and 1", got[true], got[false])
+	}
+}
