@@ -64,7 +64,9 @@
 // that delivery to the dead letters with the reason "queue full" and goes on
 // with the other subscriptions. A slow subscriber therefore never loses a
 // message silently and never holds up others for longer than
-// EnqueueTimeout per message. Request calls are bounded by the
+// EnqueueTimeout per message. A subscription given its own Timeout also
+// gets it as the deadline of its Publish deliveries. Request calls are
+// bounded by the
 // subscription's Timeout (Options.RequestTimeout by default, 30s): a handler
 // that does not answer in time gives a not-processed ack with Error set, its
 // context is cancelled, and the walk goes on.
