@@ -60,16 +60,19 @@
 // # Slow subscribers
 //
 // A subscription's queue holds QueueSize messages (256 by default). When it
-// is full, Publish waits up to Options.EnqueueTimeout for room, then moves
-// that delivery to the dead letters with the reason "queue full" and goes on
-// with the other subscriptions. A slow subscriber therefore never loses a
-// message silently and never holds up others for longer than
-// EnqueueTimeout per message. A subscription given its own Timeout also
-// gets it as the deadline of its Publish deliveries. Request calls are
-// bounded by the
-// subscription's Timeout (Options.RequestTimeout by default, 30s): a handler
-// that does not answer in time gives a not-processed ack with Error set, its
-// context is cancelled, and the walk goes on.
+// is full, Publish waits up to Options.EnqueueTimeout (5s by default) for
+// room, then moves that delivery to the dead letters with the reason "queue
+// full" and goes on with the other subscriptions. A slow subscriber therefore
+// never loses a message silently, and holds up its publisher (and so the
+// deliveries that publisher makes next) for at most EnqueueTimeout per
+// message; the other subscriptions keep draining their own queues meanwhile.
+// A subscription given its own Timeout also gets it as the deadline of its
+// Publish deliveries.
+//
+// Request calls are bounded by the subscription's Timeout
+// (Options.RequestTimeout by default, 30s): a handler that does not answer
+// in time gives a not-processed ack with Error set, its context is
+// cancelled, and the walk goes on.
 //
 // # Retries and dead letters
 //
