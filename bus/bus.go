@@ -267,7 +267,8 @@ type Options struct {
 
 // DefaultOptions returns the defaults with Weave's retained topic
 // (loop:current) and append-only topics (loop:anchor, loop:trace, issue:*,
-// project:*).
+// project:*). The loop schema also calls agent:<name> last-value, but here
+// those topics carry direct requests, so retaining them is left to config.
 func DefaultOptions() Options {
 	return Options{
 		DefaultPolicy:     StopOnProcessed,
