@@ -131,7 +131,6 @@ type Options struct {
 // concurrent use; each call works on its own thread.
 type Collaborator struct {
 	bus     Bus
-	agentID string
 	sender  string
 	clock   bus.Clock
 	inbox   func(ctx context.Context, e Event) (bus.Ack, error)
@@ -144,7 +143,7 @@ func New(ctx context.Context, b Bus, agentID string, opts Options) (*Collaborato
 	if err := validID("agent id", agentID); err != nil {
 		return nil, fmt.Errorf("new collaborator: %w", err)
 	}
-	c := &Collaborator{bus: b, agentID: agentID, sender: "agent." + agentID, clock: opts.Clock, inbox: opts.Inbox}
+	c := &Collaborator{bus: b, sender: "agent." + agentID, clock: opts.Clock, inbox: opts.Inbox}
 	if c.clock == nil {
 		c.clock = bus.SystemClock{}
 	}
