@@ -97,3 +97,34 @@ func BenchmarkChannelFanout(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRequest measures the interceptor walk: one Request through subs
+// handlers that do not stop it.
+func BenchmarkRequest(b *testing.B) {
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
+			mb, err := bus.NewMemory(bus.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer mb.Close()
+			ctx := context.Background()
+			for i := range n {
+				pattern := "bench:" + strings.Repeat("*", i+1)
+				_, err := mb.Subscribe(ctx, pattern, func(context.Context, bus.Message) (bus.Ack, error) {
+					return bus.Ack{Processed: true}, nil
+				}, bus.SubscribeOptions{Policy: bus.ContinueAll})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			m := bus.Message{Topic: "bench:x", Payload: benchPayload}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := mb.Request(ctx, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

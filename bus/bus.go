@@ -8,10 +8,13 @@ import (
 	"time"
 )
 
-// Message is one message on the bus. Publishers fill Topic and Payload; the
-// bus fills ID and Time when they are empty and sets Attempt on each delivery.
-// Handlers receive a copy; Payload and Headers are shared between subscribers
-// and must not be modified.
+// Message is one message on the bus. Publishers fill Topic and Payload, and
+// may give an ID and a Time. The bus fills an empty ID and a zero Time for
+// every Request, for messages it keeps (retained and append-only topics)
+// and for dead letters; on other topics Publish passes them through as
+// given, which keeps the clock and the allocator off its hot path. The bus
+// sets Attempt on each delivery. Handlers receive a copy; Payload and
+// Headers are shared between subscribers and must not be modified.
 type Message struct {
 	ID             string            `json:"id"`
 	Topic          string            `json:"topic"`
@@ -62,8 +65,9 @@ type Result struct {
 	// Offset is the message's position (from 1) on an append-only topic, 0
 	// on other topics.
 	Offset uint64 `json:"offset,omitempty"`
-	// MessageID is the message's ID, as given or as assigned by the bus.
-	MessageID string `json:"message_id"`
+	// MessageID is the message's ID, as given or as assigned by the bus
+	// (see Message); empty for a Publish without ID on a plain topic.
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // Processed reports whether any subscriber acknowledged the message as
@@ -133,7 +137,10 @@ type SubscribeOptions struct {
 	// QueueSize bounds the subscription's queue; 0 means Options.QueueSize.
 	QueueSize int
 	// Timeout bounds each call of the handler made by Request; 0 means
-	// Options.RequestTimeout.
+	// Options.RequestTimeout. When set, it is also the deadline of the
+	// context of Publish deliveries (real time: a context cannot follow a
+	// fake clock), so a handler that honours its context, such as a remote
+	// peer's, cannot hold its queue forever.
 	Timeout time.Duration
 }
 
@@ -224,6 +231,8 @@ const (
 	DefaultEnqueueTimeout    = 5 * time.Second
 	DefaultIdempotencyWindow = 10 * time.Minute
 	DefaultQueueSize         = 256
+	// MaxQueueSize bounds any subscription's queue.
+	MaxQueueSize = 1 << 16
 )
 
 // Options configure a bus. Zero fields take the defaults above; Retained and
@@ -258,7 +267,8 @@ type Options struct {
 
 // DefaultOptions returns the defaults with Weave's retained topic
 // (loop:current) and append-only topics (loop:anchor, loop:trace, issue:*,
-// project:*).
+// project:*). The loop schema also calls agent:<name> last-value, but here
+// those topics carry direct requests, so retaining them is left to config.
 func DefaultOptions() Options {
 	return Options{
 		DefaultPolicy:     StopOnProcessed,
@@ -302,7 +312,7 @@ func (o Options) WithDefaults() Options {
 		o.QueueSize = DefaultQueueSize
 	}
 	if o.Clock == nil {
-		o.Clock = realClock{}
+		o.Clock = SystemClock{}
 	}
 	return o
 }
@@ -312,6 +322,9 @@ func (o Options) WithDefaults() Options {
 func (o Options) Validate() error {
 	if _, err := ParsePolicy(string(o.DefaultPolicy)); err != nil {
 		return fmt.Errorf("bus default policy: %w", err)
+	}
+	if o.QueueSize > MaxQueueSize {
+		return fmt.Errorf("bus queue size %d is above the maximum of %d", o.QueueSize, MaxQueueSize)
 	}
 	for _, p := range o.Retained {
 		if err := ValidatePattern(p); err != nil {
@@ -341,7 +354,11 @@ func retryDelay(a Ack, fallback, max time.Duration) time.Duration {
 	return time.Duration(a.RetrySeconds * float64(time.Second))
 }
 
-type realClock struct{}
+// SystemClock is the real clock.
+type SystemClock struct{}
 
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -60,14 +60,19 @@
 // # Slow subscribers
 //
 // A subscription's queue holds QueueSize messages (256 by default). When it
-// is full, Publish waits up to Options.EnqueueTimeout for room, then moves
-// that delivery to the dead letters with the reason "queue full" and goes on
-// with the other subscriptions. A slow subscriber therefore never loses a
-// message silently and never holds up others for longer than
-// EnqueueTimeout per message. Request calls are bounded by the
-// subscription's Timeout (Options.RequestTimeout by default, 30s): a handler
-// that does not answer in time gives a not-processed ack with Error set, its
-// context is cancelled, and the walk goes on.
+// is full, Publish waits up to Options.EnqueueTimeout (5s by default) for
+// room, then moves that delivery to the dead letters with the reason "queue
+// full" and goes on with the other subscriptions. A slow subscriber therefore
+// never loses a message silently, and holds up its publisher (and so the
+// deliveries that publisher makes next) for at most EnqueueTimeout per
+// message; the other subscriptions keep draining their own queues meanwhile.
+// A subscription given its own Timeout also gets it as the deadline of its
+// Publish deliveries.
+//
+// Request calls are bounded by the subscription's Timeout
+// (Options.RequestTimeout by default, 30s): a handler that does not answer
+// in time gives a not-processed ack with Error set, its context is
+// cancelled, and the walk goes on.
 //
 // # Retries and dead letters
 //
@@ -95,11 +100,20 @@
 // within Options.IdempotencyWindow (10 minutes by default); repeats return a
 // Result with Duplicate set and are not delivered or stored.
 //
+// # IDs and times
+//
+// Request stamps an empty Message.ID and a zero Message.Time; so does every
+// path that keeps a message (retained and append-only topics, dead
+// letters). A Publish on any other topic passes ID and Time through as the
+// publisher gave them: reading the clock and allocating an ID would cost
+// more than the rest of the delivery. Publishers that need them set them.
+//
 // # Durability
 //
 // The memory backend keeps everything in the process: retained values,
 // append-only logs and dead letters are gone when it exits, and Close moves
-// messages still queued to the dead letters. The nats backend keeps
+// messages still queued to the dead letters. Close cancels the context
+// handlers get and waits for them up to Options.RequestTimeout. The nats backend keeps
 // append-only, retained and dead-letter topics in JetStream.
 //
 // # Testing

@@ -55,13 +55,20 @@ var _ Bus = (*Memory)(nil)
 // snapshot is an immutable view of the subscription list with a cache of
 // the routes computed from it; a subscription change installs a new one.
 type snapshot struct {
-	subs    []*memSub
-	routes  sync.Map // string -> *route; lock-free reads on the hot path
+	subs []*memSub
+	// hot is the last route looked up: publishers in a loop on one topic
+	// skip the map.
+	hot atomic.Pointer[route]
+	// routes caches the routes of up to maxCachedRoutes topics.
+	routes  sync.Map // string -> *route
 	nroutes atomic.Int32
 }
 
+func newSnapshot(subs []*memSub) *snapshot { return &snapshot{subs: subs} }
+
 // route is what the bus does with one topic.
 type route struct {
+	topic      string
 	subs       []*memSub // newest first, superseded ones left out
 	retained   bool
 	appendOnly bool
@@ -103,12 +110,22 @@ func NewMemory(opts Options) (*Memory, error) {
 	_, _ = rand.Read(rnd[:]) // never fails; IDs stay unique within the bus anyway
 	b.idPrefix = hex.EncodeToString(rnd[:]) + "-"
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.snap.Store(&snapshot{})
+	b.snap.Store(newSnapshot(nil))
 	return b, nil
 }
 
 // Options returns the options in effect, defaults filled in.
 func (b *Memory) Options() Options { return b.opts }
+
+// stamp fills an empty ID and a zero Time.
+func (b *Memory) stamp(m *Message) {
+	if m.ID == "" {
+		m.ID = b.newID()
+	}
+	if m.Time.IsZero() {
+		m.Time = b.clock.Now()
+	}
+}
 
 func (b *Memory) newID() string {
 	var buf [32]byte
@@ -119,13 +136,18 @@ func (b *Memory) newID() string {
 // route returns the route for topic, from the cache when it can.
 func (b *Memory) route(topic string) (*route, error) {
 	snap := b.snap.Load()
-	if r, ok := snap.routes.Load(topic); ok {
-		return r.(*route), nil
+	if r := snap.hot.Load(); r != nil && r.topic == topic {
+		return r, nil
+	}
+	if v, ok := snap.routes.Load(topic); ok {
+		r := v.(*route)
+		snap.hot.Store(r)
+		return r, nil
 	}
 	if err := ValidateTopic(topic); err != nil {
 		return nil, err
 	}
-	r := &route{retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
+	r := &route{topic: topic, retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
 	var seen map[string]struct{}
 	for i := len(snap.subs) - 1; i >= 0; i-- {
 		s := snap.subs[i]
@@ -156,37 +178,35 @@ func matchAny(ps []pattern, topic string) bool {
 	return false
 }
 
-// prepare validates m, stamps its ID and time, drops duplicates and stores
-// it on retained and append-only topics.
-func (b *Memory) prepare(m *Message) (*route, Result, bool, error) {
+// prepare validates m, stamps its ID and time when asked to or when the
+// message is kept, drops duplicates and stores it on retained and
+// append-only topics.
+func (b *Memory) prepare(m *Message, stamp bool, res *Result) (*route, error) {
 	if b.closed.Load() {
-		return nil, Result{}, false, ErrClosed
+		return nil, ErrClosed
 	}
 	r, err := b.route(m.Topic)
 	if err != nil {
-		return nil, Result{}, false, err
+		return nil, err
 	}
-	if m.ID == "" {
-		m.ID = b.newID()
+	if stamp || r.retained || r.appendOnly {
+		b.stamp(m)
 	}
-	if m.Time.IsZero() {
-		m.Time = b.clock.Now()
-	}
-	res := Result{MessageID: m.ID}
+	res.MessageID = m.ID
 	if m.IdempotencyKey != "" && b.duplicate(m.Topic, m.IdempotencyKey) {
 		res.Duplicate = true
-		return r, res, false, nil
+		return nil, nil
 	}
 	if r.retained || r.appendOnly {
 		res.Offset = b.store(r, *m)
 	}
-	return r, res, true, nil
+	return r, nil
 }
 
 // Publish implements Bus.
-func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
-	r, res, deliver, err := b.prepare(&m)
-	if err != nil || !deliver {
+func (b *Memory) Publish(ctx context.Context, m Message) (res Result, err error) {
+	r, err := b.prepare(&m, false, &res)
+	if r == nil {
 		return res, err
 	}
 	for _, s := range r.subs {
@@ -201,9 +221,9 @@ func (b *Memory) Publish(ctx context.Context, m Message) (Result, error) {
 }
 
 // Request implements Bus.
-func (b *Memory) Request(ctx context.Context, m Message) (Result, error) {
-	r, res, deliver, err := b.prepare(&m)
-	if err != nil || !deliver {
+func (b *Memory) Request(ctx context.Context, m Message) (res Result, err error) {
+	r, err := b.prepare(&m, true, &res)
+	if r == nil {
 		return res, err
 	}
 	return b.walk(ctx, m, r.subs, res)
@@ -249,19 +269,23 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 	if size <= 0 {
 		size = b.opts.QueueSize
 	}
+	if size > MaxQueueSize {
+		return nil, fmt.Errorf("subscribe to %q: queue size %d is above the maximum of %d", pat, size, MaxQueueSize)
+	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = b.opts.RequestTimeout
 	}
 	s := &memSub{
-		bus:       b,
-		pat:       cp,
-		h:         h,
-		name:      opts.Name,
-		policy:    policy,
-		timeout:   timeout,
-		q:         make(chan delivery, size),
-		removedCh: make(chan struct{}),
+		bus:          b,
+		pat:          cp,
+		h:            h,
+		name:         opts.Name,
+		policy:       policy,
+		timeout:      timeout,
+		q:            make(chan delivery, size),
+		asyncTimeout: opts.Timeout,
+		removedCh:    make(chan struct{}),
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -283,7 +307,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 func (b *Memory) publishSnapshot() {
 	subs := make([]*memSub, len(b.subs))
 	copy(subs, b.subs)
-	b.snap.Store(&snapshot{subs: subs})
+	b.snap.Store(newSnapshot(subs))
 }
 
 func (b *Memory) unsubscribe(s *memSub) error {
@@ -382,6 +406,7 @@ func (b *Memory) duplicate(topic, key string) bool {
 }
 
 func (b *Memory) deadLetter(s *memSub, m Message, reason string, attempts int, last Ack) {
+	b.stamp(&m)
 	dl := DeadLetter{
 		ID:         "dl-" + b.newID(),
 		Message:    m,
@@ -506,7 +531,10 @@ type memSub struct {
 	name    string
 	policy  Policy
 	timeout time.Duration
-	q       chan delivery
+	// asyncTimeout is SubscribeOptions.Timeout as given: the deadline of
+	// the context of queued deliveries, none when zero.
+	asyncTimeout time.Duration
+	q            chan delivery
 
 	removed atomic.Bool
 	// exited is set by the worker once it has drained its queue after
@@ -514,6 +542,10 @@ type memSub struct {
 	exited    atomic.Bool
 	removedCh chan struct{}
 	stopOnce  sync.Once
+
+	// Owned by the worker goroutine.
+	stopping bool
+	panicMsg string
 }
 
 func (s *memSub) Pattern() string    { return s.pat.raw }
@@ -564,7 +596,7 @@ func (s *memSub) rescueIfExited() {
 		select {
 		case d := <-s.q:
 			if !d.stop {
-				s.handle(&d.m)
+				s.rescue(&d.m)
 			}
 		default:
 			return
@@ -590,15 +622,43 @@ func (s *memSub) enqueueSlow(ctx context.Context, m *Message) enqueueOutcome {
 }
 
 // run is the subscription's worker: it delivers queued messages in order.
+// The delivery in hand lives here so that a handler panic, recovered in
+// serve, can be handled as a failed attempt of that delivery.
 func (s *memSub) run() {
 	defer s.bus.wg.Done()
-	for {
-		d := <-s.q
-		if d.stop {
-			s.drain()
-			return
+	var cur delivery
+	for !s.serve(&cur) {
+	}
+}
+
+// serve delivers until the subscription is gone and drained (true). A
+// handler panic ends it early (false) with panicMsg set; the next call
+// treats the panic as a failed attempt and goes on. The recover sits here,
+// not around each handler call, to keep it off the per-message path.
+func (s *memSub) serve(cur *delivery) (done bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.panicMsg = fmt.Sprintf("handler of %s panicked: %v", s.name, r)
+			done = false
 		}
-		s.handle(&d.m)
+	}()
+	if s.panicMsg != "" {
+		ack := Ack{Subscriber: s.name, Error: s.panicMsg}
+		s.panicMsg = ""
+		s.retry(&cur.m, ack)
+	}
+	if s.stopping {
+		s.drain(cur)
+		return true
+	}
+	for {
+		*cur = <-s.q
+		if cur.stop {
+			s.stopping = true
+			s.drain(cur)
+			return true
+		}
+		s.handle(&cur.m)
 	}
 }
 
@@ -606,18 +666,18 @@ func (s *memSub) run() {
 // that passed its removed check before removal may still send; once exited
 // is set, such a publisher delivers what it sent itself (rescueIfExited),
 // and the second pass catches sends that came in between.
-func (s *memSub) drain() {
-	s.drainOnce()
+func (s *memSub) drain(cur *delivery) {
+	s.drainOnce(cur)
 	s.exited.Store(true)
-	s.drainOnce()
+	s.drainOnce(cur)
 }
 
-func (s *memSub) drainOnce() {
+func (s *memSub) drainOnce(cur *delivery) {
 	for {
 		select {
-		case d := <-s.q:
-			if !d.stop {
-				s.handle(&d.m)
+		case *cur = <-s.q:
+			if !cur.stop {
+				s.handle(&cur.m)
 			}
 		default:
 			return
@@ -625,6 +685,18 @@ func (s *memSub) drainOnce() {
 	}
 }
 
+// rescue delivers, on a publisher's goroutine, a message left in the queue
+// of a finished worker; a panic there only fails that delivery.
+func (s *memSub) rescue(m *Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.bus.deadLetter(s, *m, fmt.Sprintf("handler of %s panicked: %v", s.name, r), m.Attempt, Ack{})
+		}
+	}()
+	s.handle(m)
+}
+
+// handle delivers a dequeued message: attempt 1 inline, retries if needed.
 func (s *memSub) handle(m *Message) {
 	b := s.bus
 	if b.closed.Load() {
@@ -632,35 +704,46 @@ func (s *memSub) handle(m *Message) {
 		return
 	}
 	m.Attempt = 1
-	ack := s.call(b.ctx, m)
-	if ack.Error == "" && !ack.ShouldRetry {
+	a, err := s.deliver(m)
+	if err == nil && a.Error == "" && !a.ShouldRetry {
 		return
 	}
-	s.retry(m, ack)
+	s.retry(m, s.settle(a, err))
 }
 
-// retry goes on with a Publish delivery whose first attempt failed.
+// deliver calls the handler for a queued message. Only subscriptions with
+// their own Timeout get a deadline: it costs a timer per message.
+func (s *memSub) deliver(m *Message) (Ack, error) {
+	if s.asyncTimeout <= 0 {
+		return s.h(s.bus.ctx, *m)
+	}
+	ctx, cancel := context.WithTimeout(s.bus.ctx, s.asyncTimeout)
+	defer cancel()
+	return s.h(ctx, *m)
+}
+
+// retry goes on with a Publish delivery whose attempt m.Attempt failed
+// with ack.
 func (s *memSub) retry(m *Message, ack Ack) {
 	b := s.bus
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			m.Attempt = attempt
-			ack = s.call(b.ctx, m)
-			if ack.Error == "" && !ack.ShouldRetry {
-				return
-			}
-		}
-		if attempt >= b.opts.MaxAttempts {
-			b.deadLetter(s, *m, exhausted(s.name, attempt, ack), attempt, ack)
+	for {
+		if m.Attempt >= b.opts.MaxAttempts {
+			b.deadLetter(s, *m, exhausted(s.name, m.Attempt, ack), m.Attempt, ack)
 			return
 		}
 		if d := retryDelay(ack, b.opts.RetryDelay, b.opts.MaxRetryDelay); d > 0 {
 			select {
 			case <-b.clock.After(d):
 			case <-b.ctx.Done():
-				b.deadLetter(s, *m, "bus closed while waiting to retry", attempt, ack)
+				b.deadLetter(s, *m, "bus closed while waiting to retry", m.Attempt, ack)
 				return
 			}
+		}
+		m.Attempt++
+		a, err := s.deliver(m)
+		ack = s.settle(a, err)
+		if ack.Error == "" && !ack.ShouldRetry {
+			return
 		}
 	}
 }
@@ -676,14 +759,8 @@ func exhausted(name string, attempts int, ack Ack) string {
 	return fmt.Sprintf("gave up after %d attempts to %s: %s", attempts, name, why)
 }
 
-// call runs the handler, turning errors and panics into acks.
-func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
-	defer func() {
-		if r := recover(); r != nil {
-			ack = Ack{Subscriber: s.name, Error: fmt.Sprintf("handler of %s panicked: %v", s.name, r)}
-		}
-	}()
-	a, err := s.h(ctx, *m)
+// settle turns a handler's answer into the ack the bus acts on.
+func (s *memSub) settle(a Ack, err error) Ack {
 	if err != nil {
 		a.Processed = false
 		a.Error = err.Error()
@@ -692,6 +769,17 @@ func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
 		a.Subscriber = s.name
 	}
 	return a
+}
+
+// call runs the handler for a Request, turning errors and panics into acks.
+func (s *memSub) call(ctx context.Context, m *Message) (ack Ack) {
+	defer func() {
+		if r := recover(); r != nil {
+			ack = Ack{Subscriber: s.name, Error: fmt.Sprintf("handler of %s panicked: %v", s.name, r)}
+		}
+	}()
+	a, err := s.h(ctx, *m)
+	return s.settle(a, err)
 }
 
 // request delivers m for a Request: with the subscription's timeout,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +39,7 @@ func Run(t *testing.T, newBus NewBus) {
 		{"ReplayDeadLetterToTopic", testReplayDeadLetterToTopic},
 		{"PublishRetry", testPublishRetry},
 		{"PublishDeadLetter", testPublishDeadLetter},
+		{"PublishHandlerPanic", testPublishPanic},
 		{"Retained", testRetained},
 		{"AppendOnly", testAppendOnly},
 		{"Idempotency", testIdempotency},
@@ -528,7 +528,12 @@ func testPublishDeadLetter(t *testing.T, newBus NewBus) {
 	b := open(t, newBus, bus.Options{Clock: clock, MaxAttempts: 2})
 	rec := NewRecorder(bus.Ack{ShouldRetry: true, RetrySeconds: 0.5, Message: "not now"})
 	subscribe(t, b, "ev:*", rec.Handle, bus.SubscribeOptions{Name: "never"})
-	res := publish(t, b, msg("ev:1"))
+	m := msg("ev:1")
+	m.ID = "ev-1"
+	res := publish(t, b, m)
+	if res.MessageID != "ev-1" {
+		t.Errorf("Publish Result.MessageID = %q, want the given ID ev-1", res.MessageID)
+	}
 	rec.WaitN(t, 1)
 	clock.WaitForTimer(t, 500*time.Millisecond)
 	clock.Advance(500 * time.Millisecond)
@@ -541,6 +546,52 @@ func testPublishDeadLetter(t *testing.T, newBus NewBus) {
 	if d := dls[0]; d.Message.ID != res.MessageID || d.Attempts != 2 || d.Subscriber != "never" || d.LastAck.Message != "not now" {
 		t.Errorf("dead letter = %+v, want message %s after 2 attempts to never, last ack 'not now'", d, res.MessageID)
 	}
+}
+
+func testPublishPanic(t *testing.T, newBus NewBus) {
+	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
+	b := open(t, newBus, bus.Options{Clock: clock, RetryDelay: 4 * time.Second, MaxAttempts: 2})
+	rec := Processed()
+	rec.Respond = func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		if field(t, m, "n") == 1 && m.Attempt == 1 {
+			panic("first attempt explodes")
+		}
+		if field(t, m, "n") == 3 {
+			panic("always explodes")
+		}
+		return bus.Ack{Processed: true}, nil
+	}
+	subscribe(t, b, "boom:*", rec.Handle, bus.SubscribeOptions{Name: "fragile"})
+	for n := 1; n <= 3; n++ {
+		publish(t, b, msg("boom:x", "n", n))
+	}
+	rec.WaitN(t, 1)
+	clock.WaitForTimer(t, 4*time.Second)
+	clock.Advance(4 * time.Second)
+	rec.WaitN(t, 4) // 1 again, then 2, then 3
+	clock.WaitForTimer(t, 4*time.Second)
+	clock.Advance(4 * time.Second)
+	got := rec.WaitN(t, 5)
+	type delivery struct{ N, Attempt int }
+	var order []delivery
+	for _, m := range got {
+		order = append(order, delivery{int(field(t, m, "n")), m.Attempt})
+	}
+	want := []delivery{{1, 1}, {1, 2}, {2, 1}, {3, 1}, {3, 2}}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("deliveries (-want +got):\n%s", diff)
+	}
+	var dls []bus.DeadLetter
+	WaitFor(t, "the always-panicking message to be dead-lettered", func() bool {
+		dls, _ = b.DeadLetters(context.Background())
+		return len(dls) == 1
+	})
+	if d := dls[0]; field(t, d.Message, "n") != 3 || d.Attempts != 2 || d.LastAck.Error == "" {
+		t.Errorf("dead letter = %+v, want message n=3 after 2 attempts with the panic as error", d)
+	}
+	// The subscriber still works after its handler panicked.
+	publish(t, b, msg("boom:x", "n", 4))
+	rec.WaitN(t, 6)
 }
 
 func testRetained(t *testing.T, newBus NewBus) {
@@ -820,6 +871,7 @@ func testValidation(t *testing.T, newBus NewBus) {
 		{"space", "a: b", ack(true), bus.SubscribeOptions{}},
 		{"nil handler", "a:*", nil, bus.SubscribeOptions{}},
 		{"unknown policy", "a:*", ack(true), bus.SubscribeOptions{Policy: "firstOnly"}},
+		{"huge queue", "a:*", ack(true), bus.SubscribeOptions{QueueSize: bus.MaxQueueSize + 1}},
 	}
 	for _, s := range subs {
 		if _, err := b.Subscribe(ctx, s.pattern, s.h, s.opts); err == nil {
@@ -907,21 +959,17 @@ func testConcurrent(t *testing.T, newBus NewBus) {
 	WaitFor(t, fmt.Sprintf("stable to get all %d publishes", publishers*each), func() bool {
 		return pubs.Load() == publishers*each
 	})
-	seen := map[string]bool{}
+	seen := map[[2]float64]bool{}
 	for _, m := range stable.Messages() {
 		if m.Headers["kind"] == "pub" {
-			if seen[m.ID] {
-				t.Fatalf("message %s delivered twice", m.ID)
+			key := [2]float64{field(t, m, "p"), field(t, m, "n")}
+			if seen[key] {
+				t.Fatalf("message %v delivered twice", key)
 			}
-			seen[m.ID] = true
+			seen[key] = true
 		}
 	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	if len(ids) != publishers*each {
-		t.Errorf("stable got %d distinct publishes, want %d", len(ids), publishers*each)
+	if len(seen) != publishers*each {
+		t.Errorf("stable got %d distinct publishes, want %d", len(seen), publishers*each)
 	}
 }

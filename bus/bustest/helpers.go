@@ -1,6 +1,23 @@
 // Package bustest helps test code built on the bus: the conformance suite
 // every backend passes (Run), a recording handler, a fake clock that drives
 // retry delays and timeouts without real waiting, and WaitFor.
+//
+// A backend runs the suite from its own test:
+//
+//	func TestConformance(t *testing.T) {
+//		bustest.Run(t, func(t *testing.T, opts bus.Options) bus.Bus {
+//			b, err := nats.New(ctx, url, opts) // a fresh bus per subtest
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return b
+//		})
+//	}
+//
+// The suite passes Options with a FakeClock in some subtests: the backend
+// must read every delay and timeout (retry delays, request and enqueue
+// timeouts, the idempotency window) from Options.Clock. It closes each bus
+// itself, so Close must be safe to call twice.
 package bustest
 
 import (

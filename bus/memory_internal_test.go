@@ -1,0 +1,246 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newTestMemory(t *testing.T, opts Options) *Memory {
+	t.Helper()
+	b, err := NewMemory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestCloseDeadLettersQueued(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	entered := make(chan struct{}, 10)
+	_, err := b.Subscribe(ctx, "q:*", func(ctx context.Context, m Message) (Ack, error) {
+		entered <- struct{}{}
+		<-ctx.Done() // holds the worker until Close cancels it
+		return Ack{}, ctx.Err()
+	}, SubscribeOptions{Name: "stuck", QueueSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := b.Publish(ctx, Message{Topic: "q:x", ID: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-entered
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close() = %v", err)
+	}
+	dls, _ := b.DeadLetters(ctx)
+	var ids []string
+	for _, d := range dls {
+		ids = append(ids, d.Message.ID+":"+d.Reason)
+	}
+	// Message 0 was in the handler when the bus closed; 1-3 were queued.
+	want := []string{"0:bus closed while waiting to retry", "1:bus closed before delivery", "2:bus closed before delivery", "3:bus closed before delivery"}
+	if strings.Join(ids, "|") != strings.Join(want, "|") {
+		t.Errorf("dead letters after Close = %v, want %v", ids, want)
+	}
+}
+
+func TestEnqueueGivesUp(t *testing.T) {
+	ctx := context.Background()
+	b := newTestMemory(t, Options{EnqueueTimeout: time.Hour})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before Close, which waits for handlers
+	_, err := b.Subscribe(ctx, "q:*", func(ctx context.Context, m Message) (Ack, error) {
+		<-release
+		return Ack{Processed: true}, nil
+	}, SubscribeOptions{Name: "slow", QueueSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill the worker and the queue, then publish with a cancelled context.
+	for range 2 {
+		b.Publish(ctx, Message{Topic: "q:x"})
+	}
+	waitFor(t, "the queue to fill", func() bool {
+		return len(b.snap.Load().subs[0].q) == 1
+	})
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	res, err := b.Publish(cancelled, Message{Topic: "q:x", ID: "late"})
+	if err != nil || !res.DeadLettered || res.Delivered != 0 {
+		t.Fatalf("Publish with a cancelled context on a full queue = %+v, %v, want dead-lettered", res, err)
+	}
+	dls, _ := b.DeadLetters(ctx)
+	if len(dls) != 1 || dls[0].Message.ID != "late" || !strings.Contains(dls[0].Reason, "publisher gave up") {
+		t.Errorf("dead letters = %+v, want the late message with the publisher's reason", dls)
+	}
+}
+
+func TestRouteCacheBounded(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	count := 0
+	_, err := b.Subscribe(ctx, "t:*", func(context.Context, Message) (Ack, error) {
+		count++
+		return Ack{Processed: true}, nil
+	}, SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxCachedRoutes + 100
+	for i := range n {
+		res, err := b.Request(ctx, Message{Topic: fmt.Sprintf("t:%d", i)})
+		if err != nil || res.Delivered != 1 {
+			t.Fatalf("Request(t:%d) = %+v, %v, want delivered once", i, res, err)
+		}
+	}
+	got := 0
+	b.snap.Load().routes.Range(func(any, any) bool { got++; return true })
+	if got != maxCachedRoutes {
+		t.Errorf("cached routes = %d, want the cap %d", got, maxCachedRoutes)
+	}
+	if count != n {
+		t.Errorf("handler called %d times, want %d", count, n)
+	}
+}
+
+func TestRouteCacheInvalidated(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	first, _ := b.Subscribe(ctx, "a:*", func(context.Context, Message) (Ack, error) { return Ack{Processed: true}, nil }, SubscribeOptions{Name: "first"})
+	if res, _ := b.Request(ctx, Message{Topic: "a:1"}); res.Delivered != 1 {
+		t.Fatalf("Request(a:1) delivered to %d, want 1", res.Delivered)
+	}
+	b.Subscribe(ctx, "a:1", func(context.Context, Message) (Ack, error) { return Ack{}, nil }, SubscribeOptions{Name: "second"})
+	if res, _ := b.Request(ctx, Message{Topic: "a:1"}); res.Delivered != 2 {
+		t.Errorf("Request(a:1) after a new subscription delivered to %d, want 2: the cached route must be dropped", res.Delivered)
+	}
+	first.Unsubscribe()
+	if res, _ := b.Request(ctx, Message{Topic: "a:1"}); res.Delivered != 1 || res.Acks[0].Subscriber != "second" {
+		t.Errorf("Request(a:1) after Unsubscribe = %+v, want only second", res)
+	}
+}
+
+func TestReplayDeadLetterUnknown(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	_, err := b.ReplayDeadLetter(context.Background(), "dl-nope")
+	if err == nil || !strings.Contains(err.Error(), "weave bus dlq") {
+		t.Errorf("ReplayDeadLetter(unknown) = %v, want an error pointing to weave bus dlq", err)
+	}
+}
+
+// TestUnsubscribeRaceLosesNothing publishes while unsubscribing: every
+// message Publish counted as delivered must reach the handler, whether the
+// worker or a publisher (rescueIfExited) delivers it.
+func TestUnsubscribeRaceLosesNothing(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	for round := range 200 {
+		var handled atomic.Int64
+		sub, err := b.Subscribe(ctx, "race:*", func(context.Context, Message) (Ack, error) {
+			handled.Add(1)
+			return Ack{Processed: true}, nil
+		}, SubscribeOptions{QueueSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var delivered atomic.Int64
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					res, err := b.Publish(ctx, Message{Topic: "race:x"})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					delivered.Add(int64(res.Delivered))
+				}
+			}()
+		}
+		if err := sub.Unsubscribe(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		waitFor(t, fmt.Sprintf("round %d: all %d delivered messages handled", round, delivered.Load()), func() bool {
+			return handled.Load() == delivered.Load()
+		})
+	}
+}
+
+func TestRescueAfterWorkerExit(t *testing.T) {
+	b := newTestMemory(t, Options{})
+	ctx := context.Background()
+	got := make(chan string, 1)
+	sub, err := b.Subscribe(ctx, "r:*", func(_ context.Context, m Message) (Ack, error) {
+		got <- m.ID
+		return Ack{Processed: true}, nil
+	}, SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sub.(*memSub)
+	if err := sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker to exit", s.exited.Load)
+	// What a publisher that passed its removed check just before removal
+	// would have left behind.
+	s.q <- delivery{m: Message{ID: "straggler", Topic: "r:x"}}
+	s.rescueIfExited()
+	select {
+	case id := <-got:
+		if id != "straggler" {
+			t.Errorf("rescued message %q, want straggler", id)
+		}
+	default:
+		t.Errorf("rescueIfExited() did not deliver the message left in the queue")
+	}
+}
+
+func TestPublishDeliveryDeadline(t *testing.T) {
+	b := newTestMemory(t, Options{MaxAttempts: 1})
+	ctx := context.Background()
+	deadlines := make(chan bool, 2)
+	h := func(ctx context.Context, m Message) (Ack, error) {
+		_, ok := ctx.Deadline()
+		deadlines <- ok
+		return Ack{Processed: true}, nil
+	}
+	b.Subscribe(ctx, "d:x", h, SubscribeOptions{Name: "remote", Timeout: time.Minute})
+	b.Subscribe(ctx, "d:*", h, SubscribeOptions{Name: "local"})
+	b.Publish(ctx, Message{Topic: "d:x"})
+	got := map[bool]int{}
+	for range 2 {
+		select {
+		case ok := <-deadlines:
+			got[ok]++
+		case <-time.After(10 * time.Second):
+			t.Fatal("handlers were not called")
+		}
+	}
+	if got[true] != 1 || got[false] != 1 {
+		t.Errorf("deliveries with a deadline: %d, without: %d, want 1 and 1", got[true], got[false])
+	}
+}
