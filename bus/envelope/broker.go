@@ -142,7 +142,8 @@ func (b *Broker) serve(ctx context.Context, c *conn, env Envelope) Envelope {
 	defer b.mu.Unlock()
 	reply, post := b.dispatch(ctx, c, env)
 	if c != nil {
-		c.out.push(reply)
+		// The connection's reader flushes right after serve returns.
+		c.out.pushQuiet(reply)
 	}
 	if post != nil {
 		post()
@@ -157,19 +158,15 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 	if err := checkEnvelope(env); err != nil {
 		return b.errorReply(env, err), nil
 	}
-	if c != nil && env.Seq != 0 {
-		if env.Seq <= c.lastSeq {
-			return b.errorReply(env, errorf(CodeInvalidRequest,
-				"seq %d is not after %d; seq counts up per connection from 1", env.Seq, c.lastSeq)), nil
-		}
-		c.lastSeq = env.Seq
-	}
-
 	// Duplicate suppression: a command repeated with the same key gets the
-	// first reply again and changes nothing.
+	// first reply again and changes nothing. It comes before the seq check
+	// so that a client may resend the very same envelope.
 	win, key := b.idemScope(env)
 	if key != "" {
 		if prev, ok := win.get(key); ok {
+			if c != nil && env.Seq > c.lastSeq {
+				c.lastSeq = env.Seq
+			}
 			prev.ID = NewID()
 			prev.TS = FormatTime(b.opts.Now())
 			prev.Corr = env.ID
@@ -177,6 +174,13 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 			prev.Status = StatusDuplicate
 			return prev, nil
 		}
+	}
+	if c != nil && env.Seq != 0 {
+		if env.Seq <= c.lastSeq {
+			return b.errorReply(env, errorf(CodeInvalidRequest,
+				"seq %d is not after %d; seq counts up per connection from 1", env.Seq, c.lastSeq)), nil
+		}
+		c.lastSeq = env.Seq
 	}
 
 	var (
@@ -568,71 +572,5 @@ func (w *idemWindow) put(key string, reply Envelope) {
 	if len(w.fifo) > w.n {
 		delete(w.seen, w.fifo[0])
 		w.fifo = w.fifo[1:]
-	}
-}
-
-// outbox is a bounded queue of envelopes for one connection or stream. A push
-// never blocks: a full queue marks the consumer slow and shuts it.
-type outbox struct {
-	ch       chan Envelope
-	dead     chan struct{} // closed: stop now
-	finished chan struct{} // closed: write what is queued, then stop
-	deadOnce sync.Once
-	finOnce  sync.Once
-	mu       sync.Mutex
-	slow     bool
-	// onKill unblocks the writer (closes its socket or ends its response).
-	onKill func()
-}
-
-func newOutbox(n int) *outbox {
-	return &outbox{ch: make(chan Envelope, n), dead: make(chan struct{}), finished: make(chan struct{})}
-}
-
-func (o *outbox) push(e Envelope) bool {
-	select {
-	case <-o.dead:
-		return false
-	default:
-	}
-	select {
-	case o.ch <- e:
-		return true
-	default:
-		o.mu.Lock()
-		o.slow = true
-		o.mu.Unlock()
-		o.kill()
-		return false
-	}
-}
-
-func (o *outbox) isSlow() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.slow
-}
-
-func (o *outbox) kill() {
-	o.deadOnce.Do(func() {
-		close(o.dead)
-		if o.onKill != nil {
-			o.onKill()
-		}
-	})
-}
-
-func (o *outbox) finish() { o.finOnce.Do(func() { close(o.finished) }) }
-
-// drain returns what is queued without waiting.
-func (o *outbox) drain() []Envelope {
-	var out []Envelope
-	for {
-		select {
-		case e := <-o.ch:
-			out = append(out, e)
-		default:
-			return out
-		}
 	}
 }

@@ -146,11 +146,16 @@ func (c *Client) forget(id string) {
 
 func (c *Client) readLoop() {
 	defer close(c.events)
-	dec := json.NewDecoder(bufio.NewReaderSize(c.nc, 64<<10))
+	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var err error
 	for {
+		var line []byte
+		if line, _, err = readLine(r, 1<<30); err != nil {
+			break
+		}
 		var env Envelope
-		if err = dec.Decode(&env); err != nil {
+		if err = json.Unmarshal(line, &env); err != nil {
+			err = fmt.Errorf("bus sent a line that is not an envelope: %w", err)
 			break
 		}
 		c.mu.Lock()

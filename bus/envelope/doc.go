@@ -17,8 +17,10 @@
 //
 // Every frame carries v (1), type, id (a UUID), ts (UTC, milliseconds, Z)
 // and src; dst, session, seq, idempotency_key, corr, payload, status and
-// error are omitted when empty. A reply has corr set to the request's id and
-// is a success unless status is "error", in which case error holds a string
+// error are omitted when empty. A reply has the request's type, src "bus",
+// corr set to the request's id, and status "ok" ("duplicate" for a
+// suppressed repeat); it is a success unless status is "error", in which
+// case error holds a string
 // code (invalid_json, invalid_request, unknown_type, not_found, forbidden,
 // conflict, too_large) and a message saying what to do. A malformed or
 // oversize line gets an error reply and the connection stays open.
@@ -67,4 +69,7 @@
 // Last-Event-ID). Sessions keep Options.HistoryLimit events. Lines and HTTP
 // bodies are capped at Options.MaxFrameBytes. Nothing is durable: state
 // lives in memory for the life of the process.
+//
+// The socket is the access control (mode 0600, owner only). The HTTP face
+// has no authentication of its own: serve it on a loopback address.
 package envelope

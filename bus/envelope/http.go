@@ -150,22 +150,22 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)
 		return err == nil
 	}
+	writeAll := func() bool {
+		for _, e := range out.take() {
+			if !write(e) {
+				return false
+			}
+		}
+		return rc.Flush() == nil
+	}
 	for {
 		select {
-		case e := <-out.ch:
-			if !write(e) {
-				return
-			}
-			if len(out.ch) == 0 && rc.Flush() != nil {
+		case <-out.notify:
+			if !writeAll() {
 				return
 			}
 		case <-out.finished:
-			for _, e := range out.drain() {
-				if !write(e) {
-					return
-				}
-			}
-			_ = rc.Flush()
+			writeAll()
 			return
 		case <-out.dead:
 			return

@@ -20,6 +20,19 @@ type conn struct {
 	nc      net.Conn
 	out     *outbox
 	lastSeq int64 // guarded by Broker.mu
+
+	wmu sync.Mutex // serializes taking from out and writing
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+// DefaultSocketPath is where clients look for the bus: ~/.weave/coord.sock.
+func DefaultSocketPath() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the default bus socket: %w; pass a socket path instead", err)
+	}
+	return filepath.Join(home, ".weave", "coord.sock"), nil
 }
 
 // ListenUnix creates the Unix socket at path with mode 0600, creating its
@@ -135,6 +148,9 @@ func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	c := &conn{nc: nc, out: newOutbox(b.opts.QueueLen)}
+	c.w = bufio.NewWriterSize(nc, 64<<10)
+	c.enc = json.NewEncoder(c.w)
+	c.enc.SetEscapeHTML(false)
 	c.out.onKill = func() { nc.Close() }
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
@@ -146,11 +162,14 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 		line, tooLong, err := readLine(r, b.opts.MaxFrameBytes)
 		switch {
 		case tooLong:
-			c.out.push(b.errorReply(Envelope{}, errorf(CodeTooLarge,
+			c.out.pushQuiet(b.errorReply(Envelope{}, errorf(CodeTooLarge,
 				"line longer than %d bytes was dropped; send smaller envelopes", b.opts.MaxFrameBytes)))
 		case len(bytes.TrimSpace(line)) > 0:
 			b.serveLine(ctx, c, line)
 		}
+		// Send the reply from here: no hand-off to the writer on the
+		// request path.
+		c.flush()
 		if err != nil {
 			break
 		}
@@ -166,7 +185,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 func (b *Broker) serveLine(ctx context.Context, c *conn, line []byte) {
 	env, err := parseEnvelope(line)
 	if err != nil {
-		c.out.push(b.errorReply(env, err))
+		c.out.pushQuiet(b.errorReply(env, err))
 		return
 	}
 	b.serve(ctx, c, env)
@@ -224,26 +243,40 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
+// flush writes everything queued for c. It reports false when the
+// connection is broken.
+func (c *conn) flush() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	wrote := false
+	for {
+		batch := c.out.take()
+		if len(batch) == 0 {
+			break
+		}
+		for _, e := range batch {
+			if err := c.enc.Encode(e); err != nil {
+				c.out.kill()
+				return false
+			}
+		}
+		wrote = true
+	}
+	if wrote && c.w.Flush() != nil {
+		c.out.kill()
+		return false
+	}
+	return true
+}
+
+// writeLoop writes what other goroutines push (events for the client's
+// agents and streams).
 func (c *conn) writeLoop(done chan<- struct{}) {
 	defer close(done)
-	w := bufio.NewWriterSize(c.nc, 64<<10)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	write := func(e Envelope) bool {
-		if err := enc.Encode(e); err != nil {
-			c.out.kill()
-			return false
-		}
-		return true
-	}
 	for {
 		select {
-		case e := <-c.out.ch:
-			if !write(e) {
-				return
-			}
-			if len(c.out.ch) == 0 && w.Flush() != nil {
-				c.out.kill()
+		case <-c.out.notify:
+			if !c.flush() {
 				return
 			}
 		case <-c.out.dead:
@@ -251,12 +284,7 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			// reconnects and resumes with events.stream after its last seq.
 			return
 		case <-c.out.finished:
-			for _, e := range c.out.drain() {
-				if !write(e) {
-					return
-				}
-			}
-			w.Flush()
+			c.flush()
 			return
 		}
 	}

@@ -400,3 +400,18 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Errorf("Do after shutdown succeeded")
 	}
 }
+
+func TestResendingTheSameEnvelopeIsADuplicate(t *testing.T) {
+	b := newTestBroker(t, Options{})
+	path := serveUnix(t, b)
+	c := dial(t, path)
+	s := mustOK(t, cdo(t, c, mk(t, TypeSessionCreate, "x", "", nil))).Session
+	mustOK(t, cdo(t, c, mk(t, TypeAgentAdd, "w1", s, nil)))
+	e := mk(t, TypeActionSubmit, "x", s, Submit{GroupID: "g", Actions: []Action{msgAction("w1", "a", 0, KindUser, "x")}})
+	e.Seq = 10
+	mustOK(t, cdo(t, c, e))
+	// A client that lost the reply sends the same bytes again.
+	if r := cdo(t, c, e); r.Status != StatusDuplicate {
+		t.Fatalf("resent envelope status = %q (%v), want duplicate", r.Status, r.Err())
+	}
+}
