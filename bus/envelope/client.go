@@ -168,6 +168,9 @@ func (c *Client) readLoop() {
 			ch <- env
 			continue
 		}
+		if env.Corr != "" && env.Status != "" {
+			continue // a reply nobody waits for any more (its Do gave up)
+		}
 		select {
 		case c.events <- env:
 			continue

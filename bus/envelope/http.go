@@ -168,6 +168,9 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 			writeAll()
 			return
 		case <-out.dead:
+			if out.isSlow() {
+				b.opts.Logger.Warn("cut off an event stream that fell behind", "session", id, "queue", b.opts.QueueLen)
+			}
 			return
 		case <-r.Context().Done():
 			return

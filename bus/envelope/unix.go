@@ -180,6 +180,10 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	c.out.finish()
 	<-written
 	nc.Close()
+	if c.out.isSlow() {
+		b.opts.Logger.Warn("disconnected a socket client that stopped reading",
+			"queue", b.opts.QueueLen, "remote", nc.RemoteAddr())
+	}
 }
 
 func (b *Broker) serveLine(ctx context.Context, c *conn, line []byte) {
