@@ -91,12 +91,15 @@ type session struct {
 	streams map[*stream]struct{}
 	idem    *idemWindow
 
+	// Actions are remembered until they finish and then for the last
+	// keepDone finished ones, which bounds memory on long sessions.
 	actions     map[string]*actionState // group_id + "\x00" + action_id
 	actionByID  map[string]*actionState
-	actionOrder []*actionState
-	groups      map[string]bool
+	actionOrder []*actionState // unfinished, in submission order
+	done        []*actionState // finished, oldest first
+	keepDone    int
+	groups      map[string]int    // group_id -> remembered actions
 	owners      map[string]string // context_id -> owner agent id
-	tasks       map[string]string // task_id -> last status
 }
 
 type agent struct {
@@ -224,12 +227,9 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 	}
 	reply := b.reply(env, payload)
 	if sess != "" {
-		reply.Session = sess
-		if key != "" {
-			// session.create keys are global; keep the created id.
-			win.put(key, reply)
-		}
-	} else if key != "" {
+		reply.Session = sess // session.create: the new session's id
+	}
+	if key != "" {
 		win.put(key, reply)
 	}
 	return reply, post
@@ -275,7 +275,13 @@ func checkEnvelope(env Envelope) error {
 	return nil
 }
 
+// idemScope returns the window and key that suppress repeats of env, or no
+// key. Reads are not suppressed: repeating one should see fresh state.
 func (b *Broker) idemScope(env Envelope) (*idemWindow, string) {
+	switch env.Type {
+	case TypeSessionList, TypeAgentList, TypeEventsHistory, TypeEventsStream:
+		return nil, ""
+	}
 	key := env.IdempotencyKey
 	if key == "" && env.Type == TypeActionSubmit {
 		var p struct {
@@ -457,7 +463,7 @@ func (s *session) agent(id string) *agent {
 }
 
 // resolve finds an agent by id, else by its display name.
-func (s *session) resolve(dst string) (*agent, error) {
+func (s *session) resolve(dst string) (*agent, *Error) {
 	if a := s.agent(dst); a != nil {
 		return a, nil
 	}

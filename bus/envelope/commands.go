@@ -42,9 +42,9 @@ func (b *Broker) sessionCreate(ctx context.Context, env Envelope) (any, string, 
 		idem:       newIdemWindow(b.opts.IdempotencyWindow),
 		actions:    make(map[string]*actionState),
 		actionByID: make(map[string]*actionState),
-		groups:     make(map[string]bool),
+		keepDone:   b.opts.IdempotencyWindow,
+		groups:     make(map[string]int),
 		owners:     make(map[string]string),
-		tasks:      make(map[string]string),
 	}
 	b.sessions[s.info.ID] = s
 	b.order = append(b.order, s.info.ID)
@@ -89,7 +89,7 @@ func (b *Broker) failPending(ctx context.Context, s *session, match func(*action
 		if st.terminal || !match(st) {
 			continue
 		}
-		st.terminal, st.status = true, ResultError
+		s.finish(st, ResultError)
 		b.emit(ctx, s, Envelope{
 			Type: TypeActionResult, Src: BusSrc, Dst: st.submitter,
 			Payload: mustJSON(Result{GroupID: st.groupID, ActionID: st.action.ActionID,
@@ -99,7 +99,50 @@ func (b *Broker) failPending(ctx context.Context, s *session, match func(*action
 	s.compactActions()
 }
 
-// compactActions drops finished actions from the pending order.
+// remember records a newly submitted action.
+func (s *session) remember(st *actionState) {
+	s.actions[st.groupID+"\x00"+st.action.ActionID] = st
+	s.actionByID[st.action.ActionID] = st
+	s.groups[st.groupID]++
+	if st.terminal {
+		s.done = append(s.done, st)
+	} else {
+		s.actionOrder = append(s.actionOrder, st)
+	}
+	s.forgetOld()
+}
+
+// finish marks st terminal with status; compactActions then drops it from
+// the unfinished order.
+func (s *session) finish(st *actionState, status string) {
+	st.status, st.terminal = status, true
+	s.done = append(s.done, st)
+	s.forgetOld()
+}
+
+// forgetOld drops the oldest finished actions beyond keepDone. A result for
+// one of them is then not_found, and its group_id may be used again.
+func (s *session) forgetOld() {
+	over := len(s.done) - s.keepDone
+	if over <= 0 {
+		return
+	}
+	for _, st := range s.done[:over] {
+		key := st.groupID + "\x00" + st.action.ActionID
+		if s.actions[key] == st {
+			delete(s.actions, key)
+		}
+		if s.actionByID[st.action.ActionID] == st {
+			delete(s.actionByID, st.action.ActionID)
+		}
+		if s.groups[st.groupID]--; s.groups[st.groupID] <= 0 {
+			delete(s.groups, st.groupID)
+		}
+	}
+	s.done = append(s.done[:0:0], s.done[over:]...)
+}
+
+// compactActions drops finished actions from the unfinished order.
 func (s *session) compactActions() {
 	keep := s.actionOrder[:0]
 	for _, st := range s.actionOrder {
@@ -305,7 +348,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 	if strings.TrimSpace(p.GroupID) == "" {
 		return nil, errorf(CodeInvalidRequest, "action.submit needs payload.group_id")
 	}
-	if s.groups[p.GroupID] {
+	if s.groups[p.GroupID] > 0 {
 		return nil, errorf(CodeConflict, "group_id %q was already submitted under another idempotency_key; use a new group_id", p.GroupID)
 	}
 	if len(p.Actions) == 0 {
@@ -316,7 +359,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 	indexes := make(map[int]bool)
 	for i, a := range p.Actions {
 		if err := checkAction(a); err != nil {
-			return nil, errorf(CodeInvalidRequest, "actions[%d]: %s", i, err.(*Error).Message)
+			return nil, errorf(CodeInvalidRequest, "actions[%d]: %s", i, err.Message)
 		}
 		if ids[a.ActionID] {
 			return nil, errorf(CodeInvalidRequest, "actions[%d]: action_id %q appears twice; each action needs its own id", i, a.ActionID)
@@ -330,8 +373,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		ids[a.ActionID], indexes[*a.ActionIndex] = true, true
 		ag, err := s.resolve(a.Dst)
 		if err != nil {
-			e := err.(*Error)
-			return nil, &Error{Code: e.Code, Message: fmt.Sprintf("actions[%d]: %s", i, e.Message)}
+			return nil, &Error{Code: err.Code, Message: fmt.Sprintf("actions[%d]: %s", i, err.Message)}
 		}
 		targets[i] = ag
 	}
@@ -355,7 +397,6 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		}
 		s.owners[cid] = owner
 	}
-	s.groups[p.GroupID] = true
 
 	// Loop guard: a reply to a reply is a ping-pong and is not relayed.
 	rejected := make(map[int]string)
@@ -380,13 +421,6 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		}
 		perTarget[ag] = append(perTarget[ag], i)
 	}
-	register := func(st *actionState) {
-		s.actions[p.GroupID+"\x00"+st.action.ActionID] = st
-		s.actionByID[st.action.ActionID] = st
-		if !st.terminal {
-			s.actionOrder = append(s.actionOrder, st)
-		}
-	}
 	targetIDs := make([]string, 0, len(order))
 	for _, ag := range order {
 		group := Submit{GroupID: p.GroupID, Context: p.Context, TaskID: p.TaskID}
@@ -399,7 +433,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		}
 		ev = b.emit(ctx, s, ev)
 		for _, i := range perTarget[ag] {
-			register(&actionState{action: p.Actions[i], groupID: p.GroupID, submitter: env.Src,
+			s.remember(&actionState{action: p.Actions[i], groupID: p.GroupID, submitter: env.Src,
 				target: ag.info.ID, event: &ev})
 		}
 		targetIDs = append(targetIDs, ag.info.ID)
@@ -410,7 +444,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		if !ok {
 			continue
 		}
-		register(&actionState{action: a, groupID: p.GroupID, submitter: env.Src, target: targets[i].info.ID,
+		s.remember(&actionState{action: a, groupID: p.GroupID, submitter: env.Src, target: targets[i].info.ID,
 			status: ResultRejected, terminal: true})
 		b.emit(ctx, s, Envelope{Type: TypeActionResult, Src: BusSrc, Dst: env.Src,
 			Payload: mustJSON(Result{GroupID: p.GroupID, ActionID: a.ActionID, ActionIndex: a.ActionIndex,
@@ -421,7 +455,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 }
 
 // checkAction validates one action's own fields.
-func checkAction(a Action) error {
+func checkAction(a Action) *Error {
 	switch a.Type {
 	case ActionMessage:
 		if a.Kind != KindUser && a.Kind != KindReply {
@@ -485,7 +519,11 @@ func (b *Broker) actionResult(ctx context.Context, env Envelope) (any, error) {
 	if st.terminal {
 		return nil, errorf(CodeConflict, "action %q already finished with %q; nothing follows a terminal status", p.ActionID, st.status)
 	}
-	st.status, st.terminal = p.Status, Terminal(p.Status)
+	if Terminal(p.Status) {
+		s.finish(st, p.Status)
+	} else {
+		st.status = p.Status
+	}
 	if p.Data != nil && *p.Data == (ResultData{}) {
 		p.Data = nil
 	}
@@ -525,7 +563,6 @@ func (b *Broker) taskEvent(ctx context.Context, env Envelope) (any, error) {
 		}
 		ev.Dst = a.info.ID
 	}
-	s.tasks[p.TaskID] = status
 	b.emit(ctx, s, ev)
 	return map[string]any{"task_id": p.TaskID, "status": status}, nil
 }
