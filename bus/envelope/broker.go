@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -417,13 +418,13 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) Envelope {
 // deliverToAgents pushes ev to the connections bound to its dst, or to every
 // agent but its src when it has no dst.
 func (b *Broker) deliverToAgents(s *session, ev Envelope) {
-	seen := make(map[*conn]bool)
+	var seen []*conn // a connection may carry several agents; few per event
 	push := func(a *agent) {
 		for c := range a.sinks {
-			if seen[c] {
+			if slices.Contains(seen, c) {
 				continue
 			}
-			seen[c] = true
+			seen = append(seen, c)
 			if !c.out.push(ev) {
 				delete(a.sinks, c)
 			}

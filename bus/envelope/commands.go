@@ -57,7 +57,7 @@ func (b *Broker) sessionList(env Envelope) (any, error) {
 	for _, id := range b.order {
 		out = append(out, b.sessions[id].info)
 	}
-	return map[string]any{"sessions": out}, nil
+	return SessionList{Sessions: out}, nil
 }
 
 func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
@@ -198,7 +198,7 @@ func (b *Broker) agentAdd(ctx context.Context, c *conn, env Envelope) (any, func
 		// Actions still waiting for a result follow the reply.
 		post = func() { b.redeliver(s, a, c) }
 	}
-	return map[string]any{"id": a.info.ID, "name": a.info.Name, "rejoined": rejoined}, post, nil
+	return AgentJoined{ID: a.info.ID, Name: a.info.Name, Rejoined: rejoined}, post, nil
 }
 
 // redeliver pushes to connection c the action.submit events of agent a that
@@ -260,7 +260,7 @@ func (b *Broker) agentList(env Envelope) (any, error) {
 		}
 		out = append(out, info)
 	}
-	return map[string]any{"agents": out}, nil
+	return AgentList{Agents: out}, nil
 }
 
 func (b *Broker) agentUpdate(ctx context.Context, env Envelope) (any, error) {
@@ -333,7 +333,7 @@ func (b *Broker) messageCreated(ctx context.Context, env Envelope) (any, error) 
 		ev.Dst = a.info.ID
 	}
 	ev = b.emit(ctx, s, ev)
-	return map[string]any{"message_id": ev.ID, "seq": ev.Seq}, nil
+	return MessageRecorded{MessageID: ev.ID, Seq: ev.Seq}, nil
 }
 
 func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
@@ -451,7 +451,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 				Status: ResultRejected, Detail: detail})})
 		rejectedIDs = append(rejectedIDs, a.ActionID)
 	}
-	return map[string]any{"group_id": p.GroupID, "targets": targetIDs, "rejected": rejectedIDs}, nil
+	return SubmitRecorded{GroupID: p.GroupID, Targets: targetIDs, Rejected: rejectedIDs}, nil
 }
 
 // checkAction validates one action's own fields.
@@ -531,7 +531,7 @@ func (b *Broker) actionResult(ctx context.Context, env Envelope) (any, error) {
 	if st.terminal {
 		s.compactActions()
 	}
-	return map[string]any{"action_id": p.ActionID, "status": p.Status, "terminal": st.terminal}, nil
+	return ResultRecorded{ActionID: p.ActionID, Status: p.Status, Terminal: st.terminal}, nil
 }
 
 func (b *Broker) taskEvent(ctx context.Context, env Envelope) (any, error) {
@@ -564,7 +564,7 @@ func (b *Broker) taskEvent(ctx context.Context, env Envelope) (any, error) {
 		ev.Dst = a.info.ID
 	}
 	b.emit(ctx, s, ev)
-	return map[string]any{"task_id": p.TaskID, "status": status}, nil
+	return TaskRecorded{TaskID: p.TaskID, Status: status}, nil
 }
 
 func (b *Broker) eventsHistory(env Envelope) (any, error) {
@@ -588,7 +588,7 @@ func (b *Broker) eventsHistory(env Envelope) (any, error) {
 		}
 	}
 	from := max(len(s.log)-limit, 0)
-	return map[string]any{"records": append([]Envelope{}, s.log[from:]...)}, nil
+	return Records{Records: append([]Envelope{}, s.log[from:]...)}, nil
 }
 
 func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
@@ -614,7 +614,7 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 				records = append(records, ev)
 			}
 		}
-		return map[string]any{"records": records}, nil, nil
+		return Records{Records: records}, nil, nil
 	}
 	if c == nil {
 		return nil, nil, errorf(CodeInvalidRequest,
@@ -633,5 +633,5 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 			s.streams[st] = struct{}{}
 		}
 	}
-	return map[string]any{"follow": true, "seq": s.seq}, post, nil
+	return StreamStarted{Follow: true, Seq: s.seq}, post, nil
 }
