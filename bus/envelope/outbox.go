@@ -55,6 +55,12 @@ func (o *outbox) add(e Envelope, wake bool) bool {
 	return true
 }
 
+func (o *outbox) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.q)
+}
+
 // take returns everything queued, oldest first.
 func (o *outbox) take() []Envelope {
 	o.mu.Lock()

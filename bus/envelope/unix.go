@@ -167,9 +167,12 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 		case len(bytes.TrimSpace(line)) > 0:
 			b.serveLine(ctx, c, line)
 		}
-		// Send the reply from here: no hand-off to the writer on the
-		// request path.
-		c.flush()
+		// Send replies from here, with no hand-off to the writer on the
+		// request path; while whole lines wait in the buffer (a pipelining
+		// client), batch them.
+		if !lineBuffered(r) || c.out.len() >= min(64, b.opts.QueueLen/2) {
+			c.flush()
+		}
 		if err != nil {
 			break
 		}
@@ -184,6 +187,12 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 		b.opts.Logger.Warn("disconnected a socket client that stopped reading",
 			"queue", b.opts.QueueLen, "remote", nc.RemoteAddr())
 	}
+}
+
+// lineBuffered reports whether a whole line is already in r's buffer.
+func lineBuffered(r *bufio.Reader) bool {
+	buf, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(buf, '\n') >= 0
 }
 
 func (b *Broker) serveLine(ctx context.Context, c *conn, line []byte) {
