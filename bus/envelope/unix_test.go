@@ -415,3 +415,21 @@ func TestResendingTheSameEnvelopeIsADuplicate(t *testing.T) {
 		t.Fatalf("resent envelope status = %q (%v), want duplicate", r.Status, r.Err())
 	}
 }
+
+func TestPipelinedLinesGetOrderedReplies(t *testing.T) {
+	b := newTestBroker(t, Options{QueueLen: 8})
+	path := serveUnix(t, b)
+	c := dialRaw(t, path)
+	const n = 500
+	var frames strings.Builder
+	for i := range n {
+		fmt.Fprintf(&frames, `{"v":1,"type":"session.list","id":"p%d","src":"x","seq":%d}`+"\n", i, i+1)
+	}
+	go c.nc.Write([]byte(frames.String())) // the reply stream is read below
+	for i := range n {
+		e, line := c.read()
+		if e.Corr != fmt.Sprintf("p%d", i) || e.Err() != nil {
+			t.Fatalf("reply %d = %s, want success for p%d", i, line, i)
+		}
+	}
+}
