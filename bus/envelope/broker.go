@@ -125,6 +125,17 @@ type stream struct {
 	corr string
 	// sse streams end when the session closes; socket streams just stop.
 	sse bool
+	// agent, when set, keeps only the events routed to that agent.
+	agent string
+}
+
+// addressedTo reports whether ev is routed to agent id: it names the agent
+// as dst, or it has no dst and comes from someone else.
+func addressedTo(ev Envelope, id string) bool {
+	if ev.Dst != "" {
+		return ev.Dst == id
+	}
+	return ev.Src != id
 }
 
 // errorf builds a protocol error with a code clients can switch on.
@@ -444,6 +455,9 @@ func (b *Broker) deliverToAgents(s *session, ev Envelope) {
 }
 
 func (st *stream) deliver(ev Envelope) bool {
+	if st.agent != "" && !addressedTo(ev, st.agent) {
+		return true
+	}
 	if st.corr == "" {
 		return st.out.push(ev)
 	}

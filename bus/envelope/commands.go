@@ -599,6 +599,7 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 	var p struct {
 		Follow bool   `json:"follow"`
 		After  *int64 `json:"after"`
+		Agent  string `json:"agent"`
 	}
 	if err := decode(env, &p); err != nil {
 		return nil, nil, err
@@ -610,7 +611,7 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 		}
 		records := []Envelope{}
 		for _, ev := range s.log {
-			if ev.Seq > after {
+			if ev.Seq > after && (p.Agent == "" || addressedTo(ev, p.Agent)) {
 				records = append(records, ev)
 			}
 		}
@@ -621,7 +622,7 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 			"events.stream with follow needs a socket connection; over HTTP use GET /v1/sessions/%s/events", s.info.ID)
 	}
 	post := func() {
-		st := &stream{out: c.out, corr: env.ID}
+		st := &stream{out: c.out, corr: env.ID, agent: p.Agent}
 		if p.After != nil {
 			for _, ev := range s.log {
 				if ev.Seq > *p.After && !st.deliver(ev) {

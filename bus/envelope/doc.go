@@ -36,7 +36,9 @@
 // frames (corr = the request id, the event in payload): only new events, or
 // first the retained ones after payload.after when it is set. The SSE
 // stream (GET /v1/sessions/{id}/events) works the same way with
-// Last-Event-ID or ?after=N; event ids there are seqs.
+// Last-Event-ID or ?after=N; event ids there are seqs. payload.agent (SSE:
+// ?agent=ID) keeps only the events routed to that agent, the same ones its
+// socket connection would be pushed.
 //
 // # Guarantees
 //

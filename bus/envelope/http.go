@@ -23,6 +23,8 @@ import (
 //
 // An event stream starts with live events; Last-Event-ID (or ?after=N)
 // replays the retained events after that seq first, and ?after=0 replays all.
+// ?agent=ID keeps only the events routed to that agent, which is how an
+// agent without a socket receives its actions.
 func (b *Broker) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/envelopes", b.httpEnvelope)
@@ -118,7 +120,7 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 	out := newOutbox(b.opts.QueueLen)
 	// A consumer that cannot keep up is cut off; it resumes by Last-Event-ID.
 	out.onKill = func() { _ = rc.SetWriteDeadline(time.Now()) }
-	st := &stream{out: out, sse: true}
+	st := &stream{out: out, sse: true, agent: r.URL.Query().Get("agent")}
 	closed, err := b.subscribe(id, after, st)
 	if err != nil {
 		var e *Error

@@ -279,3 +279,31 @@ func TestSSE(t *testing.T) {
 		t.Errorf("SSE with bad Last-Event-ID = %d, want 400", resp.StatusCode)
 	}
 }
+
+func TestSSEForOneAgent(t *testing.T) {
+	b := newTestBroker(t, Options{})
+	srv := httpServer(t, b)
+	s := newSession(t, b, "")
+	for _, id := range []string{"owner", "w1", "w2"} {
+		addAgent(t, b, s, id, "")
+	}
+	mustOK(t, do(t, b, mk(t, TypeActionSubmit, "owner", s, Submit{GroupID: "g", Actions: []Action{
+		msgAction("w1", "a1", 0, KindUser, "for w1"), msgAction("w2", "a2", 1, KindUser, "for w2")}})))
+	mustOK(t, do(t, b, mk(t, TypeMessageCreated, "w1", s, Message{Text: "from w1 to all"})))
+	mustOK(t, do(t, b, mk(t, TypeMessageCreated, "owner", s, Message{Text: "from owner to all"})))
+	mustOK(t, do(t, b, mk(t, TypeSessionClose, "owner", s, nil)))
+	ch, _ := openSSE(t, srv.URL+"/v1/sessions/"+s+"/events?after=0&agent=w1", "")
+	var got []string
+	for ev := range ch {
+		got = append(got, ev.Env.Type+" "+ev.Env.Src+">"+ev.Env.Dst)
+	}
+	// Not w1's own agent.added or message, not w2's action, not the
+	// results the bus sends the owner when the session closes.
+	want := []string{
+		"session.created ui>", "agent.added owner>", "agent.added w2>",
+		"action.submit owner>w1", "message.created owner>", "session.closed owner>",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("events for w1 (-want +got):\n%s", d)
+	}
+}
