@@ -67,8 +67,9 @@ func (c *Client) Close() error {
 	return c.nc.Close()
 }
 
-// Send writes env without waiting for a reply, filling v, id, ts and seq
-// when they are empty. It returns the envelope as sent.
+// Send writes env without waiting for its reply, which is dropped when it
+// arrives (use Do to see it). It fills v, id, ts and seq when they are empty
+// and returns the envelope as sent.
 func (c *Client) Send(env Envelope) (Envelope, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
