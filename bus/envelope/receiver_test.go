@@ -103,8 +103,19 @@ func TestReceiver(t *testing.T) {
 			}
 		})
 	}
-	// Envelopes of other types are not actions.
+	// A reply is worked on but may not be relayed; a user message may.
 	r := NewReceiver("me", "", nil)
+	for _, kind := range []string{KindReply, KindUser} {
+		if _, err := r.Receive(mk(t, TypeActionSubmit, "owner", "s", Submit{GroupID: "g" + kind,
+			Actions: []Action{msgAction("me", "m-"+kind, 0, kind, "x")}})); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.Current().MayRelay, kind == KindUser; got != want {
+			t.Errorf("Work for a %s message: MayRelay = %v, want %v", kind, got, want)
+		}
+		r.Finish("")
+	}
+	// Envelopes of other types are not actions.
 	if got, err := r.Receive(mk(t, TypeMessageCreated, "owner", "s", Message{Text: "hi"})); err != nil || got != nil {
 		t.Errorf("Receive(message.created) = %v, %v, want nothing", got, err)
 	}
