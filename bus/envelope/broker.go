@@ -32,6 +32,9 @@ type Options struct {
 	// QueueLen bounds each connection's and stream's outgoing queue; a
 	// consumer that falls this far behind is disconnected (default 4096).
 	QueueLen int
+	// KeepClosed is how many closed sessions stay readable (history, list)
+	// before the oldest is forgotten (default 100).
+	KeepClosed int
 	// Publisher, when set, receives every recorded event.
 	Publisher Publisher
 	// Logger receives transport and publisher errors (default slog.Default()).
@@ -53,6 +56,9 @@ func (o Options) withDefaults() Options {
 	if o.QueueLen <= 0 {
 		o.QueueLen = 4096
 	}
+	if o.KeepClosed <= 0 {
+		o.KeepClosed = 100
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -71,6 +77,7 @@ type Broker struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	order    []string // session ids in creation order
+	closed   []string // closed session ids, oldest first
 	idem     *idemWindow
 }
 

@@ -605,3 +605,28 @@ func TestFinishedActionsAreForgottenBeyondTheWindow(t *testing.T) {
 		t.Errorf("remembered actions = %d, want 2", n)
 	}
 }
+
+func TestOldClosedSessionsAreForgotten(t *testing.T) {
+	b := newTestBroker(t, Options{KeepClosed: 2})
+	var ids []string
+	for range 4 {
+		s := newSession(t, b, "")
+		mustOK(t, do(t, b, mk(t, TypeSessionClose, "ui", s, nil)))
+		ids = append(ids, s)
+	}
+	open := newSession(t, b, "open")
+	var list SessionList
+	if err := mustOK(t, do(t, b, mk(t, TypeSessionList, "ui", "", nil))).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range list.Sessions {
+		got = append(got, s.ID)
+	}
+	if d := cmp.Diff([]string{ids[2], ids[3], open}, got); d != "" {
+		t.Errorf("sessions kept (-want +got):\n%s", d)
+	}
+	if r := do(t, b, mk(t, TypeEventsHistory, "ui", ids[0], nil)); r.Error == nil || r.Error.Code != CodeNotFound {
+		t.Errorf("history of a forgotten session = %+v, want not_found", r.Error)
+	}
+}

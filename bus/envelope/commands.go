@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -72,6 +73,7 @@ func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
 	b.failPending(ctx, s, func(*actionState) bool { return true }, "session closed before the action finished")
 	s.info.Status = "closed"
 	s.info.UpdatedAt = FormatTime(b.opts.Now())
+	b.closed = append(b.closed, s.info.ID)
 	b.emit(ctx, s, Envelope{Type: TypeSessionClosed, Src: env.Src, Payload: mustJSON(s.info)})
 	for st := range s.streams {
 		if st.sse {
@@ -79,7 +81,23 @@ func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
 		}
 		delete(s.streams, st)
 	}
+	b.forgetClosed()
 	return s.info, nil
+}
+
+// forgetClosed drops the oldest closed sessions beyond KeepClosed.
+func (b *Broker) forgetClosed() {
+	over := len(b.closed) - b.opts.KeepClosed
+	if over <= 0 {
+		return
+	}
+	gone := make(map[string]bool, over)
+	for _, id := range b.closed[:over] {
+		gone[id] = true
+		delete(b.sessions, id)
+	}
+	b.closed = append(b.closed[:0:0], b.closed[over:]...)
+	b.order = slices.DeleteFunc(b.order, func(id string) bool { return gone[id] })
 }
 
 // failPending ends every unfinished action that match selects with an error

@@ -77,9 +77,11 @@
 // Pushes never block the broker. Each connection and stream has a bounded
 // queue (Options.QueueLen); a consumer that falls that far behind is
 // disconnected and resumes from its last seq (events.stream "after", SSE
-// Last-Event-ID). Sessions keep Options.HistoryLimit events. Lines and HTTP
-// bodies are capped at Options.MaxFrameBytes. Nothing is durable: state
-// lives in memory for the life of the process.
+// Last-Event-ID). Memory is bounded: each session keeps Options.HistoryLimit
+// events and remembers Options.IdempotencyWindow finished actions and
+// idempotency keys; Options.KeepClosed closed sessions stay readable. Lines
+// and HTTP bodies are capped at Options.MaxFrameBytes. Nothing is durable:
+// state lives in memory for the life of the process.
 //
 // The socket is the access control (mode 0600, owner only). The HTTP face
 // has no authentication of its own: serve it on a loopback address.
