@@ -125,10 +125,14 @@ func (b *Broker) ServeUnix(ctx context.Context, path string) error {
 // envelopes on each until ctx ends; then it closes l and every connection
 // and returns nil.
 func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
-	stop := context.AfterFunc(ctx, func() { l.Close() })
-	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Whatever ends Serve also ends its connections (cancel runs before
+	// the Wait above).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -136,7 +140,7 @@ func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("accept on %s: %w", l.Addr(), err)
+			return fmt.Errorf("accept on %s: %w; restart the bus", l.Addr(), err)
 		}
 		wg.Add(1)
 		go func() {

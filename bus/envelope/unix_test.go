@@ -433,3 +433,28 @@ func TestPipelinedLinesGetOrderedReplies(t *testing.T) {
 		}
 	}
 }
+
+func TestServeEndsConnectionsWhenTheListenerFails(t *testing.T) {
+	b := newTestBroker(t, Options{})
+	path := sockPath(t)
+	l, err := ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Serve(context.Background(), l) }()
+	c := dial(t, path)
+	mustOK(t, cdo(t, c, mk(t, TypeSessionList, "x", "", nil)))
+	l.Close() // not a shutdown: Serve reports it
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("Serve = nil after the listener failed, want an error")
+		}
+	case <-time.After(guard):
+		t.Fatalf("Serve did not return")
+	}
+	if _, err := c.Do(context.Background(), mk(t, TypeSessionList, "x", "", nil)); err == nil {
+		t.Errorf("connection still served after Serve returned")
+	}
+}
