@@ -256,19 +256,32 @@ func (b *Broker) apiPostMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := r.PathValue("id")
+	listed := b.apiCall(r.Context(), TypeAgentList, sess, nil)
+	if listed.Err() != nil {
+		writeAPIError(w, listed)
+		return
+	}
+	var agents AgentList
+	if err := listed.Decode(&agents); err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	known := make(map[string]bool, len(agents.Agents))
+	for _, a := range agents.Agents {
+		known[a.ID] = true
+	}
 	var ids []string
 	for _, dst := range p.AgentIDs {
+		if !known[dst] {
+			continue
+		}
 		env, err := New(TypeMessageCreated, apiSrc, Message{Text: p.Text, Kind: KindUser})
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
 		env.Session, env.Dst = sess, dst
-		reply := b.serve(r.Context(), nil, env)
-		if e := reply.Error; e != nil {
-			if e.Code == CodeNotFound && strings.HasPrefix(e.Message, "no agent") {
-				continue
-			}
+		if reply := b.serve(r.Context(), nil, env); reply.Err() != nil {
 			writeAPIError(w, reply)
 			return
 		}

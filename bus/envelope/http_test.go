@@ -148,6 +148,9 @@ func TestHTTPAPIRoutes(t *testing.T) {
 			t.Errorf("POST messages %s = %d %s, want %d %s", c.body, code, body, c.status, c.want)
 		}
 	}
+	if code, _ := call("POST", "/api/sessions/nope/messages", `{"text":"hi","agent_ids":["w1"]}`); code != http.StatusNotFound {
+		t.Errorf("POST messages to unknown session = %d, want 404", code)
+	}
 	n := len(history(t, b, info.ID))
 	if code, body := call("POST", msgs, `{"text":"hello","agent_ids":["w7","w1"]}`); code != http.StatusAccepted {
 		t.Fatalf("POST messages = %d %s, want 202", code, body)
