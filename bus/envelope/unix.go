@@ -122,8 +122,8 @@ func (b *Broker) ServeUnix(ctx context.Context, path string) error {
 }
 
 // Serve accepts socket connections on l and speaks newline-delimited
-// envelopes on each until ctx ends; then it closes l and every connection
-// and returns nil.
+// envelopes on each. It returns nil once ctx ends, or the error that broke
+// Accept; either way it first closes l and every connection.
 func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
