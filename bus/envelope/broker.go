@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,9 @@ type Options struct {
 	// QueueLen bounds each connection's and stream's outgoing queue; a
 	// consumer that falls this far behind is disconnected (default 4096).
 	QueueLen int
+	// KeepClosed is how many closed sessions stay readable (history, list)
+	// before the oldest is forgotten (default 100).
+	KeepClosed int
 	// Publisher, when set, receives every recorded event.
 	Publisher Publisher
 	// Logger receives transport and publisher errors (default slog.Default()).
@@ -52,6 +56,9 @@ func (o Options) withDefaults() Options {
 	if o.QueueLen <= 0 {
 		o.QueueLen = 4096
 	}
+	if o.KeepClosed <= 0 {
+		o.KeepClosed = 100
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -70,6 +77,7 @@ type Broker struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	order    []string // session ids in creation order
+	closed   []string // closed session ids, oldest first
 	idem     *idemWindow
 }
 
@@ -91,12 +99,15 @@ type session struct {
 	streams map[*stream]struct{}
 	idem    *idemWindow
 
+	// Actions are remembered until they finish and then for the last
+	// keepDone finished ones, which bounds memory on long sessions.
 	actions     map[string]*actionState // group_id + "\x00" + action_id
 	actionByID  map[string]*actionState
-	actionOrder []*actionState
-	groups      map[string]bool
+	actionOrder []*actionState // unfinished, in submission order
+	done        []*actionState // finished, oldest first
+	keepDone    int
+	groups      map[string]int    // group_id -> remembered actions
 	owners      map[string]string // context_id -> owner agent id
-	tasks       map[string]string // task_id -> last status
 }
 
 type agent struct {
@@ -121,6 +132,17 @@ type stream struct {
 	corr string
 	// sse streams end when the session closes; socket streams just stop.
 	sse bool
+	// agent, when set, keeps only the events routed to that agent.
+	agent string
+}
+
+// addressedTo reports whether ev is routed to agent id: it names the agent
+// as dst, or it has no dst and comes from someone else.
+func addressedTo(ev Envelope, id string) bool {
+	if ev.Dst != "" {
+		return ev.Dst == id
+	}
+	return ev.Src != id
 }
 
 // errorf builds a protocol error with a code clients can switch on.
@@ -142,7 +164,8 @@ func (b *Broker) serve(ctx context.Context, c *conn, env Envelope) Envelope {
 	defer b.mu.Unlock()
 	reply, post := b.dispatch(ctx, c, env)
 	if c != nil {
-		c.out.push(reply)
+		// The connection's reader flushes right after serve returns.
+		c.out.pushQuiet(reply)
 	}
 	if post != nil {
 		post()
@@ -157,19 +180,15 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 	if err := checkEnvelope(env); err != nil {
 		return b.errorReply(env, err), nil
 	}
-	if c != nil && env.Seq != 0 {
-		if env.Seq <= c.lastSeq {
-			return b.errorReply(env, errorf(CodeInvalidRequest,
-				"seq %d is not after %d; seq counts up per connection from 1", env.Seq, c.lastSeq)), nil
-		}
-		c.lastSeq = env.Seq
-	}
-
 	// Duplicate suppression: a command repeated with the same key gets the
-	// first reply again and changes nothing.
+	// first reply again and changes nothing. It comes before the seq check
+	// so that a client may resend the very same envelope.
 	win, key := b.idemScope(env)
 	if key != "" {
 		if prev, ok := win.get(key); ok {
+			if c != nil && env.Seq > c.lastSeq {
+				c.lastSeq = env.Seq
+			}
 			prev.ID = NewID()
 			prev.TS = FormatTime(b.opts.Now())
 			prev.Corr = env.ID
@@ -177,6 +196,13 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 			prev.Status = StatusDuplicate
 			return prev, nil
 		}
+	}
+	if c != nil && env.Seq != 0 {
+		if env.Seq <= c.lastSeq {
+			return b.errorReply(env, errorf(CodeInvalidRequest,
+				"seq %d is not after %d; seq counts up per connection from 1", env.Seq, c.lastSeq)), nil
+		}
+		c.lastSeq = env.Seq
 	}
 
 	var (
@@ -220,12 +246,9 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 	}
 	reply := b.reply(env, payload)
 	if sess != "" {
-		reply.Session = sess
-		if key != "" {
-			// session.create keys are global; keep the created id.
-			win.put(key, reply)
-		}
-	} else if key != "" {
+		reply.Session = sess // session.create: the new session's id
+	}
+	if key != "" {
 		win.put(key, reply)
 	}
 	return reply, post
@@ -271,7 +294,13 @@ func checkEnvelope(env Envelope) error {
 	return nil
 }
 
+// idemScope returns the window and key that suppress repeats of env, or no
+// key. Reads are not suppressed: repeating one should see fresh state.
 func (b *Broker) idemScope(env Envelope) (*idemWindow, string) {
+	switch env.Type {
+	case TypeSessionList, TypeAgentList, TypeEventsHistory, TypeEventsStream:
+		return nil, ""
+	}
 	key := env.IdempotencyKey
 	if key == "" && env.Type == TypeActionSubmit {
 		var p struct {
@@ -407,13 +436,13 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) Envelope {
 // deliverToAgents pushes ev to the connections bound to its dst, or to every
 // agent but its src when it has no dst.
 func (b *Broker) deliverToAgents(s *session, ev Envelope) {
-	seen := make(map[*conn]bool)
+	var seen []*conn // a connection may carry several agents; few per event
 	push := func(a *agent) {
 		for c := range a.sinks {
-			if seen[c] {
+			if slices.Contains(seen, c) {
 				continue
 			}
-			seen[c] = true
+			seen = append(seen, c)
 			if !c.out.push(ev) {
 				delete(a.sinks, c)
 			}
@@ -433,6 +462,9 @@ func (b *Broker) deliverToAgents(s *session, ev Envelope) {
 }
 
 func (st *stream) deliver(ev Envelope) bool {
+	if st.agent != "" && !addressedTo(ev, st.agent) {
+		return true
+	}
 	if st.corr == "" {
 		return st.out.push(ev)
 	}
@@ -453,7 +485,7 @@ func (s *session) agent(id string) *agent {
 }
 
 // resolve finds an agent by id, else by its display name.
-func (s *session) resolve(dst string) (*agent, error) {
+func (s *session) resolve(dst string) (*agent, *Error) {
 	if a := s.agent(dst); a != nil {
 		return a, nil
 	}
@@ -568,71 +600,5 @@ func (w *idemWindow) put(key string, reply Envelope) {
 	if len(w.fifo) > w.n {
 		delete(w.seen, w.fifo[0])
 		w.fifo = w.fifo[1:]
-	}
-}
-
-// outbox is a bounded queue of envelopes for one connection or stream. A push
-// never blocks: a full queue marks the consumer slow and shuts it.
-type outbox struct {
-	ch       chan Envelope
-	dead     chan struct{} // closed: stop now
-	finished chan struct{} // closed: write what is queued, then stop
-	deadOnce sync.Once
-	finOnce  sync.Once
-	mu       sync.Mutex
-	slow     bool
-	// onKill unblocks the writer (closes its socket or ends its response).
-	onKill func()
-}
-
-func newOutbox(n int) *outbox {
-	return &outbox{ch: make(chan Envelope, n), dead: make(chan struct{}), finished: make(chan struct{})}
-}
-
-func (o *outbox) push(e Envelope) bool {
-	select {
-	case <-o.dead:
-		return false
-	default:
-	}
-	select {
-	case o.ch <- e:
-		return true
-	default:
-		o.mu.Lock()
-		o.slow = true
-		o.mu.Unlock()
-		o.kill()
-		return false
-	}
-}
-
-func (o *outbox) isSlow() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.slow
-}
-
-func (o *outbox) kill() {
-	o.deadOnce.Do(func() {
-		close(o.dead)
-		if o.onKill != nil {
-			o.onKill()
-		}
-	})
-}
-
-func (o *outbox) finish() { o.finOnce.Do(func() { close(o.finished) }) }
-
-// drain returns what is queued without waiting.
-func (o *outbox) drain() []Envelope {
-	var out []Envelope
-	for {
-		select {
-		case e := <-o.ch:
-			out = append(out, e)
-		default:
-			return out
-		}
 	}
 }

@@ -3,6 +3,7 @@ package envelope
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -573,5 +574,59 @@ func TestEnvelopeOmitsEmptyFields(t *testing.T) {
 	mustOK(t, r)
 	if ts := FormatTime(b.opts.Now()); len(ts) != len("2026-01-02T03:04:05.678Z") || !strings.HasSuffix(ts, "Z") {
 		t.Errorf("FormatTime = %q, want millisecond UTC with Z", ts)
+	}
+}
+
+func TestFinishedActionsAreForgottenBeyondTheWindow(t *testing.T) {
+	b := newTestBroker(t, Options{IdempotencyWindow: 2})
+	s := newSession(t, b, "")
+	addAgent(t, b, s, "w1", "")
+	for i := range 3 {
+		g, a := fmt.Sprintf("g%d", i), fmt.Sprintf("a%d", i)
+		e := mk(t, TypeActionSubmit, "owner", s, Submit{GroupID: g, Actions: []Action{ctlAction("w1", a, 0, "compact")}})
+		e.IdempotencyKey = "k" + g // keep the idempotency window out of the way
+		mustOK(t, do(t, b, e))
+		mustOK(t, do(t, b, mk(t, TypeActionResult, "w1", s, Result{GroupID: g, ActionID: a, ActionIndex: IntPtr(0), Status: ResultCompleted})))
+	}
+	// g0/a0 is the oldest of three finished actions: forgotten.
+	r := do(t, b, mk(t, TypeActionResult, "w1", s, Result{GroupID: "g0", ActionID: "a0", ActionIndex: IntPtr(0), Status: ResultCompleted}))
+	if r.Error == nil || r.Error.Code != CodeNotFound {
+		t.Errorf("result for forgotten action = %+v, want not_found", r.Error)
+	}
+	// g2/a2 is still known: a second result conflicts.
+	r = do(t, b, mk(t, TypeActionResult, "w1", s, Result{GroupID: "g2", ActionID: "a2", ActionIndex: IntPtr(0), Status: ResultCompleted}))
+	if r.Error == nil || r.Error.Code != CodeConflict {
+		t.Errorf("second result for remembered action = %+v, want conflict", r.Error)
+	}
+	b.mu.Lock()
+	n := len(b.sessions[s].actions)
+	b.mu.Unlock()
+	if n != 2 {
+		t.Errorf("remembered actions = %d, want 2", n)
+	}
+}
+
+func TestOldClosedSessionsAreForgotten(t *testing.T) {
+	b := newTestBroker(t, Options{KeepClosed: 2})
+	var ids []string
+	for range 4 {
+		s := newSession(t, b, "")
+		mustOK(t, do(t, b, mk(t, TypeSessionClose, "ui", s, nil)))
+		ids = append(ids, s)
+	}
+	open := newSession(t, b, "open")
+	var list SessionList
+	if err := mustOK(t, do(t, b, mk(t, TypeSessionList, "ui", "", nil))).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range list.Sessions {
+		got = append(got, s.ID)
+	}
+	if d := cmp.Diff([]string{ids[2], ids[3], open}, got); d != "" {
+		t.Errorf("sessions kept (-want +got):\n%s", d)
+	}
+	if r := do(t, b, mk(t, TypeEventsHistory, "ui", ids[0], nil)); r.Error == nil || r.Error.Code != CodeNotFound {
+		t.Errorf("history of a forgotten session = %+v, want not_found", r.Error)
 	}
 }

@@ -67,8 +67,9 @@ func (c *Client) Close() error {
 	return c.nc.Close()
 }
 
-// Send writes env without waiting for a reply, filling v, id, ts and seq
-// when they are empty. It returns the envelope as sent.
+// Send writes env without waiting for its reply, which is dropped when it
+// arrives (use Do to see it). It fills v, id, ts and seq when they are empty
+// and returns the envelope as sent.
 func (c *Client) Send(env Envelope) (Envelope, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -146,11 +147,16 @@ func (c *Client) forget(id string) {
 
 func (c *Client) readLoop() {
 	defer close(c.events)
-	dec := json.NewDecoder(bufio.NewReaderSize(c.nc, 64<<10))
+	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var err error
 	for {
+		var line []byte
+		if line, _, err = readLine(r, 1<<30); err != nil {
+			break
+		}
 		var env Envelope
-		if err = dec.Decode(&env); err != nil {
+		if err = json.Unmarshal(line, &env); err != nil {
+			err = fmt.Errorf("bus sent a line that is not an envelope: %w", err)
 			break
 		}
 		c.mu.Lock()
@@ -162,6 +168,9 @@ func (c *Client) readLoop() {
 		if ok && env.Corr != "" {
 			ch <- env
 			continue
+		}
+		if env.Corr != "" && env.Status != "" {
+			continue // a reply nobody waits for any more (its Do gave up)
 		}
 		select {
 		case c.events <- env:

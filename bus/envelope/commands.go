@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -42,9 +43,9 @@ func (b *Broker) sessionCreate(ctx context.Context, env Envelope) (any, string, 
 		idem:       newIdemWindow(b.opts.IdempotencyWindow),
 		actions:    make(map[string]*actionState),
 		actionByID: make(map[string]*actionState),
-		groups:     make(map[string]bool),
+		keepDone:   b.opts.IdempotencyWindow,
+		groups:     make(map[string]int),
 		owners:     make(map[string]string),
-		tasks:      make(map[string]string),
 	}
 	b.sessions[s.info.ID] = s
 	b.order = append(b.order, s.info.ID)
@@ -57,7 +58,7 @@ func (b *Broker) sessionList(env Envelope) (any, error) {
 	for _, id := range b.order {
 		out = append(out, b.sessions[id].info)
 	}
-	return map[string]any{"sessions": out}, nil
+	return SessionList{Sessions: out}, nil
 }
 
 func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
@@ -72,6 +73,7 @@ func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
 	b.failPending(ctx, s, func(*actionState) bool { return true }, "session closed before the action finished")
 	s.info.Status = "closed"
 	s.info.UpdatedAt = FormatTime(b.opts.Now())
+	b.closed = append(b.closed, s.info.ID)
 	b.emit(ctx, s, Envelope{Type: TypeSessionClosed, Src: env.Src, Payload: mustJSON(s.info)})
 	for st := range s.streams {
 		if st.sse {
@@ -79,7 +81,23 @@ func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
 		}
 		delete(s.streams, st)
 	}
+	b.forgetClosed()
 	return s.info, nil
+}
+
+// forgetClosed drops the oldest closed sessions beyond KeepClosed.
+func (b *Broker) forgetClosed() {
+	over := len(b.closed) - b.opts.KeepClosed
+	if over <= 0 {
+		return
+	}
+	gone := make(map[string]bool, over)
+	for _, id := range b.closed[:over] {
+		gone[id] = true
+		delete(b.sessions, id)
+	}
+	b.closed = append(b.closed[:0:0], b.closed[over:]...)
+	b.order = slices.DeleteFunc(b.order, func(id string) bool { return gone[id] })
 }
 
 // failPending ends every unfinished action that match selects with an error
@@ -89,7 +107,7 @@ func (b *Broker) failPending(ctx context.Context, s *session, match func(*action
 		if st.terminal || !match(st) {
 			continue
 		}
-		st.terminal, st.status = true, ResultError
+		s.finish(st, ResultError)
 		b.emit(ctx, s, Envelope{
 			Type: TypeActionResult, Src: BusSrc, Dst: st.submitter,
 			Payload: mustJSON(Result{GroupID: st.groupID, ActionID: st.action.ActionID,
@@ -99,7 +117,50 @@ func (b *Broker) failPending(ctx context.Context, s *session, match func(*action
 	s.compactActions()
 }
 
-// compactActions drops finished actions from the pending order.
+// remember records a newly submitted action.
+func (s *session) remember(st *actionState) {
+	s.actions[st.groupID+"\x00"+st.action.ActionID] = st
+	s.actionByID[st.action.ActionID] = st
+	s.groups[st.groupID]++
+	if st.terminal {
+		s.done = append(s.done, st)
+	} else {
+		s.actionOrder = append(s.actionOrder, st)
+	}
+	s.forgetOld()
+}
+
+// finish marks st terminal with status; compactActions then drops it from
+// the unfinished order.
+func (s *session) finish(st *actionState, status string) {
+	st.status, st.terminal = status, true
+	s.done = append(s.done, st)
+	s.forgetOld()
+}
+
+// forgetOld drops the oldest finished actions beyond keepDone. A result for
+// one of them is then not_found, and its group_id may be used again.
+func (s *session) forgetOld() {
+	over := len(s.done) - s.keepDone
+	if over <= 0 {
+		return
+	}
+	for _, st := range s.done[:over] {
+		key := st.groupID + "\x00" + st.action.ActionID
+		if s.actions[key] == st {
+			delete(s.actions, key)
+		}
+		if s.actionByID[st.action.ActionID] == st {
+			delete(s.actionByID, st.action.ActionID)
+		}
+		if s.groups[st.groupID]--; s.groups[st.groupID] <= 0 {
+			delete(s.groups, st.groupID)
+		}
+	}
+	s.done = append(s.done[:0:0], s.done[over:]...)
+}
+
+// compactActions drops finished actions from the unfinished order.
 func (s *session) compactActions() {
 	keep := s.actionOrder[:0]
 	for _, st := range s.actionOrder {
@@ -155,7 +216,7 @@ func (b *Broker) agentAdd(ctx context.Context, c *conn, env Envelope) (any, func
 		// Actions still waiting for a result follow the reply.
 		post = func() { b.redeliver(s, a, c) }
 	}
-	return map[string]any{"id": a.info.ID, "name": a.info.Name, "rejoined": rejoined}, post, nil
+	return AgentJoined{ID: a.info.ID, Name: a.info.Name, Rejoined: rejoined}, post, nil
 }
 
 // redeliver pushes to connection c the action.submit events of agent a that
@@ -217,7 +278,7 @@ func (b *Broker) agentList(env Envelope) (any, error) {
 		}
 		out = append(out, info)
 	}
-	return map[string]any{"agents": out}, nil
+	return AgentList{Agents: out}, nil
 }
 
 func (b *Broker) agentUpdate(ctx context.Context, env Envelope) (any, error) {
@@ -290,7 +351,7 @@ func (b *Broker) messageCreated(ctx context.Context, env Envelope) (any, error) 
 		ev.Dst = a.info.ID
 	}
 	ev = b.emit(ctx, s, ev)
-	return map[string]any{"message_id": ev.ID, "seq": ev.Seq}, nil
+	return MessageRecorded{MessageID: ev.ID, Seq: ev.Seq}, nil
 }
 
 func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
@@ -305,7 +366,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 	if strings.TrimSpace(p.GroupID) == "" {
 		return nil, errorf(CodeInvalidRequest, "action.submit needs payload.group_id")
 	}
-	if s.groups[p.GroupID] {
+	if s.groups[p.GroupID] > 0 {
 		return nil, errorf(CodeConflict, "group_id %q was already submitted under another idempotency_key; use a new group_id", p.GroupID)
 	}
 	if len(p.Actions) == 0 {
@@ -316,7 +377,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 	indexes := make(map[int]bool)
 	for i, a := range p.Actions {
 		if err := checkAction(a); err != nil {
-			return nil, errorf(CodeInvalidRequest, "actions[%d]: %s", i, err.(*Error).Message)
+			return nil, errorf(CodeInvalidRequest, "actions[%d]: %s", i, err.Message)
 		}
 		if ids[a.ActionID] {
 			return nil, errorf(CodeInvalidRequest, "actions[%d]: action_id %q appears twice; each action needs its own id", i, a.ActionID)
@@ -330,8 +391,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		ids[a.ActionID], indexes[*a.ActionIndex] = true, true
 		ag, err := s.resolve(a.Dst)
 		if err != nil {
-			e := err.(*Error)
-			return nil, &Error{Code: e.Code, Message: fmt.Sprintf("actions[%d]: %s", i, e.Message)}
+			return nil, &Error{Code: err.Code, Message: fmt.Sprintf("actions[%d]: %s", i, err.Message)}
 		}
 		targets[i] = ag
 	}
@@ -355,7 +415,6 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		}
 		s.owners[cid] = owner
 	}
-	s.groups[p.GroupID] = true
 
 	// Loop guard: a reply to a reply is a ping-pong and is not relayed.
 	rejected := make(map[int]string)
@@ -380,13 +439,6 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		}
 		perTarget[ag] = append(perTarget[ag], i)
 	}
-	register := func(st *actionState) {
-		s.actions[p.GroupID+"\x00"+st.action.ActionID] = st
-		s.actionByID[st.action.ActionID] = st
-		if !st.terminal {
-			s.actionOrder = append(s.actionOrder, st)
-		}
-	}
 	targetIDs := make([]string, 0, len(order))
 	for _, ag := range order {
 		group := Submit{GroupID: p.GroupID, Context: p.Context, TaskID: p.TaskID}
@@ -399,7 +451,7 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		}
 		ev = b.emit(ctx, s, ev)
 		for _, i := range perTarget[ag] {
-			register(&actionState{action: p.Actions[i], groupID: p.GroupID, submitter: env.Src,
+			s.remember(&actionState{action: p.Actions[i], groupID: p.GroupID, submitter: env.Src,
 				target: ag.info.ID, event: &ev})
 		}
 		targetIDs = append(targetIDs, ag.info.ID)
@@ -410,18 +462,18 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		if !ok {
 			continue
 		}
-		register(&actionState{action: a, groupID: p.GroupID, submitter: env.Src, target: targets[i].info.ID,
+		s.remember(&actionState{action: a, groupID: p.GroupID, submitter: env.Src, target: targets[i].info.ID,
 			status: ResultRejected, terminal: true})
 		b.emit(ctx, s, Envelope{Type: TypeActionResult, Src: BusSrc, Dst: env.Src,
 			Payload: mustJSON(Result{GroupID: p.GroupID, ActionID: a.ActionID, ActionIndex: a.ActionIndex,
 				Status: ResultRejected, Detail: detail})})
 		rejectedIDs = append(rejectedIDs, a.ActionID)
 	}
-	return map[string]any{"group_id": p.GroupID, "targets": targetIDs, "rejected": rejectedIDs}, nil
+	return SubmitRecorded{GroupID: p.GroupID, Targets: targetIDs, Rejected: rejectedIDs}, nil
 }
 
 // checkAction validates one action's own fields.
-func checkAction(a Action) error {
+func checkAction(a Action) *Error {
 	switch a.Type {
 	case ActionMessage:
 		if a.Kind != KindUser && a.Kind != KindReply {
@@ -485,7 +537,11 @@ func (b *Broker) actionResult(ctx context.Context, env Envelope) (any, error) {
 	if st.terminal {
 		return nil, errorf(CodeConflict, "action %q already finished with %q; nothing follows a terminal status", p.ActionID, st.status)
 	}
-	st.status, st.terminal = p.Status, Terminal(p.Status)
+	if Terminal(p.Status) {
+		s.finish(st, p.Status)
+	} else {
+		st.status = p.Status
+	}
 	if p.Data != nil && *p.Data == (ResultData{}) {
 		p.Data = nil
 	}
@@ -493,7 +549,7 @@ func (b *Broker) actionResult(ctx context.Context, env Envelope) (any, error) {
 	if st.terminal {
 		s.compactActions()
 	}
-	return map[string]any{"action_id": p.ActionID, "status": p.Status, "terminal": st.terminal}, nil
+	return ResultRecorded{ActionID: p.ActionID, Status: p.Status, Terminal: st.terminal}, nil
 }
 
 func (b *Broker) taskEvent(ctx context.Context, env Envelope) (any, error) {
@@ -525,9 +581,8 @@ func (b *Broker) taskEvent(ctx context.Context, env Envelope) (any, error) {
 		}
 		ev.Dst = a.info.ID
 	}
-	s.tasks[p.TaskID] = status
 	b.emit(ctx, s, ev)
-	return map[string]any{"task_id": p.TaskID, "status": status}, nil
+	return TaskRecorded{TaskID: p.TaskID, Status: status}, nil
 }
 
 func (b *Broker) eventsHistory(env Envelope) (any, error) {
@@ -551,7 +606,7 @@ func (b *Broker) eventsHistory(env Envelope) (any, error) {
 		}
 	}
 	from := max(len(s.log)-limit, 0)
-	return map[string]any{"records": append([]Envelope{}, s.log[from:]...)}, nil
+	return Records{Records: append([]Envelope{}, s.log[from:]...)}, nil
 }
 
 func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
@@ -562,6 +617,7 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 	var p struct {
 		Follow bool   `json:"follow"`
 		After  *int64 `json:"after"`
+		Agent  string `json:"agent"`
 	}
 	if err := decode(env, &p); err != nil {
 		return nil, nil, err
@@ -573,18 +629,18 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 		}
 		records := []Envelope{}
 		for _, ev := range s.log {
-			if ev.Seq > after {
+			if ev.Seq > after && (p.Agent == "" || addressedTo(ev, p.Agent)) {
 				records = append(records, ev)
 			}
 		}
-		return map[string]any{"records": records}, nil, nil
+		return Records{Records: records}, nil, nil
 	}
 	if c == nil {
 		return nil, nil, errorf(CodeInvalidRequest,
 			"events.stream with follow needs a socket connection; over HTTP use GET /v1/sessions/%s/events", s.info.ID)
 	}
 	post := func() {
-		st := &stream{out: c.out, corr: env.ID}
+		st := &stream{out: c.out, corr: env.ID, agent: p.Agent}
 		if p.After != nil {
 			for _, ev := range s.log {
 				if ev.Seq > *p.After && !st.deliver(ev) {
@@ -596,5 +652,5 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 			s.streams[st] = struct{}{}
 		}
 	}
-	return map[string]any{"follow": true, "seq": s.seq}, post, nil
+	return StreamStarted{Follow: true, Seq: s.seq}, post, nil
 }

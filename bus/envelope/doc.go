@@ -17,15 +17,28 @@
 //
 // Every frame carries v (1), type, id (a UUID), ts (UTC, milliseconds, Z)
 // and src; dst, session, seq, idempotency_key, corr, payload, status and
-// error are omitted when empty. A reply has corr set to the request's id and
-// is a success unless status is "error", in which case error holds a string
-// code (invalid_json, invalid_request, unknown_type, not_found, forbidden,
+// error are omitted when empty. The bus accepts a frame without ts but not a
+// malformed one. A reply has the request's type, src "bus", corr set to the
+// request's id, and status "ok" ("duplicate" for a suppressed repeat). It is
+// a success unless status is "error"; then error holds a string code
+// (invalid_json, invalid_request, unknown_type, not_found, forbidden,
 // conflict, too_large) and a message saying what to do. A malformed or
 // oversize line gets an error reply and the connection stays open.
 //
 // Commands: session.create, session.list, session.close; agent.add,
 // agent.remove, agent.list, agent.update; message.created; action.submit,
 // action.result; task.updated, task.done; events.history, events.stream.
+// Besides the events clients send, the bus records session.created,
+// session.closed, agent.added, agent.removed and agent.updated, and its own
+// action.result events (src "bus") for actions it rejects or abandons.
+//
+// events.stream with follow acknowledges and then pushes events.record
+// frames (corr = the request id, the event in payload): only new events, or
+// first the retained ones after payload.after when it is set. The SSE
+// stream (GET /v1/sessions/{id}/events) works the same way with
+// Last-Event-ID or ?after=N; event ids there are seqs. payload.agent (SSE:
+// ?agent=ID) keeps only the events routed to that agent, the same ones its
+// socket connection would be pushed.
 //
 // # Guarantees
 //
@@ -64,7 +77,12 @@
 // Pushes never block the broker. Each connection and stream has a bounded
 // queue (Options.QueueLen); a consumer that falls that far behind is
 // disconnected and resumes from its last seq (events.stream "after", SSE
-// Last-Event-ID). Sessions keep Options.HistoryLimit events. Lines and HTTP
-// bodies are capped at Options.MaxFrameBytes. Nothing is durable: state
-// lives in memory for the life of the process.
+// Last-Event-ID). Memory is bounded: each session keeps Options.HistoryLimit
+// events and remembers Options.IdempotencyWindow finished actions and
+// idempotency keys; Options.KeepClosed closed sessions stay readable. Lines
+// and HTTP bodies are capped at Options.MaxFrameBytes. Nothing is durable:
+// state lives in memory for the life of the process.
+//
+// The socket is the access control (mode 0600, owner only). The HTTP face
+// has no authentication of its own: serve it on a loopback address.
 package envelope

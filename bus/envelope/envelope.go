@@ -306,5 +306,65 @@ const (
 	TaskStatusDone    = "done"
 )
 
+// Reply payloads of the commands.
+
+// SessionList is the reply to session.list.
+type SessionList struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
+// AgentList is the reply to agent.list.
+type AgentList struct {
+	Agents []AgentInfo `json:"agents"`
+}
+
+// AgentJoined is the reply to agent.add; Rejoined is set when the agent was
+// already in the session.
+type AgentJoined struct {
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+	Rejoined bool   `json:"rejoined"`
+}
+
+// MessageRecorded is the reply to message.created.
+type MessageRecorded struct {
+	MessageID string `json:"message_id"`
+	Seq       int64  `json:"seq"`
+}
+
+// SubmitRecorded is the reply to action.submit: the agents the actions went
+// to and the actions the loop guard rejected.
+type SubmitRecorded struct {
+	GroupID  string   `json:"group_id"`
+	Targets  []string `json:"targets"`
+	Rejected []string `json:"rejected"`
+}
+
+// ResultRecorded is the reply to action.result.
+type ResultRecorded struct {
+	ActionID string `json:"action_id"`
+	Status   string `json:"status"`
+	Terminal bool   `json:"terminal"`
+}
+
+// TaskRecorded is the reply to task.updated and task.done.
+type TaskRecorded struct {
+	TaskID string `json:"task_id"`
+	Status string `json:"status"`
+}
+
+// Records is the reply to events.history (and events.stream without
+// follow).
+type Records struct {
+	Records []Envelope `json:"records"`
+}
+
+// StreamStarted acknowledges events.stream with follow; Seq is the session's
+// last event seq when the stream began.
+type StreamStarted struct {
+	Follow bool  `json:"follow"`
+	Seq    int64 `json:"seq"`
+}
+
 // IntPtr returns a pointer to i, for Action.ActionIndex and Result.ActionIndex.
 func IntPtr(i int) *int { return &i }

@@ -119,7 +119,7 @@ func ctlAction(dst, id string, index int, cmd string) Action {
 
 // sockPath returns a short socket path (Unix socket paths are limited to
 // about 100 bytes, and t.TempDir paths can be longer).
-func sockPath(t *testing.T) string {
+func sockPath(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "wv")
 	if err != nil {

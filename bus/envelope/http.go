@@ -23,6 +23,8 @@ import (
 //
 // An event stream starts with live events; Last-Event-ID (or ?after=N)
 // replays the retained events after that seq first, and ?after=0 replays all.
+// ?agent=ID keeps only the events routed to that agent, which is how an
+// agent without a socket receives its actions.
 func (b *Broker) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/envelopes", b.httpEnvelope)
@@ -118,7 +120,7 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 	out := newOutbox(b.opts.QueueLen)
 	// A consumer that cannot keep up is cut off; it resumes by Last-Event-ID.
 	out.onKill = func() { _ = rc.SetWriteDeadline(time.Now()) }
-	st := &stream{out: out, sse: true}
+	st := &stream{out: out, sse: true, agent: r.URL.Query().Get("agent")}
 	closed, err := b.subscribe(id, after, st)
 	if err != nil {
 		var e *Error
@@ -150,24 +152,27 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 		_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, data)
 		return err == nil
 	}
+	writeAll := func() bool {
+		for _, e := range out.take() {
+			if !write(e) {
+				return false
+			}
+		}
+		return rc.Flush() == nil
+	}
 	for {
 		select {
-		case e := <-out.ch:
-			if !write(e) {
-				return
-			}
-			if len(out.ch) == 0 && rc.Flush() != nil {
+		case <-out.notify:
+			if !writeAll() {
 				return
 			}
 		case <-out.finished:
-			for _, e := range out.drain() {
-				if !write(e) {
-					return
-				}
-			}
-			_ = rc.Flush()
+			writeAll()
 			return
 		case <-out.dead:
+			if out.isSlow() {
+				b.opts.Logger.Warn("cut off an event stream that fell behind", "session", id, "queue", b.opts.QueueLen)
+			}
 			return
 		case <-r.Context().Done():
 			return
@@ -251,19 +256,32 @@ func (b *Broker) apiPostMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := r.PathValue("id")
+	listed := b.apiCall(r.Context(), TypeAgentList, sess, nil)
+	if listed.Err() != nil {
+		writeAPIError(w, listed)
+		return
+	}
+	var agents AgentList
+	if err := listed.Decode(&agents); err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	known := make(map[string]bool, len(agents.Agents))
+	for _, a := range agents.Agents {
+		known[a.ID] = true
+	}
 	var ids []string
 	for _, dst := range p.AgentIDs {
+		if !known[dst] {
+			continue
+		}
 		env, err := New(TypeMessageCreated, apiSrc, Message{Text: p.Text, Kind: KindUser})
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
 		env.Session, env.Dst = sess, dst
-		reply := b.serve(r.Context(), nil, env)
-		if e := reply.Error; e != nil {
-			if e.Code == CodeNotFound && strings.HasPrefix(e.Message, "no agent") {
-				continue
-			}
+		if reply := b.serve(r.Context(), nil, env); reply.Err() != nil {
 			writeAPIError(w, reply)
 			return
 		}

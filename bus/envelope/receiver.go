@@ -12,6 +12,9 @@ type Work struct {
 	Action    Action
 	TaskID    string
 	Context   *Context
+	// MayRelay is the loop guard's verdict: false for a reply, whose task
+	// must not relay onward (see MayRelay).
+	MayRelay bool
 }
 
 // Receiver applies the receiving side of action.submit for one agent: which
@@ -75,7 +78,8 @@ func (r *Receiver) Receive(env Envelope) ([]Result, error) {
 		}
 		switch a.Type {
 		case ActionMessage:
-			w := Work{GroupID: p.GroupID, Submitter: env.Src, Action: a, TaskID: p.TaskID, Context: p.Context}
+			w := Work{GroupID: p.GroupID, Submitter: env.Src, Action: a, TaskID: p.TaskID, Context: p.Context,
+				MayRelay: MayRelay(a.Kind)}
 			if r.current != nil {
 				r.queue = append(r.queue, w)
 				res(ResultQueued, fmt.Sprintf("waiting for task %s", r.current.Action.ActionID), nil)

@@ -107,9 +107,10 @@ func checkRelayAction(a RelayAction) error {
 	return nil
 }
 
-// MayRelay is the loop guard's rule for incoming messages: user messages may
-// be relayed onward, replies never are, so two agents cannot ping-pong.
-func MayRelay(kind string) bool { return kind != KindReply }
+// MayRelay is the loop guard's rule for incoming messages: user messages
+// (and messages without a kind) may be relayed onward; replies, control and
+// system messages never are, so two agents cannot ping-pong.
+func MayRelay(kind string) bool { return kind == KindUser || kind == "" }
 
 // Groups turns relay actions into action.submit payloads the way senders
 // do: one group per target, in order of each target's first action; within

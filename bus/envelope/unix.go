@@ -20,6 +20,19 @@ type conn struct {
 	nc      net.Conn
 	out     *outbox
 	lastSeq int64 // guarded by Broker.mu
+
+	wmu sync.Mutex // serializes taking from out and writing
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+// DefaultSocketPath is where clients look for the bus: ~/.weave/coord.sock.
+func DefaultSocketPath() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the default bus socket: %w; pass a socket path instead", err)
+	}
+	return filepath.Join(home, ".weave", "coord.sock"), nil
 }
 
 // ListenUnix creates the Unix socket at path with mode 0600, creating its
@@ -109,13 +122,17 @@ func (b *Broker) ServeUnix(ctx context.Context, path string) error {
 }
 
 // Serve accepts socket connections on l and speaks newline-delimited
-// envelopes on each until ctx ends; then it closes l and every connection
-// and returns nil.
+// envelopes on each. It returns nil once ctx ends, or the error that broke
+// Accept; either way it first closes l and every connection.
 func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
-	stop := context.AfterFunc(ctx, func() { l.Close() })
-	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Whatever ends Serve also ends its connections (cancel runs before
+	// the Wait above).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -123,7 +140,7 @@ func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("accept on %s: %w", l.Addr(), err)
+			return fmt.Errorf("accept on %s: %w; restart the bus", l.Addr(), err)
 		}
 		wg.Add(1)
 		go func() {
@@ -135,6 +152,9 @@ func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	c := &conn{nc: nc, out: newOutbox(b.opts.QueueLen)}
+	c.w = bufio.NewWriterSize(nc, 64<<10)
+	c.enc = json.NewEncoder(c.w)
+	c.enc.SetEscapeHTML(false)
 	c.out.onKill = func() { nc.Close() }
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
@@ -146,10 +166,16 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 		line, tooLong, err := readLine(r, b.opts.MaxFrameBytes)
 		switch {
 		case tooLong:
-			c.out.push(b.errorReply(Envelope{}, errorf(CodeTooLarge,
+			c.out.pushQuiet(b.errorReply(Envelope{}, errorf(CodeTooLarge,
 				"line longer than %d bytes was dropped; send smaller envelopes", b.opts.MaxFrameBytes)))
 		case len(bytes.TrimSpace(line)) > 0:
 			b.serveLine(ctx, c, line)
+		}
+		// Send replies from here, with no hand-off to the writer on the
+		// request path; while whole lines wait in the buffer (a pipelining
+		// client), batch them.
+		if !lineBuffered(r) || c.out.len() >= min(64, b.opts.QueueLen/2) {
+			c.flush()
 		}
 		if err != nil {
 			break
@@ -161,12 +187,22 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	c.out.finish()
 	<-written
 	nc.Close()
+	if c.out.isSlow() {
+		b.opts.Logger.Warn("disconnected a socket client that stopped reading",
+			"queue", b.opts.QueueLen, "remote", nc.RemoteAddr())
+	}
+}
+
+// lineBuffered reports whether a whole line is already in r's buffer.
+func lineBuffered(r *bufio.Reader) bool {
+	buf, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(buf, '\n') >= 0
 }
 
 func (b *Broker) serveLine(ctx context.Context, c *conn, line []byte) {
 	env, err := parseEnvelope(line)
 	if err != nil {
-		c.out.push(b.errorReply(env, err))
+		c.out.pushQuiet(b.errorReply(env, err))
 		return
 	}
 	b.serve(ctx, c, env)
@@ -224,26 +260,40 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
+// flush writes everything queued for c. It reports false when the
+// connection is broken.
+func (c *conn) flush() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	wrote := false
+	for {
+		batch := c.out.take()
+		if len(batch) == 0 {
+			break
+		}
+		for _, e := range batch {
+			if err := c.enc.Encode(e); err != nil {
+				c.out.kill()
+				return false
+			}
+		}
+		wrote = true
+	}
+	if wrote && c.w.Flush() != nil {
+		c.out.kill()
+		return false
+	}
+	return true
+}
+
+// writeLoop writes what other goroutines push (events for the client's
+// agents and streams).
 func (c *conn) writeLoop(done chan<- struct{}) {
 	defer close(done)
-	w := bufio.NewWriterSize(c.nc, 64<<10)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	write := func(e Envelope) bool {
-		if err := enc.Encode(e); err != nil {
-			c.out.kill()
-			return false
-		}
-		return true
-	}
 	for {
 		select {
-		case e := <-c.out.ch:
-			if !write(e) {
-				return
-			}
-			if len(c.out.ch) == 0 && w.Flush() != nil {
-				c.out.kill()
+		case <-c.out.notify:
+			if !c.flush() {
 				return
 			}
 		case <-c.out.dead:
@@ -251,12 +301,7 @@ func (c *conn) writeLoop(done chan<- struct{}) {
 			// reconnects and resumes with events.stream after its last seq.
 			return
 		case <-c.out.finished:
-			for _, e := range c.out.drain() {
-				if !write(e) {
-					return
-				}
-			}
-			w.Flush()
+			c.flush()
 			return
 		}
 	}

@@ -400,3 +400,61 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Errorf("Do after shutdown succeeded")
 	}
 }
+
+func TestResendingTheSameEnvelopeIsADuplicate(t *testing.T) {
+	b := newTestBroker(t, Options{})
+	path := serveUnix(t, b)
+	c := dial(t, path)
+	s := mustOK(t, cdo(t, c, mk(t, TypeSessionCreate, "x", "", nil))).Session
+	mustOK(t, cdo(t, c, mk(t, TypeAgentAdd, "w1", s, nil)))
+	e := mk(t, TypeActionSubmit, "x", s, Submit{GroupID: "g", Actions: []Action{msgAction("w1", "a", 0, KindUser, "x")}})
+	e.Seq = 10
+	mustOK(t, cdo(t, c, e))
+	// A client that lost the reply sends the same bytes again.
+	if r := cdo(t, c, e); r.Status != StatusDuplicate {
+		t.Fatalf("resent envelope status = %q (%v), want duplicate", r.Status, r.Err())
+	}
+}
+
+func TestPipelinedLinesGetOrderedReplies(t *testing.T) {
+	b := newTestBroker(t, Options{QueueLen: 8})
+	path := serveUnix(t, b)
+	c := dialRaw(t, path)
+	const n = 500
+	var frames strings.Builder
+	for i := range n {
+		fmt.Fprintf(&frames, `{"v":1,"type":"session.list","id":"p%d","src":"x","seq":%d}`+"\n", i, i+1)
+	}
+	go c.nc.Write([]byte(frames.String())) // the reply stream is read below
+	for i := range n {
+		e, line := c.read()
+		if e.Corr != fmt.Sprintf("p%d", i) || e.Err() != nil {
+			t.Fatalf("reply %d = %s, want success for p%d", i, line, i)
+		}
+	}
+}
+
+func TestServeEndsConnectionsWhenTheListenerFails(t *testing.T) {
+	b := newTestBroker(t, Options{})
+	path := sockPath(t)
+	l, err := ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Serve(context.Background(), l) }()
+	c := dial(t, path)
+	mustOK(t, cdo(t, c, mk(t, TypeSessionList, "x", "", nil)))
+	l.Close() // not a shutdown: Serve reports it
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("Serve = nil after the listener failed, want an error")
+		}
+	case <-time.After(guard):
+		t.Fatalf("Serve did not return")
+	}
+	if _, err := c.Do(context.Background(), mk(t, TypeSessionList, "x", "", nil)); err == nil {
+		t.Errorf("connection still served after Serve returned")
+	}
+}
