@@ -45,9 +45,10 @@
 //
 // # Ordering and concurrency
 //
-// initialize, ping, subscribe and unsubscribe are handled in the order they
-// arrive, before the next frame is read, so a subscribe is in place for the
-// sendMessage sent after it. sendMessage requests run concurrently (up to 64
+// Every method but sendMessage is handled in the order frames arrive,
+// before the next frame is read, so a subscribe is in place for the
+// sendMessage sent after it. Batches run on their own goroutine, their
+// elements concurrently. sendMessage requests run concurrently (up to 64
 // per connection, then the server stops reading that connection): a peer
 // that needs its messages ordered waits for each answer, as Client does.
 // sendMessage notifications are handled one at a time in arrival order.

@@ -304,14 +304,9 @@ func (c *conn) handleFrame(data []byte) {
 
 // inline methods are quick and answered in the read loop, so they take
 // effect in the order they were sent: a subscribe sent before a
-// sendMessage is in place when the sendMessage runs.
-func inline(method string) bool {
-	switch method {
-	case "initialize", "ping", "subscribe", "unsubscribe":
-		return true
-	}
-	return false
-}
+// sendMessage is in place when the sendMessage runs. Only sendMessage,
+// which waits for subscribers, runs on its own goroutine.
+func inline(method string) bool { return method != "sendMessage" }
 
 // async runs fn on its own goroutine, at most maxInFlight at a time.
 func (c *conn) async(fn func()) {
