@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,22 +61,34 @@ type harness struct {
 
 func newHarness(t *testing.T, busOpts bus.Options, opts jsonrpc.Options) *harness {
 	t.Helper()
+	return newHarnessWith(t, busOpts, opts, nil)
+}
+
+// newHarnessWith lets set change the server options once the URL is known.
+func newHarnessWith(t *testing.T, busOpts bus.Options, opts jsonrpc.Options, set func(url string, o *jsonrpc.Options)) *harness {
+	t.Helper()
 	b, err := bus.NewMemory(busOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var srv *jsonrpc.Server
+	hs := httptest.NewUnstartedServer(nil) // 127.0.0.1
+	url := "ws://" + hs.Listener.Addr().String()
 	opts.Loopback = true
-	srv, err := jsonrpc.NewServer(b, opts)
-	if err != nil {
+	if set != nil {
+		set(url, &opts)
+	}
+	if srv, err = jsonrpc.NewServer(b, opts); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv) // 127.0.0.1
+	hs.Config.Handler = srv
+	hs.Start()
 	t.Cleanup(func() {
 		_ = srv.Close()
 		hs.Close()
 		_ = b.Close()
 	})
-	return &harness{bus: b, srv: srv, url: "ws" + strings.TrimPrefix(hs.URL, "http")}
+	return &harness{bus: b, srv: srv, url: url}
 }
 
 func (h *harness) client(t *testing.T, id string) *jsonrpc.Client {
