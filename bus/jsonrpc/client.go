@@ -140,7 +140,7 @@ func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
 			if err != nil {
 				return err
 			}
-			in := parseIncoming(bytes.TrimSpace(frame))
+			in, _ := parseIncoming(bytes.TrimSpace(frame))
 			if !in.response {
 				// A delivery on a subscription renewed a moment ago: ask
 				// the bus to retry it once the connection is ready.
@@ -242,7 +242,7 @@ func (c *Client) read(ws *websocket.Conn) {
 			elems = []json.RawMessage{trimmed}
 		}
 		for _, raw := range elems {
-			in := parseIncoming(raw)
+			in, _ := parseIncoming(raw)
 			switch {
 			case in.invalid != nil:
 			case in.response:
@@ -303,9 +303,7 @@ func (c *Client) serveCall(ws *websocket.Conn, in incoming) {
 		return
 	}
 	data, _ := json.Marshal(resp)
-	ctx, cancel := context.WithTimeout(c.ctx, writeTimeout)
-	defer cancel()
-	_ = ws.Write(ctx, websocket.MessageText, data)
+	_ = ws.Write(c.ctx, websocket.MessageText, data)
 }
 
 func callHandler(ctx context.Context, h bus.Handler, d Delivery) (ack bus.Ack, err error) {

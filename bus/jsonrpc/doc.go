@@ -51,6 +51,10 @@
 // elements concurrently. sendMessage requests run concurrently (up to 64
 // per connection, then the server stops reading that connection): a peer
 // that needs its messages ordered waits for each answer, as Client does.
+// A connection with no subscriptions cannot be called back, so its
+// sendMessage requests are answered in order on the read loop instead.
+// Writes to a peer are not timed; a peer that stops reading stalls only its
+// own connection (deliveries to it are bounded by the subscriber timeout).
 // sendMessage notifications are handled one at a time in arrival order.
 // Deliveries to one subscription follow the bus's ordering guarantees.
 //

@@ -29,9 +29,7 @@ const (
 	// maxInFlight bounds the sendMessage requests one connection may have
 	// running; past it the server stops reading that connection.
 	maxInFlight = 64
-	// writeTimeout bounds one frame write to a peer.
-	writeTimeout = 10 * time.Second
-	maxClientID  = 256
+	maxClientID = 256
 )
 
 // Options configure a Server.
@@ -205,7 +203,9 @@ type conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	notes  chan incoming // notifications, handled in order
-	sem    chan struct{}
+	sem    chan struct{} // bounds the works off the read loop
+	// readDone is closed by the reader that sees the connection end.
+	readDone chan struct{}
 
 	initialized atomic.Bool
 	clientID    string // set once by initialize
@@ -220,13 +220,47 @@ func (c *conn) serve() {
 	defer c.s.wg.Done()
 	c.wg.Add(1)
 	go c.handleNotifications()
-	defer c.shutdown()
+	c.readDone = make(chan struct{})
+	c.read()
+	<-c.readDone
+	c.shutdown()
+}
+
+// read reads frames until one needs work off the read loop (a sendMessage
+// request or a batch). It then starts a new reader and does that work on
+// its own goroutine, so the answer is written without a hand-off between
+// goroutines. At most maxInFlight such works run at once.
+func (c *conn) read() {
 	for {
 		_, data, err := c.ws.Read(c.ctx)
 		if err != nil {
-			return // closed, oversize (closed with 1009) or broken
+			close(c.readDone) // closed, oversize (closed with 1009) or broken
+			return
 		}
-		c.handleFrame(data)
+		work := c.handleFrame(data)
+		if work == nil {
+			continue
+		}
+		if c.publisherOnly() {
+			// Nothing can call this connection, so its read loop is not
+			// needed while the walk runs: answer here, in order.
+			work()
+			continue
+		}
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			close(c.readDone)
+			return
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.read()
+		}()
+		work()
+		<-c.sem
+		return
 	}
 }
 
@@ -247,27 +281,39 @@ func (c *conn) shutdown() {
 	c.s.mu.Unlock()
 }
 
+// write sends a response. It is not timed (a deadline costs a timer per
+// frame): a peer that stops reading stalls only its own connection, which
+// ends when the peer or the server closes it.
 func (c *conn) write(v any) {
+	c.writeCtx(c.ctx, v)
+}
+
+func (c *conn) writeCtx(ctx context.Context, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		data, _ = json.Marshal(errorResponse(nil, errorf(CodeInternal, "internal error: encode response: %v", err)))
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, writeTimeout)
-	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil {
+	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil && c.ctx.Err() == nil && ctx == c.ctx {
 		c.cancel() // a peer that cannot take frames is gone
 	}
 }
 
-func (c *conn) handleFrame(data []byte) {
+// publisherOnly reports whether the connection has no subscriptions, so
+// no delivery can wait for a response on it.
+func (c *conn) publisherOnly() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs) == 0
+}
+
+// handleFrame handles what is quick and returns the rest as work.
+func (c *conn) handleFrame(data []byte) (work func()) {
 	trimmed := bytes.TrimSpace(data)
-	if !json.Valid(trimmed) {
-		c.write(errorResponse(nil, errorf(CodeParseError, "parse error: the frame is not valid JSON")))
-		return
-	}
-	if trimmed[0] != '[' {
-		in := parseIncoming(trimmed)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		in, ok := parseIncoming(trimmed)
 		switch {
+		case !ok:
+			c.write(errorResponse(nil, errorf(CodeParseError, "parse error: the frame is not valid JSON")))
 		case in.invalid != nil:
 			c.write(errorResponse(in.id, in.invalid))
 		case in.response:
@@ -282,24 +328,24 @@ func (c *conn) handleFrame(data []byte) {
 				c.write(resp)
 			}
 		default:
-			c.async(func() {
+			return func() {
 				if resp := c.handle(in); resp != nil {
 					c.write(resp)
 				}
-			})
+			}
 		}
-		return
+		return nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(trimmed, &elems); err != nil {
 		c.write(errorResponse(nil, errorf(CodeParseError, "parse error: %v", err)))
-		return
+		return nil
 	}
 	if len(elems) == 0 {
 		c.write(errorResponse(nil, errorf(CodeInvalidRequest, "invalid request: empty batch")))
-		return
+		return nil
 	}
-	c.async(func() { c.handleBatch(elems) })
+	return func() { c.handleBatch(elems) }
 }
 
 // inline methods are quick and answered in the read loop, so they take
@@ -307,21 +353,6 @@ func (c *conn) handleFrame(data []byte) {
 // sendMessage is in place when the sendMessage runs. Only sendMessage,
 // which waits for subscribers, runs on its own goroutine.
 func inline(method string) bool { return method != "sendMessage" }
-
-// async runs fn on its own goroutine, at most maxInFlight at a time.
-func (c *conn) async(fn func()) {
-	select {
-	case c.sem <- struct{}{}:
-	case <-c.ctx.Done():
-		return
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() { <-c.sem }()
-		fn()
-	}()
-}
 
 func (c *conn) handleNotifications() {
 	defer c.wg.Done()
@@ -339,7 +370,7 @@ func (c *conn) handleBatch(elems []json.RawMessage) {
 	out := make([]*response, len(elems))
 	var wg sync.WaitGroup
 	for i, raw := range elems {
-		in := parseIncoming(raw)
+		in, _ := parseIncoming(raw) // elements of a parsed array are valid JSON
 		switch {
 		case in.invalid != nil:
 			out[i] = errorResponse(in.id, in.invalid)
@@ -610,7 +641,9 @@ func (c *conn) call(ctx context.Context, method string, params any) (incoming, e
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	c.write(request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
+	// The delivery's context bounds the write: a peer that does not read
+	// cannot hold the walk past the subscriber timeout.
+	c.writeCtx(ctx, request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
 	select {
 	case in := <-ch:
 		return in, nil

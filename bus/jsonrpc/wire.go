@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/weavehq/weave/bus"
@@ -87,29 +88,48 @@ type incoming struct {
 
 func (in incoming) notification() bool { return in.method != "" && in.id == nil }
 
-// parseIncoming classifies one JSON value (already known to be valid JSON).
-func parseIncoming(raw json.RawMessage) incoming {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return incoming{invalid: errorf(CodeInvalidRequest, "invalid request: each message must be a JSON object")}
+// envelope is the shape of every JSON-RPC object; RawMessage fields are
+// nil when absent and "null" when null.
+type envelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// parseIncoming classifies one JSON value. The second result is false when
+// raw is not valid JSON at all (a parse error).
+func parseIncoming(raw []byte) (incoming, bool) {
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || len(bytes.TrimSpace(raw)) == 0 {
+			return incoming{}, false
+		}
+		return incoming{invalid: errorf(CodeInvalidRequest, "invalid request: each message must be a JSON object")}, true
+	}
+	if firstByte(raw) != '{' {
+		return incoming{invalid: errorf(CodeInvalidRequest, "invalid request: each message must be a JSON object")}, true
 	}
 	var in incoming
-	if id, ok := obj["id"]; ok {
-		if !validID(id) {
-			return incoming{invalid: errorf(CodeInvalidRequest, "invalid request: id must be a string, a number or null")}
+	if env.ID != nil {
+		if !validID(env.ID) {
+			return incoming{invalid: errorf(CodeInvalidRequest, "invalid request: id must be a string, a number or null")}, true
 		}
-		in.id = id
+		in.id = env.ID
 	}
-	if v := obj["jsonrpc"]; !bytes.Equal(bytes.TrimSpace(v), []byte(`"2.0"`)) {
+	if !bytes.Equal(bytes.TrimSpace(env.JSONRPC), []byte(`"2.0"`)) {
 		in.invalid = errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
-		return in
+		return in, true
 	}
-	if m, ok := obj["method"]; ok {
-		if err := json.Unmarshal(m, &in.method); err != nil || in.method == "" {
+	if env.Method != nil {
+		if err := json.Unmarshal(env.Method, &in.method); err != nil || in.method == "" {
 			in.invalid = errorf(CodeInvalidRequest, "invalid request: method must be a non-empty string")
-			return in
+			return in, true
 		}
-		in.params = obj["params"]
+		in.params = env.Params
 		if len(in.params) > 0 {
 			switch firstByte(in.params) {
 			case '{', '[':
@@ -119,23 +139,22 @@ func parseIncoming(raw json.RawMessage) incoming {
 				in.invalid = errorf(CodeInvalidRequest, "invalid request: params must be an object or an array")
 			}
 		}
-		return in
+		return in, true
 	}
-	res, hasResult := obj["result"]
-	e, hasError := obj["error"]
+	hasResult, hasError := env.Result != nil, env.Error != nil
 	if in.id == nil || hasResult == hasError {
 		in.invalid = errorf(CodeInvalidRequest, "invalid request: a request needs a method; a response needs an id and one of result or error")
-		return in
+		return in, true
 	}
 	in.response = true
-	in.result = res
+	in.result = env.Result
 	if hasError {
 		in.err = &Error{}
-		if err := json.Unmarshal(e, in.err); err != nil {
+		if err := json.Unmarshal(env.Error, in.err); err != nil {
 			in.err = &Error{Code: CodeInternal, Message: "peer sent a malformed error object"}
 		}
 	}
-	return in
+	return in, true
 }
 
 func validID(id json.RawMessage) bool {
