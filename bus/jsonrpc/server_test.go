@@ -570,3 +570,63 @@ func TestListenAndServe(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestCallbacksOnTheSameConnection: a peer may be delivered its own
+// message, and a handler may send on its own connection while it handles
+// a delivery; neither waits for a timeout.
+func TestCallbacksOnTheSameConnection(t *testing.T) {
+	h := newHarness(t, bus.Options{RequestTimeout: time.Hour}, jsonrpc.Options{})
+	ctx := context.Background()
+	c := h.client(t, "loop")
+	inner := bustest.Processed()
+	if err := c.Subscribe(ctx, "inner:*", inner.Handle, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Subscribe(ctx, "outer:*", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+		res, err := c.SendMessage(ctx, "inner:1", payload("nested"))
+		if err != nil {
+			return bus.Ack{}, err
+		}
+		return bus.Ack{Processed: res.Success, Message: fmt.Sprintf("nested acks %d", len(res.Acks))}, nil
+	}, jsonrpc.SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan jsonrpc.SendResult, 1)
+	go func() {
+		res, err := c.SendMessage(ctx, "outer:1", payload("x"))
+		if err != nil {
+			t.Errorf("SendMessage: %v", err)
+		}
+		done <- res
+	}()
+	res := bustest.Recv(t, "the self-delivered message to be answered", done)
+	want := []jsonrpc.AckInfo{{ClientID: "loop", Processed: true, Message: "nested acks 1"}}
+	if diff := cmp.Diff(want, res.Acks); diff != "" {
+		t.Errorf("acks (-want +got):\n%s", diff)
+	}
+	if inner.Len() != 1 {
+		t.Errorf("inner handler called %d times, want 1", inner.Len())
+	}
+}
+
+func TestIdempotencyKeyThroughFace(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{})
+	ctx := context.Background()
+	rec := bustest.Processed()
+	if err := h.client(t, "sub").Subscribe(ctx, "idem:*", rec.Handle, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pub := h.client(t, "pub")
+	params := map[string]any{"topic": "idem:1", "payload": payload("x"), "idempotencyKey": "k1"}
+	var first, second jsonrpc.SendResult
+	if err := pub.Call(ctx, "sendMessage", params, &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Call(ctx, "sendMessage", params, &second); err != nil {
+		t.Fatal(err)
+	}
+	if first.Duplicate || !second.Duplicate || rec.Len() != 1 {
+		t.Errorf("two sends with one key: duplicate %v then %v, delivered %d times; want false, true, once", first.Duplicate, second.Duplicate, rec.Len())
+	}
+}
