@@ -1,0 +1,86 @@
+// Package jsonrpc is the bus's JSON-RPC 2.0 face over WebSocket
+// (github.com/coder/websocket): peers in any language subscribe to topic
+// patterns, send messages through the interceptor walk and answer the
+// deliveries made to them. It implements bus-jsonrpc-protocol.md with the
+// settled rules of the architecture.
+//
+// # Server
+//
+// NewServer wraps a bus.Bus in an http.Handler; ListenAndServe and
+// Server.Serve run it. Each connection must send initialize first (clientId
+// and clientInfo{name, version}, else -32002; a second one is -32001); any
+// method but initialize and ping before it is -32005. Methods:
+//
+//   - subscribe {topic, policy?, method?}: a bus subscription named after
+//     the clientId with the given propagation policy. Deliveries are
+//     JSON-RPC requests to the peer, "sendMessage" by default or
+//     "processMessage" when method says so, with params {topic, payload,
+//     messageId, attempt, headers, subscription}. The peer's result
+//     ({processed, stopPropagation, should_retry, retry_seconds, message};
+//     {success} is read as processed) is the subscriber's ack: it drives
+//     the policy, retries and dead letters of the bus. The bus bounds the
+//     wait (bus.Options.RequestTimeout); a peer that disconnects
+//     mid-request gives a not-processed ack at once, never a hang.
+//     Missing topic -32602, same pattern twice on one connection -32003,
+//     more than Options.MaxSubscriptions -32006.
+//   - unsubscribe {topic}: the exact string given to subscribe, else -32004.
+//   - sendMessage {topic, payload, headers?, idempotencyKey?}: bus.Request,
+//     answered with {success, acks[{client_id, processed, message, ...}],
+//     stopPropagation, messageId, delivered, ...}. payload.type is
+//     required (-32602). As a notification it runs the same walk and the
+//     result is dropped.
+//   - ping: {timestamp}.
+//
+// A connection's subscriptions end with it.
+//
+// # Framing
+//
+// One JSON value per WebSocket message. Bad JSON is answered with -32700
+// and id null; a value that is not a valid request is -32600; an empty
+// batch is one -32600; a batch is answered with one array holding the
+// responses of its requests in order, and not at all when it holds only
+// notifications. Unknown methods are -32601. A frame larger than
+// Options.MaxFrameBytes closes the connection with status 1009 (message too
+// big); the peer reconnects.
+//
+// # Ordering and concurrency
+//
+// Every method but sendMessage is handled in the order frames arrive,
+// before the next frame is read, so a subscribe is in place for the
+// sendMessage sent after it. Batches run on their own goroutine, their
+// elements concurrently. sendMessage requests run concurrently (up to 64
+// per connection, then the server stops reading that connection): a peer
+// that needs its messages ordered waits for each answer, as Client does.
+// A connection with no subscriptions cannot be called back, so its
+// sendMessage requests are answered in order on the read loop instead.
+// Writes to a peer are not timed; a peer that stops reading stalls only its
+// own connection (deliveries to it are bounded by the subscriber timeout).
+// sendMessage notifications are handled one at a time in arrival order.
+// Deliveries to one subscription follow the bus's ordering guarantees.
+//
+// # Default handler
+//
+// With Options.AgentCommand set, a sendMessage that reaches no subscriber
+// (and is not a duplicate, not on an append-only topic and not on a
+// system: topic) starts the command with WEAVE_WORKSPACE,
+// WEAVE_DEFAULT_TOPIC (the topic), WEAVE_AGENT_ID, WEAVE_BUS_URL (and the
+// same under BUB_, plus WEAVE_BUS_TOKEN when a token is set), waits up to
+// Options.AgentStartTimeout for a subscription matching the topic, then
+// walks again. Concurrent messages on one topic share one start. The
+// agents are killed by Server.Close.
+//
+// # Security
+//
+// A server that is not loopback-only needs Options.Token; clients send
+// "Authorization: Bearer <token>" (401 otherwise). Browser origins other
+// than the server's own host are refused unless listed in
+// Options.OriginPatterns.
+//
+// # Client
+//
+// Dial connects, initializes and keeps the connection: after a loss it
+// reconnects with backoff, initializes with the same clientId and
+// subscribes again in the original order. Calls made meanwhile wait for
+// the new connection (bounded by their context); a call whose connection
+// dropped before the answer fails, since it may or may not have run.
+package jsonrpc

@@ -1,0 +1,66 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/weavehq/weave/bus"
+)
+
+// IsLoopback reports whether a listen address (host:port) only accepts
+// connections from this machine. An empty host listens everywhere, so it is
+// not loopback; "localhost" is.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ListenAndServe serves b's WebSocket face on addr until ctx ends. It sets
+// opts.Loopback from addr, so a token is required off loopback. ready, when
+// not nil, receives the bound address (useful with port 0) once listening.
+func ListenAndServe(ctx context.Context, addr string, b bus.Bus, opts Options, ready chan<- net.Addr) error {
+	opts.Loopback = IsLoopback(addr)
+	s, err := NewServer(b, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen for the bus WebSocket on %s: %w", addr, err)
+	}
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then closes the connections.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		_ = s.Close()
+		return fmt.Errorf("serve the bus WebSocket on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	_ = s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stop the bus WebSocket on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}

@@ -1,0 +1,700 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/coder/websocket"
+
+	"github.com/weavehq/weave/bus"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultMaxFrameBytes     = 1 << 20
+	DefaultMaxSubscriptions  = 256
+	DefaultAgentStartTimeout = 30 * time.Second
+	// maxInFlight bounds the sendMessage requests one connection may have
+	// running; past it the server stops reading that connection.
+	maxInFlight = 64
+	maxClientID = 256
+)
+
+// Options configure a Server.
+type Options struct {
+	// ServerID and ServerInfo are returned by initialize.
+	ServerID   string
+	ServerInfo ServerInfo
+	// Topics is advertised in the initialize capabilities.
+	Topics []string
+	// Token, when set, must be sent by clients as "Authorization: Bearer
+	// <token>". NewServer refuses a non-loopback server without one.
+	Token string
+	// Loopback says the listener only accepts connections from this
+	// machine; the caller decides it from the listen address (IsLoopback).
+	Loopback bool
+	// MaxFrameBytes bounds one incoming frame (bus.max_frame_bytes); a
+	// larger frame closes the connection with status 1009.
+	MaxFrameBytes int64
+	// MaxSubscriptions bounds the subscriptions of one connection.
+	MaxSubscriptions int
+	// OriginPatterns lists browser origins allowed besides the server's own
+	// host (see websocket.AcceptOptions).
+	OriginPatterns []string
+
+	// AgentCommand is the default handler (bus.agent_command): when a
+	// message finds no subscriber, the server starts it, waits up to
+	// AgentStartTimeout for it to subscribe to the topic, then delivers.
+	// Empty turns the default handler off.
+	AgentCommand []string
+	// AgentEnv is added to the agent's environment (KEY=VALUE).
+	AgentEnv []string
+	// Workspace is the agent's working directory and WEAVE_WORKSPACE.
+	Workspace string
+	// BusURL is the URL agents dial (WEAVE_BUS_URL).
+	BusURL string
+	// AgentStartTimeout bounds the wait for a started agent to subscribe.
+	AgentStartTimeout time.Duration
+	// AgentOutput receives the agents' stdout and stderr; nil discards.
+	AgentOutput io.Writer
+}
+
+// Server is the JSON-RPC 2.0 WebSocket face of a bus. It implements
+// http.Handler.
+type Server struct {
+	bus    bus.Bus
+	opts   Options
+	agents *launcher
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	waiters map[*waiter]struct{}
+	closed  bool
+}
+
+// NewServer returns a server for b. It fails when the server would accept
+// connections from other machines without a token.
+func NewServer(b bus.Bus, opts Options) (*Server, error) {
+	if !opts.Loopback && opts.Token == "" {
+		return nil, errors.New("the bus WebSocket listens beyond loopback without a token: set bus.token (clients send it as a bearer token) or listen on 127.0.0.1")
+	}
+	if opts.MaxFrameBytes <= 0 {
+		opts.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if opts.MaxSubscriptions <= 0 {
+		opts.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if opts.AgentStartTimeout <= 0 {
+		opts.AgentStartTimeout = DefaultAgentStartTimeout
+	}
+	if opts.ServerID == "" {
+		opts.ServerID = "weave-bus"
+	}
+	if opts.ServerInfo.Name == "" {
+		opts.ServerInfo = ServerInfo{Name: "weave-bus", Version: "1"}
+	}
+	s := &Server{
+		bus:     b,
+		opts:    opts,
+		conns:   make(map[*conn]struct{}),
+		waiters: make(map[*waiter]struct{}),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.agents = newLauncher(s)
+	return s, nil
+}
+
+// ServeHTTP upgrades the request to a WebSocket and serves it until either
+// side closes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Token != "" && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
+		http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.opts.OriginPatterns})
+	if err != nil {
+		return // Accept has answered the client
+	}
+	ws.SetReadLimit(s.opts.MaxFrameBytes)
+	c := s.newConn(ws)
+	if c == nil {
+		_ = ws.Close(websocket.StatusGoingAway, "bus is shutting down")
+		return
+	}
+	c.serve()
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+}
+
+// Close closes every connection and stops the agents the server started.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	for _, c := range conns {
+		_ = c.ws.Close(websocket.StatusGoingAway, "bus is shutting down")
+	}
+	s.agents.stopAll()
+	s.wg.Wait()
+	return nil
+}
+
+// Connections returns the number of open connections.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) newConn(ws *websocket.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	c := &conn{
+		s:       s,
+		ws:      ws,
+		subs:    make(map[string]bus.Subscription),
+		pending: make(map[string]chan incoming),
+		notes:   make(chan incoming, maxInFlight),
+		sem:     make(chan struct{}, maxInFlight),
+	}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return c
+}
+
+// conn is one client connection.
+type conn struct {
+	s      *Server
+	ws     *websocket.Conn
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	notes  chan incoming // notifications, handled in order
+	sem    chan struct{} // bounds the works off the read loop
+	// readDone is closed by the reader that sees the connection end.
+	readDone chan struct{}
+
+	initialized atomic.Bool
+	clientID    string // set once by initialize
+
+	mu      sync.Mutex
+	subs    map[string]bus.Subscription // by pattern
+	pending map[string]chan incoming    // our calls awaiting a response
+	nextID  uint64
+}
+
+func (c *conn) serve() {
+	defer c.s.wg.Done()
+	c.wg.Add(1)
+	go c.handleNotifications()
+	c.readDone = make(chan struct{})
+	c.read()
+	<-c.readDone
+	c.shutdown()
+}
+
+// read reads frames until one needs work off the read loop (a sendMessage
+// request or a batch). It then starts a new reader and does that work on
+// its own goroutine, so the answer is written without a hand-off between
+// goroutines. At most maxInFlight such works run at once.
+func (c *conn) read() {
+	for {
+		_, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			close(c.readDone) // closed, oversize (closed with 1009) or broken
+			return
+		}
+		work := c.handleFrame(data)
+		if work == nil {
+			continue
+		}
+		if c.publisherOnly() {
+			// Nothing can call this connection, so its read loop is not
+			// needed while the walk runs: answer here, in order.
+			work()
+			continue
+		}
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			close(c.readDone)
+			return
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.read()
+		}()
+		work()
+		<-c.sem
+		return
+	}
+}
+
+func (c *conn) shutdown() {
+	c.cancel()
+	_ = c.ws.CloseNow()
+	c.mu.Lock()
+	subs := c.subs
+	c.subs = map[string]bus.Subscription{}
+	c.mu.Unlock()
+	for _, sub := range subs {
+		_ = sub.Unsubscribe()
+	}
+	close(c.notes)
+	c.wg.Wait()
+	c.s.mu.Lock()
+	delete(c.s.conns, c)
+	c.s.mu.Unlock()
+}
+
+// write sends a response. It is not timed (a deadline costs a timer per
+// frame): a peer that stops reading stalls only its own connection, which
+// ends when the peer or the server closes it.
+func (c *conn) write(v any) {
+	c.writeCtx(c.ctx, v)
+}
+
+func (c *conn) writeCtx(ctx context.Context, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(errorResponse(nil, errorf(CodeInternal, "internal error: encode response: %v", err)))
+	}
+	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil && c.ctx.Err() == nil && ctx == c.ctx {
+		c.cancel() // a peer that cannot take frames is gone
+	}
+}
+
+// publisherOnly reports whether the connection has no subscriptions, so
+// no delivery can wait for a response on it.
+func (c *conn) publisherOnly() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs) == 0
+}
+
+// handleFrame handles what is quick and returns the rest as work.
+func (c *conn) handleFrame(data []byte) (work func()) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		in, ok := parseIncoming(trimmed)
+		switch {
+		case !ok:
+			c.write(errorResponse(nil, errorf(CodeParseError, "parse error: the frame is not valid JSON")))
+		case in.invalid != nil:
+			c.write(errorResponse(in.id, in.invalid))
+		case in.response:
+			c.deliverResponse(in)
+		case in.notification():
+			select {
+			case c.notes <- in:
+			case <-c.ctx.Done():
+			}
+		case inline(in.method):
+			if resp := c.handle(in); resp != nil {
+				c.write(resp)
+			}
+		default:
+			return func() {
+				if resp := c.handle(in); resp != nil {
+					c.write(resp)
+				}
+			}
+		}
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(trimmed, &elems); err != nil {
+		c.write(errorResponse(nil, errorf(CodeParseError, "parse error: %v", err)))
+		return nil
+	}
+	if len(elems) == 0 {
+		c.write(errorResponse(nil, errorf(CodeInvalidRequest, "invalid request: empty batch")))
+		return nil
+	}
+	return func() { c.handleBatch(elems) }
+}
+
+// inline methods are quick and answered in the read loop, so they take
+// effect in the order they were sent: a subscribe sent before a
+// sendMessage is in place when the sendMessage runs. Only sendMessage,
+// which waits for subscribers, runs on its own goroutine.
+func inline(method string) bool { return method != "sendMessage" }
+
+func (c *conn) handleNotifications() {
+	defer c.wg.Done()
+	for in := range c.notes {
+		if c.ctx.Err() == nil {
+			c.handle(in)
+		}
+	}
+}
+
+// handleBatch answers a batch with one array of the responses to its
+// requests, in order; notifications and responses get no entry, and a batch
+// of only those gets no reply.
+func (c *conn) handleBatch(elems []json.RawMessage) {
+	out := make([]*response, len(elems))
+	var wg sync.WaitGroup
+	for i, raw := range elems {
+		in, _ := parseIncoming(raw) // elements of a parsed array are valid JSON
+		switch {
+		case in.invalid != nil:
+			out[i] = errorResponse(in.id, in.invalid)
+		case in.response:
+			c.deliverResponse(in)
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if resp := c.handle(in); resp != nil && !in.notification() {
+					out[i] = resp
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	var resps []*response
+	for _, r := range out {
+		if r != nil {
+			resps = append(resps, r)
+		}
+	}
+	if len(resps) > 0 {
+		c.write(resps)
+	}
+}
+
+// handle runs one request or notification; the response is nil for a
+// notification.
+func (c *conn) handle(in incoming) *response {
+	result, rerr := c.dispatch(in)
+	if in.notification() {
+		return nil
+	}
+	if rerr != nil {
+		return errorResponse(in.id, rerr)
+	}
+	return resultResponse(in.id, result)
+}
+
+func (c *conn) dispatch(in incoming) (any, *Error) {
+	switch in.method {
+	case "initialize":
+		return c.initialize(in.params)
+	case "ping":
+		return pingResult{Timestamp: time.Now().UTC().Format(time.RFC3339)}, nil
+	}
+	if !c.initialized.Load() {
+		return nil, errorf(CodeNotInitialized, "not initialized: send initialize first")
+	}
+	switch in.method {
+	case "subscribe":
+		return c.subscribe(in.params)
+	case "unsubscribe":
+		return c.unsubscribe(in.params)
+	case "sendMessage":
+		return c.sendMessage(in.params)
+	}
+	return nil, errorf(CodeMethodNotFound, "method not found: %q (methods: initialize, ping, subscribe, unsubscribe, sendMessage)", in.method)
+}
+
+func decodeParams(raw json.RawMessage, v any) *Error {
+	if len(raw) == 0 {
+		return errorf(CodeInvalidParams, "invalid params: params object missing")
+	}
+	if firstByte(raw) != '{' {
+		return errorf(CodeInvalidParams, "invalid params: params must be an object")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+func (c *conn) initialize(raw json.RawMessage) (any, *Error) {
+	var p initializeParams
+	if e := decodeParams(raw, &p); e != nil {
+		return nil, errorf(CodeInvalidClientInfo, "invalid client info: %s", e.Message)
+	}
+	if why := validClientID(p.ClientID); why != "" {
+		return nil, errorf(CodeInvalidClientInfo, "invalid client info: clientId %s", why)
+	}
+	if p.ClientInfo == nil || strings.TrimSpace(p.ClientInfo.Name) == "" || strings.TrimSpace(p.ClientInfo.Version) == "" {
+		return nil, errorf(CodeInvalidClientInfo, "invalid client info: clientInfo needs a non-empty name and version")
+	}
+	// The read loop runs initialize, so there is no race between two.
+	if c.initialized.Load() {
+		return nil, errorf(CodeAlreadyInitialized, "already initialized as %q", c.clientID)
+	}
+	c.clientID = p.ClientID
+	c.initialized.Store(true)
+	return InitializeResult{
+		ServerID:   c.s.opts.ServerID,
+		ServerInfo: c.s.opts.ServerInfo,
+		Capabilities: Capabilities{
+			Subscribe: true, Publish: true, ProcessMessage: true, Topics: c.s.opts.Topics,
+		},
+	}, nil
+}
+
+func validClientID(id string) string {
+	if id == "" {
+		return "is missing"
+	}
+	if len(id) > maxClientID {
+		return "is longer than " + strconv.Itoa(maxClientID) + " bytes"
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return fmt.Sprintf("%q holds a space or control character", id)
+		}
+	}
+	return ""
+}
+
+func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
+	var p subscribeParams
+	if e := decodeParams(raw, &p); e != nil {
+		return nil, e
+	}
+	if p.Topic == nil || *p.Topic == "" {
+		return nil, errorf(CodeInvalidParams, "invalid params: missing topic")
+	}
+	pattern := *p.Topic
+	if err := bus.ValidatePattern(pattern); err != nil {
+		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	policy, err := bus.ParsePolicy(p.Policy)
+	if err != nil {
+		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	method := p.Method
+	switch method {
+	case "":
+		method = "sendMessage"
+	case "sendMessage", "processMessage":
+	default:
+		return nil, errorf(CodeInvalidParams, "invalid params: method %q: use sendMessage or processMessage", method)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.subs[pattern]; dup {
+		return nil, errorf(CodeAlreadySubscribed, "already subscribed to %q on this connection", pattern)
+	}
+	if len(c.subs) >= c.s.opts.MaxSubscriptions {
+		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached: unsubscribe from one first", c.s.opts.MaxSubscriptions)
+	}
+	sub, err := c.s.bus.Subscribe(c.ctx, pattern, c.handler(pattern, method), bus.SubscribeOptions{Name: c.clientID, Policy: policy})
+	if err != nil {
+		return nil, errorf(CodeInternal, "internal error: subscribe to %q: %v", pattern, err)
+	}
+	c.subs[pattern] = sub
+	c.s.subscribed(pattern)
+	return map[string]bool{"success": true}, nil
+}
+
+func (c *conn) unsubscribe(raw json.RawMessage) (any, *Error) {
+	var p subscribeParams
+	if e := decodeParams(raw, &p); e != nil {
+		return nil, e
+	}
+	if p.Topic == nil || *p.Topic == "" {
+		return nil, errorf(CodeInvalidParams, "invalid params: missing topic")
+	}
+	c.mu.Lock()
+	sub, ok := c.subs[*p.Topic]
+	delete(c.subs, *p.Topic)
+	c.mu.Unlock()
+	if !ok {
+		return nil, errorf(CodeSubscriptionNotFound, "subscription not found: this connection is not subscribed to %q (pass the exact topic given to subscribe)", *p.Topic)
+	}
+	if err := sub.Unsubscribe(); err != nil {
+		return nil, errorf(CodeInternal, "internal error: unsubscribe from %q: %v", *p.Topic, err)
+	}
+	return map[string]bool{"success": true}, nil
+}
+
+func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
+	var p sendParams
+	if e := decodeParams(raw, &p); e != nil {
+		return nil, e
+	}
+	if p.Topic == nil || *p.Topic == "" {
+		return nil, errorf(CodeInvalidParams, "invalid params: missing topic")
+	}
+	if err := bus.ValidateTopic(*p.Topic); err != nil {
+		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	if e := checkPayload(p.Payload); e != nil {
+		return nil, e
+	}
+	m := bus.Message{Topic: *p.Topic, Payload: p.Payload, Headers: p.Headers, IdempotencyKey: p.IdempotencyKey}
+	if m.Headers == nil {
+		m.Headers = map[string]string{}
+	}
+	m.Headers["sender"] = c.clientID
+	res, err := c.s.request(c.ctx, m)
+	if err != nil {
+		return nil, errorf(CodeInternal, "internal error: %v", err)
+	}
+	return sendResultOf(res), nil
+}
+
+func checkPayload(raw json.RawMessage) *Error {
+	if len(raw) == 0 || firstByte(raw) != '{' {
+		return errorf(CodeInvalidParams, "invalid params: payload must be an object with a string field type")
+	}
+	var p struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.Type == nil || *p.Type == "" {
+		return errorf(CodeInvalidParams, `invalid params: payload.type is required (a string such as "plaintext_message")`)
+	}
+	return nil
+}
+
+// request is sendMessage's walk, with the default handler when nobody
+// matched.
+func (s *Server) request(ctx context.Context, m bus.Message) (bus.Result, error) {
+	res, err := s.bus.Request(ctx, m)
+	if err != nil || res.Delivered > 0 || res.Duplicate || res.Offset > 0 || !s.agents.handles(m.Topic) {
+		return res, err
+	}
+	if err := s.agents.ensure(ctx, m.Topic); err != nil {
+		return res, err
+	}
+	// The idempotency key was recorded by the first walk; the message is
+	// the same one, not a repeat.
+	m.ID, m.IdempotencyKey = res.MessageID, ""
+	return s.bus.Request(ctx, m)
+}
+
+// handler makes this connection's subscription a bus handler: each
+// delivery is a call to the peer, answered or failed when the peer goes.
+func (c *conn) handler(pattern, method string) bus.Handler {
+	return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+		d := Delivery{Topic: m.Topic, Payload: m.Payload, MessageID: m.ID, Attempt: m.Attempt, Headers: m.Headers, Subscription: pattern}
+		in, err := c.call(ctx, method, d)
+		if err != nil {
+			return bus.Ack{}, err
+		}
+		if in.err != nil {
+			return bus.Ack{}, fmt.Errorf("subscriber %s answered %s with an error: %w", c.clientID, method, in.err)
+		}
+		var r AckResult
+		if err := json.Unmarshal(in.result, &r); err != nil {
+			return bus.Ack{}, fmt.Errorf("subscriber %s sent a malformed %s result: %w", c.clientID, method, err)
+		}
+		return r.ack(c.clientID), nil
+	}
+}
+
+// call sends a request to the peer and waits for its response, the end of
+// ctx or the end of the connection.
+func (c *conn) call(ctx context.Context, method string, params any) (incoming, error) {
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		return incoming{}, fmt.Errorf("subscriber %s is disconnected", c.clientID)
+	}
+	c.nextID++
+	id := "s" + strconv.FormatUint(c.nextID, 10)
+	ch := make(chan incoming, 1)
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	// The delivery's context bounds the write: a peer that does not read
+	// cannot hold the walk past the subscriber timeout.
+	c.writeCtx(ctx, request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
+	select {
+	case in := <-ch:
+		return in, nil
+	case <-ctx.Done():
+		return incoming{}, fmt.Errorf("%s to %s: %w", method, c.clientID, ctx.Err())
+	case <-c.ctx.Done():
+		return incoming{}, fmt.Errorf("subscriber %s disconnected before answering %s", c.clientID, method)
+	}
+}
+
+func (c *conn) deliverResponse(in incoming) {
+	var id string
+	if json.Unmarshal(in.id, &id) != nil {
+		return // not one of ours: ours are strings
+	}
+	c.mu.Lock()
+	ch := c.pending[id]
+	c.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- in:
+		default: // answered twice; the first answer counts
+		}
+	}
+}
+
+// waiter is a default-handler start waiting for a subscription to topic.
+type waiter struct {
+	topic string
+	ch    chan struct{}
+	once  sync.Once
+}
+
+func (s *Server) waitFor(topic string) (*waiter, func()) {
+	w := &waiter{topic: topic, ch: make(chan struct{})}
+	s.mu.Lock()
+	s.waiters[w] = struct{}{}
+	s.mu.Unlock()
+	return w, func() {
+		s.mu.Lock()
+		delete(s.waiters, w)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) subscribed(pattern string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.waiters {
+		if bus.Match(pattern, w.topic) {
+			w.once.Do(func() { close(w.ch) })
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package natsbus_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weavehq/weave/bus"
+)
+
+var benchPayload = json.RawMessage(`{"type":"bench","text":"hello"}`)
+
+// BenchmarkPublishDeliver measures a publish from one bus to a subscriber
+// on another bus on the same server (the cross-process path), one message
+// in flight at a time.
+func BenchmarkPublishDeliver(b *testing.B) {
+	ns := startNATS(b)
+	pub := newBus(b, ns.url(), bus.Options{})
+	defer pub.Close()
+	sub := newBus(b, ns.url(), bus.Options{})
+	defer sub.Close()
+	got := make(chan struct{}, 1)
+	ctx := context.Background()
+	if _, err := sub.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		got <- struct{}{}
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	m := bus.Message{Topic: "bench:x", Payload: benchPayload}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := pub.Publish(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		<-got
+	}
+}
+
+// BenchmarkBareNATS is the floor: a nats.go publish to a subscription on
+// another connection, one message in flight at a time.
+func BenchmarkBareNATS(b *testing.B) {
+	ns := startNATS(b)
+	pc, err := nats.Connect(ns.url())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pc.Close()
+	sc, err := nats.Connect(ns.url())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.Close()
+	got := make(chan struct{}, 1)
+	if _, err := sc.Subscribe("bench.>", func(*nats.Msg) { got <- struct{}{} }); err != nil {
+		b.Fatal(err)
+	}
+	if err := sc.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	data, _ := json.Marshal(bus.Message{Topic: "bench:x", Payload: benchPayload})
+	b.ResetTimer()
+	for b.Loop() {
+		if err := pc.Publish("bench.x", data); err != nil {
+			b.Fatal(err)
+		}
+		<-got
+	}
+}
+
+// BenchmarkLocalPublishDeliver is publish to a subscriber in the same
+// process: NATS is only told, not waited for.
+func BenchmarkLocalPublishDeliver(b *testing.B) {
+	ns := startNATS(b)
+	bb := newBus(b, ns.url(), bus.Options{})
+	defer bb.Close()
+	got := make(chan struct{}, 1)
+	ctx := context.Background()
+	if _, err := bb.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		got <- struct{}{}
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	m := bus.Message{Topic: "bench:x", Payload: benchPayload}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := bb.Publish(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		<-got
+	}
+}
