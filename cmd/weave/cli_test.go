@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,4 +317,91 @@ func TestCommandHookBlocksRunbookBlock(t *testing.T) {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// notifyBuffer is a concurrency-safe output buffer that signals each write.
+type notifyBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{}
+}
+
+func (b *notifyBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	select {
+	case b.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+func (b *notifyBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until the buffer holds want; the deadline guards a hang.
+func (b *notifyBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		select {
+		case <-b.wrote:
+		case <-deadline:
+			t.Fatalf("output never showed %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestStatusWatchRedrawsOnPlanChange(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan})
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	out := &notifyBuffer{wrote: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard}, []string{"--dir", dir, "status", "--watch"})
+	}()
+	out.waitFor(t, "0/2")
+	// The user ticks a task by hand; the watcher redraws.
+	path := filepath.Join(dir, ".weave", "plans", "ok.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte("- [ ] 1."), []byte("- [x] 1."), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "1/2")
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("status --watch exit = %d, want 0 after Ctrl-C", code)
+	}
+}
+
+func TestConfigShowSources(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan})
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte("runbook:\n  retries: 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("WEAVE_LOG_LEVEL", "debug")
+	code, out, errOut := runCLI(t, "--dir", dir, "config", "show", "--sources")
+	if code != exitOK {
+		t.Fatalf("config show = %d %q", code, errOut)
+	}
+	for _, want := range []string{"retries: 4", "# project: " + filepath.Join(dir, ".weave", "config.yaml"), "level: debug", "# env: WEAVE_LOG_LEVEL", "# default"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config show --sources lacks %q:\n%s", want, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte("runbook:\n  retries: many\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI(t, "--dir", dir, "config", "show")
+	if code != exitFailed || !strings.Contains(errOut, "runbook.retries") || !strings.Contains(errOut, "config.yaml") {
+		t.Errorf("config show with a bad value = %d %q, want 1 naming the file and key", code, errOut)
+	}
 }
