@@ -6,7 +6,7 @@
 //
 // # Server
 //
-// NewServer wraps a bus.Bus in an http.Handler; ListenAndServe and
+// NewServer wraps a bus.Bus in an http.Handler; Server.ListenAndServe and
 // Server.Serve run it. Each connection must send initialize first (clientId
 // and clientInfo{name, version}, else -32002; a second one is -32001); any
 // method but initialize and ping before it is -32005. Methods:

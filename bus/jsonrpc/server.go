@@ -159,10 +159,18 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	s.cancel()
+	// Close handshakes run in parallel: a dead peer costs its own timeout,
+	// not everyone's.
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		_ = c.ws.Close(websocket.StatusGoingAway, "bus is shutting down")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.ws.Close(websocket.StatusGoingAway, "bus is shutting down")
+		}()
 	}
+	wg.Wait()
+	s.cancel()
 	s.agents.stopAll()
 	s.wg.Wait()
 	return nil
