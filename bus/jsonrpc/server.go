@@ -21,6 +21,10 @@ import (
 	"github.com/weavehq/weave/bus"
 )
 
+// ClientIDHeader is the message header holding the clientId of the
+// connection that sent the message.
+const ClientIDHeader = "weave-client-id"
+
 // Defaults for zero Options fields.
 const (
 	DefaultMaxFrameBytes     = 1 << 20
@@ -574,7 +578,8 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	if m.Headers == nil {
 		m.Headers = map[string]string{}
 	}
-	m.Headers["sender"] = c.clientID
+	// Set by the server, never taken from the peer: subscribers can trust it.
+	m.Headers[ClientIDHeader] = c.clientID
 	res, err := c.s.request(c.ctx, m)
 	if err != nil {
 		return nil, errorf(CodeInternal, "internal error: %v", err)

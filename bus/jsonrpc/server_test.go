@@ -191,7 +191,7 @@ func TestSendMessageResult(t *testing.T) {
 	call := sub.recv().(map[string]any)
 	params := call["params"].(map[string]any)
 	wantCall := map[string]any{"topic": "agent:other-agent-456", "payload": map[string]any{"type": "task_request", "task_id": "task-789"},
-		"attempt": float64(1), "subscription": "agent:other-agent-456", "headers": map[string]any{"sender": "pub"}}
+		"attempt": float64(1), "subscription": "agent:other-agent-456", "headers": map[string]any{jsonrpc.ClientIDHeader: "pub"}}
 	delete(params, "messageId")
 	if call["method"] != "processMessage" || call["id"] == nil {
 		t.Errorf("delivery = %v, want a processMessage request", call)
