@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,6 +67,7 @@ func TestDefaultHandlerStartsAgent(t *testing.T) {
 		}()
 	}
 	agents := map[string]bool{}
+	pid := 0
 	for range n {
 		var res jsonrpc.SendResult
 		select {
@@ -81,6 +84,8 @@ func TestDefaultHandlerStartsAgent(t *testing.T) {
 		if err := json.Unmarshal([]byte(ack.Message), &env); err != nil {
 			t.Fatalf("agent reply %q: %v", ack.Message, err)
 		}
+		pid, _ = strconv.Atoi(env["PID"])
+		delete(env, "PID")
 		want := map[string]string{
 			"WEAVE_WORKSPACE": workspace, "BUB_WORKSPACE": workspace,
 			"WEAVE_DEFAULT_TOPIC": "tg:123456789", "BUB_DEFAULT_TOPIC": "tg:123456789",
@@ -102,6 +107,13 @@ func TestDefaultHandlerStartsAgent(t *testing.T) {
 	res, err := bridge.SendMessage(ctx, "tg:123456789", payload("telegram_message", "text", "again"))
 	if err != nil || len(res.Acks) != 1 || !agents[res.Acks[0].ClientID] {
 		t.Errorf("second SendMessage = %+v, %v, want the same agent", res, err)
+	}
+	// Close stops the agents the server started.
+	if err := h.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Errorf("agent process %d after Close: kill(0) = %v, want ESRCH (gone)", pid, err)
 	}
 }
 

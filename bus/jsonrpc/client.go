@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -64,12 +65,15 @@ type Client struct {
 	ready   chan struct{}   // closed when ws is usable
 	pending map[string]chan incoming
 	nextID  uint64
-	subs    []clientSub
+	subs    []*clientSub
 	server  InitializeResult
 	conns   int // connections made, for tests and logs
 }
 
 type clientSub struct {
+	// active is set once the server has the subscription; only active
+	// ones are renewed after a reconnect.
+	active  bool
 	pattern string
 	h       bus.Handler
 	opts    SubscribeOptions
@@ -163,7 +167,12 @@ func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
 		return nil, fmt.Errorf("initialize with bus %s: %w", c.url, err)
 	}
 	c.mu.Lock()
-	subs := append([]clientSub(nil), c.subs...)
+	var subs []clientSub
+	for _, s := range c.subs {
+		if s.active {
+			subs = append(subs, *s)
+		}
+	}
 	c.mu.Unlock()
 	for _, s := range subs {
 		var ok map[string]bool
@@ -429,23 +438,28 @@ func (c *Client) Subscribe(ctx context.Context, pattern string, h bus.Handler, o
 		return fmt.Errorf("subscribe to %q: nil handler", pattern)
 	}
 	// Record first so a delivery racing the response finds its handler.
+	sub := &clientSub{pattern: pattern, h: h, opts: opts}
 	c.mu.Lock()
-	c.subs = append(c.subs, clientSub{pattern: pattern, h: h, opts: opts})
+	c.subs = append(c.subs, sub)
 	c.mu.Unlock()
 	err := c.Call(ctx, "subscribe", subscribeParams{Topic: &pattern, Policy: string(opts.Policy), Method: opts.Method}, nil)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err != nil {
-		c.forget(pattern)
+		c.subs = slices.DeleteFunc(c.subs, func(s *clientSub) bool { return s == sub })
 		return fmt.Errorf("subscribe to %q: %w", pattern, err)
 	}
+	sub.active = true
 	return nil
 }
 
+// forget drops the newest active subscription to pattern.
 func (c *Client) forget(pattern string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(c.subs) - 1; i >= 0; i-- {
-		if c.subs[i].pattern == pattern {
-			c.subs = append(c.subs[:i], c.subs[i+1:]...)
+		if c.subs[i].active && c.subs[i].pattern == pattern {
+			c.subs = slices.Delete(c.subs, i, i+1)
 			return
 		}
 	}

@@ -6,7 +6,7 @@
 //
 // # Server
 //
-// NewServer wraps a bus.Bus in an http.Handler; ListenAndServe and
+// NewServer wraps a bus.Bus in an http.Handler; Server.ListenAndServe and
 // Server.Serve run it. Each connection must send initialize first (clientId
 // and clientInfo{name, version}, else -32002; a second one is -32001); any
 // method but initialize and ping before it is -32005. Methods:
@@ -27,8 +27,9 @@
 //   - sendMessage {topic, payload, headers?, idempotencyKey?}: bus.Request,
 //     answered with {success, acks[{client_id, processed, message, ...}],
 //     stopPropagation, messageId, delivered, ...}. payload.type is
-//     required (-32602). As a notification it runs the same walk and the
-//     result is dropped.
+//     required (-32602). The message carries the sender's clientId in the
+//     header weave-client-id, set by the server. As a notification it runs
+//     the same walk and the result is dropped.
 //   - ping: {timestamp}.
 //
 // A connection's subscriptions end with it.
@@ -67,7 +68,9 @@
 // same under BUB_, plus WEAVE_BUS_TOKEN when a token is set), waits up to
 // Options.AgentStartTimeout for a subscription matching the topic, then
 // walks again. Concurrent messages on one topic share one start. The
-// agents are killed by Server.Close.
+// agent gets an explicit environment (PATH, HOME, USER, LANG, LC_ALL,
+// TMPDIR, Options.AgentEnv and the variables above), never the host's
+// secrets, runs in Options.Workspace and is killed by Server.Close.
 //
 // # Security
 //

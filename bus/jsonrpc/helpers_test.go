@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func agentMain() int {
 	}
 	wd, _ := os.Getwd()
 	env["PWD"] = wd
+	env["PID"] = strconv.Itoa(os.Getpid())
 	report, _ := json.Marshal(env)
 	err = c.Subscribe(ctx, os.Getenv("WEAVE_DEFAULT_TOPIC"), func(ctx context.Context, m bus.Message) (bus.Ack, error) {
 		return bus.Ack{Processed: true, Message: string(report)}, nil

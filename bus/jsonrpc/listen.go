@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/weavehq/weave/bus"
 )
 
 // IsLoopback reports whether a listen address (host:port) only accepts
@@ -26,21 +24,16 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ListenAndServe serves b's WebSocket face on addr until ctx ends. It sets
-// opts.Loopback from addr, so a token is required off loopback. ready, when
-// not nil, receives the bound address (useful with port 0) once listening.
-func ListenAndServe(ctx context.Context, addr string, b bus.Bus, opts Options, ready chan<- net.Addr) error {
-	opts.Loopback = IsLoopback(addr)
-	s, err := NewServer(b, opts)
-	if err != nil {
-		return err
+// ListenAndServe serves on addr until ctx ends. It refuses an address
+// beyond loopback when the server has no token, whatever Options.Loopback
+// said.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	if !IsLoopback(addr) && s.opts.Token == "" {
+		return fmt.Errorf("the bus WebSocket would listen on %s, beyond loopback, without a token: set bus.token or listen on 127.0.0.1", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen for the bus WebSocket on %s: %w", addr, err)
-	}
-	if ready != nil {
-		ready <- ln.Addr()
 	}
 	return s.Serve(ctx, ln)
 }

@@ -21,6 +21,10 @@ import (
 	"github.com/weavehq/weave/bus"
 )
 
+// ClientIDHeader is the message header holding the clientId of the
+// connection that sent the message.
+const ClientIDHeader = "weave-client-id"
+
 // Defaults for zero Options fields.
 const (
 	DefaultMaxFrameBytes     = 1 << 20
@@ -159,10 +163,18 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	s.cancel()
+	// Close handshakes run in parallel: a dead peer costs its own timeout,
+	// not everyone's.
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		_ = c.ws.Close(websocket.StatusGoingAway, "bus is shutting down")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.ws.Close(websocket.StatusGoingAway, "bus is shutting down")
+		}()
 	}
+	wg.Wait()
+	s.cancel()
 	s.agents.stopAll()
 	s.wg.Wait()
 	return nil
@@ -566,7 +578,8 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	if m.Headers == nil {
 		m.Headers = map[string]string{}
 	}
-	m.Headers["sender"] = c.clientID
+	// Set by the server, never taken from the peer: subscribers can trust it.
+	m.Headers[ClientIDHeader] = c.clientID
 	res, err := c.s.request(c.ctx, m)
 	if err != nil {
 		return nil, errorf(CodeInternal, "internal error: %v", err)

@@ -191,7 +191,7 @@ func TestSendMessageResult(t *testing.T) {
 	call := sub.recv().(map[string]any)
 	params := call["params"].(map[string]any)
 	wantCall := map[string]any{"topic": "agent:other-agent-456", "payload": map[string]any{"type": "task_request", "task_id": "task-789"},
-		"attempt": float64(1), "subscription": "agent:other-agent-456", "headers": map[string]any{"sender": "pub"}}
+		"attempt": float64(1), "subscription": "agent:other-agent-456", "headers": map[string]any{jsonrpc.ClientIDHeader: "pub"}}
 	delete(params, "messageId")
 	if call["method"] != "processMessage" || call["id"] == nil {
 		t.Errorf("delivery = %v, want a processMessage request", call)
@@ -550,14 +550,22 @@ func TestListenAndServe(t *testing.T) {
 	}
 	defer b.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := jsonrpc.ListenAndServe(ctx, "0.0.0.0:0", b, jsonrpc.Options{}, nil); err == nil {
+	defer cancel()
+	// Loopback claimed, but the address says otherwise.
+	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.ListenAndServe(ctx, "0.0.0.0:0"); err == nil {
 		t.Errorf("ListenAndServe(0.0.0.0, no token) = nil, want an error")
 	}
-	ready := make(chan net.Addr, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- jsonrpc.ListenAndServe(ctx, "127.0.0.1:0", b, jsonrpc.Options{}, ready) }()
-	addr := bustest.Recv(t, "the listener", ready)
-	c, err := jsonrpc.Dial(ctx, "ws://"+addr.String(), jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithoutReconnect())
+	go func() { done <- srv.Serve(ctx, ln) }()
+	c, err := jsonrpc.Dial(ctx, "ws://"+ln.Addr().String(), jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithoutReconnect())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,8 +573,11 @@ func TestListenAndServe(t *testing.T) {
 		t.Errorf("Ping = %v", err)
 	}
 	cancel()
-	if err := bustest.Recv(t, "ListenAndServe to return", done); err != nil {
-		t.Errorf("ListenAndServe = %v, want nil after cancel", err)
+	if err := bustest.Recv(t, "Serve to return", done); err != nil {
+		t.Errorf("Serve = %v, want nil after cancel", err)
+	}
+	if _, err := c.Ping(context.Background()); err == nil {
+		t.Errorf("Ping after the server stopped = nil, want an error (no reconnect)")
 	}
 	c.Close()
 }
@@ -628,5 +639,23 @@ func TestIdempotencyKeyThroughFace(t *testing.T) {
 	}
 	if first.Duplicate || !second.Duplicate || rec.Len() != 1 {
 		t.Errorf("two sends with one key: duplicate %v then %v, delivered %d times; want false, true, once", first.Duplicate, second.Duplicate, rec.Len())
+	}
+}
+
+func TestCloseSaysGoingAway(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{})
+	r := h.raw(t)
+	r.init("c1")
+	closed := make(chan error, 1)
+	go func() { closed <- r.readErr() }()
+	if err := h.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := bustest.Recv(t, "the connection to close", closed)
+	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
+		t.Errorf("close status = %v (%v), want %v", got, err, websocket.StatusGoingAway)
+	}
+	if n := h.srv.Connections(); n != 0 {
+		t.Errorf("Connections() after Close = %d, want 0", n)
 	}
 }

@@ -93,3 +93,35 @@ func BenchmarkLocalPublishDeliver(b *testing.B) {
 		<-got
 	}
 }
+
+// BenchmarkRequestRemote is a Request answered by a subscriber in another
+// bus process on the same server.
+func BenchmarkRequestRemote(b *testing.B) {
+	ns := startNATS(b)
+	pub := newBus(b, ns.url(), bus.Options{})
+	defer pub.Close()
+	sub := newBus(b, ns.url(), bus.Options{})
+	defer sub.Close()
+	ctx := context.Background()
+	if _, err := sub.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	m := bus.Message{Topic: "bench:x", Payload: benchPayload}
+	for { // wait for the registry entry to reach pub
+		res, err := pub.Request(ctx, m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Acks) == 1 {
+			break
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if res, err := pub.Request(ctx, m); err != nil || len(res.Acks) != 1 {
+			b.Fatalf("Request = %+v, %v", res, err)
+		}
+	}
+}

@@ -28,7 +28,8 @@
 //     order is per process, not one interleaved list: a newer identical
 //     pattern in process B does not supersede an older one in process A.
 //     A process that died without Close is skipped (NATS answers "no
-//     responders").
+//     responders") and its entries are removed; a process that was only
+//     cut off writes its entries again when it reconnects.
 //
 // # What JetStream keeps
 //

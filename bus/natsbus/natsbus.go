@@ -60,7 +60,7 @@ type Bus struct {
 	regMu    sync.Mutex
 	registry map[string]regEntry // KV key -> entry, all processes
 	nextSub  atomic.Uint64
-	mine     sync.Map // KV keys of this process's subscriptions
+	mine     sync.Map // KV key -> pattern of this process's subscriptions
 
 	dlqMu     sync.Mutex
 	persisted map[string]bool // dead letter ids written to dlqKV
@@ -120,6 +120,11 @@ func (b *Bus) connect(ctx context.Context, url string) error {
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(100*time.Millisecond),
 		nats.RetryOnFailedConnect(false),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			if !b.closed.Load() {
+				go b.reregister()
+			}
+		}),
 	)
 	if err != nil {
 		return fmt.Errorf("connect to NATS at %s: %w (is nats-server running with -js?)", url, err)
@@ -405,7 +410,8 @@ func (b *Bus) Request(ctx context.Context, m bus.Message) (bus.Result, error) {
 	for _, t := range b.remoteTargets(m.Topic) {
 		remote, err := b.requestRemote(ctx, t, m)
 		if errors.Is(err, nats.ErrNoResponders) {
-			continue // a process that left without cleaning up
+			b.forgetInstance(t.instance)
+			continue
 		}
 		if err != nil {
 			return res, err
@@ -423,6 +429,36 @@ func merge(res *bus.Result, r bus.Result) {
 	res.Acks = append(res.Acks, r.Acks...)
 	res.Stopped = res.Stopped || r.Stopped
 	res.DeadLettered = res.DeadLettered || r.DeadLettered
+}
+
+// forgetInstance removes the registry entries of a bus process that no
+// longer answers: it died without Close, or it is cut off and will
+// register again when it reconnects.
+func (b *Bus) forgetInstance(instance string) {
+	b.regMu.Lock()
+	var keys []string
+	for k, e := range b.registry {
+		if e.instance == instance {
+			keys = append(keys, k)
+		}
+	}
+	b.regMu.Unlock()
+	ctx, cancel := context.WithTimeout(b.ctx, storeAttempt)
+	defer cancel()
+	for _, k := range keys {
+		_ = b.subsKV.Delete(ctx, k)
+	}
+}
+
+// reregister writes this process's subscriptions to the registry again,
+// after a reconnect, in case another process removed them meanwhile.
+func (b *Bus) reregister() {
+	ctx, cancel := context.WithTimeout(b.ctx, storeAttempt)
+	defer cancel()
+	b.mine.Range(func(k, v any) bool {
+		_, _ = b.subsKV.Put(ctx, k.(string), []byte(v.(string)))
+		return ctx.Err() == nil
+	})
 }
 
 type remoteTarget struct {
@@ -524,7 +560,7 @@ func (b *Bus) Subscribe(ctx context.Context, pattern string, h bus.Handler, opts
 		_ = s.Unsubscribe()
 		return nil, fmt.Errorf("register subscription to %q: %w", pattern, err)
 	}
-	b.mine.Store(key, true)
+	b.mine.Store(key, pattern)
 	return &subscription{Subscription: s, b: b, key: key}, nil
 }
 

@@ -3,6 +3,7 @@ package natsbus_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
@@ -258,4 +261,41 @@ func TestNewFailsWithoutServer(t *testing.T) {
 	if _, err := natsbus.New(ctx, "nats://127.0.0.1:1", bus.Options{}); err == nil {
 		t.Errorf("New(no server) = nil error, want an error")
 	}
+}
+
+// TestDeadProcessSkipped: a registry entry left by a process that died
+// without Close costs nothing and is cleaned up.
+func TestDeadProcessSkipped(t *testing.T) {
+	ns := startNATS(t)
+	a := newBus(t, ns.url(), bus.Options{})
+	defer a.Close()
+	ctx := context.Background()
+	nc, err := nats.Connect(ns.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, "WEAVE_SUBS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "deadprocess.1", []byte("job:*")); err != nil {
+		t.Fatal(err)
+	}
+	local := bustest.NewRecorder(bus.Ack{})
+	if _, err := a.Subscribe(ctx, "job:1", local.Handle, bus.SubscribeOptions{Name: "local"}); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, "the dead process's entry to be cleaned up", func() bool {
+		res, err := a.Request(ctx, bus.Message{Topic: "job:1", Payload: payload()})
+		if err != nil || len(res.Acks) != 1 {
+			t.Fatalf("Request = %+v, %v, want only the local ack", res, err)
+		}
+		_, err = kv.Get(ctx, "deadprocess.1")
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
 }

@@ -1,0 +1,65 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzParseIncoming: any bytes give exactly one classification, and never
+// a panic.
+func FuzzParseIncoming(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"sendMessage","params":{"topic":"a","payload":{"type":"x"}}}`,
+		`{"jsonrpc":"2.0","id":"s1","result":{"processed":true}}`,
+		`{"jsonrpc":"2.0","id":"s1","error":{"code":-1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":null,"result":1,"error":{}}`,
+		`[]`, `42`, `null`, `"x"`, `{`, ``, `{"id":[1]}`, `{"jsonrpc":"2.0","method":""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		in, ok := parseIncoming(raw)
+		if !ok {
+			if json.Valid(raw) {
+				t.Fatalf("parseIncoming(%q) = parse error for valid JSON", raw)
+			}
+			return
+		}
+		kinds := 0
+		if in.invalid != nil {
+			kinds++
+		}
+		if in.response {
+			kinds++
+		}
+		if in.method != "" && in.invalid == nil {
+			kinds++
+		}
+		if kinds != 1 {
+			t.Fatalf("parseIncoming(%q) = %+v: want exactly one of invalid, response, request", raw, in)
+		}
+		if in.id != nil && !validID(in.id) {
+			t.Fatalf("parseIncoming(%q) kept invalid id %s", raw, in.id)
+		}
+	})
+}
+
+func TestAckResult(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name string
+		in   AckResult
+		want bool
+	}{
+		{"processed", AckResult{Processed: &yes}, true},
+		{"processed false wins over success", AckResult{Processed: &no, Success: &yes}, false},
+		{"bare sendMessage success", AckResult{Success: &yes}, true},
+		{"nothing", AckResult{}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.in.ack("x").Processed; got != tt.want {
+			t.Errorf("%s: ack().Processed = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
