@@ -1,42 +1,65 @@
 #!/usr/bin/env bash
-# Runs Weave's benchmarks and prints the figures beside their targets.
-#   scripts/bench.sh            all suites
-#   BENCHTIME=3x scripts/bench.sh
+# Runs Weave's benchmarks and prints the figures beside their targets and
+# floors. Figures depend on the machine and its load: run it on a quiet one.
+#   scripts/bench.sh              every suite
+#   BENCHTIME=3x scripts/bench.sh override each suite's benchtime
 set -euo pipefail
 cd "$(dirname "$0")/.."
-benchtime=${BENCHTIME:-}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 run() { # package, bench regexp, benchtime
-  local bt=${benchtime:-$3}
+  local bt=${BENCHTIME:-$3}
   echo "--- go test -bench '$2' -benchtime $bt $1" >&2
   go test -run '^$' -bench "$2" -benchmem -benchtime "$bt" "$1" | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
 }
 
-# metric NAME UNIT: the value of UNIT on the first line of benchmark NAME.
+# metric NAME UNIT: the value of UNIT on the line of benchmark NAME.
 metric() {
   awk -v name="$1" -v unit="$2" '$1 ~ "^"name"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == unit) { print $i; exit } }' "$out"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
-run ./plans 'Benchmark(Parse|SetDone)' 1s
+run ./plans 'Benchmark(Parse|SetDone100000|GoldmarkFloor)' 1s
 run ./cmd/weave 'Benchmark(StartWorkRunbook|RunbookFloor)$' 1x
 run ./cmd/weave 'BenchmarkStatusProcess$' 20x
-for pkg in ./bus/... ./plugins/... ./host/... ./hooks/...; do
-  if go list "$pkg" >/dev/null 2>&1 && grep -rqs '^func Benchmark' ${pkg%/...}; then
-    run "$pkg" . 1s
-  fi
-done
+run ./host 'Benchmark(PluginColdStart|HookRoundTrip|ToolCallThroughGate|ToolCallDirect)$' 1s
+run ./plugins 'Benchmark(BareGRPCUnix|BareGRPCUnixSubprocess|HookRoundTripInProcess)$' 1s
+run ./hooks 'BenchmarkPipelineRoundTrip' 1s
+run ./bus 'Benchmark(Publish|ChannelFanout)' 1s
+run ./bus/jsonrpc 'Benchmark(SendMessage|BareEcho)$' 1s
+run ./bus/envelope 'BenchmarkRoundTrip' 1s
+run ./bus/natsbus 'Benchmark(PublishDeliver|BareNATS)$' 1s
 
+line() { printf '  %-44s %s\n' "$1" "$2"; }
 echo
-echo "== Plans (target: 1,000-task plan parsed and counted in under 5 ms)"
+echo "== Plans (target: a 1,000-task plan parsed and counted in under 5 ms)"
 for n in 10 1000 100000; do
-  printf '  parse+count %6s tasks: %12s ns/op  %10s MB/s  %8s allocs/op\n' "$n" \
-    "$(metric "BenchmarkParse/tasks=$n" ns/op)" "$(metric "BenchmarkParse/tasks=$n" MB/s)" "$(metric "BenchmarkParse/tasks=$n" allocs/op)"
+  line "parse+count, $n tasks" "$(metric "BenchmarkParse/tasks=$n" ns/op) ns/op  $(metric "BenchmarkParse/tasks=$n" MB/s) MB/s  $(metric "BenchmarkParse/tasks=$n" allocs/op) allocs/op"
 done
-printf '  tick one task in 100,000: %s ns/op\n' "$(metric BenchmarkSetDone100000 ns/op)"
+line "goldmark alone, 1000 tasks (floor)" "$(metric BenchmarkGoldmarkFloor ns/op) ns/op"
+line "tick one task in 100,000 (no re-render)" "$(metric BenchmarkSetDone100000 ns/op) ns/op"
 echo "== Runbook (target: within 2x of the floor per task)"
 sw=$(metric BenchmarkStartWorkRunbook ns/task); fl=$(metric BenchmarkRunbookFloor ns/task)
-printf '  weave start-work: %s ns/task   floor: %s ns/task   ratio: %s\n' "$sw" "$fl" "$(ratio "$sw" "$fl")"
-echo "== weave status, process start to exit: $(metric BenchmarkStatusProcess ns/op) ns"
+line "weave start-work, 1000 tasks" "$sw ns/task"
+line "floor: shell loop + 2 atomic writes" "$fl ns/task   ratio $(ratio "$sw" "$fl")"
+line "weave status, process start to exit" "$(metric BenchmarkStatusProcess ns/op) ns"
+echo "== Plugins (target: hook round trip within 2x of bare gRPC at p50)"
+rt=$(metric BenchmarkHookRoundTrip p50-ns); bare=$(metric BenchmarkBareGRPCUnix p50-ns); sub=$(metric BenchmarkBareGRPCUnixSubprocess p50-ns)
+line "plugin cold start to first call" "$(metric BenchmarkPluginColdStart ns/op) ns/op"
+line "hook round trip (subprocess plugin)" "$rt ns p50"
+line "floor: bare gRPC over UDS, in process" "$bare ns p50   ratio $(ratio "$rt" "$bare")"
+line "floor: bare gRPC over UDS, subprocess" "$sub ns p50   ratio $(ratio "$rt" "$sub")"
+line "tool call through gate + hooks" "$(metric BenchmarkToolCallThroughGate ns/op) ns/op   direct $(metric BenchmarkToolCallDirect ns/op) ns/op"
+line "pipeline, 1 in-process hook" "$(metric BenchmarkPipelineRoundTrip/hooks=1 ns/op) ns/op"
+echo "== Bus (targets: memory within 3x of channels and > 1,000,000 msgs/s; faces within 1.5x of their floor at p50)"
+for n in 1 100; do
+  p=$(metric "BenchmarkPublish/subs=$n" ns/op); c=$(metric "BenchmarkChannelFanout/subs=$n" ns/op)
+  line "memory publish->deliver, $n subscriber(s)" "$p ns/op  $(metric "BenchmarkPublish/subs=$n" msgs/s) msgs/s   channels $c ns/op   ratio $(ratio "$p" "$c")"
+done
+sm=$(metric BenchmarkSendMessage p50-ns); echo_=$(metric BenchmarkBareEcho p50-ns)
+line "JSON-RPC sendMessage round trip" "$sm ns p50   bare WebSocket echo $echo_   ratio $(ratio "$sm" "$echo_")"
+ev=$(metric BenchmarkRoundTrip/envelope-uds p50-ns); raw=$(metric BenchmarkRoundTrip/envelope-uds-raw-client p50-ns); be=$(metric BenchmarkRoundTrip/bare-echo-uds p50-ns)
+line "v1 envelope round trip over UDS" "$ev ns p50 (raw client $raw)   bare echo $be   ratio $(ratio "$raw" "$be")"
+np=$(metric BenchmarkPublishDeliver ns/op); nb=$(metric BenchmarkBareNATS ns/op)
+line "nats backend publish->deliver" "$np ns/op   bare nats.go $nb   ratio $(ratio "$np" "$nb")"
