@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -69,15 +68,7 @@ the configuration narrowed (agents.<name>.tools) or widened (allow_widen: true)
 are marked and explained below the table.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
-			project, err := g.project()
-			if errors.Is(err, host.ErrNoProject) {
-				// Outside a project, the user and environment layers still apply.
-				project, err = "", nil
-			}
-			if err != nil {
-				return err
-			}
-			cfg, _, err := loadConfig(project, nil)
+			_, cfg, _, err := g.optionalProjectConfig()
 			if err != nil {
 				return err
 			}

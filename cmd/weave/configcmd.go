@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/config"
-	"github.com/weavehq/weave/host"
 )
 
 func newCmdConfig(g *globalOptions, s *Streams) *cobra.Command {
@@ -24,15 +22,7 @@ file ($XDG_CONFIG_HOME/weave/config.yaml), the project file
 With --sources, each value says which layer it came from.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
-			project, err := g.project()
-			if errors.Is(err, host.ErrNoProject) {
-				// Outside a project, the user and environment layers still apply.
-				project, err = "", nil
-			}
-			if err != nil {
-				return err
-			}
-			cfg, src, err := loadConfig(project, nil)
+			_, cfg, src, err := g.optionalProjectConfig()
 			if err != nil {
 				return err
 			}

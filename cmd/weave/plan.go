@@ -77,11 +77,7 @@ func newCmdPlanShow(g *globalOptions, s *Streams) *cobra.Command {
 		Short: "Show a plan's tasks, their fields and blocks",
 		Args:  argsBetween(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			project, err := g.project()
-			if err != nil {
-				return err
-			}
-			p, err := plans.Find(project, args[0])
+			project, p, err := g.findPlan(args[0])
 			if err != nil {
 				return err
 			}
@@ -138,11 +134,7 @@ func newCmdPlanValidate(g *globalOptions, s *Streams) *cobra.Command {
 		Short: "Check a plan; exits 1 when it has errors",
 		Args:  argsBetween(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			project, err := g.project()
-			if err != nil {
-				return err
-			}
-			p, err := plans.Find(project, args[0])
+			project, p, err := g.findPlan(args[0])
 			if err != nil {
 				return err
 			}

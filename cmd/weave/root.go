@@ -12,6 +12,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/plans"
 )
 
 // globalOptions are the flags every command takes.
@@ -31,6 +32,30 @@ func (g *globalOptions) project() (string, error) {
 		return "", fmt.Errorf("find working directory: %w", err)
 	}
 	return host.FindProject(wd)
+}
+
+// findPlan finds the plan called name in the project.
+func (g *globalOptions) findPlan(name string) (string, *plans.Plan, error) {
+	project, err := g.project()
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := plans.Find(project, name)
+	return project, p, err
+}
+
+// optionalProjectConfig loads the configuration of the project, or, outside
+// any project, of the user and environment layers alone.
+func (g *globalOptions) optionalProjectConfig() (string, *config.Config, *config.Sources, error) {
+	project, err := g.project()
+	if errors.Is(err, host.ErrNoProject) {
+		project, err = "", nil
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cfg, src, err := loadConfig(project, nil)
+	return project, cfg, src, err
 }
 
 // loadConfig loads the layered configuration for project (which may be
