@@ -31,5 +31,5 @@ func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, e
 	if cfg.Log.Format == "json" {
 		h = slog.NewJSONHandler(f, hopts)
 	}
-	return slog.New(h).With("pid", os.Getpid()), f, nil
+	return slog.New(h).With("host_pid", os.Getpid()), f, nil
 }
