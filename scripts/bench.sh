@@ -23,6 +23,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2fx",
 run ./plans 'Benchmark(Parse|SetDone100000|GoldmarkFloor)' 1s
 run ./cmd/weave 'Benchmark(StartWorkRunbook|RunbookFloor)$' 1x
 run ./cmd/weave 'BenchmarkStatusProcess$' 20x
+run ./cmd/weave 'BenchmarkFirstTask' 20x
 run ./host 'Benchmark(PluginColdStart|HookRoundTrip|ToolCallThroughGate|ToolCallDirect)$' 1s
 run ./plugins 'Benchmark(BareGRPCUnix|BareGRPCUnixSubprocess|HookRoundTripInProcess)$' 1s
 run ./hooks 'BenchmarkPipelineRoundTrip' 1s
@@ -47,6 +48,8 @@ line "weave status, process start to exit" "$(metric BenchmarkStatusProcess ns/o
 echo "== Plugins (target: hook round trip within 2x of bare gRPC at p50)"
 rt=$(metric BenchmarkHookRoundTrip p50-ns); bare=$(metric BenchmarkBareGRPCUnix p50-ns); sub=$(metric BenchmarkBareGRPCUnixSubprocess p50-ns)
 line "plugin cold start to first call" "$(metric BenchmarkPluginColdStart ns/op) ns/op"
+ft=$(metric BenchmarkFirstTask/builtins ns/op); fn=$(metric BenchmarkFirstTask/no-builtin-hooks ns/op)
+line "one-task start-work, with built-in hooks" "$ft ns   without: $fn ns   built-ins add $(awk -v a="$ft" -v b="$fn" 'BEGIN { printf "%.1f ms", (a - b) / 1e6 }') (target < 100 ms)"
 line "hook round trip (subprocess plugin)" "$rt ns p50"
 line "floor: bare gRPC over UDS, in process" "$bare ns p50   ratio $(ratio "$rt" "$bare")"
 line "floor: bare gRPC over UDS, subprocess" "$sub ns p50   ratio $(ratio "$rt" "$sub")"

@@ -137,3 +137,36 @@ func tail(b []byte) []byte {
 	}
 	return b
 }
+
+// BenchmarkFirstTask runs `weave start-work` on a one-task plan, from process
+// start to exit, with the built-in hooks (each a plugin process, started as
+// the run needs it) and with all of them disabled: the difference is what
+// starting the built-ins adds to the first task.
+func BenchmarkFirstTask(b *testing.B) {
+	bin := weaveBinary(b)
+	plan := truePlan(1)
+	for _, tc := range []struct {
+		name, config string
+	}{
+		{"builtins", ""},
+		{"no-builtin-hooks", "disabled_hooks: [weave.start-work, weave.context-window-monitor, weave.keyword-detector, weave.rules-injector, weave.verification-reminder, weave.pattern-md-only, weave.write-existing-file-guard, weave.work-continuation]\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				dir := benchProject(b, plan)
+				if tc.config != "" {
+					if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(tc.config), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
+				cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
+				b.StartTimer()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("start-work: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+}
