@@ -325,6 +325,11 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			rec.Attempts--
 			return nil, r.pauseErr(p, "interrupted")
 		}
+		var pe *pauseError
+		if errors.As(err, &pe) {
+			rec.Attempts--
+			return nil, r.pauseErr(p, pe.reason)
+		}
 		if err == nil {
 			np, ok, terr := r.confirmTick(p, t)
 			if terr != nil {
@@ -367,6 +372,16 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 	}
 }
 
+// maxIdleNudges is the host's own bound on continuation prompts within one
+// attempt, whatever the hooks say, so that a run never loops.
+const maxIdleNudges = 20
+
+// pauseError is a hook's decision to pause the plan (work-continuation
+// stopping after nudges without progress).
+type pauseError struct{ reason string }
+
+func (e *pauseError) Error() string { return "paused: " + e.reason }
+
 // runLogged has the agent carry out the task, with the output of its
 // commands going to the observer, one event per line, and to the task's log.
 func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
@@ -396,14 +411,29 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 	if err != nil {
 		return err
 	}
-	resp, err := r.o.Agent.Handle(ctx, r.services(w), req)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("tapestry: %w", err)
-	case resp.Error != "":
-		err = errors.New(resp.Error)
-	case !resp.Done:
-		err = errors.New("tapestry stopped without finishing the task")
+	for nudges := 0; ; nudges++ {
+		var resp plugins.AgentResponse
+		resp, err = r.o.Agent.Handle(ctx, r.services(w), req)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("tapestry: %w", err)
+		case resp.Error != "":
+			err = errors.New(resp.Error)
+		case !resp.Done:
+			// The agent ended its turn with the task unfinished: its session
+			// is idle. The work-continuation hook may nudge it on, or pause.
+			out := r.fire(ctx, plugins.Event{Name: plugins.EventSessionIdle, Plan: p.Name, Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}})
+			switch {
+			case out.Blocked():
+				err = &pauseError{reason: out.Reason}
+			case len(out.Context) > 0 && nudges < maxIdleNudges:
+				req.Prompt = strings.Join(out.Context, "\n\n")
+				continue
+			default:
+				err = errors.New("tapestry stopped without finishing the task")
+			}
+		}
+		break
 	}
 	if err != nil && log != nil {
 		w.flush()
