@@ -208,11 +208,11 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 			return RunResult{}, fmt.Errorf("resolve plan path: %w", err)
 		}
 		r.st = &plans.State{
-			SchemaVersion: 1,
+			SchemaVersion: plans.SchemaVersion,
 			ActivePlan:    abs,
 			StartedAt:     r.o.Now().UTC(),
 			PlanName:      p.Name,
-			Agent:         "tapestry",
+			Agent:         agents.Tapestry,
 			StartSHA:      plans.GitHead(r.o.Project),
 			Tasks:         map[string]*plans.TaskRecord{},
 		}
