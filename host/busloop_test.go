@@ -274,7 +274,8 @@ func TestLoopStatus(t *testing.T) {
 		t.Errorf("LoopStatus(no bus URL) = %+v, %v; want nil, nil", info, err)
 	}
 	ws := startWSBus(t, "")
-	feed(LoopObserver(ctx, ws.bus, loopProject(t), nil, nil), pausedRun[:2])
+	// The run joins the bus over WebSocket, as start-work --bus does.
+	feed(LoopObserver(ctx, openBus(t, config.Default(), ws.url), loopProject(t), nil, nil), pausedRun[:2])
 	info, err := LoopStatus(ctx, config.Default(), ws.url, at(10))
 	if err != nil {
 		t.Fatalf("LoopStatus(%s) = %v", ws.url, err)

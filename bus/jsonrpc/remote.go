@@ -245,7 +245,7 @@ func (r *Remote) adminCall(ctx context.Context, method, path string, out any) er
 	}
 	defer resp.Body.Close()
 	switch {
-	case resp.StatusCode == http.StatusNotFound && resp.Header.Get(adminHeader) == "":
+	case resp.Header.Get(adminHeader) == "":
 		return fmt.Errorf("%w: the server at %s has no admin routes (run the bus with `weave bus serve`, or use a nats:// bus)", ErrRemoteUnsupported, r.admin)
 	case resp.StatusCode == http.StatusUnauthorized:
 		return fmt.Errorf("unauthorized at %s: pass the bus token (bus.token or WEAVE_BUS_TOKEN)", r.admin)
