@@ -28,7 +28,7 @@ type wsBus struct {
 	url string
 }
 
-func startWSBus(t *testing.T, token string) *wsBus {
+func startWSBus(t testing.TB, token string) *wsBus {
 	t.Helper()
 	b, err := bus.NewMemory(bus.DefaultOptions())
 	if err != nil {
@@ -183,7 +183,7 @@ func answer(result string, stop bool) bus.Handler {
 	}
 }
 
-func busPipeline(t *testing.T, b bus.Bus) *hooks.Pipeline {
+func busPipeline(t testing.TB, b bus.Bus) *hooks.Pipeline {
 	t.Helper()
 	regs, err := BusHooks(context.Background(), b, config.Default())
 	if err != nil {
