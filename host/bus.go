@@ -46,6 +46,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -419,6 +420,23 @@ func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *Supervisor, services 
 		subs = append(subs, s)
 	}
 	return stop, nil
+}
+
+// ToolServices returns services for ServeAgentsOnBus: each agent's tool
+// calls go through tools (the capability gate, then the tool hooks) as the
+// caller the request named, in session.
+func ToolServices(tools *Tools, session string, logger *slog.Logger) func(c Caller) plugins.Host {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return func(c Caller) plugins.Host {
+		return &PluginServices{
+			Logger: logger.With("agent", c.agent()),
+			ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+				return tools.Call(ctx, c, session, call)
+			},
+		}
+	}
 }
 
 func agentHandler(role string, agent plugins.Agent, services func(c Caller) plugins.Host) bus.Handler {

@@ -532,3 +532,33 @@ func TestServeAgentsOnBusSubscribesEveryRole(t *testing.T) {
 		t.Errorf("Delegate(pattern) after stop = %v, want nothing subscribed", err)
 	}
 }
+
+func TestToolServicesKeepTheCeiling(t *testing.T) {
+	project := t.TempDir()
+	gate, err := NewGate(config.Default(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := NewTools(project, config.Default(), gate, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := ToolServices(tools, "s1", nil)
+	write := plugins.ToolCall{Tool: plugins.ToolWrite, Args: map[string]any{"path": "a.txt", "content": "hi"}}
+	tests := []struct {
+		caller     Caller
+		wantDenied bool
+	}{
+		{Caller{Agent: "tapestry"}, false},
+		{Caller{Agent: "loom"}.Delegated("thread"), true},
+	}
+	for _, tc := range tests {
+		res, err := services(tc.caller).CallTool(context.Background(), write)
+		if err != nil {
+			t.Fatalf("CallTool(write) as %s = %v", tc.caller, err)
+		}
+		if res.Denied != tc.wantDenied {
+			t.Errorf("CallTool(write) as %s denied = %v (%s), want %v", tc.caller, res.Denied, res.Output, tc.wantDenied)
+		}
+	}
+}
