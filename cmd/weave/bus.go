@@ -18,6 +18,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/envelope"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 )
@@ -341,6 +342,32 @@ func writeDeadLetters(w io.Writer, dls []bus.DeadLetter) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", d.ID, d.Time.UTC().Format(time.RFC3339), d.Message.Topic, d.Subscriber, d.Attempts, d.Reason)
 	}
 	_ = tw.Flush()
+}
+
+// writeLoopInfo prints the loop state read from the bus, for `weave
+// status`; nil (no bus URL) prints nothing.
+func writeLoopInfo(w io.Writer, info *host.LoopInfo, now time.Time) {
+	if info == nil {
+		return
+	}
+	e := info.Event
+	switch {
+	case e == nil:
+		fmt.Fprintf(w, "loop: nothing published on %s at %s\n", loop.TopicCurrent, info.Bus)
+	case e.Kind == loop.KindState:
+		f, _ := e.Top()
+		ago := now.Sub(e.UpdatedAt).Truncate(time.Second)
+		fmt.Fprintf(w, "loop: running, iteration %d of %d (run %s, updated %s ago)\n", f.Iter, f.Max, e.RunID, ago)
+		if info.Stale {
+			fmt.Fprintf(w, "      stale: no update for over %s; the run that wrote it is presumed dead\n", loop.StateTTL)
+		}
+	case e.Kind == loop.KindDone:
+		fmt.Fprintf(w, "loop: done (%s)\n", e.Reason)
+	case e.Reason != "":
+		fmt.Fprintf(w, "loop: aborted (%s)\n", e.Reason)
+	default:
+		fmt.Fprintln(w, "loop: aborted (a task failed)")
+	}
 }
 
 func busJSON(w io.Writer, v any) error {

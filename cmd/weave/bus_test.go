@@ -15,12 +15,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/host"
 )
 
 // busRoot is a root command holding the bus commands, as root.go will.
@@ -328,6 +331,36 @@ func TestBusCommandUsage(t *testing.T) {
 			code, _, errOut := busCLI(t, tc.stdin, append([]string{"--dir", t.TempDir()}, tc.args...)...)
 			if code != tc.code || !strings.Contains(errOut, tc.want) {
 				t.Errorf("weave %v = %d %q, want %d mentioning %q", tc.args, code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteLoopInfo(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	state := loop.NewState("loop-1700000000-42", now.Add(-3*time.Minute), loop.Frame{ID: "loop-1700000000-42", Mode: loop.ModeLoop, Iter: 2, Max: 5, PromptFile: "/p/.weave/plans/x.md"})
+	done := loop.NewDone(loop.ReasonComplete)
+	cancelled := loop.NewAbort(loop.ReasonUserCancelled)
+	failed := loop.NewAbort("")
+	tests := []struct {
+		name string
+		info *host.LoopInfo
+		want string
+	}{
+		{"no bus", nil, ""},
+		{"nothing yet", &host.LoopInfo{Bus: "ws://b"}, "loop: nothing published on loop:current at ws://b\n"},
+		{"running", &host.LoopInfo{Event: &state}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n"},
+		{"stale", &host.LoopInfo{Event: &state, Stale: true}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n      stale: no update for over 2h0m0s; the run that wrote it is presumed dead\n"},
+		{"done", &host.LoopInfo{Event: &done}, "loop: done (COMPLETE)\n"},
+		{"cancelled", &host.LoopInfo{Event: &cancelled}, "loop: aborted (USER_CANCELLED)\n"},
+		{"failed", &host.LoopInfo{Event: &failed}, "loop: aborted (a task failed)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeLoopInfo(&b, tc.info, now)
+			if b.String() != tc.want {
+				t.Errorf("writeLoopInfo() = %q, want %q", b.String(), tc.want)
 			}
 		})
 	}
