@@ -129,6 +129,18 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 	}
 	fmt.Fprintf(opts.Streams.Out, "bus      %s\n", backend)
 
+	if cmd := agentCommand(cfg.Bus.AgentCommand); cmd != nil {
+		// The default handler starts an agent for a message nobody is
+		// subscribed to. Hook requests and loop events are not work for
+		// an agent: the oldest subscriptions on hook: and loop: answer
+		// "not processed" so that they never start one, and any peer's
+		// subscription there still comes first.
+		for _, prefix := range []string{"hook:", "loop:"} {
+			if _, err := b.Subscribe(ctx, prefix, notForAgents, bus.SubscribeOptions{Name: "weave.bus"}); err != nil {
+				return err
+			}
+		}
+	}
 	if opts.WS != "" {
 		ln, err := net.Listen("tcp", opts.WS)
 		if err != nil {
@@ -195,6 +207,10 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 	case err := <-errc:
 		return err
 	}
+}
+
+func notForAgents(context.Context, bus.Message) (bus.Ack, error) {
+	return bus.Ack{Processed: false}, nil
 }
 
 // serveHTTP serves h on ln and returns the func that stops it; before

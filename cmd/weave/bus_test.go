@@ -365,3 +365,24 @@ func TestWriteLoopInfo(t *testing.T) {
 		})
 	}
 }
+
+func TestBusServeDefaultHandlerLeavesHooksAlone(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	t.Setenv("WEAVE_BUS_AGENT_COMMAND", "touch "+marker)
+	s := serveBus(t)
+	code, out, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "hook:tool.execute.before", "--payload", `{"type":"hook.event"}`)
+	if code != exitFailed || !strings.Contains(out, `"processed": false`) {
+		t.Errorf("send-message on a hook topic = %d %q %q, want 1 and not processed", code, out, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("a hook request started bus.agent_command; want it left alone")
+	}
+	// A message for an agent does start it (it exits at once here).
+	code, _, errOut = busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:new", "--payload", `{"type":"task_request"}`)
+	if code != exitFailed || !strings.Contains(errOut, "exited before subscribing") {
+		t.Errorf("send-message to agent:new = %d %q, want the default handler's report", code, errOut)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the agent command did not run for agent:new: %v", err)
+	}
+}
