@@ -92,11 +92,11 @@ type served struct {
 
 // serveBus runs `weave bus serve` on 127.0.0.1:0 with every face until the
 // test ends, and returns the addresses it printed.
-func serveBus(t *testing.T) served {
+func serveBus(t *testing.T, token string) served {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("WEAVE_BUS_URL", "")
-	t.Setenv("WEAVE_BUS_TOKEN", "")
+	t.Setenv("WEAVE_BUS_TOKEN", token)
 	sock := filepath.Join(t.TempDir(), "bus.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &lines{ch: make(chan string, 16)}
@@ -147,7 +147,7 @@ func dialPeer(t *testing.T, url, id string) *jsonrpc.Client {
 }
 
 func TestBusServeAndSendMessage(t *testing.T) {
-	s := serveBus(t)
+	s := serveBus(t, "")
 	if !strings.HasPrefix(s.ws, "ws://127.0.0.1:") || !strings.HasPrefix(s.http, "http://127.0.0.1:") || s.uds == "" {
 		t.Fatalf("bus serve printed %+v, want ws://, http:// and socket addresses", s)
 	}
@@ -248,7 +248,7 @@ func TestBusServeAndSendMessage(t *testing.T) {
 }
 
 func TestBusDLQ(t *testing.T) {
-	s := serveBus(t)
+	s := serveBus(t, "")
 	ctx := context.Background()
 	peer := dialPeer(t, s.ws, "flaky")
 	var calls atomic.Int32
@@ -369,7 +369,7 @@ func TestWriteLoopInfo(t *testing.T) {
 func TestBusServeDefaultHandlerLeavesHooksAlone(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "started")
 	t.Setenv("WEAVE_BUS_AGENT_COMMAND", "touch "+marker)
-	s := serveBus(t)
+	s := serveBus(t, "")
 	code, out, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "hook:tool.execute.before", "--payload", `{"type":"hook.event"}`)
 	if code != exitFailed || !strings.Contains(out, `"processed": false`) {
 		t.Errorf("send-message on a hook topic = %d %q %q, want 1 and not processed", code, out, errOut)
@@ -384,5 +384,42 @@ func TestBusServeDefaultHandlerLeavesHooksAlone(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the agent command did not run for agent:new: %v", err)
+	}
+}
+
+func TestBusServeToken(t *testing.T) {
+	s := serveBus(t, "s3cret")
+	get := func(auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.http+"/api/health", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(""); code != http.StatusUnauthorized {
+		t.Errorf("GET /api/health without token = %d, want 401", code)
+	}
+	if code := get("Bearer wrong"); code != http.StatusUnauthorized {
+		t.Errorf("GET /api/health with a wrong token = %d, want 401", code)
+	}
+	if code := get("Bearer s3cret"); code != http.StatusOK {
+		t.Errorf("GET /api/health with the token = %d, want 200", code)
+	}
+	// send-message and bus dlq take the token from WEAVE_BUS_TOKEN.
+	if code, _, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:none", "--payload", `{"type":"x"}`); code != exitFailed || !strings.Contains(errOut, "nothing on the bus is subscribed") {
+		t.Errorf("send-message with the token = %d %q, want it through to the bus (nothing subscribed)", code, errOut)
+	}
+	if code, out, errOut := busCLI(t, "", "bus", "dlq", "--bus", s.ws); code != exitOK || !strings.Contains(out, "no dead letters") {
+		t.Errorf("bus dlq with the token = %d %q %q", code, out, errOut)
+	}
+	t.Setenv("WEAVE_BUS_TOKEN", "")
+	if code, _, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:none", "--payload", `{"type":"x"}`); code != exitFailed || !strings.Contains(errOut, "unauthorized") {
+		t.Errorf("send-message without the token = %d %q, want unauthorized", code, errOut)
 	}
 }
