@@ -38,8 +38,11 @@ func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
 // outside projects too.
 func busConfig(g *globalOptions) (*config.Config, string, error) {
 	project, err := g.project()
+	if errors.Is(err, host.ErrNoProject) {
+		project, err = "", nil
+	}
 	if err != nil {
-		project = ""
+		return nil, "", err
 	}
 	cfg, _, err := loadConfig(project, nil)
 	if err != nil {
