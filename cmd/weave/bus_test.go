@@ -1,0 +1,425 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/host"
+)
+
+// busRoot is a root command holding the bus commands, as root.go will.
+func busRoot(ctx context.Context, s *Streams) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{Use: "weave", SilenceUsage: true, SilenceErrors: true}
+	root.SetContext(ctx)
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `%s --help` for usage", err, c.CommandPath())}
+	})
+	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "project directory")
+	root.AddCommand(newCmdBus(g, s), newCmdSendMessage(g, s))
+	return root
+}
+
+// runBus runs the bus commands as run does and returns the exit code.
+func runBus(ctx context.Context, s *Streams, args ...string) int {
+	root := busRoot(ctx, s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.err != nil {
+		fmt.Fprintf(s.ErrOut, "weave: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+func busCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := runBus(context.Background(), &Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, args...)
+	return code, out.String(), errOut.String()
+}
+
+// lines is a Writer that hands each complete line to a channel.
+type lines struct {
+	mu  sync.Mutex
+	buf []byte
+	ch  chan string
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.ch <- string(l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+}
+
+// served is a `weave bus serve` running in this process.
+type served struct {
+	ws, http, uds string
+}
+
+// serveBus runs `weave bus serve` on 127.0.0.1:0 with every face until the
+// test ends, and returns the addresses it printed.
+func serveBus(t *testing.T, token string) served {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("WEAVE_BUS_URL", "")
+	t.Setenv("WEAVE_BUS_TOKEN", token)
+	sock := filepath.Join(t.TempDir(), "bus.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &lines{ch: make(chan string, 16)}
+	done := make(chan int, 1)
+	go func() {
+		done <- runBus(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard},
+			"--dir", t.TempDir(), "bus", "serve", "--ws", "127.0.0.1:0", "--uds", sock, "--http", "127.0.0.1:0")
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := bustest.Recv(t, "bus serve to stop", done); code != exitOK {
+			t.Errorf("bus serve exited %d after Ctrl-C, want 0", code)
+		}
+	})
+	var s served
+	for s.http == "" {
+		select {
+		case line := <-out.ch:
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			switch f[0] {
+			case "ws":
+				s.ws = f[1]
+			case "http":
+				s.http = f[1]
+			case "uds":
+				s.uds = f[1]
+			}
+		case code := <-done:
+			t.Fatalf("bus serve exited %d before listening", code)
+		}
+	}
+	return s
+}
+
+func dialPeer(t *testing.T, url, id string) *jsonrpc.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	c, err := jsonrpc.Dial(ctx, url, jsonrpc.ClientInfo{Name: "peer", Version: "1"}, jsonrpc.WithClientID(id))
+	if err != nil {
+		t.Fatalf("Dial(%s) = %v", url, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestBusServeAndSendMessage(t *testing.T) {
+	s := serveBus(t, "")
+	if !strings.HasPrefix(s.ws, "ws://127.0.0.1:") || !strings.HasPrefix(s.http, "http://127.0.0.1:") || s.uds == "" {
+		t.Fatalf("bus serve printed %+v, want ws://, http:// and socket addresses", s)
+	}
+	ctx := context.Background()
+	peer := dialPeer(t, s.ws, "echo-peer")
+	got := make(chan bus.Message, 4)
+	err := peer.Subscribe(ctx, "agent:echo", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+		got <- m
+		return bus.Ack{Processed: true, StopPropagation: true, Message: "echoed"}, nil
+	}, jsonrpc.SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloadFile := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(payloadFile, []byte(`{"type":"plaintext_message","text":"from a file"}`), 0o644)
+
+	tests := []struct {
+		name, stdin, payload string
+		env                  bool // the URL from WEAVE_BUS_URL instead of --bus
+		wantText             string
+	}{
+		{name: "inline", payload: `{"type":"plaintext_message","text":"inline"}`, wantText: "inline"},
+		{name: "file", payload: "@" + payloadFile, wantText: "from a file"},
+		{name: "stdin", stdin: `{"type":"plaintext_message","text":"piped"}`, payload: "-", wantText: "piped"},
+		{name: "url from env", payload: `{"type":"plaintext_message","text":"env"}`, env: true, wantText: "env"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"send-message", "--topic", "agent:echo", "--payload", tc.payload, "--header", "trace=abc"}
+			if tc.env {
+				t.Setenv("WEAVE_BUS_URL", s.ws)
+			} else {
+				args = append(args, "--bus", s.ws)
+			}
+			code, out, errOut := busCLI(t, tc.stdin, args...)
+			if code != exitOK {
+				t.Fatalf("send-message = %d, stderr %q; want 0", code, errOut)
+			}
+			var res sendOutput
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("send-message printed %q, not JSON: %v", out, err)
+			}
+			if !res.Processed || !res.StopPropagation || res.Delivered != 1 || len(res.Acks) != 1 ||
+				res.Acks[0].Subscriber != "echo-peer" || res.Acks[0].Message != "echoed" {
+				t.Errorf("send-message result = %+v, want one processed ack from echo-peer", res)
+			}
+			m := bustest.Recv(t, "the message at the peer", got)
+			var p map[string]any
+			_ = json.Unmarshal(m.Payload, &p)
+			if p["text"] != tc.wantText || m.Headers["trace"] != "abc" {
+				t.Errorf("peer got %s with headers %v, want text %q and header trace=abc", m.Payload, m.Headers, tc.wantText)
+			}
+		})
+	}
+
+	t.Run("nobody subscribed", func(t *testing.T) {
+		code, out, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:nobody", "--payload", `{"type":"x"}`)
+		if code != exitFailed || !strings.Contains(errOut, "nothing on the bus is subscribed to agent:nobody") {
+			t.Errorf("send-message to nobody = %d %q, want 1 saying nothing is subscribed", code, errOut)
+		}
+		if !strings.Contains(out, `"delivered": 0`) {
+			t.Errorf("send-message to nobody printed %q, want the result JSON still", out)
+		}
+	})
+
+	t.Run("envelope faces", func(t *testing.T) {
+		sessions := make(chan bus.Message, 4)
+		watcher := dialPeer(t, s.ws, "watcher")
+		if err := watcher.Subscribe(ctx, "session:*", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+			sessions <- m
+			return bus.Ack{Processed: true}, nil
+		}, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(s.http+"/api/sessions", "application/json", strings.NewReader(`{"name":"demo"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Errorf("POST /api/sessions = %d, want 201", resp.StatusCode)
+		}
+		m := bustest.Recv(t, "the session event on the bus", sessions)
+		if !strings.Contains(string(m.Payload), "session.created") {
+			t.Errorf("bus got %s on %s, want the session.created event", m.Payload, m.Topic)
+		}
+		fi, err := os.Stat(s.uds)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("socket %s = %v, %v; want mode 0600", s.uds, fi, err)
+		}
+		c, err := net.Dial("unix", s.uds)
+		if err != nil {
+			t.Errorf("dial the socket = %v", err)
+		} else {
+			c.Close()
+		}
+	})
+}
+
+func TestBusDLQ(t *testing.T) {
+	s := serveBus(t, "")
+	ctx := context.Background()
+	peer := dialPeer(t, s.ws, "flaky")
+	var calls atomic.Int32
+	err := peer.Subscribe(ctx, "task:1", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+		if calls.Add(1) == 1 {
+			return bus.Ack{}, errors.New("database is down")
+		}
+		return bus.Ack{Processed: true, Message: "stored"}, nil
+	}, jsonrpc.SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "task:1", "--payload", `{"type":"task_request"}`); code != exitFailed {
+		t.Fatalf("send-message to a failing peer = %d %q, want 1", code, errOut)
+	}
+
+	code, out, errOut := busCLI(t, "", "bus", "dlq", "--json", "--bus", s.ws)
+	if code != exitOK {
+		t.Fatalf("bus dlq = %d %q", code, errOut)
+	}
+	var dls []bus.DeadLetter
+	if err := json.Unmarshal([]byte(out), &dls); err != nil {
+		t.Fatalf("bus dlq --json printed %q: %v", out, err)
+	}
+	if len(dls) != 1 || dls[0].Message.Topic != "task:1" || dls[0].Subscriber != "flaky" {
+		t.Fatalf("dead letters = %+v, want the one for flaky on task:1", dls)
+	}
+	code, out, _ = busCLI(t, "", "bus", "dlq", "--bus", s.ws)
+	if code != exitOK || !strings.Contains(out, dls[0].ID) || !strings.Contains(out, "task:1") {
+		t.Errorf("bus dlq = %d %q, want a table with %s", code, out, dls[0].ID)
+	}
+
+	code, out, errOut = busCLI(t, "", "bus", "dlq", "replay", dls[0].ID, "--bus", s.ws)
+	if code != exitOK || !strings.Contains(out, `"processed": true`) {
+		t.Errorf("bus dlq replay = %d %q %q, want the processed result", code, out, errOut)
+	}
+	code, out, _ = busCLI(t, "", "bus", "dlq", "--bus", s.ws)
+	if code != exitOK || !strings.Contains(out, "no dead letters") {
+		t.Errorf("bus dlq after replay = %d %q, want none left", code, out)
+	}
+	code, _, errOut = busCLI(t, "", "bus", "dlq", "replay", "nope", "--bus", s.ws)
+	if code != exitFailed || !strings.Contains(errOut, `no dead letter "nope"`) {
+		t.Errorf("bus dlq replay nope = %d %q, want 1 naming the id", code, errOut)
+	}
+}
+
+func TestBusCommandUsage(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("WEAVE_BUS_URL", "")
+	t.Setenv("WEAVE_BUS_TOKEN", "")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"text": 1`), 0o644)
+	url := "ws://127.0.0.1:1"
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"serve without faces", "", []string{"bus", "serve"}, exitUsage, "at least one of --ws"},
+		{"serve beyond loopback without token", "", []string{"bus", "serve", "--ws", "0.0.0.0:0"}, exitUsage, "beyond loopback"},
+		{"dlq without bus", "", []string{"bus", "dlq"}, exitUsage, "no bus to read dead letters from"},
+		{"send without topic", "", []string{"send-message", "--bus", url, "--payload", `{"type":"x"}`}, exitUsage, "needs --topic"},
+		{"send with a bad topic", "", []string{"send-message", "--bus", url, "--topic", "a*", "--payload", `{"type":"x"}`}, exitUsage, "--topic"},
+		{"send without payload", "", []string{"send-message", "--bus", url, "--topic", "t"}, exitUsage, "needs --payload"},
+		{"payload not JSON", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", "hello"}, exitUsage, "is not valid JSON"},
+		{"payload not an object", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `[1,2]`}, exitUsage, "must be a JSON object"},
+		{"payload without type", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"text":"hi"}`}, exitUsage, `has no "type"`},
+		{"payload with empty type", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"type":""}`}, exitUsage, `has no "type"`},
+		{"payload file missing", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", "@/nope.json"}, exitUsage, "no such file"},
+		{"payload file broken", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", "@" + bad}, exitUsage, "is not valid JSON"},
+		{"stdin without type", `{"a":1}`, []string{"send-message", "--bus", url, "--topic", "t", "--payload", "-"}, exitUsage, "on stdin has no"},
+		{"bad header", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"type":"x"}`, "--header", "novalue"}, exitUsage, "KEY=VALUE"},
+		{"send without bus", "", []string{"send-message", "--topic", "t", "--payload", `{"type":"x"}`}, exitUsage, "WEAVE_BUS_URL"},
+		{"send to a dead bus", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"type":"x"}`}, exitFailed, "dial bus"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := busCLI(t, tc.stdin, append([]string{"--dir", t.TempDir()}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("weave %v = %d %q, want %d mentioning %q", tc.args, code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteLoopInfo(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	state := loop.NewState("loop-1700000000-42", now.Add(-3*time.Minute), loop.Frame{ID: "loop-1700000000-42", Mode: loop.ModeLoop, Iter: 2, Max: 5, PromptFile: "/p/.weave/plans/x.md"})
+	done := loop.NewDone(loop.ReasonComplete)
+	cancelled := loop.NewAbort(loop.ReasonUserCancelled)
+	failed := loop.NewAbort("")
+	tests := []struct {
+		name string
+		info *host.LoopInfo
+		want string
+	}{
+		{"no bus", nil, ""},
+		{"nothing yet", &host.LoopInfo{Bus: "ws://b"}, "loop: nothing published on loop:current at ws://b\n"},
+		{"running", &host.LoopInfo{Event: &state}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n"},
+		{"stale", &host.LoopInfo{Event: &state, Stale: true}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n      stale: no update for over 2h0m0s; the run that wrote it is presumed dead\n"},
+		{"done", &host.LoopInfo{Event: &done}, "loop: done (COMPLETE)\n"},
+		{"cancelled", &host.LoopInfo{Event: &cancelled}, "loop: aborted (USER_CANCELLED)\n"},
+		{"failed", &host.LoopInfo{Event: &failed}, "loop: aborted (a task failed)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeLoopInfo(&b, tc.info, now)
+			if b.String() != tc.want {
+				t.Errorf("writeLoopInfo() = %q, want %q", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestBusServeDefaultHandlerLeavesHooksAlone(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	t.Setenv("WEAVE_BUS_AGENT_COMMAND", "touch "+marker)
+	s := serveBus(t, "")
+	code, out, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "hook:tool.execute.before", "--payload", `{"type":"hook.event"}`)
+	if code != exitFailed || !strings.Contains(out, `"processed": false`) {
+		t.Errorf("send-message on a hook topic = %d %q %q, want 1 and not processed", code, out, errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("a hook request started bus.agent_command; want it left alone")
+	}
+	// A message for an agent does start it (it exits at once here).
+	code, _, errOut = busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:new", "--payload", `{"type":"task_request"}`)
+	if code != exitFailed || !strings.Contains(errOut, "exited before subscribing") {
+		t.Errorf("send-message to agent:new = %d %q, want the default handler's report", code, errOut)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the agent command did not run for agent:new: %v", err)
+	}
+}
+
+func TestBusServeToken(t *testing.T) {
+	s := serveBus(t, "s3cret")
+	get := func(auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.http+"/api/health", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(""); code != http.StatusUnauthorized {
+		t.Errorf("GET /api/health without token = %d, want 401", code)
+	}
+	if code := get("Bearer wrong"); code != http.StatusUnauthorized {
+		t.Errorf("GET /api/health with a wrong token = %d, want 401", code)
+	}
+	if code := get("Bearer s3cret"); code != http.StatusOK {
+		t.Errorf("GET /api/health with the token = %d, want 200", code)
+	}
+	// send-message and bus dlq take the token from WEAVE_BUS_TOKEN.
+	if code, _, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:none", "--payload", `{"type":"x"}`); code != exitFailed || !strings.Contains(errOut, "nothing on the bus is subscribed") {
+		t.Errorf("send-message with the token = %d %q, want it through to the bus (nothing subscribed)", code, errOut)
+	}
+	if code, out, errOut := busCLI(t, "", "bus", "dlq", "--bus", s.ws); code != exitOK || !strings.Contains(out, "no dead letters") {
+		t.Errorf("bus dlq with the token = %d %q %q", code, out, errOut)
+	}
+	t.Setenv("WEAVE_BUS_TOKEN", "")
+	if code, _, errOut := busCLI(t, "", "send-message", "--bus", s.ws, "--topic", "agent:none", "--payload", `{"type":"x"}`); code != exitFailed || !strings.Contains(errOut, "unauthorized") {
+		t.Errorf("send-message without the token = %d %q, want unauthorized", code, errOut)
+	}
+}

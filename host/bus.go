@@ -1,0 +1,463 @@
+package host
+
+// The host on the bus. A bus peer in any language can act as a hook or as an
+// agent, because hook dispatch and delegation are bus requests:
+//
+// Hooks. For each hook event the pipeline holds one entry, "bus.<event>"
+// (source bus, priority BusHookPriority, failure policy open), which sends a
+// Request on "hook:<event>" (e.g. hook:tool.execute.before) with the event
+// as payload:
+//
+//	{"type": "hook.event", "name": "tool.execute.before", "session_id": "...",
+//	 "agent": "tapestry", "cwd": "/project", "tool": "bash",
+//	 "args": {"command": "ls"}, "time": "..."}
+//
+// (every field of plugins.Event, plus type). The bus walks the peers
+// subscribed to the topic, newest first, as its policies say; their acks are
+// read in walk order. Each ack's result object decides:
+//
+//	{"action": "block", "reason": "no rm -rf"}   blocks (set stopPropagation
+//	                                            too, so later peers are not asked)
+//	{"action": "modify", "args": {...}}          replaces the tool arguments
+//	{"action": "modify", "text": "..."}          replaces the chat message text
+//	{"context": "..."}                           adds context, with any action
+//
+// A block wins over everything; of several modifications the last one in
+// walk order counts; contexts are joined. No subscriber, or acks with no
+// result, allow. The result is read from the ack's "result" field; peers on
+// the JSON-RPC face, whose acks carry no result field, put the same JSON
+// object in the ack's "message" instead. A peer that failed (timed out,
+// disconnected) is passed over; when every peer failed, the hook fails and
+// its policy (open) allows.
+//
+// Agents. Delegation (the task tool) through BusDelegator sends a Request on
+// "agent:<name>" with
+//
+//	{"type": "agent.request", "prompt": "...", "from": ["loom"]}
+//
+// where from is the delegation chain of the caller. The first processed ack
+// answers: result {"output": "...", "error": "..."}, or, from a JSON-RPC
+// peer, a message holding that object or the output as plain text.
+// ServeAgentsOnBus subscribes the built-in agents to their topics, so
+// delegation reaches them through the bus, and so does any outside peer.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/plugins"
+)
+
+// BusTokenEnv holds the bus token when config has none.
+const BusTokenEnv = "WEAVE_BUS_TOKEN"
+
+// BusURLEnv names the bus to join, for commands that take --bus.
+const BusURLEnv = "WEAVE_BUS_URL"
+
+// BusOptions maps config `bus:` onto the bus options, with Weave's retained
+// topic (loop:current) and append-only topics (loop:anchor, loop:trace,
+// issue:*, project:*).
+func BusOptions(cfg *config.Config) (bus.Options, error) {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	o := bus.DefaultOptions()
+	policy, err := bus.ParsePolicy(cfg.Bus.DefaultPolicy)
+	if err != nil {
+		return o, fmt.Errorf("config bus.default_policy: %w", err)
+	}
+	if policy != "" {
+		o.DefaultPolicy = policy
+	}
+	if cfg.Bus.MaxAttempts > 0 {
+		o.MaxAttempts = cfg.Bus.MaxAttempts
+	}
+	if cfg.Bus.RequestTimeout > 0 {
+		o.RequestTimeout = cfg.Bus.RequestTimeout
+	}
+	switch {
+	case cfg.Bus.IdempotencyWindow > 0:
+		o.IdempotencyWindow = cfg.Bus.IdempotencyWindow
+	case cfg.Bus.IdempotencyWindow == 0:
+		// Config says 0 turns it off; the bus takes 0 as "default", so a
+		// window too short to ever hold a repeat stands for off.
+		o.IdempotencyWindow = time.Nanosecond
+	}
+	if cfg.Bus.QueueSize > 0 {
+		o.QueueSize = cfg.Bus.QueueSize
+	}
+	if err := o.Validate(); err != nil {
+		return o, fmt.Errorf("config bus: %w", err)
+	}
+	return o, nil
+}
+
+// BusToken is the bus token: config bus.token, else $WEAVE_BUS_TOKEN.
+func BusToken(cfg *config.Config) string {
+	if cfg != nil && cfg.Bus.Token != "" {
+		return cfg.Bus.Token
+	}
+	return os.Getenv(BusTokenEnv)
+}
+
+// BusURL picks the bus to join: the flag's value, else config bus.url
+// (which $WEAVE_BUS_URL sets through the config's environment layer), else
+// $WEAVE_BUS_URL itself. Empty means no bus outside this process.
+func BusURL(cfg *config.Config, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if cfg != nil && cfg.Bus.URL != "" {
+		return cfg.Bus.URL
+	}
+	return os.Getenv(BusURLEnv)
+}
+
+// OpenBus opens the bus the host uses. url, when set, overrides config
+// bus.url. Without a URL and with backend memory, it is an embedded memory
+// bus, gone when the process exits. A nats:// (or tls://) URL, or backend
+// nats with bus.url, opens the nats backend. A ws:// or wss:// URL joins a
+// standalone bus (`weave bus serve`) over its JSON-RPC face, with the token
+// of BusToken; see jsonrpc.Remote for what that bus can and cannot do. The
+// returned func closes the bus (or the connection) and is safe to call
+// once.
+func OpenBus(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func() error, error) {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	if url == "" {
+		url = cfg.Bus.URL
+	}
+	opts, err := BusOptions(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if url == "" {
+		if cfg.Bus.Backend == "nats" {
+			return nil, nil, errors.New("bus.backend is nats but no bus URL is set: set bus.url (e.g. nats://127.0.0.1:4222) or pass --bus")
+		}
+		b, err := bus.NewMemory(opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, b.Close, nil
+	}
+	switch busScheme(url) {
+	case "nats", "tls":
+		b, err := natsbus.New(ctx, url, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("join the nats bus at %s: %w", url, err)
+		}
+		return b, b.Close, nil
+	case "ws", "wss":
+		var dial []jsonrpc.DialOption
+		if tok := BusToken(cfg); tok != "" {
+			dial = append(dial, jsonrpc.WithToken(tok))
+		}
+		if cfg.Bus.MaxFrameBytes > 0 {
+			dial = append(dial, jsonrpc.WithMaxFrameBytes(int64(cfg.Bus.MaxFrameBytes)))
+		}
+		r, err := jsonrpc.DialRemote(ctx, url, jsonrpc.ClientInfo{Name: "weave", Version: "1"}, dial...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.Close, nil
+	}
+	return nil, nil, fmt.Errorf("bus URL %q: use nats://HOST:PORT for a nats server or ws://HOST:PORT for a `weave bus serve`", url)
+}
+
+func busScheme(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme)
+}
+
+// BusHookPriority places the bus hooks among the others (lower runs first):
+// after the built-in guards, which use lower numbers.
+const BusHookPriority = 500
+
+// BusHookTopic is the topic a peer subscribes to to act as a hook on event.
+func BusHookTopic(event string) string { return "hook:" + event }
+
+// HookEventType is payload.type of a hook request.
+const HookEventType = "hook.event"
+
+// BusHooks returns one pipeline entry per hook event that dispatches the
+// event to the bus peers subscribed to hook:<event> (see the comment at the
+// top of this file for the payload and the results). Their timeout is
+// config hook.timeout, their failure policy open.
+func BusHooks(ctx context.Context, b bus.Bus, cfg *config.Config) ([]hooks.Registered, error) {
+	if b == nil {
+		return nil, errors.New("bus hooks: no bus")
+	}
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	out := make([]hooks.Registered, 0, len(plugins.Events))
+	for _, ev := range plugins.Events {
+		h := &busHook{b: b, event: ev, info: plugins.Info{
+			Name:     "bus." + ev,
+			Version:  "1",
+			Kind:     plugins.KindHook,
+			Events:   []string{ev},
+			Priority: BusHookPriority,
+		}}
+		out = append(out, hooks.Registered{
+			Hook:    h,
+			Info:    h.info,
+			Timeout: cfg.Hook.Timeout,
+			Fail:    hooks.FailOpen,
+			Source:  hooks.SourceBus,
+			Detail:  BusHookTopic(ev),
+		})
+	}
+	return out, nil
+}
+
+type busHook struct {
+	b     bus.Bus
+	event string
+	info  plugins.Info
+}
+
+func (h *busHook) Info(context.Context) (plugins.Info, error) { return h.info, nil }
+
+// hookPayload is a hook request's payload: the event with a type.
+type hookPayload struct {
+	Type string `json:"type"`
+	plugins.Event
+}
+
+// hookResult is what a peer's ack may say.
+type hookResult struct {
+	Action  plugins.Action `json:"action"`
+	Reason  string         `json:"reason"`
+	Args    map[string]any `json:"args"`
+	Text    string         `json:"text"`
+	Context string         `json:"context"`
+}
+
+func (h *busHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
+	payload, err := json.Marshal(hookPayload{Type: HookEventType, Event: ev})
+	if err != nil {
+		return plugins.Decision{}, fmt.Errorf("encode %s for the bus: %w", ev.Name, err)
+	}
+	res, err := h.b.Request(ctx, bus.Message{Topic: BusHookTopic(h.event), Payload: payload})
+	if err != nil {
+		return plugins.Decision{}, fmt.Errorf("bus hooks on %s: %w", BusHookTopic(h.event), err)
+	}
+	return decide(res)
+}
+
+// decide walks the acks in the order the bus called the peers.
+func decide(res bus.Result) (plugins.Decision, error) {
+	d := plugins.Decision{Action: plugins.Allow}
+	var contexts, failures []string
+	answered := 0
+	for _, a := range res.Acks {
+		if a.Error != "" {
+			failures = append(failures, a.Subscriber+": "+a.Error)
+			continue
+		}
+		answered++
+		var r hookResult
+		if !ackObject(a, &r) {
+			continue
+		}
+		if r.Context != "" {
+			contexts = append(contexts, r.Context)
+		}
+		switch strings.ToLower(string(r.Action)) {
+		case string(plugins.Block):
+			if d.Action != plugins.Block {
+				reason := strings.TrimSpace(r.Reason)
+				if reason == "" {
+					reason = "blocked (the peer gave no reason)"
+				}
+				d.Action, d.Reason, d.Args, d.Text = plugins.Block, a.Subscriber+": "+reason, nil, ""
+			}
+		case string(plugins.Modify):
+			if d.Action == plugins.Block {
+				continue
+			}
+			switch {
+			case r.Args != nil:
+				d.Action, d.Args = plugins.Modify, r.Args
+			case r.Text != "":
+				d.Action, d.Text = plugins.Modify, r.Text
+			}
+		}
+	}
+	d.Context = strings.Join(contexts, "\n\n")
+	if answered == 0 && len(failures) > 0 {
+		return plugins.Decision{}, fmt.Errorf("every bus peer failed: %s", strings.Join(failures, "; "))
+	}
+	return d, nil
+}
+
+// ackObject reads an ack's result object into v: the result field, else a
+// message that holds a JSON object.
+func ackObject(a bus.Ack, v any) bool {
+	if len(a.Result) > 0 && json.Unmarshal(a.Result, v) == nil {
+		return true
+	}
+	m := strings.TrimSpace(a.Message)
+	return strings.HasPrefix(m, "{") && json.Unmarshal([]byte(m), v) == nil
+}
+
+// BusAgentTopic is the topic agent name answers on.
+func BusAgentTopic(name string) string { return "agent:" + strings.ToLower(name) }
+
+// AgentRequestType is payload.type of a delegation request.
+const AgentRequestType = "agent.request"
+
+// agentPayload is a delegation request's payload.
+type agentPayload struct {
+	Type      string   `json:"type"`
+	Prompt    string   `json:"prompt"`
+	From      []string `json:"from,omitempty"`
+	SessionID string   `json:"session_id,omitempty"`
+}
+
+// agentResult is an agent's answer in an ack.
+type agentResult struct {
+	Output *string `json:"output"`
+	Error  string  `json:"error"`
+}
+
+// BusDelegator carries out task delegation as a bus Request on
+// agent:<name>: whoever is subscribed there (a built-in agent served by
+// ServeAgentsOnBus, or a peer) answers.
+type BusDelegator struct {
+	Bus bus.Bus
+}
+
+// Delegate asks agent to do prompt on behalf of caller.
+func (d BusDelegator) Delegate(ctx context.Context, caller Caller, agent, prompt string) (string, error) {
+	topic := BusAgentTopic(agent)
+	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.chain()})
+	if err != nil {
+		return "", fmt.Errorf("encode request to %s: %w", topic, err)
+	}
+	res, err := d.Bus.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": caller.agent()}})
+	if err != nil {
+		return "", fmt.Errorf("delegate to %s: %w", agent, err)
+	}
+	if res.Delivered == 0 {
+		return "", fmt.Errorf("no agent answers on %s: nothing on the bus is subscribed to it (agents: %s)", topic, strings.Join(agents.RoleNames(), ", "))
+	}
+	var why []string
+	for _, a := range res.Acks {
+		if !a.Processed {
+			switch {
+			case a.Error != "":
+				why = append(why, a.Subscriber+": "+a.Error)
+			case a.Message != "":
+				why = append(why, a.Subscriber+": "+a.Message)
+			}
+			continue
+		}
+		var r agentResult
+		if ackObject(a, &r) && (r.Output != nil || r.Error != "") {
+			if r.Error != "" {
+				return "", fmt.Errorf("%s (%s): %s", agent, a.Subscriber, r.Error)
+			}
+			return *r.Output, nil
+		}
+		return a.Message, nil
+	}
+	if len(why) == 0 {
+		return "", fmt.Errorf("no agent on %s processed the request", topic)
+	}
+	return "", fmt.Errorf("no agent on %s processed the request: %s", topic, strings.Join(why, "; "))
+}
+
+var _ Delegator = BusDelegator{}
+
+// AgentBusTimeout bounds one delegated request to a built-in agent served
+// on the bus: agents work for minutes, not for the bus's default 30s.
+const AgentBusTimeout = 30 * time.Minute
+
+// ServeAgentsOnBus subscribes each built-in agent (known to sup as
+// agents.AgentID(role), see AddBuiltinAgents) to agent:<role>, so that
+// delegation and outside peers reach it. A request's "from" chain becomes
+// the caller, so the capability ceiling holds through the bus: services
+// gets Caller{Agent: from's last}.Delegated(role), or Caller{Agent: role}
+// with no chain, and returns the host services the agent works with. The
+// returned func unsubscribes them.
+func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *Supervisor, services func(c Caller) plugins.Host) (func() error, error) {
+	var subs []bus.Subscription
+	stop := func() error {
+		var errs []error
+		for _, s := range subs {
+			errs = append(errs, s.Unsubscribe())
+		}
+		return errors.Join(errs...)
+	}
+	for _, role := range agents.RoleNames() {
+		agent := sup.Agent(agents.AgentID(role))
+		h := agentHandler(role, agent, services)
+		s, err := b.Subscribe(ctx, BusAgentTopic(role), h, bus.SubscribeOptions{Name: "weave." + role, Timeout: AgentBusTimeout})
+		if err != nil {
+			_ = stop()
+			return nil, fmt.Errorf("serve agent %s on the bus: %w", role, err)
+		}
+		subs = append(subs, s)
+	}
+	return stop, nil
+}
+
+// ToolServices returns services for ServeAgentsOnBus: each agent's tool
+// calls go through tools (the capability gate, then the tool hooks) as the
+// caller the request named, in session.
+func ToolServices(tools *Tools, session string, logger *slog.Logger) func(c Caller) plugins.Host {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return func(c Caller) plugins.Host {
+		return &PluginServices{
+			Logger: logger.With("agent", c.agent()),
+			ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+				return tools.Call(ctx, c, session, call)
+			},
+		}
+	}
+}
+
+func agentHandler(role string, agent plugins.Agent, services func(c Caller) plugins.Host) bus.Handler {
+	return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+		var p agentPayload
+		if err := json.Unmarshal(m.Payload, &p); err != nil || strings.TrimSpace(p.Prompt) == "" {
+			return bus.Ack{Processed: false, StopPropagation: true, Message: fmt.Sprintf(`%s needs a payload {"type": %q, "prompt": "..."}`, role, AgentRequestType)}, nil
+		}
+		caller := Caller{Agent: role}
+		if len(p.From) > 0 {
+			caller = Caller{Agent: p.From[len(p.From)-1], Chain: p.From}.Delegated(role)
+		}
+		resp, err := agent.Handle(ctx, services(caller), plugins.AgentRequest{SessionID: p.SessionID, Prompt: p.Prompt})
+		if err != nil {
+			return bus.Ack{}, fmt.Errorf("%s: %w", role, err)
+		}
+		result, _ := json.Marshal(map[string]any{"output": resp.Output, "done": resp.Done, "error": resp.Error})
+		msg := resp.Output
+		if resp.Error != "" {
+			msg = string(result)
+		}
+		return bus.Ack{Processed: true, StopPropagation: true, Message: msg, Result: result}, nil
+	}
+}
