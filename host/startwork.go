@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/plans"
@@ -59,6 +60,11 @@ type StartWorkOptions struct {
 	Agent plugins.Agent
 	// Hooks receive the run's events; nil means none.
 	Hooks *hooks.Pipeline
+	// Bus, when set, carries delegation: the supervisor's agents answer on
+	// agent:<name>, and the task tool asks there.
+	Bus bus.Bus
+	// Supervisor holds the agent plugins that delegation reaches.
+	Supervisor *Supervisor
 	// Logger is the host log; nil discards it.
 	Logger *slog.Logger
 	// Observe receives the run's events; nil discards them.
@@ -116,15 +122,40 @@ func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
 	if r.o.Hooks != nil {
 		pipeline = r.o.Hooks
 	}
-	if r.tools, err = NewTools(o.Project, r.o.Config, gate, pipeline, WithLogger(r.o.Logger)); err != nil {
+	r.session = newSessionID(r.o.Now())
+	delegator := r.delegator()
+	if r.tools, err = NewTools(o.Project, r.o.Config, gate, pipeline, WithLogger(r.o.Logger), WithDelegator(delegator)); err != nil {
 		return RunResult{}, err
+	}
+	if d, ok := delegator.(*AgentDelegator); ok {
+		d.Tools = r.tools
 	}
 	release, err := r.store.Lock()
 	if err != nil {
 		return RunResult{}, err
 	}
 	defer func() { _ = release() }()
+	if r.o.Bus != nil && r.o.Supervisor != nil {
+		stop, err := ServeAgentsOnBus(ctx, r.o.Bus, r.o.Supervisor, ToolServices(r.tools, r.session, r.o.Logger))
+		if err != nil {
+			return RunResult{}, err
+		}
+		defer func() { _ = stop() }()
+	}
 	return r.run(ctx)
+}
+
+// delegator picks how the task tool reaches other agents: over the bus when
+// there is one, else straight to the supervisor's agent plugins.
+func (r *runner) delegator() Delegator {
+	switch {
+	case r.o.Bus != nil:
+		return &BusDelegator{Bus: r.o.Bus}
+	case r.o.Supervisor != nil:
+		sup := r.o.Supervisor
+		return &AgentDelegator{Agent: func(role string) plugins.Agent { return sup.Agent(agents.AgentID(role)) }, Session: r.session, Logger: r.o.Logger}
+	}
+	return nil
 }
 
 type runner struct {
@@ -154,7 +185,6 @@ func (r *runner) run(ctx context.Context) (RunResult, error) {
 	if st, err = r.settle(st); err != nil {
 		return RunResult{}, err
 	}
-	r.session = newSessionID(r.o.Now())
 	name := r.o.Name
 	// Hooks see the command first: a user's hook may refuse a start, or
 	// point it at another plan by setting plan_name.

@@ -37,7 +37,14 @@ func newLauncher(s *Server) *launcher {
 // handles reports whether the default handler starts agents for topic.
 // System topics (dead letters, lifecycle events) never start one.
 func (l *launcher) handles(topic string) bool {
-	return len(l.s.opts.AgentCommand) > 0 && !strings.HasPrefix(topic, "system:")
+	// Hook and loop topics are the host's: a message with no subscriber
+	// there means no peer hooks in, not that an agent should be started.
+	for _, p := range []string{"system:", "hook:", "loop:"} {
+		if strings.HasPrefix(topic, p) {
+			return false
+		}
+	}
+	return len(l.s.opts.AgentCommand) > 0
 }
 
 // ensure starts an agent for topic, or joins a start already under way,

@@ -659,3 +659,20 @@ func TestCloseSaysGoingAway(t *testing.T) {
 		t.Errorf("Connections() after Close = %d, want 0", n)
 	}
 }
+
+func TestSubscriberResultReachesThePublisher(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{})
+	ctx := context.Background()
+	if err := h.client(t, "hook").Subscribe(ctx, "hook:x", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{Processed: true, StopPropagation: true, Result: json.RawMessage(`{"action":"block","reason":"no"}`)}, nil
+	}, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.client(t, "pub").SendMessage(ctx, "hook:x", payload("hook.event"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Acks) != 1 || string(res.Acks[0].Result) != `{"action":"block","reason":"no"}` {
+		t.Errorf("SendMessage() acks = %+v, want the subscriber's result", res.Acks)
+	}
+}

@@ -244,6 +244,9 @@ type AckResult struct {
 	ShouldRetry     bool    `json:"should_retry,omitempty"`
 	RetrySeconds    float64 `json:"retry_seconds,omitempty"`
 	Message         string  `json:"message,omitempty"`
+	// Result is what the subscriber answers beyond the ack: a hook's
+	// decision, an agent's output.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 func (r AckResult) ack(name string) bus.Ack {
@@ -261,12 +264,13 @@ func (r AckResult) ack(name string) bus.Ack {
 		ShouldRetry:     r.ShouldRetry,
 		RetrySeconds:    r.RetrySeconds,
 		Message:         r.Message,
+		Result:          r.Result,
 	}
 }
 
 func ackResultOf(a bus.Ack) AckResult {
 	p := a.Processed
-	return AckResult{Processed: &p, Success: &p, StopPropagation: a.StopPropagation, ShouldRetry: a.ShouldRetry, RetrySeconds: a.RetrySeconds, Message: a.Message}
+	return AckResult{Processed: &p, Success: &p, StopPropagation: a.StopPropagation, ShouldRetry: a.ShouldRetry, RetrySeconds: a.RetrySeconds, Message: a.Message, Result: a.Result}
 }
 
 // AckInfo is one subscriber's ack in a sendMessage result.
@@ -278,6 +282,8 @@ type AckInfo struct {
 	RetrySeconds    float64 `json:"retry_seconds,omitempty"`
 	Message         string  `json:"message,omitempty"`
 	Error           string  `json:"error,omitempty"`
+	// Result is the subscriber's answer (see AckResult.Result).
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // SendResult is the result of sendMessage.
@@ -313,6 +319,7 @@ func sendResultOf(r bus.Result) SendResult {
 			RetrySeconds:    a.RetrySeconds,
 			Message:         a.Message,
 			Error:           a.Error,
+			Result:          a.Result,
 		})
 	}
 	return out

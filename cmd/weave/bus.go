@@ -20,7 +20,6 @@ import (
 	"github.com/weavehq/weave/bus/envelope"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
-	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 )
 
@@ -33,23 +32,6 @@ func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
 	return cmd
 }
 
-// busConfig loads the configuration of the project when there is one, and
-// the user and environment layers alone otherwise: the bus commands work
-// outside projects too.
-func busConfig(g *globalOptions) (*config.Config, string, error) {
-	project, err := g.project()
-	if errors.Is(err, host.ErrNoProject) {
-		project, err = "", nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	cfg, _, err := loadConfig(project, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	return cfg, project, nil
-}
 
 type busServeOptions struct {
 	*globalOptions
@@ -98,7 +80,7 @@ Prints the address of each face once it listens. Port 0 picks a free port.`,
 }
 
 func busServeRun(ctx context.Context, opts *busServeOptions) error {
-	cfg, project, err := busConfig(opts.globalOptions)
+	project, cfg, _, err := opts.optionalProjectConfig()
 	if err != nil {
 		return err
 	}
@@ -282,7 +264,7 @@ func (p envelopePublisher) Publish(ctx context.Context, topic string, payload []
 // bus.url, else WEAVE_BUS_URL. The embedded bus is never the answer: it
 // would be a new, empty bus in this process.
 func openBusFlag(ctx context.Context, g *globalOptions, flag, what string) (bus.Bus, func() error, error) {
-	cfg, _, err := busConfig(g)
+	_, cfg, _, err := g.optionalProjectConfig()
 	if err != nil {
 		return nil, nil, err
 	}

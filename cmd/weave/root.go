@@ -106,6 +106,8 @@ stopped after an interruption or a crash.`,
 		newCmdConfig(g, s),
 		newCmdHooks(g, s),
 		newCmdAgents(g, s),
+		newCmdBus(g, s),
+		newCmdSendMessage(g, s),
 		newCmdServePlugin(s),
 	)
 	return root

@@ -19,6 +19,8 @@ type startWorkOptions struct {
 	Streams *Streams
 	Name    string
 	JSON    bool
+	// Bus joins a bus (ws:// or nats://) instead of the embedded one.
+	Bus string
 	// Overrides are config values set by flags.
 	Overrides map[string]any
 }
@@ -57,6 +59,7 @@ Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
+	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT (default: bus.url, WEAVE_BUS_URL, else the embedded bus)")
 	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
 	cmd.Flags().Duration("block-timeout", 0, "bound on one shell block, 0 for none (runbook.block_timeout)")
 	return cmd
@@ -93,6 +96,17 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
+	b, closeBus, err := host.OpenBus(ctx, cfg, host.BusURL(cfg, opts.Bus))
+	if err != nil {
+		return err
+	}
+	defer closeBus()
+	// Peers on the bus act as hooks, through the same pipeline.
+	busHooks, err := host.BusHooks(ctx, b, cfg)
+	if err != nil {
+		return err
+	}
+	regs = append(regs, busHooks...)
 	pipeline, err := hooks.NewPipeline(regs, hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: logger, DefaultTimeout: cfg.Hook.Timeout})
 	if err != nil {
 		return err
@@ -105,7 +119,10 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 		Agent:   sup.Agent(agents.AgentID(agents.Tapestry)),
 		Hooks:   pipeline,
 		Logger:  logger,
-		Observe: view.Observe,
+		// The run's progress goes on the bus as loop events.
+		Observe:    host.LoopObserver(ctx, b, project, logger, view.Observe),
+		Bus:        b,
+		Supervisor: sup,
 	})
 	view.Close()
 	if err != nil {

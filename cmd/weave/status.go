@@ -19,6 +19,8 @@ type statusOptions struct {
 	Streams *Streams
 	JSON    bool
 	Watch   bool
+	// Bus is where the loop state is read (ws:// or nats://).
+	Bus string
 }
 
 func newCmdStatus(g *globalOptions, s *Streams, runF func(context.Context, *statusOptions) error) *cobra.Command {
@@ -39,6 +41,7 @@ whenever a plan file or the work state changes (Ctrl-C to stop).`,
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the status as JSON")
 	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "redraw when a plan or the work state changes")
+	cmd.Flags().StringVar(&opts.Bus, "bus", "", "read the loop state (loop:current) from this bus (default: bus.url, WEAVE_BUS_URL)")
 	return cmd
 }
 
@@ -48,22 +51,35 @@ func statusRun(ctx context.Context, opts *statusOptions) error {
 		return err
 	}
 	if !opts.Watch {
-		return printStatus(opts, project)
+		return printStatus(ctx, opts, project)
 	}
 	return watchStatus(ctx, opts, project)
 }
 
-func printStatus(opts *statusOptions, project string) error {
-	st, err := host.ReadStatus(project, time.Now())
+func printStatus(ctx context.Context, opts *statusOptions, project string) error {
+	now := time.Now()
+	st, err := host.ReadStatus(project, now)
 	if err != nil {
 		return err
+	}
+	// The loop state lives on a bus shared with the run; without one there
+	// is nothing to read, and an unreachable bus is a warning, not a failure.
+	var info *host.LoopInfo
+	if cfg, _, cerr := loadConfig(project, nil); cerr == nil {
+		if info, err = host.LoopStatus(ctx, cfg, opts.Bus, now); err != nil {
+			fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
+		}
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return enc.Encode(struct {
+			host.ProjectStatus
+			Loop *host.LoopInfo `json:"loop,omitempty"`
+		}{st, info})
 	}
 	writeStatus(opts.Streams.Out, st)
+	writeLoopInfo(opts.Streams.Out, info, now)
 	return nil
 }
 
@@ -111,7 +127,7 @@ func watchStatus(ctx context.Context, opts *statusOptions, project string) error
 		if opts.Streams.Terminal && !opts.JSON {
 			fmt.Fprint(opts.Streams.Out, "\x1b[H\x1b[2J")
 		}
-		return printStatus(opts, project)
+		return printStatus(ctx, opts, project)
 	}
 	if err := draw(); err != nil {
 		return err
