@@ -32,7 +32,6 @@ func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
 	return cmd
 }
 
-
 type busServeOptions struct {
 	*globalOptions
 	Streams *Streams
