@@ -2,11 +2,14 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/plugins"
@@ -94,5 +97,59 @@ func TestIdleAgentWithoutContinuationFails(t *testing.T) {
 	}
 	if res.Status != StatusFailed || !strings.Contains(res.Err.Error(), "stopped without finishing") {
 		t.Fatalf("result = %s %v, want failed: stopped without finishing", res.Status, res.Err)
+	}
+}
+
+// blockBash is a hook that refuses every bash call.
+type blockBash struct{}
+
+func (blockBash) Info(context.Context) (plugins.Info, error) {
+	return plugins.Info{Name: "test.block-bash", Kind: plugins.KindHook, Events: []string{plugins.EventToolExecuteBefore}}, nil
+}
+
+func (blockBash) Handle(_ context.Context, ev plugins.Event) (plugins.Decision, error) {
+	if ev.Tool == plugins.ToolBash {
+		return plugins.Decision{Action: plugins.Block, Reason: "no shell today"}, nil
+	}
+	return plugins.Decision{Action: plugins.Allow}, nil
+}
+
+func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
+	project := newProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""))})
+	b, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got := make(chan bus.Message, 4)
+	if _, err := b.Subscribe(context.Background(), DeniedTopic, func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		got <- m
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{Name: "watcher"}); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := blockBash{}.Info(context.Background())
+	pipeline, err := hooks.NewPipeline([]hooks.Registered{{Hook: blockBash{}, Info: info}}, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := StartWork(context.Background(), StartWorkOptions{Project: project, Name: "p", Hooks: pipeline, Bus: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed || !strings.Contains(res.Err.Error(), "no shell today") {
+		t.Fatalf("result = %s %v, want failed with the hook's reason", res.Status, res.Err)
+	}
+	select {
+	case m := <-got:
+		var p struct {
+			Type  string        `json:"type"`
+			Event plugins.Event `json:"event"`
+		}
+		if err := json.Unmarshal(m.Payload, &p); err != nil || p.Type != EventToolDenied || p.Event.Tool != plugins.ToolBash || p.Event.Agent != agents.Tapestry {
+			t.Errorf("denial payload = %s (%v), want a tool.denied event for tapestry's bash", m.Payload, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no denial published on " + DeniedTopic)
 	}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -124,7 +125,7 @@ func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
 	}
 	r.session = newSessionID(r.o.Now())
 	delegator := r.delegator()
-	if r.tools, err = NewTools(o.Project, r.o.Config, gate, pipeline, WithLogger(r.o.Logger), WithDelegator(delegator)); err != nil {
+	if r.tools, err = NewTools(o.Project, r.o.Config, gate, pipeline, WithLogger(r.o.Logger), WithDelegator(delegator), WithEventFunc(r.denied)); err != nil {
 		return RunResult{}, err
 	}
 	if d, ok := delegator.(*AgentDelegator); ok {
@@ -144,6 +145,28 @@ func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
 	}
 	return r.run(ctx)
 }
+
+// denied makes a refused tool call visible: in the host log, and on the bus
+// (system:tool.denied) for whoever watches it.
+func (r *runner) denied(ev plugins.Event) {
+	r.o.Logger.Warn("tool call denied", "agent", ev.Agent, "tool", ev.Tool, "data", ev.Data)
+	if r.o.Bus == nil {
+		return
+	}
+	payload, err := json.Marshal(struct {
+		Type  string        `json:"type"`
+		Event plugins.Event `json:"event"`
+	}{EventToolDenied, ev})
+	if err != nil {
+		return
+	}
+	if _, err := r.o.Bus.Publish(context.Background(), bus.Message{Topic: DeniedTopic, Payload: payload}); err != nil {
+		r.o.Logger.Warn("publish the denial", "err", err)
+	}
+}
+
+// DeniedTopic is where a run publishes the tool calls it refused.
+const DeniedTopic = "system:tool.denied"
 
 // delegator picks how the task tool reaches other agents: over the bus when
 // there is one, else straight to the supervisor's agent plugins.
