@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -57,10 +58,20 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// buildExample builds examples/hooks/<name> to dest.
+// buildExample builds examples/hooks/<name> to dest, with -race when this
+// test binary has it, so that the build reuses the packages compiled for
+// the test instead of compiling gRPC again.
 func buildExample(t *testing.T, name, dest string) {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-o", dest, "./examples/hooks/"+name)
+	args := []string{"build", "-o", dest}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				args = append(args, "-race")
+			}
+		}
+	}
+	cmd := exec.Command("go", append(args, "./examples/hooks/"+name)...)
 	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", name, err, out)
