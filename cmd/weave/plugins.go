@@ -85,11 +85,14 @@ out of the hook pipeline with an error in the log.`,
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(list)
+				if err := enc.Encode(list); err != nil {
+					return err
+				}
+			} else {
+				writePluginList(s.Out, list)
 			}
-			writePluginList(s.Out, list)
 			if n := countErrors(list); n > 0 {
-				fmt.Fprintf(s.ErrOut, "%d plugin(s) could not describe themselves; see the list above, or run one with the argument \"describe\"\n", n)
+				fmt.Fprintf(s.ErrOut, "%d plugin(s) could not describe themselves; see their status and error, or run one with the argument \"describe\"\n", n)
 			}
 			return nil
 		},
