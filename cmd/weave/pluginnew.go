@@ -99,7 +99,7 @@ runs in the new module (--skip-tidy leaves it out).`,
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "directory to create (default ./NAME)")
 	cmd.Flags().StringVar(&opts.Module, "module", "", "module path (default example.com/NAME)")
 	cmd.Flags().StringVar(&opts.WeaveSrc, "weave-src", "", "weave source tree for go.mod's replace (default $"+weaveSrcEnv+", else found upward)")
-	cmd.Flags().BoolVar(&opts.SkipTidy, "skip-tidy", false, "do not run `go mod tidy` in the new module")
+	cmd.Flags().BoolVar(&opts.SkipTidy, "skip-tidy", false, "do not run go mod tidy in the new module")
 	return cmd
 }
 

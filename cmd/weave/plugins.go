@@ -219,7 +219,7 @@ func countErrors(list []pluginListing) int {
 
 func writePluginList(w io.Writer, list []pluginListing) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tEVENTS/ROLE\tSOURCE\tSTATUS\tPATH\t")
+	fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tEVENTS/ROLE\tSOURCE\tSTATUS\tPATH")
 	for _, l := range list {
 		what := l.Role
 		if l.Kind == plugins.KindHook {
@@ -233,7 +233,7 @@ func writePluginList(w io.Writer, list []pluginListing) {
 		if len(l.Args) > 0 {
 			path += " " + strings.Join(l.Args, " ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, orDash(string(l.Kind)), orDash(l.Version), orDash(what), l.Source, l.Status, path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, orDash(string(l.Kind)), orDash(l.Version), orDash(what), l.Source, l.Status, path)
 	}
 	_ = tw.Flush()
 	for _, l := range list {
