@@ -1,0 +1,144 @@
+package main
+
+import (
+	"go/format"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// offlineGo makes go (and the scaffold's go mod tidy) use only the module
+// cache, which holds every module weave needs.
+func offlineGo(t *testing.T) {
+	t.Helper()
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "-mod=mod -modcacherw")
+	t.Setenv("GOWORK", "off")
+	t.Setenv(weaveSrcEnv, "")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPluginNewHookFiles(t *testing.T) {
+	offlineGo(t)
+	root := repoRoot(t)
+	dir := filepath.Join(t.TempDir(), "guard")
+	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "guard", "--dir", dir, "--weave-src", root, "--skip-tidy")
+	if code != exitOK {
+		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
+	}
+	for _, f := range []string{"go.mod", "main.go", "main_test.go", "README.md"} {
+		body := readFile(t, filepath.Join(dir, f))
+		if strings.Contains(body, "{{") || strings.Contains(body, "<no value>") {
+			t.Errorf("%s has an unrendered template field:\n%s", f, body)
+		}
+		// The Go files parse and are gofmt-clean; that they build and pass
+		// is TestSlowPluginNewHookBuildsAndPasses's job.
+		if strings.HasSuffix(f, ".go") {
+			formatted, err := format.Source([]byte(body))
+			if err != nil {
+				t.Errorf("%s does not parse: %v", f, err)
+			} else if string(formatted) != body {
+				t.Errorf("%s is not gofmt-clean", f)
+			}
+		}
+	}
+	if got := goModDirective(filepath.Join(dir, "go.mod"), "module"); got != "example.com/guard" {
+		t.Errorf("default module = %q, want example.com/guard", got)
+	}
+	if got, want := goModDirective(filepath.Join(dir, "go.mod"), "go"), goModDirective(filepath.Join(root, "go.mod"), "go"); got != want {
+		t.Errorf("go directive = %q, want weave's %q", got, want)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(dir, "README.md")), "go build -o /path/to/project/.weave/plugins/guard .") {
+		t.Error("README lacks the install step")
+	}
+	if !strings.Contains(out, "go mod tidy") {
+		t.Errorf("with --skip-tidy the next steps = %q, want go mod tidy among them", out)
+	}
+}
+
+func TestPluginNewHookWeaveSrcFromEnv(t *testing.T) {
+	offlineGo(t)
+	root := repoRoot(t)
+	t.Setenv(weaveSrcEnv, root)
+	dir := filepath.Join(t.TempDir(), "h")
+	if code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "h", "--dir", dir, "--skip-tidy"); code != exitOK {
+		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
+	}
+	if gomod := readFile(t, filepath.Join(dir, "go.mod")); !strings.Contains(gomod, "=> "+root) {
+		t.Errorf("go.mod does not replace weave with $%s:\n%s", weaveSrcEnv, gomod)
+	}
+}
+
+func TestPluginNewHookWithoutWeaveSrc(t *testing.T) {
+	offlineGo(t)
+	// Neither the test binary's directory nor this one is under a weave tree.
+	t.Chdir(t.TempDir())
+	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "lonely")
+	if code != exitOK {
+		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
+	}
+	gomod := readFile(t, filepath.Join("lonely", "go.mod"))
+	if !strings.Contains(gomod, "// replace github.com/weavehq/weave => /path/to/weave") {
+		t.Errorf("go.mod lacks the commented replace:\n%s", gomod)
+	}
+	if _, err := os.Stat(filepath.Join("lonely", "go.sum")); err == nil {
+		t.Error("go mod tidy ran although it cannot succeed without the weave tree")
+	}
+	for _, want := range []string{"weave source tree was not found", "--weave-src", "go mod tidy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPluginNewHookRefuses(t *testing.T) {
+	offlineGo(t)
+	root := repoRoot(t)
+	full := t.TempDir()
+	keep := filepath.Join(full, "keep.txt")
+	if err := os.WriteFile(keep, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		errHas string
+	}{
+		{"non-empty dir", []string{"ok", "--dir", full}, exitFailed, "is not empty"},
+		{"a file", []string{"ok", "--dir", file}, exitFailed, "is not a directory"},
+		{"bad name", []string{"../evil"}, exitUsage, "plugin name"},
+		{"name with space", []string{"my hook"}, exitUsage, "plugin name"},
+		{"bad module", []string{"ok", "--dir", filepath.Join(t.TempDir(), "x"), "--module", "github.com/me//x"}, exitUsage, "not a module path"},
+		{"not weave", []string{"ok", "--dir", filepath.Join(t.TempDir(), "x"), "--weave-src", t.TempDir()}, exitFailed, "no go.mod of module github.com/weavehq/weave"},
+		{"no name", nil, exitUsage, "takes 1 argument"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"plugin", "new", "hook", "--skip-tidy", "--weave-src", root}, tc.args...)
+			code, _, errOut := runAuthorCLI(t, t.TempDir(), args...)
+			if code != tc.code || !strings.Contains(errOut, tc.errHas) {
+				t.Errorf("plugin new hook %v = %d %q, want %d mentioning %q", tc.args, code, errOut, tc.code, tc.errHas)
+			}
+		})
+	}
+	if got := readFile(t, keep); got != "mine" {
+		t.Errorf("a file in the refused directory changed to %q", got)
+	}
+	if des, _ := os.ReadDir(full); len(des) != 1 {
+		t.Errorf("the refused directory holds %d entries, want the 1 it had", len(des))
+	}
+}
