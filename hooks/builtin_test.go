@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -548,5 +549,25 @@ func TestList(t *testing.T) {
 	}
 	if got[0].Name != "fmt" {
 		t.Errorf("List()[0] = %s, want the priority-0 command hook first", got[0].Name)
+	}
+}
+
+func TestVerificationReminderReadsNoPlanBeforeTheEnd(t *testing.T) {
+	// A source that fails if read: an event that says the plan is not done
+	// must not read it.
+	h := NewVerificationReminder(&memPlans{err: errors.New("read the plan")}, "/p")
+	for _, data := range []map[string]any{
+		{"completed": 2, "total": 5},
+		{"completed": float64(4), "total": float64(5)}, // as decoded across a plugin boundary
+	} {
+		ev := plugins.Event{Name: plugins.EventPlanTaskDone, Plan: "oauth2-login", Cwd: "/p", Data: data}
+		got, err := h.Handle(context.Background(), ev)
+		if err != nil || got.Action != plugins.Allow || got.Context != "" {
+			t.Errorf("Handle(%v) = %+v, %v; want a plain allow without reading the plan", data, got, err)
+		}
+	}
+	ev := plugins.Event{Name: plugins.EventPlanTaskDone, Plan: "oauth2-login", Cwd: "/p", Data: map[string]any{"completed": 5, "total": 5}}
+	if _, err := h.Handle(context.Background(), ev); err == nil {
+		t.Error("Handle(5/5) did not read the plan")
 	}
 }

@@ -45,6 +45,11 @@ func (h *VerificationReminder) Handle(ctx context.Context, ev plugins.Event) (pl
 	if ev.Plan == "" {
 		return allow, nil
 	}
+	// The event says where the plan stands; only a plan it reports complete
+	// is worth reading (on every task of a large plan, that read would count).
+	if done, total, ok := progressOf(ev); ok && done < total {
+		return allow, nil
+	}
 	plan, err := lookupPlan(ctx, h.src, ev, h.project)
 	if errors.Is(err, ErrNoPlan) {
 		return allow, nil
@@ -63,6 +68,23 @@ func (h *VerificationReminder) Handle(ctx context.Context, ev plugins.Event) (pl
 	h.done[plan.Path] = true
 	return withContext(fmt.Sprintf("All %d tasks of %s are done. Before reporting it finished, run every check "+
 		"in the plan's ## Verification section and report each result; fix anything that fails.", plan.Total, plan.Name)), nil
+}
+
+// progressOf reads data.completed and data.total of a plan.task.done event,
+// which arrive as float64 across a plugin boundary and as int in process.
+func progressOf(ev plugins.Event) (done, total int, ok bool) {
+	num := func(k string) (int, bool) {
+		switch v := ev.Data[k].(type) {
+		case int:
+			return v, true
+		case float64:
+			return int(v), true
+		}
+		return 0, false
+	}
+	done, ok1 := num("completed")
+	total, ok2 := num("total")
+	return done, total, ok1 && ok2
 }
 
 // lookupPlan reads the plan an event names: by path when Event.Plan holds a

@@ -518,7 +518,7 @@ func (r *runner) services(out io.Writer) *PluginServices {
 // the agent ticks it with plan_check, and the host checks. It returns the
 // plan as it now is, and false when the task is no longer in it.
 func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, error) {
-	np, err := plans.Load(p.Path)
+	np, err := plans.Reload(p)
 	if err != nil {
 		return nil, false, fmt.Errorf("re-read plan: %w", err)
 	}
@@ -543,7 +543,7 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 // removed reports whether a task that failed is gone from the plan, which
 // is then read again.
 func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, bool) {
-	np, err := plans.Load(p.Path)
+	np, err := plans.Reload(p)
 	if err != nil {
 		return p, false
 	}
@@ -633,7 +633,7 @@ func reloadIfChanged(p *plans.Plan) (*plans.Plan, error) {
 	if fi.ModTime().Equal(p.ModTime) && fi.Size() == int64(len(p.Src)) {
 		return p, nil
 	}
-	return plans.Load(p.Path)
+	return plans.Reload(p)
 }
 
 func (r *runner) logPath(p *plans.Plan, t plans.Task) string {

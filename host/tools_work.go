@@ -124,7 +124,7 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 		pr := p.Progress()
 		return ok("%s of %s was already ticked (%d/%d done)", label, p.Name, pr.Completed, pr.Total)
 	}
-	np, err := plans.SetDone(p.Path, task, true)
+	np, err := plans.SetDoneIn(p, task, true)
 	if err != nil {
 		// A *plans.TaskGoneError says to reload; the agent can act on it.
 		return failf("plan_check: %v", err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // PlansDir is the directory holding a project's plans.
@@ -57,6 +58,30 @@ func isPlanFile(name string) bool {
 // Discover loads every plan in .weave/plans/*.md, newest modified first
 // (ties by name). Hidden files and subdirectories are skipped.
 func Discover(project string) ([]*Plan, error) {
+	files, err := planFiles(project)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]*Plan, 0, len(files))
+	for _, f := range files {
+		p, err := Load(f.path)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// planFile is a plan file as its directory lists it, before it is read.
+type planFile struct {
+	path, name string
+	modTime    time.Time
+}
+
+// planFiles lists the plan files of a project, newest modified first, ties
+// by name, without reading them.
+func planFiles(project string) ([]planFile, error) {
 	dir := PlansDir(project)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -65,7 +90,7 @@ func Discover(project string) ([]*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list plans in %s: %w", dir, err)
 	}
-	var ps []*Plan
+	var files []planFile
 	for _, e := range entries {
 		if !isPlanFile(e.Name()) {
 			continue
@@ -78,19 +103,15 @@ func Discover(project string) ([]*Plan, error) {
 		if !fi.Mode().IsRegular() {
 			continue
 		}
-		p, err := Load(path)
-		if err != nil {
-			return nil, err
-		}
-		ps = append(ps, p)
+		files = append(files, planFile{path: path, name: planName(path), modTime: fi.ModTime()})
 	}
-	sort.SliceStable(ps, func(i, j int) bool {
-		if !ps[i].ModTime.Equal(ps[j].ModTime) {
-			return ps[i].ModTime.After(ps[j].ModTime)
+	sort.SliceStable(files, func(i, j int) bool {
+		if !files[i].modTime.Equal(files[j].modTime) {
+			return files[i].modTime.After(files[j].modTime)
 		}
-		return ps[i].Name < ps[j].Name
+		return files[i].name < files[j].name
 	})
-	return ps, nil
+	return files, nil
 }
 
 // NotFoundError says that no plan matched a name.
@@ -125,25 +146,26 @@ func Find(project, name string) (*Plan, error) {
 		name, exactOnly = base, true
 	}
 	want := strings.ToLower(planName(name))
-	ps, err := Discover(project)
+	// Only the plan found is read: a lookup must not cost a parse of every plan.
+	files, err := planFiles(project)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range ps {
-		if strings.ToLower(p.Name) == want {
-			return p, nil
+	for _, f := range files {
+		if strings.ToLower(f.name) == want {
+			return Load(f.path)
 		}
 	}
 	if !exactOnly {
-		for _, p := range ps {
-			if strings.Contains(strings.ToLower(p.Name), want) {
-				return p, nil
+		for _, f := range files {
+			if strings.Contains(strings.ToLower(f.name), want) {
+				return Load(f.path)
 			}
 		}
 	}
 	nf := &NotFoundError{Name: name}
-	for _, p := range ps {
-		nf.Have = append(nf.Have, p.Name)
+	for _, f := range files {
+		nf.Have = append(nf.Have, f.name)
 	}
 	return nil, nf
 }

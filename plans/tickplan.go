@@ -43,3 +43,55 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 	setFile(&np, p.Path, fi)
 	return &np, nil
 }
+
+// Reload reads p's file again. When the file is unchanged, or differs from
+// what p was parsed from only in checkbox marks of p's own tasks (a tick by
+// another writer, such as the plan_check tool), the new plan is derived from
+// p without parsing; any other change is parsed in full.
+func Reload(p *Plan) (*Plan, error) {
+	src, err := os.ReadFile(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+	}
+	fi, err := os.Stat(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+	}
+	if np, ok := marksOnly(p, src); ok {
+		setFile(np, p.Path, fi)
+		return np, nil
+	}
+	np := Parse(src)
+	setFile(np, p.Path, fi)
+	return np, nil
+}
+
+// marksOnly derives the plan of src from p when the two texts differ only
+// in the marks of p's tasks.
+func marksOnly(p *Plan, src []byte) (*Plan, bool) {
+	if len(src) != len(p.Src) {
+		return nil, false
+	}
+	var np *Plan
+	for i := range src {
+		if src[i] == p.Src[i] {
+			continue
+		}
+		t, ok := taskAt(p, i)
+		if !ok || !isMark(src[i]) {
+			return nil, false
+		}
+		if np == nil {
+			c := *p
+			c.Tasks = slices.Clone(p.Tasks)
+			np = &c
+		}
+		np.Tasks[t.Index].Done = src[i] != ' '
+	}
+	if np == nil {
+		c := *p
+		np = &c
+	}
+	np.Src = src
+	return np, true
+}

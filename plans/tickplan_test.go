@@ -65,3 +65,37 @@ func TestSetDoneInFallsBackWhenTheFileChanged(t *testing.T) {
 		t.Errorf("returned plan = %+v, want the re-read plan", got.Tasks)
 	}
 }
+
+func TestReloadDerivesMarkChangesAndParsesOthers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	src := "# P\n\n- [ ] 1. One\n- [x] 2. Two\n  - [ ] sub\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []string{
+		"# P\n\n- [x] 1. One\n- [ ] 2. Two\n  - [ ] sub\n", // marks only: derived
+		"# P\n\n- [x] 1. One\n- [ ] 2. Two\n  - [x] sub\n", // a nested box: not a task mark, parsed
+		"# P\n\n- [x] 1. Uno\n- [ ] 2. Two\n  - [x] sub\n", // a title: parsed
+		"# P\n\n- [x] 1. Uno\n",                            // shorter: parsed
+	} {
+		if err := os.WriteFile(path, []byte(edit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Reload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("Reload after %q differs from a fresh parse (-want +got):\n%s", edit, diff)
+		}
+		p = got
+	}
+}
