@@ -18,6 +18,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -141,6 +142,9 @@ type Tools struct {
 
 	mu    sync.Mutex
 	todos map[string][]todo // by session
+	// lastPlan is the plan plan_check last ticked, kept so that ticking a
+	// large plan task after task does not parse it every time.
+	lastPlan *plans.Plan
 }
 
 // NewTools returns the tools of project. cfg nil means defaults; pipeline

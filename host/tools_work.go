@@ -129,6 +129,9 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 		// A *plans.TaskGoneError says to reload; the agent can act on it.
 		return failf("plan_check: %v", err)
 	}
+	t.mu.Lock()
+	t.lastPlan = np
+	t.mu.Unlock()
 	pr := np.Progress()
 	msg := fmt.Sprintf("ticked %s of %s (%d/%d done)", label, np.Name, pr.Completed, pr.Total)
 	if pr.Complete() {
@@ -139,12 +142,31 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 
 // planFor loads the named plan, or the active one from state.json. done
 // reports that res is the (failed) answer.
+// recentPlan is the plan plan_check last ticked, read again, when name is
+// its name; reading it again costs no parse when only its marks changed.
+func (t *Tools) recentPlan(name string) *plans.Plan {
+	t.mu.Lock()
+	last := t.lastPlan
+	t.mu.Unlock()
+	if last == nil || !strings.EqualFold(last.Name, name) {
+		return nil
+	}
+	p, err := plans.Reload(last)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
 func (t *Tools) planFor(name string) (*plans.Plan, plugins.ToolResult, bool) {
 	fail := func(format string, a ...any) (*plans.Plan, plugins.ToolResult, bool) {
 		r, _ := failf(format, a...)
 		return nil, r, true
 	}
 	if name != "" {
+		if p := t.recentPlan(name); p != nil {
+			return p, plugins.ToolResult{}, false
+		}
 		p, err := plans.Find(t.root, name)
 		if err != nil {
 			return fail("plan_check: %v", err)
