@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,6 +112,15 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
+	// What the first task needs starts now, in the background, while the
+	// run takes its lock and reads its plan.
+	warm := []string{agents.AgentID(agents.Tapestry)}
+	for _, r := range pipeline.Hooks() {
+		if r.Source == "builtin" && slices.ContainsFunc(r.Info.Events, host.IsRunEvent) {
+			warm = append(warm, r.Info.Name)
+		}
+	}
+	go sup.Warm(ctx, warm...)
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := host.StartWork(ctx, host.StartWorkOptions{
 		Project: project,
