@@ -97,13 +97,14 @@ func Parse(src []byte) *Plan {
 
 type parseState struct {
 	src  []byte // the whole file
+	str  string // src as a string, made once, so that lines and fields are views of it
 	body []byte // src without a leading byte-order mark; what goldmark sees
 	base int    // len(src) - len(body)
 	nl   []int  // offsets of '\n' in src, for line numbers
 }
 
 func newParseState(src []byte) *parseState {
-	ps := &parseState{src: src, body: src}
+	ps := &parseState{src: src, body: src, str: string(src)}
 	if bytes.HasPrefix(src, utf8BOM) {
 		ps.base = len(utf8BOM)
 		ps.body = src[ps.base:]
@@ -268,12 +269,16 @@ func splitTags(s string) (title, category string) {
 		if !ok {
 			continue
 		}
-		if !found {
-			b = make([]byte, 0, len(s))
-			found = true
-		}
 		if key == "category" && category == "" {
 			category = val
+		}
+		if !found {
+			// The usual case, one tag ending the title: no copy needed.
+			if strings.TrimRight(s[end:], " \t") == "" {
+				return strings.TrimSpace(s[:i]), category
+			}
+			b = make([]byte, 0, len(s))
+			found = true
 		}
 		// Drop the tag and the blanks around it, keeping one blank
 		// between the words on either side.
@@ -442,7 +447,7 @@ func label(line string) (string, string, bool) {
 	default:
 		return "", "", false
 	}
-	return strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(rest), true
+	return strings.TrimSpace(name), strings.TrimSpace(rest), true
 }
 
 // effort looks for **Estimated Effort**: in a paragraph's lines.
@@ -454,7 +459,7 @@ func (ps *parseState) effort(n ast.Node, p *Plan) {
 		if !bytes.Contains(v, []byte("**")) {
 			continue
 		}
-		if name, rest, ok := label(string(v)); ok && name == "estimated effort" {
+		if name, rest, ok := label(string(v)); ok && strings.EqualFold(name, "estimated effort") {
 			p.Effort = strings.TrimSpace(strings.TrimSuffix(rest, "\\"))
 			p.EffortLine = ps.lineOf(ps.base + seg.Start)
 			return
@@ -462,14 +467,18 @@ func (ps *parseState) effort(n ast.Node, p *Plan) {
 	}
 }
 
-// fieldNames maps accepted labels to the field they fill.
-var fieldNames = map[string]string{
-	"what":                "what",
-	"what to do":          "what",
-	"files":               "files",
-	"file":                "files",
-	"acceptance":          "acceptance",
-	"acceptance criteria": "acceptance",
+// fieldOf maps an accepted label, in any case, to the field it fills.
+func fieldOf(label string) (string, bool) {
+	for _, f := range [...]struct{ label, field string }{
+		{"what", "what"}, {"what to do", "what"},
+		{"files", "files"}, {"file", "files"},
+		{"acceptance", "acceptance"}, {"acceptance criteria", "acceptance"},
+	} {
+		if strings.EqualFold(label, f.label) {
+			return f.field, true
+		}
+	}
+	return "", false
 }
 
 // fields reads the **What**, **Files** and **Acceptance** fields of a task
@@ -507,6 +516,7 @@ func (ps *parseState) fields(t *Task, from int, code [][2]int) {
 		for ci < len(code) && code[ci][1] <= off {
 			ci++
 		}
+		start := off
 		raw := ps.src[off:end]
 		off = end
 		if ci < len(code) && code[ci][0] <= off-len(raw) && off-len(raw) < code[ci][1] {
@@ -516,11 +526,11 @@ func (ps *parseState) fields(t *Task, from int, code [][2]int) {
 		if !isLabel && cur == "" {
 			continue // no field open: the line is not needed
 		}
-		line := strings.TrimRight(string(raw), "\r\n")
+		line := strings.TrimRight(ps.str[start:end], "\r\n")
 		if isLabel {
 			if name, rest, ok := label(line); ok {
 				flush()
-				if f, known := fieldNames[name]; known {
+				if f, known := fieldOf(name); known {
 					cur, first = f, rest
 				}
 				continue
@@ -536,6 +546,9 @@ func (ps *parseState) fields(t *Task, from int, code [][2]int) {
 // joinField joins a field's first line and its continuation lines, with the
 // continuation lines' common indentation removed.
 func joinField(first string, more []string) string {
+	if len(more) == 0 {
+		return strings.TrimSpace(first)
+	}
 	indent := -1
 	for _, l := range more {
 		if strings.TrimSpace(l) == "" {
