@@ -306,7 +306,7 @@ echo $! > "`+pidFile+`.tmp"
 mv "`+pidFile+`.tmp" "`+pidFile+`"
 wait
 `)
-	got := runCommand(t, CommandSpec{Event: "PreToolUse", Command: cmd, Timeout: 300 * time.Millisecond, Fail: FailClosed}, dir, bashEvent("ls"))
+	got := runCommand(t, CommandSpec{Event: "PreToolUse", Command: cmd, Timeout: 2 * time.Second, Fail: FailClosed}, dir, bashEvent("ls"))
 	if got.Action != plugins.Block || len(got.Reports) != 1 || !got.Reports[0].TimedOut {
 		t.Fatalf("outcome = %+v, want a timed-out block", got)
 	}
@@ -336,7 +336,7 @@ func TestCommandHookBackgroundChildDoesNotHoldTheHook(t *testing.T) {
 	// once the shell exits.
 	done := make(chan Outcome, 1)
 	go func() {
-		done <- runCommand(t, CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; sleep 30 & echo '{"decision":"block","reason":"bg"}'`, Timeout: time.Minute}, dir, bashEvent("ls"))
+		done <- runCommand(t, CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; sleep 3 & echo '{"decision":"block","reason":"bg"}'`, Timeout: time.Minute}, dir, bashEvent("ls"))
 	}()
 	select {
 	case got := <-done:
