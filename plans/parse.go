@@ -6,11 +6,8 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
 
 var utf8BOM = []byte("\xef\xbb\xbf")
@@ -24,7 +21,6 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // and keeps no per-document state, so it is safe to share.
 var mdParser = parser.NewParser(
 	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-	parser.WithInlineParsers(util.Prioritized(extension.NewTaskCheckBoxParser(), 0)),
 	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 )
 
@@ -175,15 +171,20 @@ func (ps *parseState) headingText(h *ast.Heading) string {
 // colon ("[ ]: x") is not a task: ticked, it would read as a link reference
 // definition and stop being a list item with a checkbox.
 func (ps *parseState) checkbox(item *ast.ListItem) (int, bool) {
+	// A task's checkbox opens the first text of its item, as GFM has it:
+	// read the bytes there rather than run an inline parser over every
+	// line of the plan.
 	fc := item.FirstChild()
-	if fc == nil {
+	switch fc.(type) {
+	case *ast.TextBlock, *ast.Paragraph:
+	default:
 		return 0, false
 	}
-	cb, ok := fc.FirstChild().(*extast.TaskCheckBox)
-	if !ok || cb.Pos() < 0 {
+	lines := fc.Lines()
+	if lines.Len() == 0 {
 		return 0, false
 	}
-	mark := ps.base + cb.Pos() + 1
+	mark := ps.base + lines.At(0).Start + 1
 	if mark < 1 || mark+1 >= len(ps.src) || ps.src[mark-1] != '[' || ps.src[mark+1] != ']' {
 		return 0, false
 	}
@@ -501,7 +502,6 @@ func (ps *parseState) fields(t *Task, from int, code [][2]int) {
 		case "files":
 			if t.Files == "" {
 				t.Files = v
-				t.FileRefs = parseFileRefs(v)
 			}
 		case "acceptance":
 			if t.Acceptance == "" {

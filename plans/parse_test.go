@@ -189,7 +189,7 @@ func TestParseFields(t *testing.T) {
 	}
 	for i, w := range want {
 		tk := p.Tasks[i]
-		got := fields{tk.What, tk.Files, tk.Acceptance, tk.FileRefs, tk.Blocks}
+		got := fields{tk.What, tk.Files, tk.Acceptance, tk.FileRefs(), tk.Blocks}
 		if diff := cmp.Diff(w, got); diff != "" {
 			t.Errorf("task %d fields mismatch (-want +got):\n%s", tk.Number, diff)
 		}

@@ -47,11 +47,14 @@ type Task struct {
 	End     int    // byte offset just past the item's last line (with nested content)
 	Section string // title of the nearest top-level heading above
 
-	What, Files, Acceptance string // field texts when present, "" otherwise
-	FileRefs                []FileRef
+	What, Files, Acceptance string  // field texts when present, "" otherwise
 	Category                string  // from a [category: x] tag
 	Blocks                  []Block // fenced code blocks inside the item, in order
 }
+
+// FileRefs splits the task's Files field into its entries. It is worked out
+// when asked for, not on every parse: only validation needs it.
+func (t Task) FileRefs() []FileRef { return parseFileRefs(t.Files) }
 
 // FileRef is one entry of a task's Files field.
 type FileRef struct {

@@ -189,7 +189,7 @@ func validateTasks(project string, p *Plan, r *Report) {
 				r.warnf(t.Line, "%s has no %s; add the field so the task says what to do and how to check it", name, strings.Join(missing, " and "))
 			}
 		}
-		for _, f := range t.FileRefs {
+		for _, f := range t.FileRefs() {
 			checkFileRef(project, t, name, f, r)
 		}
 	}
