@@ -82,9 +82,6 @@ type RunResult struct {
 	Plan *plans.Plan
 	// Report is the plan's validation report (errors block a start).
 	Report plans.Report
-	// Warnings are problems that did not stop the run (a corrupt
-	// state.json moved aside, validation warnings).
-	Warnings []string
 	// Err says why a run failed or paused.
 	Err error
 }
@@ -119,13 +116,9 @@ func StartWork(ctx context.Context, o StartWorkOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	var pipeline ToolPipeline
-	if r.o.Hooks != nil {
-		pipeline = r.o.Hooks
-	}
 	r.session = newSessionID(r.o.Now())
 	delegator := r.delegator()
-	if r.tools, err = NewTools(o.Project, r.o.Config, gate, pipeline, WithLogger(r.o.Logger), WithDelegator(delegator), WithEventFunc(r.denied)); err != nil {
+	if r.tools, err = NewTools(o.Project, r.o.Config, gate, r.o.Hooks, WithLogger(r.o.Logger), WithDelegator(delegator), WithEventFunc(r.denied)); err != nil {
 		return RunResult{}, err
 	}
 	if d, ok := delegator.(*AgentDelegator); ok {
@@ -192,8 +185,9 @@ type runner struct {
 	plan string
 }
 
+// warn shows a problem that does not stop the run (a corrupt state.json
+// moved aside, a validation warning).
 func (r *runner) warn(msg string) {
-	r.res.Warnings = append(r.res.Warnings, msg)
 	r.o.Observe(Event{Type: EventWarning, Time: r.o.Now(), Plan: r.plan, Reason: msg})
 }
 
@@ -522,7 +516,7 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 	if err != nil {
 		return nil, false, fmt.Errorf("re-read plan: %w", err)
 	}
-	cur, ok := taskIn(np, t)
+	cur, ok := np.Lookup(t)
 	if !ok {
 		return np, false, nil
 	}
@@ -547,20 +541,10 @@ func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, bool) {
 	if err != nil {
 		return p, false
 	}
-	if _, ok := taskIn(np, t); ok {
+	if _, ok := np.Lookup(t); ok {
 		return np, false
 	}
 	return np, true
-}
-
-// taskIn finds t in p by number and title, as a tick does.
-func taskIn(p *plans.Plan, t plans.Task) (plans.Task, bool) {
-	for _, c := range p.Tasks {
-		if c.Number == t.Number && c.Title == t.Title {
-			return c, true
-		}
-	}
-	return plans.Task{}, false
 }
 
 func (r *runner) save() error {

@@ -2,7 +2,6 @@ package host
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -57,7 +56,7 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 		if pr.Complete() {
 			ps.State = "complete"
 		}
-		if st != nil && samePlan(st.ActivePlan, p.Path) {
+		if st.IsActive(p.Path) {
 			ps.Active = true
 			out.Active = p.Name
 			ps.LastError = st.LastError
@@ -83,16 +82,4 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 		out.Plans = append(out.Plans, ps)
 	}
 	return out, nil
-}
-
-func samePlan(a, b string) bool {
-	if a == "" {
-		return false
-	}
-	ai, err1 := os.Stat(a)
-	bi, err2 := os.Stat(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return os.SameFile(ai, bi)
 }

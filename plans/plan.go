@@ -152,6 +152,17 @@ func (p *Plan) Progress() Progress {
 	return pr
 }
 
+// Lookup finds t in p by its number and title, as a tick does; offsets may
+// have moved since t was read.
+func (p *Plan) Lookup(t Task) (Task, bool) {
+	for _, c := range p.Tasks {
+		if same(c, t) {
+			return c, true
+		}
+	}
+	return Task{}, false
+}
+
 // Next returns the first task that is not done.
 func (p *Plan) Next() (Task, bool) {
 	for _, t := range p.Tasks {

@@ -63,7 +63,7 @@ func Resolve(project, name string, st *State) (Resolution, error) {
 		if p.Progress().Complete() {
 			return Resolution{Verdict: VerdictComplete, Plan: p, Name: name}, nil
 		}
-		if st != nil && samePath(st.ActivePlan, p.Path) {
+		if st.IsActive(p.Path) {
 			return Resolution{Verdict: VerdictResume, Plan: p, Name: name}, nil
 		}
 		return Resolution{Verdict: VerdictStart, Plan: p, Name: name}, nil
@@ -135,6 +135,12 @@ func incomplete(ps []*Plan) []*Plan {
 		}
 	}
 	return out
+}
+
+// IsActive reports whether the plan file at path is the state's active
+// plan; st may be nil.
+func (st *State) IsActive(path string) bool {
+	return st != nil && samePath(st.ActivePlan, path)
 }
 
 func samePath(a, b string) bool {
