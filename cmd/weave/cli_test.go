@@ -437,3 +437,19 @@ func TestTapestryPluginKilledMidTaskIsRestarted(t *testing.T) {
 		t.Errorf("failed %d, done %d; want one failure (the killed plugin) and both tasks done", failed, done)
 	}
 }
+
+func TestPrintableOutputLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"\x1b[31mred\x1b[0m and \x1b[1;32mgreen\x1b[m", "red and green"},
+		{"progress 10%\rprogress 50%\rprogress 100%", "progress 100%"},
+		{"tab\there\x07bell\x00nul", "tab herebellnul"},
+		{"\x1b]0;window title\x07shown", "shown"},
+		{"ünïcödé ✓", "ünïcödé ✓"},
+	}
+	for _, tc := range tests {
+		if got := printable(tc.in); got != tc.want {
+			t.Errorf("printable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

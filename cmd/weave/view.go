@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -191,7 +192,7 @@ func (m liveModel) apply(ev host.Event) (tea.Model, tea.Cmd) {
 		m.taskStart = ev.Time
 		m.lines = nil
 	case host.EventTaskOutput:
-		m.lines = append(m.lines, ev.Output)
+		m.lines = append(m.lines, printable(ev.Output))
 		if m.tail > 0 && len(m.lines) > m.tail {
 			m.lines = m.lines[len(m.lines)-m.tail:]
 		}
@@ -261,4 +262,26 @@ func clip(s string, n int) string {
 		return string(r[:n])
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// ansiSeq matches terminal escape sequences (colours, cursor moves).
+var ansiSeq = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])`)
+
+// printable keeps what a line of task output shows as text: escape sequences
+// and control characters would move the cursor and tear the panel. A
+// carriage return keeps what was drawn last, as a terminal would show it.
+func printable(line string) string {
+	line = ansiSeq.ReplaceAllString(line, "")
+	if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+		line = line[i+1:]
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f:
+			return -1
+		}
+		return r
+	}, line)
 }
