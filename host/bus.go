@@ -24,9 +24,9 @@ package host
 //
 // A block wins over everything; of several modifications the last one in
 // walk order counts; contexts are joined. No subscriber, or acks with no
-// result, allow. The result is read from the ack's "result" field; peers on
-// the JSON-RPC face, whose acks carry no result field, put the same JSON
-// object in the ack's "message" instead. A peer that failed (timed out,
+// result, allow. The result is read from the ack's "result" field (on the
+// JSON-RPC face, the result object of the peer's sendMessage answer); a peer
+// that sets only "message" may put the same JSON object there. A peer that failed (timed out,
 // disconnected) is passed over; when every peer failed, the hook fails and
 // its policy (open) allows.
 //
@@ -36,8 +36,8 @@ package host
 //	{"type": "agent.request", "prompt": "...", "from": ["loom"]}
 //
 // where from is the delegation chain of the caller. The first processed ack
-// answers: result {"output": "...", "error": "..."}, or, from a JSON-RPC
-// peer, a message holding that object or the output as plain text.
+// answers: result {"output": "...", "error": "..."}, or a message holding
+// that object or the output as plain text.
 // ServeAgentsOnBus subscribes the built-in agents to their topics, so
 // delegation reaches them through the bus, and so does any outside peer.
 

@@ -174,12 +174,11 @@ func TestOpenBusWSToken(t *testing.T) {
 	}
 }
 
-// answer makes a peer handler that acks with result, sent both as the
-// result and, for the JSON-RPC face that carries no result field, as the
-// message.
+// answer makes a peer handler that acks with result, in the ack's result
+// field (which the JSON-RPC face carries too).
 func answer(result string, stop bool) bus.Handler {
 	return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
-		return bus.Ack{Processed: true, StopPropagation: stop, Message: result, Result: json.RawMessage(result)}, nil
+		return bus.Ack{Processed: true, StopPropagation: stop, Result: json.RawMessage(result)}, nil
 	}
 }
 
