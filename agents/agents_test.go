@@ -99,6 +99,8 @@ func TestTapestryRunbook(t *testing.T) {
 		{name: "all blocks pass, task ticked", ticked: true},
 		{name: "work block fails", results: map[string]plugins.ToolResult{"make": {ExitCode: 2, IsError: true}}, wantErr: "block at line 5 exited with status 2"},
 		{name: "verify block fails", results: map[string]plugins.ToolResult{"test -f out": {ExitCode: 1, IsError: true}}, wantErr: "verify block at line 8 exited with status 1"},
+		{name: "a block times out", results: map[string]plugins.ToolResult{"make": {ExitCode: -1, IsError: true, Output: "compiling\n[command timed out after 30m0s (runbook.block_timeout) and was killed with every process it started]\n"}},
+			wantErr: "block at line 5 failed: [command timed out after 30m0s (runbook.block_timeout)"},
 		{name: "a hook denies the block", results: map[string]plugins.ToolResult{"make": {Denied: true, IsError: true, Output: "blocked by hook no-make"}}, wantErr: "not allowed to run: blocked by hook no-make"},
 	}
 	for _, tc := range tests {

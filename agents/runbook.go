@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
@@ -109,9 +110,11 @@ func RunRunbook(ctx context.Context, h plugins.Host, task TaskPayload) (plugins.
 		switch {
 		case res.Denied:
 			return plugins.AgentResponse{Error: fmt.Sprintf("block at line %d was not allowed to run: %s", s.Line, res.Output)}, nil
-		case res.ExitCode != 0:
+		case res.ExitCode > 0:
 			return plugins.AgentResponse{Error: (&BlockError{Line: s.Line, Verify: s.Verify, ExitCode: res.ExitCode}).Error()}, nil
 		case res.IsError:
+			// A timeout (exit code -1) or a failure to run: the tool's last
+			// line says which.
 			return plugins.AgentResponse{Error: fmt.Sprintf("block at line %d failed: %s", s.Line, lastLine(res.Output))}, nil
 		}
 	}
@@ -137,13 +140,6 @@ func taskLabel(number int, title string) string {
 }
 
 func lastLine(s string) string {
-	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
-		s = s[:len(s)-1]
-	}
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '\n' {
-			return s[i+1:]
-		}
-	}
-	return s
+	s = strings.TrimRight(s, "\n ")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
