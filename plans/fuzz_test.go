@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
+
+// referenceParser is goldmark's block parser with its own paragraphs.
+var referenceParser = newMarkdownParser(false)
 
 func addSeeds(f *testing.F, add func(src []byte)) {
 	f.Helper()
@@ -23,6 +27,7 @@ func addSeeds(f *testing.F, add func(src []byte)) {
 	for _, s := range []string{
 		"- [ ]: x\n", "- [\t] x\n", "-\t[ ] x\n", "- [ ]\n", "> - [x] q\n", "1) [X] o\n",
 		"- [ ] a\n  ```\n  - [ ] b\n", "\xef\xbb\xbf- [ ] bom\r\n", "- [ ] a\n  ---\n", "* [ ] [x]: y\n",
+		"Title\n===\n## TODOs\n- [ ] a\n  **What**: b\n  ===\n", "[x]: /u\n===\n- [ ] a\n", "- [ ] t\n\n  para\n  ---\n\n  [r]: /u\n  more\n",
 	} {
 		add([]byte(s))
 	}
@@ -33,6 +38,11 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		p := Parse(src)
 		checkOffsets(t, p)
+		// Parse's raw paragraphs must not change what is read from the
+		// plan: compare with goldmark's own paragraphs.
+		if ref := parseWith(referenceParser, src); !reflect.DeepEqual(p, ref) {
+			t.Fatalf("Parse differs from the reference parse:\n got %+v\nwant %+v", p, ref)
+		}
 		pr := p.Progress()
 		if pr.Total != len(p.Tasks) || pr.Completed > pr.Total {
 			t.Fatalf("Progress() = %+v with %d tasks", pr, len(p.Tasks))

@@ -8,29 +8,99 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
-// mdParser is goldmark's CommonMark block parser with the GFM task-list
-// checkbox as its only inline parser. Plans are read from their block
-// structure and raw lines; emphasis, links and code spans are never needed,
-// and leaving those parsers out cuts the parse time by about a third. Link
-// reference definitions are still recognised (they are block-level).
+// mdParser is goldmark's CommonMark block parser with no inline parsers.
+// Plans are read from their block structure and raw lines; emphasis, links
+// and code spans are never needed, and leaving those parsers out cuts the
+// parse time by about a third. Link reference definitions are still
+// recognised (they are block-level). Closed paragraphs are swapped for raw
+// ones (see rawParagraph), which goldmark's inline pass skips.
 // It is built once: a goldmark parser initialises itself under a sync.Once
 // and keeps no per-document state, so it is safe to share.
-var mdParser = parser.NewParser(
-	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-)
+var mdParser = newMarkdownParser(true)
+
+// newMarkdownParser builds the plan parser; with raw false it keeps
+// goldmark's own paragraphs, which the tests use as the reference.
+func newMarkdownParser(raw bool) parser.Parser {
+	if !raw {
+		return parser.NewParser(
+			parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+			parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		)
+	}
+	var blocks []util.PrioritizedValue
+	for _, v := range parser.DefaultBlockParsers() {
+		if bp, ok := v.Value.(parser.BlockParser); ok && bp == parser.NewParagraphParser() {
+			v.Value = paragraphParser{bp}
+		}
+		blocks = append(blocks, v)
+	}
+	return parser.NewParser(
+		parser.WithBlockParsers(blocks...),
+		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
+			util.Prioritized(rawParagraphs{parser.NewParagraphParser()}, 1000))...),
+	)
+}
+
+// rawParagraph holds the lines of a closed paragraph. Goldmark's inline pass
+// turns every line of every paragraph into a text node, about a quarter of
+// its parse time, and plans never read those nodes; it skips raw blocks.
+type rawParagraph struct{ ast.BaseBlock }
+
+var kindRawParagraph = ast.NewNodeKind("RawParagraph")
+
+func (n *rawParagraph) Kind() ast.NodeKind { return kindRawParagraph }
+func (n *rawParagraph) IsRaw() bool        { return true }
+func (n *rawParagraph) Dump(src []byte, level int) {
+	ast.DumpHelper(n, src, level, nil, nil)
+}
+
+// closedParagraph records the paragraph closed last. Goldmark closes a
+// paragraph before transforming it only when a setext heading takes it
+// over; that paragraph must stay an *ast.Paragraph for the heading to read.
+var closedParagraph = parser.NewContextKey()
+
+// paragraphParser is goldmark's paragraph parser, noting what it closes.
+type paragraphParser struct{ parser.BlockParser }
+
+func (p paragraphParser) Close(node ast.Node, reader text.Reader, pc parser.Context) {
+	p.BlockParser.Close(node, reader, pc)
+	pc.Set(closedParagraph, node)
+}
+
+// rawParagraphs is the last paragraph transformer: it closes the paragraph
+// as goldmark's paragraph parser would (closing is skipped for a node that a
+// transformer replaced) and puts a rawParagraph with its lines in its place.
+type rawParagraphs struct{ close parser.BlockParser }
+
+func (t rawParagraphs) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	if n, ok := pc.Get(closedParagraph).(*ast.Paragraph); ok && n == node {
+		return
+	}
+	t.close.Close(node, reader, pc)
+	parent := node.Parent()
+	if parent == nil {
+		return
+	}
+	raw := &rawParagraph{}
+	raw.SetLines(node.Lines())
+	raw.SetBlankPreviousLines(node.HasBlankPreviousLines())
+	parent.ReplaceChild(parent, node, raw)
+}
 
 // Parse parses a plan. It is a pure function of src, never panics, and
 // returns a Plan with no tasks for empty or task-less input. The returned
 // Plan keeps src (not a copy) in Src.
-func Parse(src []byte) *Plan {
+func Parse(src []byte) *Plan { return parseWith(mdParser, src) }
+
+func parseWith(md parser.Parser, src []byte) *Plan {
 	ps := newParseState(src)
 	p := &Plan{Src: src}
-	doc := mdParser.Parse(text.NewReader(ps.body))
+	doc := md.Parse(text.NewReader(ps.body))
 
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
@@ -61,7 +131,7 @@ func Parse(src []byte) *Plan {
 				// Checkboxes nested in a task belong to it.
 				return ast.WalkSkipChildren, nil
 			}
-		case *ast.Paragraph, *ast.TextBlock:
+		case *rawParagraph, *ast.Paragraph, *ast.TextBlock:
 			if p.EffortLine == 0 {
 				ps.effort(n, p)
 			}
@@ -176,7 +246,7 @@ func (ps *parseState) checkbox(item *ast.ListItem) (int, bool) {
 	// line of the plan.
 	fc := item.FirstChild()
 	switch fc.(type) {
-	case *ast.TextBlock, *ast.Paragraph:
+	case *rawParagraph, *ast.TextBlock, *ast.Paragraph:
 	default:
 		return 0, false
 	}
@@ -208,7 +278,7 @@ func (ps *parseState) task(item *ast.ListItem, mark, start int) Task {
 	}
 	titleLineEnd := ps.lineEnd(mark)
 	t.End = max(ps.itemEnd(item), titleLineEnd)
-	rest := strings.TrimSpace(strings.TrimRight(string(ps.src[mark+2:titleLineEnd]), "\r\n"))
+	rest := strings.TrimSpace(ps.str[mark+2 : titleLineEnd])
 	t.Number, rest = splitNumber(rest)
 	t.Title, t.Category = splitTags(rest)
 
