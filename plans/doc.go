@@ -1,8 +1,8 @@
 // Package plans reads and edits Weave plan files and keeps the work state.
 //
 // A plan is a markdown file in .weave/plans/. Parsing is a pure function over
-// bytes (goldmark's CommonMark block parser with the GFM task-list checkbox)
-// that returns structs carrying byte offsets, so ticking a task patches one
+// bytes (goldmark's CommonMark block parser; the GFM task-list checkbox is
+// read from the bytes that open an item) that returns structs carrying byte offsets, so ticking a task patches one
 // byte of the file and never re-renders it. The work state
 // (.weave/state.json) records which plan is active and how its tasks went; it
 // is written atomically and guarded by a lock so that two processes never
