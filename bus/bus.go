@@ -142,6 +142,14 @@ type SubscribeOptions struct {
 	// fake clock), so a handler that honours its context, such as a remote
 	// peer's, cannot hold its queue forever.
 	Timeout time.Duration
+	// Cooperative says the handler honours its context: it returns soon
+	// after the context ends, as a remote peer's handler does. Request
+	// then calls it on the requesting goroutine, with Timeout (real time)
+	// as the context's deadline, instead of on a goroutine of its own that
+	// the requester abandons at the timeout. That saves a goroutine and a
+	// hand-off per delivery; a handler that ignores its context stalls its
+	// requesters. Backends that always hand off may ignore it.
+	Cooperative bool
 }
 
 // Subscription is a live subscription. Unsubscribe stops new deliveries at

@@ -36,6 +36,8 @@ type Memory struct {
 	ctx    context.Context // cancelled by Close; handlers of Publish get it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// deadlines times the calls of cooperative subscriptions.
+	deadlines *deadlines
 
 	storeMu sync.Mutex
 	last    map[string]Message
@@ -110,6 +112,7 @@ func NewMemory(opts Options) (*Memory, error) {
 	_, _ = rand.Read(rnd[:]) // never fails; IDs stay unique within the bus anyway
 	b.idPrefix = hex.EncodeToString(rnd[:]) + "-"
 	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.deadlines = newDeadlines(b.clock, b.ctx.Done())
 	b.snap.Store(newSnapshot(nil))
 	return b, nil
 }
@@ -285,6 +288,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 		timeout:      timeout,
 		q:            make(chan delivery, size),
 		asyncTimeout: opts.Timeout,
+		cooperative:  opts.Cooperative,
 		removedCh:    make(chan struct{}),
 	}
 	b.mu.Lock()
@@ -534,6 +538,7 @@ type memSub struct {
 	// asyncTimeout is SubscribeOptions.Timeout as given: the deadline of
 	// the context of queued deliveries, none when zero.
 	asyncTimeout time.Duration
+	cooperative  bool // SubscribeOptions.Cooperative
 	q            chan delivery
 
 	removed atomic.Bool
@@ -818,6 +823,9 @@ func (s *memSub) request(ctx context.Context, m Message) (Ack, bool, error) {
 
 func (s *memSub) callTimeout(ctx context.Context, m *Message) (Ack, error) {
 	b := s.bus
+	if s.cooperative {
+		return s.callCooperative(ctx, m)
+	}
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan Ack, 1)
@@ -833,4 +841,24 @@ func (s *memSub) callTimeout(ctx context.Context, m *Message) (Ack, error) {
 	case <-b.ctx.Done():
 		return Ack{Subscriber: s.name, Error: "bus closed before " + s.name + " answered"}, ErrClosed
 	}
+}
+
+// callCooperative calls a cooperative handler on the requesting goroutine.
+// Its context ends at the timeout, when the request is cancelled or when the
+// bus closes; a handler that then gives up with an error is reported with
+// the same ack as on the hand-off path.
+func (s *memSub) callCooperative(ctx context.Context, m *Message) (Ack, error) {
+	hctx, done := s.bus.deadlines.watch(ctx, s.timeout)
+	a := s.call(hctx, m)
+	cause := context.Cause(hctx)
+	done()
+	switch {
+	case ctx.Err() != nil:
+		return Ack{Subscriber: s.name, Error: "request cancelled before " + s.name + " answered"}, ctx.Err()
+	case a.Error == "" || cause == nil:
+		return a, nil
+	case cause == ErrClosed:
+		return Ack{Subscriber: s.name, Error: "bus closed before " + s.name + " answered"}, ErrClosed
+	}
+	return Ack{Subscriber: s.name, Error: fmt.Sprintf("subscriber %s did not answer within %s", s.name, s.timeout)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -339,40 +340,50 @@ func testRequestHandlerFailures(t *testing.T, newBus NewBus) {
 }
 
 func testRequestTimeout(t *testing.T, newBus NewBus) {
-	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
-	b := open(t, newBus, bus.Options{Clock: clock})
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	entered := make(chan struct{})
-	cancelled := make(chan struct{})
-	after := Processed()
-	subscribe(t, b, "slow:*", after.Handle, bus.SubscribeOptions{Name: "after"})
-	subscribe(t, b, "slow:x", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
-		close(entered)
-		<-ctx.Done()
-		close(cancelled)
-		<-release // never answers while the test runs
-		return bus.Ack{Processed: true}, nil
-	}, bus.SubscribeOptions{Name: "dead", Timeout: 7 * time.Second})
+	// A hand-off handler never answers: the requester moves on at the
+	// timeout. A cooperative one gives up when its context ends at the
+	// timeout, and the requester reports the same ack.
+	for _, cooperative := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cooperative=%v", cooperative), func(t *testing.T) {
+			clock := NewFakeClock(time.Unix(1_700_000_000, 0))
+			b := open(t, newBus, bus.Options{Clock: clock})
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			entered := make(chan struct{})
+			cancelled := make(chan struct{})
+			after := Processed()
+			subscribe(t, b, "slow:*", after.Handle, bus.SubscribeOptions{Name: "after"})
+			subscribe(t, b, "slow:x", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+				close(entered)
+				<-ctx.Done()
+				close(cancelled)
+				if cooperative {
+					return bus.Ack{}, ctx.Err()
+				}
+				<-release // never answers while the test runs
+				return bus.Ack{Processed: true}, nil
+			}, bus.SubscribeOptions{Name: "dead", Timeout: 7 * time.Second, Cooperative: cooperative})
 
-	done := make(chan bus.Result, 1)
-	go func() {
-		res, _ := b.Request(context.Background(), msg("slow:x"))
-		done <- res
-	}()
-	Recv(t, "handler to be called", entered)
-	clock.WaitForTimer(t, 7*time.Second)
-	clock.Advance(7 * time.Second)
-	res := Recv(t, "Request to return after the timeout", done)
-	Recv(t, "handler context to be cancelled", cancelled)
-	if len(res.Acks) != 2 {
-		t.Fatalf("acks = %+v, want the timed-out one then after", res.Acks)
-	}
-	if a := res.Acks[0]; a.Subscriber != "dead" || a.Processed || a.Error == "" {
-		t.Errorf("timed-out ack = %+v, want subscriber dead, not processed, Error set", a)
-	}
-	if a := res.Acks[1]; a.Subscriber != "after" || !a.Processed {
-		t.Errorf("second ack = %+v, want processed by after", a)
+			done := make(chan bus.Result, 1)
+			go func() {
+				res, _ := b.Request(context.Background(), msg("slow:x"))
+				done <- res
+			}()
+			Recv(t, "handler to be called", entered)
+			clock.WaitForTimer(t, 7*time.Second)
+			clock.Advance(7 * time.Second)
+			res := Recv(t, "Request to return after the timeout", done)
+			Recv(t, "handler context to be cancelled", cancelled)
+			if len(res.Acks) != 2 {
+				t.Fatalf("acks = %+v, want the timed-out one then after", res.Acks)
+			}
+			if a := res.Acks[0]; a.Subscriber != "dead" || a.Processed || !strings.Contains(a.Error, "did not answer within 7s") {
+				t.Errorf("timed-out ack = %+v, want subscriber dead, not processed, Error saying it did not answer within 7s", a)
+			}
+			if a := res.Acks[1]; a.Subscriber != "after" || !a.Processed {
+				t.Errorf("second ack = %+v, want processed by after", a)
+			}
+		})
 	}
 }
 

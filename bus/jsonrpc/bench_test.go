@@ -35,7 +35,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	ctx := context.Background()
 	if _, err := bb.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
 		return bus.Ack{Processed: true}, nil
-	}, bus.SubscribeOptions{Name: "local"}); err != nil {
+	}, bus.SubscribeOptions{Name: "local", Cooperative: true}); err != nil {
 		b.Fatal(err)
 	}
 	srv, err := jsonrpc.NewServer(bb, jsonrpc.Options{Loopback: true})
@@ -99,6 +99,58 @@ func BenchmarkBareEcho(b *testing.B) {
 			b.Fatal(err)
 		}
 		durs = append(durs, time.Since(start))
+	}
+	reportP50(b, durs)
+}
+
+// BenchmarkSendMessageRawClient is the same round trip from a client that
+// writes and reads raw frames: the server's share, without the Go client.
+func BenchmarkSendMessageRawClient(b *testing.B) {
+	bb, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bb.Close()
+	ctx := context.Background()
+	if _, err := bb.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{Name: "local", Cooperative: true}); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := jsonrpc.NewServer(bb, jsonrpc.Options{Loopback: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.CloseNow()
+	init := []byte(`{"jsonrpc":"2.0","method":"initialize","params":{"clientId":"bench","clientInfo":{"name":"bench","version":"1"}},"id":"i"}`)
+	if err := ws.Write(ctx, websocket.MessageText, init); err != nil {
+		b.Fatal(err)
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"result"`) {
+		b.Fatalf("initialize answered %s, %v", data, err)
+	}
+	frame := []byte(`{"jsonrpc":"2.0","method":"sendMessage","params":{"topic":"bench:x","payload":{"type":"bench","text":"hello"}},"id":"c1"}`)
+	durs := make([]time.Duration, 0, 1<<16)
+	for b.Loop() {
+		start := time.Now()
+		if err := ws.Write(ctx, websocket.MessageText, frame); err != nil {
+			b.Fatal(err)
+		}
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(start))
+		if !strings.Contains(string(data), `"result"`) {
+			b.Fatalf("sendMessage answered %s", data)
+		}
 	}
 	reportP50(b, durs)
 }

@@ -530,7 +530,11 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	if len(c.subs) >= c.s.opts.MaxSubscriptions {
 		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached: unsubscribe from one first", c.s.opts.MaxSubscriptions)
 	}
-	sub, err := c.s.bus.Subscribe(c.ctx, pattern, c.handler(pattern, method), bus.SubscribeOptions{Name: c.clientID, Policy: policy})
+	// The handler waits for the peer's answer, its context or the end of
+	// the connection, so it is cooperative: a Request calls it without a
+	// goroutine of its own.
+	sub, err := c.s.bus.Subscribe(c.ctx, pattern, c.handler(pattern, method),
+		bus.SubscribeOptions{Name: c.clientID, Policy: policy, Cooperative: true})
 	if err != nil {
 		return nil, errorf(CodeInternal, "internal error: subscribe to %q: %v", pattern, err)
 	}
