@@ -218,6 +218,7 @@ type conn struct {
 	sem    chan struct{} // bounds the works off the read loop
 	// readDone is closed by the reader that sees the connection end.
 	readDone chan struct{}
+	rbuf     bytes.Buffer // the current reader's frame
 
 	initialized atomic.Bool
 	clientID    string // set once by initialize
@@ -242,9 +243,13 @@ func (c *conn) serve() {
 // request or a batch). It then starts a new reader and does that work on
 // its own goroutine, so the answer is written without a hand-off between
 // goroutines. At most maxInFlight such works run at once.
+//
+// Reads and response writes use a context that never ends: a cancellable
+// one costs the WebSocket library a registration per frame. Wherever c.ctx
+// is cancelled the connection is closed too, which ends them.
 func (c *conn) read() {
 	for {
-		_, data, err := c.ws.Read(c.ctx)
+		data, err := c.readFrame()
 		if err != nil {
 			close(c.readDone) // closed, oversize (closed with 1009) or broken
 			return
@@ -276,6 +281,24 @@ func (c *conn) read() {
 	}
 }
 
+// readFrame reads one frame into the connection's buffer, which is kept
+// for the next frame unless it grew large. Only the current reader calls
+// it, and handleFrame copies what outlives the frame.
+func (c *conn) readFrame() ([]byte, error) {
+	_, r, err := c.ws.Reader(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if c.rbuf.Cap() > 64<<10 {
+		c.rbuf = bytes.Buffer{}
+	}
+	c.rbuf.Reset()
+	if _, err := c.rbuf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return c.rbuf.Bytes(), nil
+}
+
 func (c *conn) shutdown() {
 	c.cancel()
 	_ = c.ws.CloseNow()
@@ -297,16 +320,20 @@ func (c *conn) shutdown() {
 // frame): a peer that stops reading stalls only its own connection, which
 // ends when the peer or the server closes it.
 func (c *conn) write(v any) {
-	c.writeCtx(c.ctx, v)
+	c.writeCtx(context.Background(), v)
 }
 
+// writeCtx sends v; ctx bounds the write of a delivery (a cancelled write
+// closes the connection).
 func (c *conn) writeCtx(ctx context.Context, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		data, _ = json.Marshal(errorResponse(nil, errorf(CodeInternal, "internal error: encode response: %v", err)))
 	}
-	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil && c.ctx.Err() == nil && ctx == c.ctx {
-		c.cancel() // a peer that cannot take frames is gone
+	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil && ctx.Err() == nil && c.ctx.Err() == nil {
+		// A peer that cannot take frames is gone.
+		c.cancel()
+		_ = c.ws.CloseNow()
 	}
 }
 

@@ -99,6 +99,21 @@ type envelope struct {
 	Error   json.RawMessage `json:"error"`
 }
 
+// plainString returns the value of a JSON string without escapes (every
+// method name in practice) without a decoder pass.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return "", false
+		}
+	}
+	return string(body), true
+}
+
 // parseIncoming classifies one JSON value. The second result is false when
 // raw is not valid JSON at all (a parse error).
 func parseIncoming(raw []byte) (incoming, bool) {
@@ -125,7 +140,12 @@ func parseIncoming(raw []byte) (incoming, bool) {
 		return in, true
 	}
 	if env.Method != nil {
-		if err := json.Unmarshal(env.Method, &in.method); err != nil || in.method == "" {
+		if m, ok := plainString(env.Method); ok {
+			in.method = m
+		} else if err := json.Unmarshal(env.Method, &in.method); err != nil {
+			in.method = ""
+		}
+		if in.method == "" {
 			in.invalid = errorf(CodeInvalidRequest, "invalid request: method must be a non-empty string")
 			return in, true
 		}

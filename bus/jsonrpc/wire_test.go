@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,22 @@ func TestAckResult(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.in.ack("x").Processed; got != tt.want {
 			t.Errorf("%s: ack().Processed = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestPlainString: the shortcut reads what the decoder reads, and leaves
+// anything it cannot read plainly to the decoder.
+func TestPlainString(t *testing.T) {
+	for _, raw := range []string{`"sendMessage"`, `""`, `"a\"b"`, `"caf\u00e9"`, `"café"`, "\"a\tb\"", `"x`, `x"`, `1`, `"`} {
+		got, ok := plainString(json.RawMessage(raw))
+		var want string
+		err := json.Unmarshal([]byte(raw), &want)
+		switch {
+		case ok && (err != nil || got != want):
+			t.Errorf("plainString(%s) = %q, but the decoder reads %q, %v", raw, got, want, err)
+		case !ok && err == nil && !strings.ContainsAny(raw, "\\\t\u00e9"):
+			t.Errorf("plainString(%s) refused a plain string", raw)
 		}
 	}
 }
