@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // decode unmarshals env's payload into v, turning type errors into
@@ -14,14 +16,17 @@ func decode(env Envelope, v any) error {
 	if len(env.Payload) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(env.Payload, v); err != nil {
+	if gojson.Unmarshal(env.Payload, v) == nil {
+		return nil
+	}
+	if err := json.Unmarshal(env.Payload, v); err != nil { // for the standard library's error
 		return errorf(CodeInvalidRequest, "bad %s payload: %v", env.Type, err)
 	}
 	return nil
 }
 
 func mustJSON(v any) json.RawMessage {
-	raw, err := json.Marshal(v)
+	raw, err := gojson.Marshal(v)
 	if err != nil {
 		// Only our own plain structs reach here.
 		panic(fmt.Sprintf("marshal %T: %v", v, err))

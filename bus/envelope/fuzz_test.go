@@ -1,9 +1,14 @@
 package envelope
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // FuzzFrame feeds arbitrary frames to a broker with a populated session:
@@ -43,6 +48,47 @@ func FuzzFrame(f *testing.F) {
 		}
 		if r := replies[0]; r.Status == StatusError && (r.Error == nil || r.Error.Message == "") {
 			t.Fatalf("frame %q: error reply without a message: %+v", frame, r)
+		}
+	})
+}
+
+// FuzzCodec checks the fast codec on the socket path against the standard
+// library: a frame decodes to the same envelope, or fails, with both; an
+// envelope encodes to the same bytes.
+func FuzzCodec(f *testing.F) {
+	for _, s := range []string{
+		`{"v":1,"type":"message.created","id":"4","src":"o","session":"S","dst":"w1","payload":{"text":"hi","kind":"user"}}`,
+		`{"V":1,"TYPE":"x","id":"\u00e9\ud800","src":"<&>","seq":-3,"error":{"code":"c","message":"m"}}`,
+		`{"v":1.5}`, `{"v":1,"v":2}`, `{"payload":[1,2]}`, `{"payload":"x"}`, `{"id":"a\x00"}`, "{\"id\":\"\xff\"}", `null`, `[]`, ``,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, frame string) {
+		var std, fast Envelope
+		stdErr := json.Unmarshal([]byte(frame), &std)
+		fastErr := gojson.Unmarshal([]byte(frame), &fast)
+		if (stdErr == nil) != (fastErr == nil) {
+			t.Fatalf("frame %q: standard library error %v, fast codec error %v", frame, stdErr, fastErr)
+		}
+		if stdErr != nil {
+			return
+		}
+		if !reflect.DeepEqual(std, fast) {
+			t.Fatalf("frame %q decodes differently:\nstd  %+v\nfast %+v", frame, std, fast)
+		}
+		var a, b bytes.Buffer
+		se := json.NewEncoder(&a)
+		se.SetEscapeHTML(false)
+		fe := gojson.NewEncoder(&b)
+		fe.SetEscapeHTML(false)
+		if err := se.Encode(std); err != nil {
+			return // an invalid RawMessage payload: never sent by the broker
+		}
+		if err := fe.Encode(std); err != nil {
+			t.Fatalf("fast codec cannot encode %+v: %v", std, err)
+		}
+		if a.String() != b.String() {
+			t.Fatalf("encodings differ:\nstd  %s\nfast %s", a.String(), b.String())
 		}
 	})
 }

@@ -2,8 +2,11 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // FuzzParseIncoming: any bytes give exactly one classification, and never
@@ -79,4 +82,39 @@ func TestPlainString(t *testing.T) {
 			t.Errorf("plainString(%s) refused a plain string", raw)
 		}
 	}
+}
+
+// FuzzCodec holds the fast codec of the hot path to the standard library:
+// frames and sendMessage params decode to the same values, or fail, with
+// both, and the values encode to the same bytes.
+func FuzzCodec(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"sendMessage","params":{"topic":"a:b","payload":{"type":"x","n":[1,{"<":"&"}]},"headers":{"z":"1","a":"2","m":"\u00e9"},"idempotencyKey":"k"},"id":"c1"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"success":true,"acks":[{"subscriber":"s","processed":true}]}}`,
+		`{"JSONRPC":"2.0","Method":"x","ID":null}`, `{"id":"\ud800"}`, "{\"id\":\"\xff\"}", `{"params":[1]}`, `{"topic":5}`, `[]`, `null`, ``,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, frame string) {
+		same := func(what string, std, fast any, stdErr, fastErr error) bool {
+			t.Helper()
+			if (stdErr == nil) != (fastErr == nil) {
+				t.Fatalf("%s %q: standard library error %v, fast codec error %v", what, frame, stdErr, fastErr)
+			}
+			if stdErr == nil && !reflect.DeepEqual(std, fast) {
+				t.Fatalf("%s %q decodes differently:\nstd  %+v\nfast %+v", what, frame, std, fast)
+			}
+			return stdErr == nil
+		}
+		var se, fe envelope
+		same("frame", &se, &fe, json.Unmarshal([]byte(frame), &se), gojson.Unmarshal([]byte(frame), &fe))
+		var sp, fp sendParams
+		if same("params", &sp, &fp, json.Unmarshal([]byte(frame), &sp), gojson.Unmarshal([]byte(frame), &fp)) {
+			a, aerr := json.Marshal(resultResponse(json.RawMessage(`1`), sp))
+			b, berr := gojson.Marshal(resultResponse(json.RawMessage(`1`), sp))
+			if aerr == nil && (berr != nil || string(a) != string(b)) {
+				t.Fatalf("encodings differ:\nstd  %s\nfast %s (%v)", a, b, berr)
+			}
+		}
+	})
 }
