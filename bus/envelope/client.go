@@ -9,6 +9,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // Client speaks the envelope protocol over a Unix socket. Do sends a command
@@ -20,7 +22,7 @@ type Client struct {
 
 	wmu sync.Mutex // orders seq assignment with writes
 	w   *bufio.Writer
-	enc *json.Encoder
+	enc *gojson.Encoder
 	seq int64
 
 	mu      sync.Mutex
@@ -41,7 +43,7 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 		return nil, fmt.Errorf("dial bus socket %s: %w (is the bus running?)", path, err)
 	}
 	w := bufio.NewWriter(nc)
-	enc := json.NewEncoder(w)
+	enc := gojson.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	c := &Client{
 		nc:      nc,
@@ -155,7 +157,11 @@ func (c *Client) readLoop() {
 			break
 		}
 		var env Envelope
-		if err = json.Unmarshal(line, &env); err != nil {
+		if gojson.Unmarshal(line, &env) != nil {
+			env = Envelope{}
+			err = json.Unmarshal(line, &env) // for the standard library's error
+		}
+		if err != nil {
 			err = fmt.Errorf("bus sent a line that is not an envelope: %w", err)
 			break
 		}
