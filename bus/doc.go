@@ -72,7 +72,11 @@
 // Request calls are bounded by the subscription's Timeout
 // (Options.RequestTimeout by default, 30s): a handler that does not answer
 // in time gives a not-processed ack with Error set, its context is
-// cancelled, and the walk goes on.
+// cancelled, and the walk goes on. The memory backend calls each handler on
+// a goroutine of its own so that a stuck one is left behind; a subscription
+// marked Cooperative (its handler returns once its context ends, as a remote
+// peer's does) is called on the requester's goroutine instead, which is
+// cheaper, and the walk goes on when the handler gives up.
 //
 // # Retries and dead letters
 //

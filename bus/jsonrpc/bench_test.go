@@ -25,7 +25,7 @@ func reportP50(b *testing.B, d []time.Duration) {
 }
 
 // BenchmarkSendMessage is a sendMessage round trip from a Go client to a
-// subscriber in the bus process.
+// cooperative subscriber in the bus process.
 func BenchmarkSendMessage(b *testing.B) {
 	bb, err := bus.NewMemory(bus.Options{})
 	if err != nil {
