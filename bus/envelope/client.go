@@ -3,14 +3,13 @@ package envelope
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"time"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // Client speaks the envelope protocol over a Unix socket. Do sends a command
@@ -22,7 +21,7 @@ type Client struct {
 
 	wmu sync.Mutex // orders seq assignment with writes
 	w   *bufio.Writer
-	enc *gojson.Encoder
+	enc *fastjson.Encoder
 	seq int64
 
 	mu      sync.Mutex
@@ -43,7 +42,7 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 		return nil, fmt.Errorf("dial bus socket %s: %w (is the bus running?)", path, err)
 	}
 	w := bufio.NewWriter(nc)
-	enc := gojson.NewEncoder(w)
+	enc := fastjson.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	c := &Client{
 		nc:      nc,
@@ -157,11 +156,7 @@ func (c *Client) readLoop() {
 			break
 		}
 		var env Envelope
-		if gojson.Unmarshal(line, &env) != nil {
-			env = Envelope{}
-			err = json.Unmarshal(line, &env) // for the standard library's error
-		}
-		if err != nil {
+		if err = fastjson.Unmarshal(line, &env); err != nil {
 			err = fmt.Errorf("bus sent a line that is not an envelope: %w", err)
 			break
 		}

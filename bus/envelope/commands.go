@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // decode unmarshals env's payload into v, turning type errors into
@@ -16,17 +16,14 @@ func decode(env Envelope, v any) error {
 	if len(env.Payload) == 0 {
 		return nil
 	}
-	if gojson.Unmarshal(env.Payload, v) == nil {
-		return nil
-	}
-	if err := json.Unmarshal(env.Payload, v); err != nil { // for the standard library's error
+	if err := fastjson.Unmarshal(env.Payload, v); err != nil {
 		return errorf(CodeInvalidRequest, "bad %s payload: %v", env.Type, err)
 	}
 	return nil
 }
 
 func mustJSON(v any) json.RawMessage {
-	raw, err := gojson.Marshal(v)
+	raw, err := fastjson.Marshal(v)
 	if err != nil {
 		// Only our own plain structs reach here.
 		panic(fmt.Sprintf("marshal %T: %v", v, err))

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // conn is one socket client.
@@ -25,7 +25,7 @@ type conn struct {
 
 	wmu sync.Mutex // serializes taking from out and writing
 	w   *bufio.Writer
-	enc *gojson.Encoder
+	enc *fastjson.Encoder
 }
 
 // DefaultSocketPath is where clients look for the bus: ~/.weave/coord.sock.
@@ -155,7 +155,7 @@ func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	c := &conn{nc: nc, out: newOutbox(b.opts.QueueLen)}
 	c.w = bufio.NewWriterSize(nc, 64<<10)
-	c.enc = gojson.NewEncoder(c.w)
+	c.enc = fastjson.NewEncoder(c.w)
 	c.enc.SetEscapeHTML(false)
 	c.out.onKill = func() { nc.Close() }
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
@@ -214,11 +214,7 @@ func (b *Broker) serveLine(ctx context.Context, c *conn, line []byte) {
 // learn of the envelope (its id and type) so the error reply correlates.
 func parseEnvelope(data []byte) (Envelope, error) {
 	var env Envelope
-	if gojson.Unmarshal(data, &env) == nil {
-		return env, nil
-	}
-	env = Envelope{}
-	err := json.Unmarshal(data, &env) // for the standard library's error
+	err := fastjson.Unmarshal(data, &env)
 	if err == nil {
 		return env, nil
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // ErrClientClosed is returned by calls on a closed Client.
@@ -374,7 +374,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		if result == nil {
 			return nil
 		}
-		if err := unmarshal(in.result, result); err != nil {
+		if err := fastjson.Unmarshal(in.result, result); err != nil {
 			return fmt.Errorf("%s: decode result: %w", method, err)
 		}
 		return nil
@@ -395,7 +395,7 @@ func (c *Client) roundTrip(ctx context.Context, ws *websocket.Conn, method strin
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	data, err := gojson.Marshal(request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
+	data, err := fastjson.Marshal(request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
 	if err != nil {
 		forget()
 		return incoming{}, fmt.Errorf("%s: encode params: %w", method, err)

@@ -17,9 +17,9 @@ import (
 	"unicode"
 
 	"github.com/coder/websocket"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // ClientIDHeader is the message header holding the clientId of the
@@ -327,7 +327,7 @@ func (c *conn) write(v any) {
 // writeCtx sends v; ctx bounds the write of a delivery (a cancelled write
 // closes the connection).
 func (c *conn) writeCtx(ctx context.Context, v any) {
-	data, err := gojson.Marshal(v)
+	data, err := fastjson.Marshal(v)
 	if err != nil {
 		data, _ = json.Marshal(errorResponse(nil, errorf(CodeInternal, "internal error: encode response: %v", err)))
 	}
@@ -479,7 +479,7 @@ func decodeParams(raw json.RawMessage, v any) *Error {
 	if firstByte(raw) != '{' {
 		return errorf(CodeInvalidParams, "invalid params: params must be an object")
 	}
-	if err := unmarshal(raw, v); err != nil {
+	if err := fastjson.Unmarshal(raw, v); err != nil {
 		return errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
@@ -626,7 +626,7 @@ func checkPayload(raw json.RawMessage) *Error {
 	var p struct {
 		Type *string `json:"type"`
 	}
-	if err := unmarshal(raw, &p); err != nil || p.Type == nil || *p.Type == "" {
+	if err := fastjson.Unmarshal(raw, &p); err != nil || p.Type == nil || *p.Type == "" {
 		return errorf(CodeInvalidParams, `invalid params: payload.type is required (a string such as "plaintext_message")`)
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 
 	"github.com/weavehq/weave/bus"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // Error codes. The first five are JSON-RPC 2.0's; the rest are the bus's.
@@ -101,17 +101,6 @@ type envelope struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-// unmarshal decodes with the fast codec and, only when that fails, again
-// with the standard library, whose error is the one reported (and whose
-// *json.SyntaxError tells a parse error from a shape error). FuzzCodec
-// holds the two codecs to the same results.
-func unmarshal(raw []byte, v any) error {
-	if gojson.Unmarshal(raw, v) == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, v)
-}
-
 // plainString returns the value of a JSON string without escapes (every
 // method name in practice) without a decoder pass.
 func plainString(raw json.RawMessage) (string, bool) {
@@ -131,7 +120,7 @@ func plainString(raw json.RawMessage) (string, bool) {
 // raw is not valid JSON at all (a parse error).
 func parseIncoming(raw []byte) (incoming, bool) {
 	var env envelope
-	if err := unmarshal(raw, &env); err != nil {
+	if err := fastjson.Unmarshal(raw, &env); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) || len(bytes.TrimSpace(raw)) == 0 {
 			return incoming{}, false
