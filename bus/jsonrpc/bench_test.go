@@ -24,16 +24,15 @@ func reportP50(b *testing.B, d []time.Duration) {
 	b.ReportMetric(float64(d[len(d)/2].Nanoseconds()), "p50-ns")
 }
 
-// BenchmarkSendMessage is a sendMessage round trip from a Go client to a
-// cooperative subscriber in the bus process.
-func BenchmarkSendMessage(b *testing.B) {
+// benchServer serves a memory bus with a cooperative subscriber on bench:*
+// over the JSON-RPC face, until b ends, and returns its URL.
+func benchServer(b *testing.B) string {
 	bb, err := bus.NewMemory(bus.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer bb.Close()
-	ctx := context.Background()
-	if _, err := bb.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
+	b.Cleanup(func() { bb.Close() })
+	if _, err := bb.Subscribe(context.Background(), "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
 		return bus.Ack{Processed: true}, nil
 	}, bus.SubscribeOptions{Name: "local", Cooperative: true}); err != nil {
 		b.Fatal(err)
@@ -43,9 +42,16 @@ func BenchmarkSendMessage(b *testing.B) {
 		b.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
-	c, err := jsonrpc.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), jsonrpc.ClientInfo{Name: "bench", Version: "1"})
+	b.Cleanup(func() { srv.Close(); hs.Close() })
+	return "ws" + strings.TrimPrefix(hs.URL, "http")
+}
+
+// BenchmarkSendMessage is a sendMessage round trip from a Go client to a
+// cooperative subscriber in the bus process.
+func BenchmarkSendMessage(b *testing.B) {
+	ctx := context.Background()
+	url := benchServer(b)
+	c, err := jsonrpc.Dial(ctx, url, jsonrpc.ClientInfo{Name: "bench", Version: "1"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,25 +112,9 @@ func BenchmarkBareEcho(b *testing.B) {
 // BenchmarkSendMessageRawClient is the same round trip from a client that
 // writes and reads raw frames: the server's share, without the Go client.
 func BenchmarkSendMessageRawClient(b *testing.B) {
-	bb, err := bus.NewMemory(bus.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bb.Close()
 	ctx := context.Background()
-	if _, err := bb.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {
-		return bus.Ack{Processed: true}, nil
-	}, bus.SubscribeOptions{Name: "local", Cooperative: true}); err != nil {
-		b.Fatal(err)
-	}
-	srv, err := jsonrpc.NewServer(bb, jsonrpc.Options{Loopback: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	url := benchServer(b)
+	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
