@@ -121,15 +121,15 @@ func TestRequestReply(t *testing.T) {
 	requester := w.agent(t, "coordinator", Options{})
 	echo := w.agent(t, "echo", Options{})
 	decoyRes := make(chan bus.Result, 1)
+	replied := make(chan error, 1)
 	w.listen(t, "service.echo", func(req Event) {
 		// A reply with another correlation id must be ignored.
 		decoy := Event{Type: TypeReply, Metadata: map[string]string{KeyCorrelationID: "someone-else"}}
 		m, _ := decoy.Message(req.Metadata[KeyReplyTo])
 		res, _ := w.bus.Request(ctx, m)
 		decoyRes <- res
-		if _, err := echo.Reply(ctx, req, req.Payload); err != nil {
-			t.Errorf("Reply() = %v", err)
-		}
+		_, err := echo.Reply(ctx, req, req.Payload)
+		replied <- err
 	})
 
 	reply, ok, err := requester.RequestReply(ctx, "service.echo", payload(t, map[string]string{"text": "hi"}), 5*time.Second)
@@ -145,6 +145,11 @@ func TestRequestReply(t *testing.T) {
 	}
 	if res := bustest.Recv(t, "the decoy result", decoyRes); res.Processed() {
 		t.Errorf("decoy reply with another correlation was processed: %+v", res.Acks)
+	}
+	// The reply's own walk may still be running when RequestReply returns;
+	// wait for it so the bus is not closed under it.
+	if err := bustest.Recv(t, "the end of Reply", replied); err != nil {
+		t.Errorf("Reply() = %v", err)
 	}
 }
 
