@@ -239,6 +239,8 @@ const (
 	DefaultEnqueueTimeout    = 5 * time.Second
 	DefaultIdempotencyWindow = 10 * time.Minute
 	DefaultQueueSize         = 256
+	DefaultMaxLogMessages    = 100_000
+	DefaultMaxDeadLetters    = 10_000
 	// MaxQueueSize bounds any subscription's queue.
 	MaxQueueSize = 1 << 16
 )
@@ -269,6 +271,12 @@ type Options struct {
 	Retained []string
 	// AppendOnly lists patterns of append-only topics.
 	AppendOnly []string
+	// MaxLogMessages is how many messages each append-only topic keeps;
+	// older ones are dropped, and offsets keep counting.
+	MaxLogMessages int
+	// MaxDeadLetters is how many dead letters are kept; the oldest go
+	// first.
+	MaxDeadLetters int
 	// Clock is the time source; nil means the real clock.
 	Clock Clock
 }
@@ -287,6 +295,8 @@ func DefaultOptions() Options {
 		EnqueueTimeout:    DefaultEnqueueTimeout,
 		IdempotencyWindow: DefaultIdempotencyWindow,
 		QueueSize:         DefaultQueueSize,
+		MaxLogMessages:    DefaultMaxLogMessages,
+		MaxDeadLetters:    DefaultMaxDeadLetters,
 		Retained:          []string{"loop:current"},
 		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*"},
 	}
@@ -318,6 +328,12 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
+	}
+	if o.MaxLogMessages <= 0 {
+		o.MaxLogMessages = DefaultMaxLogMessages
+	}
+	if o.MaxDeadLetters <= 0 {
+		o.MaxDeadLetters = DefaultMaxDeadLetters
 	}
 	if o.Clock == nil {
 		o.Clock = SystemClock{}

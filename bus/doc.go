@@ -88,15 +88,19 @@
 // would see it. In a Request, an error or timeout is reported in the ack and
 // dead-lettered at once, so a dead subscriber costs the caller one timeout,
 // not MaxAttempts of them. Each dead letter is announced on DeadLetterTopic,
-// listed by DeadLetters and re-sent by ReplayDeadLetter. Time is read from
+// listed by DeadLetters and re-sent by ReplayDeadLetter. The newest
+// Options.MaxDeadLetters (10,000 by default) are kept. An announcement its
+// subscriber fails on is dropped, not dead-lettered again. Time is read from
 // Options.Clock, so tests drive delays and timeouts with a fake clock.
 //
 // # Retained and append-only topics
 //
 // Topics matching Options.Retained keep their last message (Retained).
-// Topics matching Options.AppendOnly keep every message with an offset from
-// 1 (Result.Offset, Replay). Both are stored before delivery, whether or not
-// anyone is subscribed.
+// Topics matching Options.AppendOnly keep their newest
+// Options.MaxLogMessages messages (100,000 by default) with an offset from 1
+// (Result.Offset, Replay); offsets keep counting past the dropped ones, and
+// a Replay from an offset no longer kept starts at the oldest kept. Both are
+// stored before delivery, whether or not anyone is subscribed.
 //
 // # Idempotency
 //

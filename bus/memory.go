@@ -41,7 +41,7 @@ type Memory struct {
 
 	storeMu sync.Mutex
 	last    map[string]Message
-	logs    map[string][]Message
+	logs    map[string]*memLog
 
 	idemMu    sync.Mutex
 	idem      map[string]time.Time
@@ -96,7 +96,7 @@ func NewMemory(opts Options) (*Memory, error) {
 		opts:   opts,
 		clock:  opts.Clock,
 		last:   make(map[string]Message),
-		logs:   make(map[string][]Message),
+		logs:   make(map[string]*memLog),
 		idem:   make(map[string]time.Time),
 		dlqSub: make(map[string]*memSub),
 	}
@@ -356,21 +356,42 @@ func (b *Memory) Replay(ctx context.Context, topic string, from uint64, fn func(
 	if !matchAny(b.appendOnly, topic) {
 		return fmt.Errorf("topic %q is not append-only (append-only patterns: %s)", topic, strings.Join(b.opts.AppendOnly, ", "))
 	}
-	if from == 0 {
-		from = 1
-	}
 	b.storeMu.Lock()
-	log := b.logs[topic] // appends never change existing elements
+	var first uint64
+	var msgs []Message // appends never change the elements it holds
+	if l := b.logs[topic]; l != nil {
+		first, msgs = l.first, l.msgs
+	}
 	b.storeMu.Unlock()
-	for off := from; off <= uint64(len(log)); off++ {
+	from = max(from, first, 1) // dropped messages are skipped
+	for off := from; off < first+uint64(len(msgs)); off++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("replay %s: %w", topic, err)
 		}
-		if !fn(off, log[off-1]) {
+		if !fn(off, msgs[off-first]) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// memLog is an append-only topic's log: msgs[i] has offset first+i.
+type memLog struct {
+	first uint64
+	msgs  []Message
+}
+
+// add appends m, drops the oldest message past limit and returns m's offset.
+// Dropped elements are not cleared: a Replay may still be reading them, and
+// the next growth of the slice lets them go.
+func (l *memLog) add(m Message, limit int) uint64 {
+	l.msgs = append(l.msgs, m)
+	if len(l.msgs) > limit {
+		n := len(l.msgs) - limit
+		l.msgs = l.msgs[n:]
+		l.first += uint64(n)
+	}
+	return l.first + uint64(len(l.msgs)) - 1
 }
 
 func (b *Memory) store(r *route, m Message) uint64 {
@@ -380,8 +401,12 @@ func (b *Memory) store(r *route, m Message) uint64 {
 		b.last[m.Topic] = m
 	}
 	if r.appendOnly {
-		b.logs[m.Topic] = append(b.logs[m.Topic], m)
-		return uint64(len(b.logs[m.Topic]))
+		l := b.logs[m.Topic]
+		if l == nil {
+			l = &memLog{first: 1}
+			b.logs[m.Topic] = l
+		}
+		return l.add(m, b.opts.MaxLogMessages)
 	}
 	return 0
 }
@@ -410,6 +435,12 @@ func (b *Memory) duplicate(topic, key string) bool {
 }
 
 func (b *Memory) deadLetter(s *memSub, m Message, reason string, attempts int, last Ack) {
+	if m.Topic == DeadLetterTopic {
+		// An announcement nobody took is dropped: the dead letter it
+		// announces is stored already, and keeping it again would store
+		// each failure twice.
+		return
+	}
 	b.stamp(&m)
 	dl := DeadLetter{
 		ID:         "dl-" + b.newID(),
@@ -424,10 +455,14 @@ func (b *Memory) deadLetter(s *memSub, m Message, reason string, attempts int, l
 	b.dlqMu.Lock()
 	b.dlq = append(b.dlq, dl)
 	b.dlqSub[dl.ID] = s
-	b.dlqMu.Unlock()
-	if m.Topic != DeadLetterTopic {
-		b.announce(dl)
+	if n := len(b.dlq) - b.opts.MaxDeadLetters; n > 0 {
+		for _, old := range b.dlq[:n] {
+			delete(b.dlqSub, old.ID)
+		}
+		b.dlq = b.dlq[n:]
 	}
+	b.dlqMu.Unlock()
+	b.announce(dl)
 }
 
 // announce publishes dl on DeadLetterTopic without ever blocking: the dead

@@ -173,6 +173,8 @@ type BusConfig struct {
 	RequestTimeout    time.Duration `mapstructure:"request_timeout"`
 	IdempotencyWindow time.Duration `mapstructure:"idempotency_window"` // 0: off
 	QueueSize         int           `mapstructure:"queue_size"`
+	MaxLogMessages    int           `mapstructure:"max_log_messages"`
+	MaxDeadLetters    int           `mapstructure:"max_dead_letters"`
 	AgentCommand      string        `mapstructure:"agent_command"`
 	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
 	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`

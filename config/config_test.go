@@ -74,7 +74,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Bus: BusConfig{
 			Backend: "memory", DefaultPolicy: "stopPropagationOnProcessed", MaxAttempts: 3,
-			RequestTimeout: 30 * time.Second, IdempotencyWindow: 10 * time.Minute, QueueSize: 1024,
+			RequestTimeout: 30 * time.Second, IdempotencyWindow: 10 * time.Minute, QueueSize: 1024, MaxLogMessages: 100000, MaxDeadLetters: 10000,
 			MaxFrameBytes: 1 << 20, MaxSubscriptions: 256,
 		},
 	}

@@ -99,6 +99,12 @@ func BusOptions(cfg *config.Config) (bus.Options, error) {
 	if cfg.Bus.QueueSize > 0 {
 		o.QueueSize = cfg.Bus.QueueSize
 	}
+	if cfg.Bus.MaxLogMessages > 0 {
+		o.MaxLogMessages = cfg.Bus.MaxLogMessages
+	}
+	if cfg.Bus.MaxDeadLetters > 0 {
+		o.MaxDeadLetters = cfg.Bus.MaxDeadLetters
+	}
 	if err := o.Validate(); err != nil {
 		return o, fmt.Errorf("config bus: %w", err)
 	}

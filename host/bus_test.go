@@ -561,3 +561,33 @@ func TestToolServicesKeepTheCeiling(t *testing.T) {
 		}
 	}
 }
+
+func TestBusOptionsFromConfig(t *testing.T) {
+	cfg := config.Default()
+	cfg.Bus.DefaultPolicy = "continueAll"
+	cfg.Bus.MaxAttempts = 5
+	cfg.Bus.RequestTimeout = 7 * time.Second
+	cfg.Bus.IdempotencyWindow = 0
+	cfg.Bus.QueueSize = 64
+	cfg.Bus.MaxLogMessages = 500
+	cfg.Bus.MaxDeadLetters = 20
+	got, err := BusOptions(cfg)
+	if err != nil {
+		t.Fatalf("BusOptions() = %v", err)
+	}
+	want := bus.DefaultOptions()
+	want.DefaultPolicy = bus.ContinueAll
+	want.MaxAttempts = 5
+	want.RequestTimeout = 7 * time.Second
+	want.IdempotencyWindow = time.Nanosecond // off
+	want.QueueSize = 64
+	want.MaxLogMessages = 500
+	want.MaxDeadLetters = 20
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("BusOptions() (-want +got):\n%s", diff)
+	}
+	cfg.Bus.DefaultPolicy = "loud"
+	if _, err := BusOptions(cfg); err == nil || !strings.Contains(err.Error(), "bus.default_policy") {
+		t.Errorf("BusOptions(policy loud) = %v, want an error naming bus.default_policy", err)
+	}
+}

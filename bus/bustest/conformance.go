@@ -43,6 +43,8 @@ func Run(t *testing.T, newBus NewBus) {
 		{"PublishHandlerPanic", testPublishPanic},
 		{"Retained", testRetained},
 		{"AppendOnly", testAppendOnly},
+		{"Limits", testLimits},
+		{"FailingDeadLetterWatcher", testFailingDeadLetterWatcher},
 		{"Idempotency", testIdempotency},
 		{"Ordering", testOrdering},
 		{"SlowSubscriber", testSlowSubscriber},
@@ -680,6 +682,99 @@ func testAppendOnly(t *testing.T, newBus NewBus) {
 	}
 	if err := b.Replay(ctx, "plain:x", 1, func(uint64, bus.Message) bool { return true }); err == nil {
 		t.Errorf("Replay(plain:x) = nil, want an error: the topic is not append-only")
+	}
+}
+
+// testLimits checks that append-only logs and dead letters keep only the
+// newest messages, and that offsets keep counting past the dropped ones.
+func testLimits(t *testing.T, newBus NewBus) {
+	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
+	b := open(t, newBus, bus.Options{Clock: clock, AppendOnly: []string{"loop:anchor"}, MaxLogMessages: 3, MaxDeadLetters: 2, MaxAttempts: 1})
+	ctx := context.Background()
+	for i := 1; i <= 5; i++ {
+		if res := publish(t, b, msg("loop:anchor", "n", i)); res.Offset != uint64(i) {
+			t.Errorf("Publish #%d to loop:anchor: Offset = %d, want %d", i, res.Offset, i)
+		}
+	}
+	for _, tt := range []struct {
+		from uint64
+		want []uint64
+	}{{0, []uint64{3, 4, 5}}, {1, []uint64{3, 4, 5}}, {4, []uint64{4, 5}}, {6, nil}} {
+		var got []uint64
+		err := b.Replay(ctx, "loop:anchor", tt.from, func(off uint64, m bus.Message) bool {
+			if n := field(t, m, "n"); n != float64(off) {
+				t.Errorf("Replay: message at offset %d has n = %v, want %d", off, n, off)
+			}
+			got = append(got, off)
+			return true
+		})
+		if err != nil {
+			t.Fatalf("Replay(from %d) = %v", tt.from, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Replay(from %d) offsets with 3 kept (-want +got):\n%s", tt.from, diff)
+		}
+	}
+
+	subscribe(t, b, "mail:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{}, errors.New("mailbox full")
+	}, bus.SubscribeOptions{Name: "mailer"})
+	var ids []string
+	for i := 1; i <= 3; i++ {
+		res, err := b.Request(ctx, msg(fmt.Sprintf("mail:%d", i)))
+		if err != nil || !res.DeadLettered {
+			t.Fatalf("Request(mail:%d) = %+v, %v, want dead-lettered", i, res, err)
+		}
+		ids = append(ids, res.MessageID)
+		clock.Advance(time.Second) // dead letters are listed by time
+	}
+	dls, err := b.DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, dl := range dls {
+		got = append(got, dl.Message.ID)
+	}
+	if diff := cmp.Diff(ids[1:], got); diff != "" {
+		t.Errorf("DeadLetters() with 2 kept: message ids (-want +got):\n%s", diff)
+	}
+}
+
+// testFailingDeadLetterWatcher checks that a dead-letter announcement its
+// subscriber fails on is not itself kept as a dead letter.
+func testFailingDeadLetterWatcher(t *testing.T, newBus NewBus) {
+	b := open(t, newBus, bus.Options{MaxAttempts: 1})
+	ctx := context.Background()
+	watcher := NewRecorder(bus.Ack{})
+	watcher.Respond = func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{}, errors.New("watcher broken")
+	}
+	subscribe(t, b, bus.DeadLetterTopic, watcher.Handle, bus.SubscribeOptions{Name: "watcher"})
+	subscribe(t, b, "mail:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{}, errors.New("mailbox full")
+	}, bus.SubscribeOptions{Name: "mailer"})
+	var ids []string
+	for i := 1; i <= 2; i++ {
+		res, err := b.Request(ctx, msg(fmt.Sprintf("mail:%d", i)))
+		if err != nil || !res.DeadLettered {
+			t.Fatalf("Request(mail:%d) = %+v, %v, want dead-lettered", i, res, err)
+		}
+		ids = append(ids, res.MessageID)
+	}
+	// The watcher takes its deliveries one at a time: once it has the
+	// second, the failure of the first is fully handled.
+	watcher.WaitN(t, 2)
+	dls, err := b.DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, dl := range dls {
+		got = append(got, dl.Message.ID)
+	}
+	if diff := cmp.Diff(ids, got); diff != "" {
+		t.Errorf("DeadLetters() message ids (-want +got):\n%s", diff)
 	}
 }
 

@@ -37,9 +37,13 @@
 //     (MaxMsgsPerSubject 1); Retained reads the last one.
 //   - Append-only topics: one stream per topic (WEAVE_LOG_ and a hash of the
 //     topic), so the offset of a message is its stream sequence, from 1.
+//     Each stream keeps Options.MaxLogMessages messages (MaxMsgs, discarding
+//     the oldest).
 //   - Dead letters: bucket WEAVE_DLQ, one key per dead letter, shared by all
 //     processes; DeadLetters lists them with the local ones, and
 //     ReplayDeadLetter re-sends one stored by another process to its topic.
+//     The bucket's stream keeps Options.MaxDeadLetters entries, discarding
+//     the oldest, and DeadLetters returns the newest that many.
 //
 // Retained and append-only messages are stored before delivery. The store is
 // retried through disconnects (until the caller's context or

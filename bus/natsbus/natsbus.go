@@ -152,6 +152,9 @@ func (b *Bus) connect(ctx context.Context, url string) error {
 	if b.dlqKV, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: dlqBucket, Storage: jetstream.FileStorage}); err != nil {
 		return fmt.Errorf("create bucket %s on %s: %w", dlqBucket, url, err)
 	}
+	if err := b.limitDeadLetters(ctx); err != nil {
+		return fmt.Errorf("limit bucket %s on %s: %w", dlqBucket, url, err)
+	}
 	if err := b.watchRegistry(ctx); err != nil {
 		return err
 	}
@@ -168,6 +171,25 @@ func (b *Bus) connect(ctx context.Context, url string) error {
 		return fmt.Errorf("flush NATS subscriptions: %w", err)
 	}
 	_, err = b.inner.Subscribe(ctx, dlqCapture, b.persistDeadLetter, bus.SubscribeOptions{Name: "natsbus-dead-letter-store", Policy: bus.ContinueAll})
+	return err
+}
+
+// limitDeadLetters bounds the dead-letter bucket's stream to
+// Options.MaxDeadLetters entries, dropping the oldest. The bucket's own
+// config has no count limit, so its stream is updated directly; purge
+// markers count too, so the bucket may hold fewer live dead letters.
+func (b *Bus) limitDeadLetters(ctx context.Context) error {
+	s, err := b.js.Stream(ctx, "KV_"+dlqBucket)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if cfg.MaxMsgs == int64(b.opts.MaxDeadLetters) && cfg.Discard == jetstream.DiscardOld {
+		return nil
+	}
+	cfg.MaxMsgs = int64(b.opts.MaxDeadLetters)
+	cfg.Discard = jetstream.DiscardOld
+	_, err = b.js.UpdateStream(ctx, cfg)
 	return err
 }
 
@@ -331,6 +353,8 @@ func (b *Bus) ensureLog(ctx context.Context, topic string) error {
 		Name:        name,
 		Description: "weave append-only topic " + topic,
 		Subjects:    []string{logPrefix + EncodeTopic(topic)},
+		MaxMsgs:     int64(b.opts.MaxLogMessages),
+		Discard:     jetstream.DiscardOld,
 		Duplicates:  b.opts.IdempotencyWindow,
 		AllowDirect: true,
 		Storage:     jetstream.FileStorage,
@@ -626,6 +650,7 @@ func (b *Bus) Replay(ctx context.Context, topic string, from uint64, fn func(off
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", topic, err)
 	}
+	from = max(from, info.State.FirstSeq) // messages past the limit are gone
 	for seq := from; seq <= info.State.LastSeq; seq++ {
 		raw, err := s.GetMsg(ctx, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -704,6 +729,14 @@ func (b *Bus) DeadLetters(ctx context.Context) ([]bus.DeadLetter, error) {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	// Local and stored dead letters are bounded each; together they keep
+	// the newest Options.MaxDeadLetters.
+	if n := len(out) - b.opts.MaxDeadLetters; n > 0 {
+		for _, dl := range out[:n] {
+			_ = b.dlqKV.Purge(ctx, dl.ID)
+		}
+		out = out[n:]
+	}
 	return out, nil
 }
 

@@ -299,3 +299,42 @@ func TestDeadProcessSkipped(t *testing.T) {
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	})
 }
+
+// TestStoredDeadLettersBounded checks that the server itself keeps only the
+// newest MaxDeadLetters: a process that never lists its dead letters still
+// leaves no more than that behind.
+func TestStoredDeadLettersBounded(t *testing.T) {
+	ns := startNATS(t)
+	ctx := context.Background()
+	a := newBus(t, ns.url(), bus.Options{MaxDeadLetters: 2, MaxAttempts: 1})
+	if _, err := a.Subscribe(ctx, "mail:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{}, errors.New("mailbox full")
+	}, bus.SubscribeOptions{Name: "mailer"}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 1; i <= 4; i++ {
+		res, err := a.Request(ctx, bus.Message{Topic: "mail:" + strconv.Itoa(i), Payload: payload()})
+		if err != nil || !res.DeadLettered {
+			t.Fatalf("Request(mail:%d) = %+v, %v, want dead-lettered", i, res, err)
+		}
+		ids = append(ids, res.MessageID)
+	}
+	if err := a.Close(); err != nil { // writes the dead letters to the server
+		t.Fatal(err)
+	}
+
+	b := newBus(t, ns.url(), bus.Options{MaxDeadLetters: 100})
+	defer b.Close()
+	dls, err := b.DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, dl := range dls {
+		got[dl.Message.ID] = true
+	}
+	if diff := cmp.Diff(map[string]bool{ids[2]: true, ids[3]: true}, got); diff != "" {
+		t.Errorf("stored dead letters after 4 with a limit of 2 (-want +got):\n%s", diff)
+	}
+}
