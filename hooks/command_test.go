@@ -29,6 +29,17 @@ func script(t *testing.T, dir, name, body string) string {
 // runCommand runs one command hook through a pipeline.
 func runCommand(t *testing.T, spec CommandSpec, project string, ev plugins.Event) Outcome {
 	t.Helper()
+	ev.Cwd = project
+	out, err := commandPipeline(t, spec, project).Run(context.Background(), ev)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return out
+}
+
+// commandPipeline is a pipeline of the one command hook spec.
+func commandPipeline(t *testing.T, spec CommandSpec, project string) *Pipeline {
+	t.Helper()
 	if spec.Name == "" {
 		spec.Name = "cmd"
 	}
@@ -40,12 +51,7 @@ func runCommand(t *testing.T, spec CommandSpec, project string, ev plugins.Event
 	if err != nil {
 		t.Fatalf("NewPipeline: %v", err)
 	}
-	ev.Cwd = project
-	out, err := p.Run(context.Background(), ev)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	return out
+	return p
 }
 
 func bashEvent(command string) plugins.Event {
@@ -334,9 +340,16 @@ func TestCommandHookBackgroundChildDoesNotHoldTheHook(t *testing.T) {
 	dir := t.TempDir()
 	// The background sleep keeps stdout open; the hook must still finish
 	// once the shell exits.
+	p := commandPipeline(t, CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; sleep 3 & echo '{"decision":"block","reason":"bg"}'`, Timeout: time.Minute}, dir)
+	ev := bashEvent("ls")
+	ev.Cwd = dir
 	done := make(chan Outcome, 1)
 	go func() {
-		done <- runCommand(t, CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; sleep 3 & echo '{"decision":"block","reason":"bg"}'`, Timeout: time.Minute}, dir, bashEvent("ls"))
+		out, err := p.Run(context.Background(), ev)
+		if err != nil {
+			out = Outcome{Reason: "Run: " + err.Error()}
+		}
+		done <- out
 	}()
 	select {
 	case got := <-done:

@@ -318,9 +318,10 @@ func TestBusHooksPeerDisconnectsFailsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := busPipeline(t, ws.bus)
 	done := make(chan hooks.Outcome, 1)
 	go func() {
-		out, _ := busPipeline(t, ws.bus).Run(ctx, toolEvent("ls"))
+		out, _ := p.Run(ctx, toolEvent("ls"))
 		done <- out
 	}()
 	out := bustest.Recv(t, "the pipeline's outcome", done)

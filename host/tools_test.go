@@ -454,7 +454,6 @@ func TestToolGrep(t *testing.T) {
 
 func TestToolWebFetch(t *testing.T) {
 	release := make(chan struct{})
-	defer close(release)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/doc":
@@ -478,9 +477,12 @@ func TestToolWebFetch(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
+	defer close(release) // before srv.Close, which waits for /slow
 	e := newToolsEnv(t, func(c *config.Config) {
 		c.Tools.WebFetch.MaxBytes = 1000
-		c.Tools.WebFetch.Timeout = 300 * time.Millisecond
+		// Long enough for the answers that come at once, even on a busy
+		// machine; the /slow case waits it out.
+		c.Tools.WebFetch.Timeout = 2 * time.Second
 	}, nil)
 	tests := []struct {
 		name    string
@@ -492,7 +494,7 @@ func TestToolWebFetch(t *testing.T) {
 		{"redirect followed", map[string]any{"url": srv.URL + "/moved"}, false, []string{"GET " + srv.URL + "/doc", "the docs"}},
 		{"size cap", map[string]any{"url": srv.URL + "/big"}, false, []string{strings.Repeat("b", 1000) + "\n[body cut at 1000 bytes (tools.webfetch.max_bytes)]"}},
 		{"http error status", map[string]any{"url": srv.URL + "/missing"}, true, []string{"404 Not Found"}},
-		{"timeout", map[string]any{"url": srv.URL + "/slow"}, true, []string{"no answer within 300ms (tools.webfetch.timeout)"}},
+		{"timeout", map[string]any{"url": srv.URL + "/slow"}, true, []string{"no answer within 2s (tools.webfetch.timeout)"}},
 		{"POST refused", map[string]any{"url": srv.URL + "/doc", "method": "post"}, true, []string{"only makes GET requests, not POST"}},
 		{"file URL refused", map[string]any{"url": "file:///etc/passwd"}, true, []string{"not an http or https URL"}},
 		{"no host", map[string]any{"url": "http:///x"}, true, []string{"has no host"}},

@@ -45,7 +45,7 @@ func (w world) agent(t *testing.T, id string, opts Options) *Collaborator {
 // listen subscribes h to pattern and returns a recorder of decoded events.
 func (w world) listen(t *testing.T, pattern string, h func(Event)) *events {
 	t.Helper()
-	ev := &events{notify: make(chan struct{}, 1000)}
+	ev := &events{}
 	_, err := w.bus.Subscribe(context.Background(), pattern, func(_ context.Context, m bus.Message) (bus.Ack, error) {
 		e, err := Decode(m)
 		if err != nil {
@@ -64,16 +64,14 @@ func (w world) listen(t *testing.T, pattern string, h func(Event)) *events {
 }
 
 type events struct {
-	mu     sync.Mutex
-	list   []Event
-	notify chan struct{}
+	mu   sync.Mutex
+	list []Event
 }
 
 func (e *events) add(ev Event) {
 	e.mu.Lock()
 	e.list = append(e.list, ev)
 	e.mu.Unlock()
-	e.notify <- struct{}{}
 }
 
 // waitType waits for an event of type typ and returns it.
@@ -158,13 +156,7 @@ func TestRequestReplyTimeout(t *testing.T) {
 	ctx := context.Background()
 	requester := w.agent(t, "coordinator", Options{})
 	late := w.agent(t, "late", Options{})
-	var reqMu sync.Mutex
-	var request Event
-	w.listen(t, "service.slow", func(e Event) {
-		reqMu.Lock()
-		request = e
-		reqMu.Unlock()
-	})
+	slow := w.listen(t, "service.slow", nil)
 	observer := w.listen(t, "thread.*", nil)
 
 	type outcome struct {
@@ -186,9 +178,7 @@ func TestRequestReplyTimeout(t *testing.T) {
 	if timeout.Metadata["reason"] != "request_reply_timeout" || timeout.Topic != timeout.Metadata[KeyReplyTo] {
 		t.Errorf("collab.timeout = %+v, want reason request_reply_timeout on the reply topic", timeout)
 	}
-	reqMu.Lock()
-	req := request
-	reqMu.Unlock()
+	req := slow.waitType(t, TypeRequest)
 	res, err := late.Reply(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)

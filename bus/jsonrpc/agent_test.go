@@ -56,14 +56,15 @@ func TestDefaultHandlerStartsAgent(t *testing.T) {
 
 	// Several messages at once on the same topic start one agent.
 	const n = 3
-	results := make(chan jsonrpc.SendResult, n)
+	type sent struct {
+		res jsonrpc.SendResult
+		err error
+	}
+	results := make(chan sent, n) // the senders never touch t: the loop below may end the test first
 	for range n {
 		go func() {
 			res, err := bridge.SendMessage(ctx, "tg:123456789", payload("telegram_message", "text", "hello"))
-			if err != nil {
-				t.Errorf("SendMessage: %v", err)
-			}
-			results <- res
+			results <- sent{res, err}
 		}()
 	}
 	agents := map[string]bool{}
@@ -71,7 +72,11 @@ func TestDefaultHandlerStartsAgent(t *testing.T) {
 	for range n {
 		var res jsonrpc.SendResult
 		select {
-		case res = <-results:
+		case r := <-results:
+			if r.err != nil {
+				t.Fatalf("SendMessage: %v; agent output:\n%s", r.err, out)
+			}
+			res = r.res
 		case <-time.After(time.Minute):
 			t.Fatalf("no answer from the default handler; agent output:\n%s", out)
 		}

@@ -342,8 +342,9 @@ func TestRetryThenDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan jsonrpc.SendResult, 1)
+	bridge := h.client(t, "bridge")
 	go func() {
-		res, err := h.client(t, "bridge").SendMessage(ctx, "tg:123", payload("telegram_message", "text", "hello"))
+		res, err := bridge.SendMessage(ctx, "tg:123", payload("telegram_message", "text", "hello"))
 		if err != nil {
 			t.Errorf("SendMessage: %v", err)
 		}
@@ -384,8 +385,9 @@ func TestSubscriberDisconnectsMidRequest(t *testing.T) {
 	sub.init("leaver")
 	sub.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"subscribe","params":{"topic":"job:1"}}`)
 	done := make(chan jsonrpc.SendResult, 1)
+	pub := h.client(t, "pub")
 	go func() {
-		res, err := h.client(t, "pub").SendMessage(ctx, "job:1", payload("x"))
+		res, err := pub.SendMessage(ctx, "job:1", payload("x"))
 		if err != nil {
 			t.Errorf("SendMessage: %v", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,12 +24,32 @@ func TestServerRestartDuringDurablePublishes(t *testing.T) {
 	ctx := context.Background()
 
 	var published atomic.Int64
-	restarted := make(chan int64, 1)
+	type restart struct {
+		at  int64
+		err error
+	}
+	restarted := make(chan restart, 1)
+	// The restarter never touches t: it may still run when a failed
+	// publish ends the test, so cleanup (before the server's own) stops it
+	// and waits.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	t.Cleanup(func() { close(stop); wg.Wait() })
 	go func() {
-		bustest.WaitFor(t, "a third of the messages to be published", func() bool { return published.Load() >= n/3 })
+		defer wg.Done()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for published.Load() < n/3 {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
 		ns.stop()
-		ns.start()
-		restarted <- published.Load()
+		err := ns.tryStart()
+		restarted <- restart{published.Load(), err}
 	}()
 	for i := range n {
 		m := bus.Message{Topic: "loop:anchor", IdempotencyKey: strconv.Itoa(i), Payload: json.RawMessage(`{"type":"anchor","n":` + strconv.Itoa(i) + `}`)}
@@ -41,7 +62,10 @@ func TestServerRestartDuringDurablePublishes(t *testing.T) {
 		}
 		published.Add(1)
 	}
-	if at := bustest.Recv(t, "the server restart to finish", restarted); at >= n {
+	switch r := bustest.Recv(t, "the server restart to finish", restarted); {
+	case r.err != nil:
+		t.Fatalf("restart the server: %v", r.err)
+	case r.at >= n:
 		t.Fatalf("the server came back after all %d publishes, want it restarted during them", n)
 	}
 

@@ -63,8 +63,9 @@ type Bus struct {
 	mine     sync.Map // KV key -> pattern of this process's subscriptions
 
 	dlqMu     sync.Mutex
-	persisted map[string]bool // dead letter ids written to dlqKV
-	replayed  map[string]bool // dead letter ids replayed; never written again
+	persisted map[string]bool          // dead letter ids written to dlqKV
+	writing   map[string]chan struct{} // dead letter ids being written, closed when done
+	replayed  map[string]bool          // dead letter ids replayed; never written again
 }
 
 type regEntry struct {
@@ -100,6 +101,7 @@ func New(ctx context.Context, url string, opts bus.Options) (*Bus, error) {
 		appendOn:  slices.Clone(opts.AppendOnly),
 		registry:  make(map[string]regEntry),
 		persisted: make(map[string]bool),
+		writing:   make(map[string]chan struct{}),
 		replayed:  make(map[string]bool),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
@@ -682,22 +684,31 @@ func (b *Bus) persistDeadLetter(ctx context.Context, m bus.Message) (bus.Ack, er
 }
 
 func (b *Bus) writeDeadLetter(ctx context.Context, dl bus.DeadLetter) {
-	b.dlqMu.Lock()
-	skip := b.persisted[dl.ID] || b.replayed[dl.ID]
-	b.dlqMu.Unlock()
-	if skip {
-		return
-	}
 	data, err := json.Marshal(dl)
 	if err != nil {
 		return
 	}
+	b.dlqMu.Lock()
+	if b.persisted[dl.ID] || b.replayed[dl.ID] || b.writing[dl.ID] != nil {
+		b.dlqMu.Unlock()
+		return
+	}
+	// ReplayDeadLetter waits for done, so a write it overtook cannot leave
+	// the dead letter listed after the replay.
+	done := make(chan struct{})
+	b.writing[dl.ID] = done
+	b.dlqMu.Unlock()
+	defer close(done)
+
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeAttempt)
 	defer cancel()
-	if _, err := b.dlqKV.Put(pctx, dl.ID, data); err != nil {
+	_, err = b.dlqKV.Put(pctx, dl.ID, data)
+	b.dlqMu.Lock()
+	delete(b.writing, dl.ID)
+	if err != nil {
+		b.dlqMu.Unlock()
 		return // retried by the next DeadLetters or Close
 	}
-	b.dlqMu.Lock()
 	b.persisted[dl.ID] = true
 	replayed := b.replayed[dl.ID]
 	b.dlqMu.Unlock()
@@ -776,7 +787,16 @@ func (b *Bus) ReplayDeadLetter(ctx context.Context, id string) (bus.Result, erro
 	}
 	b.dlqMu.Lock()
 	b.replayed[id] = true
+	writing := b.writing[id]
 	b.dlqMu.Unlock()
+	if writing != nil {
+		// The write purges what it stored once it sees the replay.
+		select {
+		case <-writing:
+		case <-ctx.Done():
+			return bus.Result{}, fmt.Errorf("replay dead letter %s: %w", id, ctx.Err())
+		}
+	}
 	res, err := b.inner.ReplayDeadLetter(ctx, id)
 	if !errors.Is(err, bus.ErrNotFound) {
 		_ = b.dlqKV.Purge(ctx, id)

@@ -46,15 +46,25 @@ func startNATS(t testing.TB) *natsServer {
 
 func (ns *natsServer) start() {
 	ns.t.Helper()
+	if err := ns.tryStart(); err != nil {
+		ns.t.Fatal(err)
+	}
+}
+
+// tryStart starts the server; unlike start it may run off the test's
+// goroutine.
+func (ns *natsServer) tryStart() error {
 	srv, err := server.NewServer(ns.opts)
 	if err != nil {
-		ns.t.Fatalf("nats server: %v", err)
+		return fmt.Errorf("nats server: %w", err)
 	}
 	srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
-		ns.t.Fatalf("nats server not ready after 10s")
+		srv.Shutdown()
+		return errors.New("nats server not ready after 10s")
 	}
 	ns.srv = srv
+	return nil
 }
 
 func (ns *natsServer) stop() {
