@@ -308,37 +308,27 @@ func (o Options) WithDefaults() Options {
 	if o.DefaultPolicy == "" {
 		o.DefaultPolicy = StopOnProcessed
 	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
-	if o.RetryDelay <= 0 {
-		o.RetryDelay = DefaultRetryDelay
-	}
-	if o.MaxRetryDelay <= 0 {
-		o.MaxRetryDelay = DefaultMaxRetryDelay
-	}
-	if o.EnqueueTimeout <= 0 {
-		o.EnqueueTimeout = DefaultEnqueueTimeout
-	}
-	if o.IdempotencyWindow <= 0 {
-		o.IdempotencyWindow = DefaultIdempotencyWindow
-	}
-	if o.QueueSize <= 0 {
-		o.QueueSize = DefaultQueueSize
-	}
-	if o.MaxLogMessages <= 0 {
-		o.MaxLogMessages = DefaultMaxLogMessages
-	}
-	if o.MaxDeadLetters <= 0 {
-		o.MaxDeadLetters = DefaultMaxDeadLetters
-	}
+	o.MaxAttempts = positiveOr(o.MaxAttempts, DefaultMaxAttempts)
+	o.RequestTimeout = positiveOr(o.RequestTimeout, DefaultRequestTimeout)
+	o.RetryDelay = positiveOr(o.RetryDelay, DefaultRetryDelay)
+	o.MaxRetryDelay = positiveOr(o.MaxRetryDelay, DefaultMaxRetryDelay)
+	o.EnqueueTimeout = positiveOr(o.EnqueueTimeout, DefaultEnqueueTimeout)
+	o.IdempotencyWindow = positiveOr(o.IdempotencyWindow, DefaultIdempotencyWindow)
+	o.QueueSize = positiveOr(o.QueueSize, DefaultQueueSize)
+	o.MaxLogMessages = positiveOr(o.MaxLogMessages, DefaultMaxLogMessages)
+	o.MaxDeadLetters = positiveOr(o.MaxDeadLetters, DefaultMaxDeadLetters)
 	if o.Clock == nil {
 		o.Clock = SystemClock{}
 	}
 	return o
+}
+
+// positiveOr returns v, or def when v is zero or negative.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // Validate reports the first invalid setting: an unknown policy or a bad
