@@ -55,9 +55,13 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -354,13 +358,13 @@ type BusDelegator struct {
 }
 
 // Delegate asks agent to do prompt on behalf of caller.
-func (d BusDelegator) Delegate(ctx context.Context, caller Caller, agent, prompt string) (string, error) {
+func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, _, agent, prompt string) (string, error) {
 	topic := BusAgentTopic(agent)
-	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.chain()})
+	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path()})
 	if err != nil {
 		return "", fmt.Errorf("encode request to %s: %w", topic, err)
 	}
-	res, err := d.Bus.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": caller.agent()}})
+	res, err := d.Bus.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": caller.Role()}})
 	if err != nil {
 		return "", fmt.Errorf("delegate to %s: %w", agent, err)
 	}
@@ -393,7 +397,7 @@ func (d BusDelegator) Delegate(ctx context.Context, caller Caller, agent, prompt
 	return "", fmt.Errorf("no agent on %s processed the request: %s", topic, strings.Join(why, "; "))
 }
 
-var _ Delegator = BusDelegator{}
+var _ tools.Delegator = BusDelegator{}
 
 // AgentBusTimeout bounds one delegated request to a built-in agent served
 // on the bus: agents work for minutes, not for the bus's default 30s.
@@ -406,7 +410,7 @@ const AgentBusTimeout = 30 * time.Minute
 // gets Caller{Agent: from's last}.Delegated(role), or Caller{Agent: role}
 // with no chain, and returns the host services the agent works with. The
 // returned func unsubscribes them.
-func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *Supervisor, services func(c Caller) plugins.Host) (func() error, error) {
+func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, services func(c tools.Caller) plugins.Host) (func() error, error) {
 	var subs []bus.Subscription
 	stop := func() error {
 		var errs []error
@@ -431,29 +435,29 @@ func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *Supervisor, services 
 // ToolServices returns services for ServeAgentsOnBus: each agent's tool
 // calls go through tools (the capability gate, then the tool hooks) as the
 // caller the request named, in session.
-func ToolServices(tools *Tools, session string, logger *slog.Logger) func(c Caller) plugins.Host {
+func ToolServices(t *tools.Tools, session string, logger *slog.Logger) func(c tools.Caller) plugins.Host {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return func(c Caller) plugins.Host {
-		return &PluginServices{
-			Logger: logger.With("agent", c.agent()),
+	return func(c tools.Caller) plugins.Host {
+		return &tools.Services{
+			Logger: logger.With("agent", c.Role()),
 			ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
-				return tools.Call(ctx, c, session, call)
+				return t.Call(ctx, c, session, call)
 			},
 		}
 	}
 }
 
-func agentHandler(role string, agent plugins.Agent, services func(c Caller) plugins.Host) bus.Handler {
+func agentHandler(role string, agent plugins.Agent, services func(c tools.Caller) plugins.Host) bus.Handler {
 	return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
 		var p agentPayload
 		if err := json.Unmarshal(m.Payload, &p); err != nil || strings.TrimSpace(p.Prompt) == "" {
 			return bus.Ack{Processed: false, StopPropagation: true, Message: fmt.Sprintf(`%s needs a payload {"type": %q, "prompt": "..."}`, role, AgentRequestType)}, nil
 		}
-		caller := Caller{Agent: role}
+		caller := tools.Caller{Agent: role}
 		if len(p.From) > 0 {
-			caller = Caller{Agent: p.From[len(p.From)-1], Chain: p.From}.Delegated(role)
+			caller = tools.Caller{Agent: p.From[len(p.From)-1], Chain: p.From}.Delegated(role)
 		}
 		resp, err := agent.Handle(ctx, services(caller), plugins.AgentRequest{SessionID: p.SessionID, Prompt: p.Prompt})
 		if err != nil {
@@ -466,4 +470,36 @@ func agentHandler(role string, agent plugins.Agent, services func(c Caller) plug
 		}
 		return bus.Ack{Processed: true, StopPropagation: true, Message: msg, Result: result}, nil
 	}
+}
+
+// LoopInfo is the loop state `weave status` shows.
+type LoopInfo struct {
+	// Bus is the bus it was read from.
+	Bus string `json:"bus"`
+	// Event is the last event on loop:current; nil when there is none.
+	Event *loop.Event `json:"event,omitempty"`
+	Stale bool        `json:"stale,omitempty"`
+}
+
+// LoopStatus reads loop:current from the bus named by url (or config
+// bus.url, or $WEAVE_BUS_URL; see BusURL) for `weave status`. The embedded
+// memory bus lives only inside the process that runs a plan, so without a
+// bus URL there is nothing to read: LoopStatus returns nil and no error.
+// A nats:// bus is read directly; a ws:// bus through the admin routes of
+// `weave bus serve`.
+func LoopStatus(ctx context.Context, cfg *config.Config, url string, now time.Time) (*LoopInfo, error) {
+	url = BusURL(cfg, url)
+	if url == "" {
+		return nil, nil
+	}
+	b, closeBus, err := OpenBus(ctx, cfg, url)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBus()
+	e, stale, err := run.LoopState(ctx, b, now)
+	if err != nil {
+		return nil, fmt.Errorf("loop state on %s: %w", url, err)
+	}
+	return &LoopInfo{Bus: url, Event: e, Stale: stale}, nil
 }

@@ -56,18 +56,3 @@ func BenchmarkBusHookWebSocketPeer(b *testing.B) {
 	}
 	benchHookRun(b, ws.bus)
 }
-
-// BenchmarkLoopObserverTask is the cost a task event adds to a run: one
-// STATE validated and published on the memory bus.
-func BenchmarkLoopObserverTask(b *testing.B) {
-	m, _ := bus.NewMemory(bus.DefaultOptions())
-	defer m.Close()
-	obs := LoopObserver(context.Background(), m, b.TempDir(), nil, nil)
-	obs(pausedRun[0])
-	ev := pausedRun[1]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		obs(ev)
-	}
-}

@@ -16,8 +16,12 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -409,7 +413,7 @@ func TestBusDelegatorToPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := BusDelegator{Bus: openBus(t, config.Default(), ws.url)}
-	answer, err := d.Delegate(ctx, Caller{Agent: "loom"}, "thread", "find the callers of Parse")
+	answer, err := d.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "thread", "find the callers of Parse")
 	if err != nil {
 		t.Fatalf("Delegate(thread) = %v", err)
 	}
@@ -422,7 +426,7 @@ func TestBusDelegatorToPeer(t *testing.T) {
 		t.Errorf("request payload (-want +got):\n%s", diff)
 	}
 
-	if _, err := d.Delegate(ctx, Caller{Agent: "loom"}, "nobody", "hi"); err == nil || !strings.Contains(err.Error(), "no agent answers on agent:nobody") {
+	if _, err := d.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "nobody", "hi"); err == nil || !strings.Contains(err.Error(), "no agent answers on agent:nobody") {
 		t.Errorf("Delegate(nobody) = %v, want an error saying nothing answers on agent:nobody", err)
 	}
 }
@@ -447,7 +451,7 @@ func TestBusDelegatorResults(t *testing.T) {
 			if _, err := b.Subscribe(context.Background(), "agent:warp", func(context.Context, bus.Message) (bus.Ack, error) { return ack, nil }, bus.SubscribeOptions{Name: "w"}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := BusDelegator{Bus: b}.Delegate(context.Background(), Caller{Agent: "loom"}, "Warp", "review")
+			got, err := BusDelegator{Bus: b}.Delegate(context.Background(), tools.Caller{Agent: "loom"}, "s1", "Warp", "review")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("Delegate() = %q, %v; want an error mentioning %q", got, err, tc.wantErr)
@@ -477,14 +481,14 @@ func (a echoAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agent
 
 type callerHost struct {
 	plugins.Host
-	c Caller
+	c tools.Caller
 }
 
 func TestAgentHandlerThroughDelegator(t *testing.T) {
 	b, _ := bus.NewMemory(bus.DefaultOptions())
 	defer b.Close()
 	ctx := context.Background()
-	services := func(c Caller) plugins.Host { return callerHost{c: c} }
+	services := func(c tools.Caller) plugins.Host { return callerHost{c: c} }
 	if _, err := b.Subscribe(ctx, BusAgentTopic("thread"), agentHandler("thread", echoAgent{}, services), bus.SubscribeOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -492,11 +496,11 @@ func TestAgentHandlerThroughDelegator(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := BusDelegator{Bus: b}
-	got, err := d.Delegate(ctx, Caller{Agent: "tapestry", Chain: []string{"loom", "tapestry"}}, "thread", "look")
+	got, err := d.Delegate(ctx, tools.Caller{Agent: "tapestry", Chain: []string{"loom", "tapestry"}}, "s1", "thread", "look")
 	if want := "echo: look as loom > tapestry > thread"; err != nil || got != want {
 		t.Errorf("Delegate(thread) = %q, %v; want %q (the chain carried over the bus)", got, err, want)
 	}
-	if _, err := d.Delegate(ctx, Caller{Agent: "loom"}, "spindle", "look"); err == nil || !strings.Contains(err.Error(), "plugin died") {
+	if _, err := d.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "spindle", "look"); err == nil || !strings.Contains(err.Error(), "plugin died") {
 		t.Errorf("Delegate(spindle) = %v, want the agent's failure", err)
 	}
 	// A payload without a prompt is refused with what to send.
@@ -509,48 +513,48 @@ func TestAgentHandlerThroughDelegator(t *testing.T) {
 func TestServeAgentsOnBusSubscribesEveryRole(t *testing.T) {
 	b, _ := bus.NewMemory(bus.DefaultOptions())
 	defer b.Close()
-	sup, err := NewSupervisor(SupervisorOptions{})
+	sup, err := supervisor.New(supervisor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sup.Close(context.Background())
 	ctx := context.Background()
-	stop, err := ServeAgentsOnBus(ctx, b, sup, func(c Caller) plugins.Host { return callerHost{c: c} })
+	stop, err := ServeAgentsOnBus(ctx, b, sup, func(c tools.Caller) plugins.Host { return callerHost{c: c} })
 	if err != nil {
 		t.Fatalf("ServeAgentsOnBus = %v", err)
 	}
 	// The supervisor knows no agent plugin here, so the call reaches it
 	// and fails with its error: proof the subscription leads to sup.
-	_, err = BusDelegator{Bus: b}.Delegate(ctx, Caller{Agent: "loom"}, "pattern", "plan it")
+	_, err = BusDelegator{Bus: b}.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "pattern", "plan it")
 	if err == nil || !strings.Contains(err.Error(), `no plugin named "weave.agent.pattern"`) {
 		t.Errorf("Delegate(pattern) = %v, want the supervisor's no-plugin error", err)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("stop = %v", err)
 	}
-	if _, err := (BusDelegator{Bus: b}).Delegate(ctx, Caller{Agent: "loom"}, "pattern", "plan it"); err == nil || !strings.Contains(err.Error(), "no agent answers") {
+	if _, err := (BusDelegator{Bus: b}).Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "pattern", "plan it"); err == nil || !strings.Contains(err.Error(), "no agent answers") {
 		t.Errorf("Delegate(pattern) after stop = %v, want nothing subscribed", err)
 	}
 }
 
 func TestToolServicesKeepTheCeiling(t *testing.T) {
 	project := t.TempDir()
-	gate, err := NewGate(config.Default(), nil)
+	gate, err := tools.NewGate(config.Default(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := NewTools(project, config.Default(), gate, nil)
+	tl, err := tools.New(project, config.Default(), gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	services := ToolServices(tools, "s1", nil)
+	services := ToolServices(tl, "s1", nil)
 	write := plugins.ToolCall{Tool: plugins.ToolWrite, Args: map[string]any{"path": "a.txt", "content": "hi"}}
 	tests := []struct {
-		caller     Caller
+		caller     tools.Caller
 		wantDenied bool
 	}{
-		{Caller{Agent: "tapestry"}, false},
-		{Caller{Agent: "loom"}.Delegated("thread"), true},
+		{tools.Caller{Agent: "tapestry"}, false},
+		{tools.Caller{Agent: "loom"}.Delegated("thread"), true},
 	}
 	for _, tc := range tests {
 		res, err := services(tc.caller).CallTool(context.Background(), write)
@@ -590,5 +594,26 @@ func TestBusOptionsFromConfig(t *testing.T) {
 	cfg.Bus.DefaultPolicy = "loud"
 	if _, err := BusOptions(cfg); err == nil || !strings.Contains(err.Error(), "bus.default_policy") {
 		t.Errorf("BusOptions(policy loud) = %v, want an error naming bus.default_policy", err)
+	}
+}
+
+func TestLoopStatus(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	t.Setenv(BusURLEnv, "")
+	if info, err := LoopStatus(ctx, config.Default(), "", t0); info != nil || err != nil {
+		t.Errorf("LoopStatus(no bus URL) = %+v, %v; want nil, nil", info, err)
+	}
+	ws := startWSBus(t, "")
+	// The run joins the bus over WebSocket, as start-work --bus does.
+	obs := run.LoopObserver(ctx, openBus(t, config.Default(), ws.url), newProject(t, map[string]string{"demo": "# Demo\n"}), nil, nil)
+	obs(run.Event{Type: run.EventPlanStarted, Time: t0, Plan: "demo", Completed: 0, Total: 2})
+	obs(run.Event{Type: run.EventTaskStarted, Time: t0.Add(time.Second), Plan: "demo", Task: 1, Title: "One", Completed: 0, Total: 2})
+	info, err := LoopStatus(ctx, config.Default(), ws.url, t0.Add(10*time.Second))
+	if err != nil {
+		t.Fatalf("LoopStatus(%s) = %v", ws.url, err)
+	}
+	if info.Bus != ws.url || info.Event == nil || info.Event.Kind != loop.KindState || info.Stale {
+		t.Errorf("LoopStatus() = %+v, want a fresh STATE from %s", info, ws.url)
 	}
 }

@@ -1,3 +1,17 @@
-// Package host is the Weave process: it wires configuration, the bus, plugins
-// and plans together and drives a plan's execution.
+// Package host is the Weave process: one Host, opened once by Open and
+// closed once by Close, owns the running parts and hands them to the
+// commands. Its rooms, each a package:
+//
+//	host             Host (config, log, bus, supervisor, hooks, gate, tools),
+//	  │              bus wiring (bus peers as hooks and agents), built-ins
+//	  ├── run        the start-work run: plan resolution, tasks, ticks,
+//	  │              state.json, idle nudges, run events and loop events
+//	  ├── tools      the one door every tool call passes: the capability
+//	  │              gate, the tool hooks, the tools, delegation
+//	  └── supervisor plugin processes: start, restart with backoff, warm
+//	                 start, shutdown; imports nothing of weave but plugins
+//
+// Imports point down: run uses tools, tools uses supervisor (for its
+// environment rule), host uses all three; only cmd/weave
+// imports host.
 package host

@@ -7,6 +7,7 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -28,28 +29,16 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 	}
 }
 
-// BuildHooks assembles every hook of a project in pipeline order's raw
-// material: the built-in hooks, each served as a plugin through sup (started
-// on first use); the command hooks of config `hooks:`; and the hook plugins
-// sup knows from .weave/plugins/, the user's plugin directory and config
-// `plugins:`. A plugin that cannot say what it is is left out with an error
-// in the log: one broken plugin must not stop the others.
-func BuildHooks(ctx context.Context, project string, cfg *config.Config, sup *Supervisor, logger *slog.Logger) ([]hooks.Registered, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+// buildHooks assembles every hook of a project in pipeline order's raw
+// material: the built-in hooks, each served as a plugin through sup (see
+// addBuiltins; started on first use); the command hooks of config `hooks:`;
+// and the hook plugins sup knows from .weave/plugins/, the user's plugin
+// directory and config `plugins:`. A plugin that cannot say what it is is
+// left out with an error in the log: one broken plugin must not stop the
+// others.
+func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, logger *slog.Logger) ([]hooks.Registered, error) {
 	var out []hooks.Registered
 	for _, r := range hooks.BuiltinHooks(BuiltinHookConfig(project, cfg)) {
-		entry, err := BuiltinEntry(r.Info.Name)
-		if err != nil {
-			return nil, err
-		}
-		entry.Kind = plugins.KindHook
-		entry.Dir = project
-		entry.Env = map[string]string{ProjectEnv: project}
-		if err := sup.Add(entry); err != nil {
-			return nil, err
-		}
 		r.Hook = sup.Hook(r.Info.Name)
 		r.Source = "builtin"
 		out = append(out, r)
@@ -104,44 +93,61 @@ func commandSpecs(cfg *config.Config) ([]hooks.CommandSpec, error) {
 	return ch.Specs()
 }
 
-// NewProjectSupervisor returns a supervisor that knows the project's plugins:
-// the executables in .weave/plugins/ and the user's plugin directory, and
-// config `plugins:` entries (which win over a discovered plugin of the same
-// name). Nothing is started until it is used.
-func NewProjectSupervisor(project string, cfg *config.Config, logger *slog.Logger) (*Supervisor, error) {
-	userDir, err := UserPluginDir()
+// newProjectSupervisor returns a supervisor that knows the project's
+// plugins: the executables in .weave/plugins/ and the user's plugin
+// directory, config `plugins:` entries (which win over a discovered plugin of
+// the same name), and the built-in hooks and agents. Nothing is started
+// until it is used.
+func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logger) (*supervisor.Supervisor, error) {
+	userDir, err := supervisor.UserPluginDir()
 	if err != nil {
 		userDir = ""
 	}
-	found, err := DiscoverPlugins(project, userDir)
+	found, err := supervisor.Discover(project, userDir)
 	if err != nil {
 		return nil, err
 	}
-	var configured []PluginEntry
+	var configured []supervisor.Entry
 	for _, p := range cfg.Plugins {
-		configured = append(configured, PluginEntry{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Dir: project, Source: "config"})
+		configured = append(configured, supervisor.Entry{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Dir: project, Source: "config"})
 	}
-	return NewSupervisor(SupervisorOptions{
+	entries := supervisor.Merge(found, configured)
+	builtins, err := builtinEntries(project, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return supervisor.New(supervisor.Options{
 		Logger:       logger,
 		StartTimeout: cfg.Plugin.StartTimeout,
 		MaxRestarts:  cfg.Plugin.MaxRestarts,
-	}, MergePluginEntries(found, configured)...)
+	}, append(entries, builtins...)...)
 }
 
-// AddBuiltinAgents makes the eight roles known to sup as built-in agent
-// plugins (served by weave itself), started on first use.
-func AddBuiltinAgents(sup *Supervisor, project string) error {
-	for _, name := range agents.RoleNames() {
-		entry, err := BuiltinEntry(agents.AgentID(name))
+// builtinEntries are the built-in hooks and the eight roles as plugins
+// served by weave itself, each run in the project with its path in the
+// environment.
+func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, error) {
+	var out []supervisor.Entry
+	add := func(id string, kind plugins.Kind) error {
+		entry, err := supervisor.BuiltinEntry(id)
 		if err != nil {
 			return err
 		}
-		entry.Kind = plugins.KindAgent
+		entry.Kind = kind
 		entry.Dir = project
 		entry.Env = map[string]string{ProjectEnv: project}
-		if err := sup.Add(entry); err != nil {
-			return err
+		out = append(out, entry)
+		return nil
+	}
+	for _, r := range hooks.BuiltinHooks(BuiltinHookConfig(project, cfg)) {
+		if err := add(r.Info.Name, plugins.KindHook); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	for _, name := range agents.RoleNames() {
+		if err := add(agents.AgentID(name), plugins.KindAgent); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -28,7 +28,8 @@ run ./plans 'BenchmarkSetDone100000' 1s
 run ./cmd/weave 'Benchmark(StartWorkRunbook|RunbookFloor)$' 1x
 run ./cmd/weave 'BenchmarkStatusProcess$' 20x
 run ./cmd/weave 'BenchmarkFirstTask' 20x
-run ./host 'Benchmark(PluginColdStart|HookRoundTrip|ToolCallThroughGate|ToolCallDirect)$' 1s
+run ./host/supervisor 'Benchmark(PluginColdStart|HookRoundTrip)$' 1s
+run ./host/tools 'Benchmark(ToolCallThroughGate|ToolCallDirect)$' 1s
 run ./plugins 'Benchmark(BareGRPCUnix|BareGRPCUnixSubprocess|HookRoundTripInProcess)$' 1s
 run ./hooks 'BenchmarkPipelineRoundTrip' 1s
 run ./bus 'Benchmark(Publish|ChannelFanout)' 1s

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/tools"
 )
 
 func newCmdAgents(g *globalOptions, s *Streams) *cobra.Command {
@@ -68,16 +70,17 @@ the configuration narrowed (agents.<name>.tools) or widened (allow_widen: true)
 are marked and explained below the table.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
-			_, cfg, _, err := g.optionalProjectConfig()
+			project, cfg, _, err := g.optionalProjectConfig()
 			if err != nil {
 				return err
 			}
 			// Widening is shown in the table; no log line is needed here.
-			gate, err := host.NewGate(cfg, nil)
+			h, err := host.Open(c.Context(), project, cfg)
 			if err != nil {
 				return err
 			}
-			list := buildAgentsList(cfg, gate)
+			defer h.Close(context.WithoutCancel(c.Context()))
+			list := buildAgentsList(cfg, h.Gate())
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
 				enc.SetIndent("", "  ")
@@ -90,7 +93,7 @@ are marked and explained below the table.`,
 	return cmd
 }
 
-func buildAgentsList(cfg *config.Config, gate *host.Gate) agentsList {
+func buildAgentsList(cfg *config.Config, gate *tools.Gate) agentsList {
 	list := agentsList{Tools: agents.ToolNames(), MaxDepth: gate.MaxDepth()}
 	for _, row := range gate.Rows() {
 		r := row.Role

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/run"
 )
 
 // runCLI runs weave with args in project and returns the exit code and what
@@ -21,7 +21,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 
@@ -89,7 +89,7 @@ func TestStartWorkJSONEvents(t *testing.T) {
 	}
 	var types []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var ev host.Event
+		var ev run.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("line %q is not a JSON event: %v", line, err)
 		}
@@ -99,10 +99,10 @@ func TestStartWorkJSONEvents(t *testing.T) {
 		if strings.HasPrefix(ev.Type, "task.") && ev.Task == 0 {
 			t.Errorf("task event %q lacks the task number", line)
 		}
-		if ev.Type == host.EventNote && !strings.Contains(strings.ToLower(ev.Reason), "verif") {
+		if ev.Type == run.EventNote && !strings.Contains(strings.ToLower(ev.Reason), "verif") {
 			t.Errorf("note %q is not the verification reminder", ev.Reason)
 		}
-		if ev.Type != host.EventWarning {
+		if ev.Type != run.EventWarning {
 			types = append(types, ev.Type)
 		}
 	}
@@ -177,7 +177,7 @@ func TestInitThenStartWork(t *testing.T) {
 		t.Fatalf("start-work on the sample plan = %d %q", code, errOut)
 	}
 	code, out, _ = runCLI(t, "--dir", dir, "status", "--json")
-	var st host.ProjectStatus
+	var st run.ProjectStatus
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitOK {
 		t.Fatalf("status --json = %d %q: %v", code, out, err)
 	}
@@ -200,14 +200,14 @@ func TestStatusShowsPausedPlanAndError(t *testing.T) {
 func TestLiveModelView(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
 	m := liveModel{tail: 2, width: 80, now: func() time.Time { return now }}
-	step := func(ev host.Event) {
+	step := func(ev run.Event) {
 		nm, _ := m.apply(ev)
 		m = nm.(liveModel)
 	}
-	step(host.Event{Type: host.EventPlanStarted, Plan: "demo", Completed: 3, Total: 5})
-	step(host.Event{Type: host.EventTaskStarted, Plan: "demo", Task: 4, Title: "Build it", Completed: 3, Total: 5, Time: now.Add(-2500 * time.Millisecond)})
+	step(run.Event{Type: run.EventPlanStarted, Plan: "demo", Completed: 3, Total: 5})
+	step(run.Event{Type: run.EventTaskStarted, Plan: "demo", Task: 4, Title: "Build it", Completed: 3, Total: 5, Time: now.Add(-2500 * time.Millisecond)})
 	for _, l := range []string{"one", "two", "three"} {
-		step(host.Event{Type: host.EventTaskOutput, Plan: "demo", Task: 4, Output: l})
+		step(run.Event{Type: run.EventTaskOutput, Plan: "demo", Task: 4, Output: l})
 	}
 	got := m.View()
 	for _, want := range []string{"demo", "3/5", "▸ 4. Build it", "2.5s", "│ two", "│ three"} {
@@ -218,7 +218,7 @@ func TestLiveModelView(t *testing.T) {
 	if strings.Contains(got, "│ one") {
 		t.Errorf("View() = %q, shows more than the last 2 output lines", got)
 	}
-	step(host.Event{Type: host.EventTaskDone, Plan: "demo", Task: 4, Completed: 4, Total: 5})
+	step(run.Event{Type: run.EventTaskDone, Plan: "demo", Task: 4, Completed: 4, Total: 5})
 	if got := m.View(); strings.Contains(got, "Build it") || !strings.Contains(got, "4/5") {
 		t.Errorf("View() after task.done = %q, want no current task and 4/5", got)
 	}
@@ -363,7 +363,7 @@ func TestStatusWatchRedrawsOnPlanChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard}, []string{"--dir", dir, "status", "--watch"})
+		done <- runArgs(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard}, []string{"--dir", dir, "status", "--watch"})
 	}()
 	out.waitFor(t, "0/2")
 	// The user ticks a task by hand; the watcher redraws.
@@ -419,17 +419,17 @@ func TestTapestryPluginKilledMidTaskIsRestarted(t *testing.T) {
 	}
 	var failed, done int
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var ev host.Event
+		var ev run.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatal(err)
 		}
 		switch ev.Type {
-		case host.EventTaskFailed:
+		case run.EventTaskFailed:
 			failed++
 			if !ev.Retry || !strings.Contains(ev.Error, "tapestry") {
 				t.Errorf("task.failed = %+v, want a retried failure naming the plugin", ev)
 			}
-		case host.EventTaskDone:
+		case run.EventTaskDone:
 			done++
 		}
 	}

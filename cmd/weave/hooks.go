@@ -25,28 +25,19 @@ func newCmdHooks(g *globalOptions, s *Streams) *cobra.Command {
 	return cmd
 }
 
-// projectHooks loads what the hook commands work on: every hook of the
-// project, through a supervisor that the caller closes.
-func projectHooks(ctx context.Context, g *globalOptions, s *Streams) ([]hooks.Registered, hooks.Options, *host.Supervisor, error) {
+// projectHooks opens the host with every hook of the project; the caller
+// closes it.
+func projectHooks(ctx context.Context, g *globalOptions, s *Streams) (*host.Host, error) {
 	project, err := g.project()
 	if err != nil {
-		return nil, hooks.Options{}, nil, err
+		return nil, err
 	}
 	cfg, _, err := loadConfig(project, nil)
 	if err != nil {
-		return nil, hooks.Options{}, nil, err
+		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sup, err := host.NewProjectSupervisor(project, cfg, logger)
-	if err != nil {
-		return nil, hooks.Options{}, nil, err
-	}
-	all, err := host.BuildHooks(ctx, project, cfg, sup, logger)
-	if err != nil {
-		_ = sup.Close(ctx)
-		return nil, hooks.Options{}, nil, err
-	}
-	return all, hooks.Options{DisabledHooks: cfg.DisabledHooks, DefaultTimeout: cfg.Hook.Timeout}, sup, nil
+	return host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithHooks())
 }
 
 func newCmdHooksList(g *globalOptions, s *Streams) *cobra.Command {
@@ -60,11 +51,12 @@ event (priority, then name): built-in hooks, command hooks from config
 .weave/plugins/, the user's plugin directory and config ` + "`plugins:`" + `.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
-			all, opts, sup, err := projectHooks(c.Context(), g, s)
+			h, err := projectHooks(c.Context(), g, s)
 			if err != nil {
 				return err
 			}
-			defer sup.Close(context.WithoutCancel(c.Context()))
+			defer h.Close(context.WithoutCancel(c.Context()))
+			all, opts := h.Hooks()
 			list := hooks.List(all, opts)
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
@@ -114,11 +106,12 @@ hook could not be run.`,
 			if ev.Time.IsZero() {
 				ev.Time = time.Now()
 			}
-			all, _, sup, err := projectHooks(c.Context(), g, s)
+			h, err := projectHooks(c.Context(), g, s)
 			if err != nil {
 				return err
 			}
-			defer sup.Close(context.WithoutCancel(c.Context()))
+			defer h.Close(context.WithoutCancel(c.Context()))
+			all, _ := h.Hooks()
 			r, err := hooks.Find(all, args[0])
 			if err != nil {
 				return err

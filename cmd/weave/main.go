@@ -18,5 +18,5 @@ func main() { os.Exit(Main()) }
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, SystemStreams(), os.Args[1:])
+	return runArgs(ctx, SystemStreams(), os.Args[1:])
 }

@@ -12,7 +12,7 @@ import (
 // itself to serve a built-in plugin, as the real binary does.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == plugins.BuiltinCommand {
-		os.Exit(run(context.Background(), SystemStreams(), os.Args[1:]))
+		os.Exit(runArgs(context.Background(), SystemStreams(), os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }

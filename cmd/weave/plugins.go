@@ -14,9 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weavehq/weave/config"
-	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -116,38 +115,14 @@ func listPlugins(ctx context.Context, g *globalOptions, s *Streams) ([]pluginLis
 		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sup, err := host.NewProjectSupervisor(project, cfg, logger)
+	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
 	// Nothing is started here (describe runs outside the supervisor), but
 	// Close is the one shutdown path all the same.
-	defer sup.Close(context.WithoutCancel(ctx))
-	if err := addBuiltinHooks(sup, project, cfg); err != nil {
-		return nil, err
-	}
-	if err := host.AddBuiltinAgents(sup, project); err != nil {
-		return nil, err
-	}
-	return describeAll(ctx, sup.Entries(), os.Environ()), nil
-}
-
-// addBuiltinHooks makes the built-in hooks known to sup, as the host does
-// when it builds the hook pipeline.
-func addBuiltinHooks(sup *host.Supervisor, project string, cfg *config.Config) error {
-	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
-		entry, err := host.BuiltinEntry(r.Info.Name)
-		if err != nil {
-			return err
-		}
-		entry.Kind = plugins.KindHook
-		entry.Dir = project
-		entry.Env = map[string]string{host.ProjectEnv: project}
-		if err := sup.Add(entry); err != nil {
-			return err
-		}
-	}
-	return nil
+	defer h.Close(context.WithoutCancel(ctx))
+	return describeAll(ctx, h.Supervisor().Entries(), os.Environ()), nil
 }
 
 // describeParallel bounds the describe processes run at once.
@@ -155,7 +130,7 @@ const describeParallel = 4
 
 // describeAll runs `describe` on every entry, a few at a time, and returns
 // the listings in the entries' order.
-func describeAll(ctx context.Context, entries []host.PluginEntry, environ []string) []pluginListing {
+func describeAll(ctx context.Context, entries []supervisor.Entry, environ []string) []pluginListing {
 	out := make([]pluginListing, len(entries))
 	sem := make(chan struct{}, describeParallel)
 	var wg sync.WaitGroup
@@ -164,7 +139,7 @@ func describeAll(ctx context.Context, entries []host.PluginEntry, environ []stri
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			m, err := host.DescribePlugin(ctx, e, environ)
+			m, err := supervisor.Describe(ctx, e, environ)
 			out[i] = listing(e, m, err)
 		}()
 	}
@@ -174,7 +149,7 @@ func describeAll(ctx context.Context, entries []host.PluginEntry, environ []stri
 
 // listing turns an entry and what describe said into a row, checking the
 // manifest against what the entry is listed as.
-func listing(e host.PluginEntry, m plugins.Manifest, err error) pluginListing {
+func listing(e supervisor.Entry, m plugins.Manifest, err error) pluginListing {
 	l := pluginListing{Name: e.Name, Kind: e.Kind, Source: e.Source, Path: e.Path, Args: e.Args, Status: pluginOK}
 	if err != nil {
 		l.Status, l.Error = pluginError, err.Error()

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -200,13 +200,13 @@ func TestPluginsListOutsideAProject(t *testing.T) {
 }
 
 func TestPluginListingChecks(t *testing.T) {
-	entry := func(kind plugins.Kind) host.PluginEntry {
-		return host.PluginEntry{Name: "p", Path: "/x/p", Kind: kind, Source: "project"}
+	entry := func(kind plugins.Kind) supervisor.Entry {
+		return supervisor.Entry{Name: "p", Path: "/x/p", Kind: kind, Source: "project"}
 	}
 	ok := plugins.Manifest{Info: plugins.Info{Name: "p", Kind: plugins.KindHook, Events: []string{plugins.EventSessionStart}}, ProtocolVersion: plugins.ProtocolVersion}
 	tests := []struct {
 		name   string
-		entry  host.PluginEntry
+		entry  supervisor.Entry
 		m      func(plugins.Manifest) plugins.Manifest
 		errHas string
 	}{

@@ -115,9 +115,9 @@ stopped after an interruption or a crash.`,
 	return root
 }
 
-// run executes the command line args and returns the exit code, printing
+// runArgs executes the command line args and returns the exit code, printing
 // any error to the error stream.
-func run(ctx context.Context, s *Streams, args []string) int {
+func runArgs(ctx context.Context, s *Streams, args []string) int {
 	root := newRootCmd(ctx, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

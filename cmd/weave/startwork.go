@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/agents"
-	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -80,60 +78,14 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 		return err
 	}
 	defer logFile.Close()
-	sup, err := host.NewProjectSupervisor(project, cfg, logger)
+	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools())
 	if err != nil {
 		return err
 	}
 	// Every plugin ends with the run, however the run ends.
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = sup.Close(closeCtx)
-	}()
-	if err := host.AddBuiltinAgents(sup, project); err != nil {
-		return err
-	}
-	regs, err := host.BuildHooks(ctx, project, cfg, sup, logger)
-	if err != nil {
-		return err
-	}
-	b, closeBus, err := host.OpenBus(ctx, cfg, host.BusURL(cfg, opts.Bus))
-	if err != nil {
-		return err
-	}
-	defer closeBus()
-	// Peers on the bus act as hooks, through the same pipeline.
-	busHooks, err := host.BusHooks(ctx, b, cfg)
-	if err != nil {
-		return err
-	}
-	regs = append(regs, busHooks...)
-	pipeline, err := hooks.NewPipeline(regs, hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: logger, DefaultTimeout: cfg.Hook.Timeout})
-	if err != nil {
-		return err
-	}
-	// What the first task needs starts now, in the background, while the
-	// run takes its lock and reads its plan.
-	warm := []string{agents.AgentID(agents.Tapestry)}
-	for _, r := range pipeline.Hooks() {
-		if r.Source == "builtin" && slices.ContainsFunc(r.Info.Events, host.IsRunEvent) {
-			warm = append(warm, r.Info.Name)
-		}
-	}
-	go sup.Warm(ctx, warm...)
+	defer h.Close(context.WithoutCancel(ctx))
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
-	res, err := host.StartWork(ctx, host.StartWorkOptions{
-		Project: project,
-		Name:    opts.Name,
-		Config:  cfg,
-		Agent:   sup.Agent(agents.AgentID(agents.Tapestry)),
-		Hooks:   pipeline,
-		Logger:  logger,
-		// The run's progress goes on the bus as loop events.
-		Observe:    host.LoopObserver(ctx, b, project, logger, view.Observe),
-		Bus:        b,
-		Supervisor: sup,
-	})
+	res, err := h.StartWork(ctx, opts.Name, view.Observe)
 	view.Close()
 	if err != nil {
 		return err
@@ -142,18 +94,18 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 }
 
 // reportRun says how a run ended and picks the exit code.
-func reportRun(opts *startWorkOptions, res host.RunResult) error {
+func reportRun(opts *startWorkOptions, res run.Result) error {
 	w := opts.Streams.ErrOut
 	switch res.Status {
-	case host.StatusDone:
+	case run.StatusDone:
 		return nil
-	case host.StatusComplete:
+	case run.StatusComplete:
 		fmt.Fprintln(opts.Streams.Out, res.Resolution.Message())
 		return nil
-	case host.StatusPaused:
+	case run.StatusPaused:
 		fmt.Fprintf(w, "paused: run `weave start-work` to resume at the first unchecked task\n")
 		return &exitError{code: exitPaused}
-	case host.StatusFailed:
+	case run.StatusFailed:
 		fmt.Fprintf(w, "weave: %v\n", res.Err)
 		if errors.Is(res.Err, agents.ErrNeedsModel) {
 			fmt.Fprintln(w, "this task has no sh/bash blocks: running it needs an agent model, which is not configured")
@@ -161,12 +113,12 @@ func reportRun(opts *startWorkOptions, res host.RunResult) error {
 			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)
 		}
 		return &exitError{code: exitFailed}
-	case host.StatusInvalid:
+	case run.StatusInvalid:
 		printReport(w, res.Plan, res.Report)
 		return &exitError{code: exitFailed, err: fmt.Errorf("plan %q has %d error(s); fix them and run again", res.Plan.Name, len(res.Report.Errors))}
-	case host.StatusBlocked:
+	case run.StatusBlocked:
 		return &exitError{code: exitFailed, err: res.Err}
-	case host.StatusChoose:
+	case run.StatusChoose:
 		return &exitError{code: exitUsage, err: errors.New(res.Resolution.Message())}
 	default: // not found, none
 		return &exitError{code: exitFailed, err: errors.New(res.Resolution.Message())}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/run"
 )
 
 type statusOptions struct {
@@ -58,7 +59,7 @@ func statusRun(ctx context.Context, opts *statusOptions) error {
 
 func printStatus(ctx context.Context, opts *statusOptions, project string) error {
 	now := time.Now()
-	st, err := host.ReadStatus(project, now)
+	st, err := run.ReadStatus(project, now)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) error
 		enc := json.NewEncoder(opts.Streams.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			host.ProjectStatus
+			run.ProjectStatus
 			Loop *host.LoopInfo `json:"loop,omitempty"`
 		}{st, info})
 	}
@@ -83,7 +84,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) error
 	return nil
 }
 
-func writeStatus(w io.Writer, st host.ProjectStatus) {
+func writeStatus(w io.Writer, st run.ProjectStatus) {
 	if st.Warning != "" {
 		fmt.Fprintf(w, "warning: %s\n", st.Warning)
 	}

@@ -11,13 +11,13 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/run"
 )
 
 // runView shows a start-work run: a live view on a terminal, plain lines
 // otherwise, or JSON events with --json.
 type runView interface {
-	Observe(host.Event)
+	Observe(run.Event)
 	// Close finishes drawing; nothing is drawn after it returns.
 	Close()
 }
@@ -39,7 +39,7 @@ type jsonView struct {
 	enc *json.Encoder
 }
 
-func (v *jsonView) Observe(ev host.Event) {
+func (v *jsonView) Observe(ev run.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	ev.Time = ev.Time.UTC()
@@ -53,33 +53,33 @@ type plainView struct {
 	out, errOut io.Writer
 }
 
-func (v *plainView) Observe(ev host.Event) {
+func (v *plainView) Observe(ev run.Event) {
 	switch ev.Type {
-	case host.EventPlanStarted:
+	case run.EventPlanStarted:
 		verb := "starting"
 		if ev.Resumed {
 			verb = "resuming"
 		}
 		fmt.Fprintf(v.out, "%s plan %s (%d/%d done)\n", verb, ev.Plan, ev.Completed, ev.Total)
-	case host.EventTaskStarted:
+	case run.EventTaskStarted:
 		fmt.Fprintf(v.out, "[%d/%d] task %d: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Title, attemptNote(ev.Attempt))
-	case host.EventTaskOutput:
+	case run.EventTaskOutput:
 		fmt.Fprintf(v.out, "    %s\n", ev.Output)
-	case host.EventTaskDone:
+	case run.EventTaskDone:
 		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, seconds(ev.Elapsed))
-	case host.EventTaskFailed:
+	case run.EventTaskFailed:
 		retry := ""
 		if ev.Retry {
 			retry = "; retrying"
 		}
 		fmt.Fprintf(v.out, "[%d/%d] task %d failed: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Error, retry)
-	case host.EventPlanPaused:
+	case run.EventPlanPaused:
 		fmt.Fprintf(v.out, "plan %s paused at %d/%d: %s\n", ev.Plan, ev.Completed, ev.Total, ev.Reason)
-	case host.EventPlanDone:
+	case run.EventPlanDone:
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
-	case host.EventWarning:
+	case run.EventWarning:
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
-	case host.EventNote:
+	case run.EventNote:
 		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
 	}
 }
@@ -118,7 +118,7 @@ func newLiveView(s *Streams, tail int) *liveView {
 	return v
 }
 
-func (v *liveView) Observe(ev host.Event) {
+func (v *liveView) Observe(ev run.Event) {
 	v.prog.Send(eventMsg(ev))
 }
 
@@ -128,7 +128,7 @@ func (v *liveView) Close() {
 }
 
 type (
-	eventMsg host.Event
+	eventMsg run.Event
 	tickMsg  time.Time
 	quitMsg  struct{}
 )
@@ -167,52 +167,52 @@ func (m liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width = msg.Width
 	case eventMsg:
-		return m.apply(host.Event(msg))
+		return m.apply(run.Event(msg))
 	}
 	return m, nil
 }
 
 // apply folds an event into the model, returning lines to print above the
 // panel for events that deserve a permanent record.
-func (m liveModel) apply(ev host.Event) (tea.Model, tea.Cmd) {
+func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 	if ev.Plan != "" {
 		m.plan = ev.Plan
 	}
-	if ev.Type != host.EventWarning && ev.Type != host.EventNote && ev.Type != host.EventTaskOutput {
+	if ev.Type != run.EventWarning && ev.Type != run.EventNote && ev.Type != run.EventTaskOutput {
 		m.completed, m.total = ev.Completed, ev.Total
 	}
 	var printed string
 	switch ev.Type {
-	case host.EventPlanStarted:
+	case run.EventPlanStarted:
 		if ev.Resumed {
 			printed = fmt.Sprintf("resuming %s at %d/%d", ev.Plan, ev.Completed, ev.Total)
 		}
-	case host.EventTaskStarted:
+	case run.EventTaskStarted:
 		m.task = fmt.Sprintf("%d. %s%s", ev.Task, ev.Title, attemptNote(ev.Attempt))
 		m.taskStart = ev.Time
 		m.lines = nil
-	case host.EventTaskOutput:
+	case run.EventTaskOutput:
 		m.lines = append(m.lines, printable(ev.Output))
 		if m.tail > 0 && len(m.lines) > m.tail {
 			m.lines = m.lines[len(m.lines)-m.tail:]
 		}
-	case host.EventTaskDone:
+	case run.EventTaskDone:
 		printed = fmt.Sprintf("✓ %d. %s  %s", ev.Task, ev.Title, seconds(ev.Elapsed))
 		m.task = ""
-	case host.EventTaskFailed:
+	case run.EventTaskFailed:
 		printed = fmt.Sprintf("✗ %d. %s: %s", ev.Task, ev.Title, ev.Error)
 		if ev.Retry {
 			printed += " (retrying)"
 		}
-	case host.EventPlanPaused:
+	case run.EventPlanPaused:
 		m.task = ""
 		m.status = "paused: " + ev.Reason
-	case host.EventPlanDone:
+	case run.EventPlanDone:
 		m.task = ""
 		m.status = "done"
-	case host.EventWarning:
+	case run.EventWarning:
 		printed = "warning: " + ev.Reason
-	case host.EventNote:
+	case run.EventNote:
 		printed = "note: " + ev.Reason
 	}
 	if printed != "" {

@@ -1,0 +1,250 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/plugins"
+)
+
+// Host is a running weave: the parts a command works with, opened once by
+// Open and closed once by Close. What a command does not ask for (the bus,
+// the hooks) is not opened.
+type Host struct {
+	project string
+	cfg     *config.Config
+	logger  *slog.Logger
+
+	sup      *supervisor.Supervisor
+	gate     *tools.Gate
+	bus      bus.Bus
+	hooks    []hooks.Registered
+	hookOpts hooks.Options
+	pipeline *hooks.Pipeline
+	tools    *tools.Tools
+
+	closeOnce sync.Once
+	closeErr  error
+	// closers run in reverse order on Close.
+	closers []func(ctx context.Context) error
+}
+
+// Option chooses what Open opens beyond the configuration, the plugin
+// supervisor and the capability gate.
+type Option func(*openOptions)
+
+type openOptions struct {
+	logger *slog.Logger
+	bus    bool
+	busURL string
+	hooks  bool
+	tools  bool
+}
+
+// WithLogger sets the host log; the default discards.
+func WithLogger(l *slog.Logger) Option { return func(o *openOptions) { o.logger = l } }
+
+// WithBus opens the bus: the one at url (or config bus.url, or
+// $WEAVE_BUS_URL; see BusURL), else the embedded one.
+func WithBus(url string) Option { return func(o *openOptions) { o.bus, o.busURL = true, url } }
+
+// WithHooks gathers every hook of the project: the built-ins, the command
+// hooks of config, and the hook plugins, which describe themselves (each is
+// started once). With a bus, peers on the bus act as hooks too.
+func WithHooks() Option { return func(o *openOptions) { o.hooks = true } }
+
+// WithTools gathers the hooks (as WithHooks), builds the pipeline that runs
+// them, and the tools, whose every call passes the capability gate and that
+// pipeline. With a bus, delegation goes over the bus.
+func WithTools() Option { return func(o *openOptions) { o.hooks, o.tools = true, true } }
+
+// Open opens the host of project (which may be empty outside a project)
+// with configuration cfg (nil means the defaults). Close it when done: every
+// plugin, the bus and whatever else it started end there.
+func Open(ctx context.Context, project string, cfg *config.Config, opts ...Option) (_ *Host, err error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Host{project: project, cfg: cfg, logger: o.logger}
+	defer func() {
+		if err != nil {
+			_ = h.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	if h.sup, err = newProjectSupervisor(project, cfg, o.logger); err != nil {
+		return nil, err
+	}
+	// Every plugin ends with the host, however it ends.
+	h.closers = append(h.closers, h.sup.Close)
+	if h.gate, err = tools.NewGate(cfg, o.logger); err != nil {
+		return nil, err
+	}
+	if o.hooks {
+		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, o.logger); err != nil {
+			return nil, err
+		}
+	}
+	if o.bus {
+		b, closeBus, err := OpenBus(ctx, cfg, BusURL(cfg, o.busURL))
+		if err != nil {
+			return nil, err
+		}
+		h.bus = b
+		h.closers = append(h.closers, func(context.Context) error { return closeBus() })
+	}
+	if !o.hooks {
+		return h, nil
+	}
+	if h.bus != nil {
+		busHooks, err := BusHooks(ctx, h.bus, cfg)
+		if err != nil {
+			return nil, err
+		}
+		h.hooks = append(h.hooks, busHooks...)
+	}
+	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout}
+	if !o.tools {
+		return h, nil
+	}
+	if h.pipeline, err = hooks.NewPipeline(h.hooks, h.hookOpts); err != nil {
+		return nil, err
+	}
+	if h.tools, err = h.newTools(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newTools builds the tools of the host, tied to its delegation: over the
+// bus when there is one (the agents answer on agent:<role> while a run
+// serves them), else straight to the agent plugins.
+func (h *Host) newTools() (*tools.Tools, error) {
+	delegation := tools.WithAgents(func(role string) plugins.Agent { return h.sup.Agent(agents.AgentID(role)) })
+	if h.bus != nil {
+		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
+	}
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), delegation, tools.WithEventFunc(h.denied))
+}
+
+// Close stops everything the host started, in the reverse order of its
+// start, within a grace period; it is safe to call more than once.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		var errs []error
+		for _, c := range slices.Backward(h.closers) {
+			errs = append(errs, c(ctx))
+		}
+		h.closeErr = errors.Join(errs...)
+	})
+	return h.closeErr
+}
+
+// Project is the project root ("" outside a project).
+func (h *Host) Project() string { return h.project }
+
+// Config is the configuration the host runs with.
+func (h *Host) Config() *config.Config { return h.cfg }
+
+// Logger is the host log.
+func (h *Host) Logger() *slog.Logger { return h.logger }
+
+// Supervisor holds every plugin of the project, built-ins included.
+func (h *Host) Supervisor() *supervisor.Supervisor { return h.sup }
+
+// Gate is the capability gate.
+func (h *Host) Gate() *tools.Gate { return h.gate }
+
+// Bus is the bus; nil unless opened WithBus.
+func (h *Host) Bus() bus.Bus { return h.bus }
+
+// Hooks are every hook of the project, disabled ones included, and the
+// options the pipeline runs them with; nil unless opened WithHooks.
+func (h *Host) Hooks() ([]hooks.Registered, hooks.Options) { return h.hooks, h.hookOpts }
+
+// Pipeline runs the hooks; nil unless opened WithTools.
+func (h *Host) Pipeline() *hooks.Pipeline { return h.pipeline }
+
+// Tools is the one door every tool call passes; nil unless opened
+// WithTools.
+func (h *Host) Tools() *tools.Tools { return h.tools }
+
+// StartWork runs the start-work journey on the plan called name (empty: the
+// decision procedure; see run.StartWork), with observe receiving its events.
+// The host must be opened WithTools; with a bus, the run's progress goes on
+// it as loop events and the agents answer delegation there.
+func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer) (run.Result, error) {
+	if h.tools == nil {
+		return run.Result{}, errors.New("start work: the host was opened without its tools (host.WithTools)")
+	}
+	// What the first task needs starts now, in the background, while the
+	// run takes its lock and reads its plan.
+	warm := []string{agents.AgentID(agents.Tapestry)}
+	for _, r := range h.pipeline.Hooks() {
+		if r.Source == "builtin" && slices.ContainsFunc(r.Info.Events, run.IsRunEvent) {
+			warm = append(warm, r.Info.Name)
+		}
+	}
+	go h.sup.Warm(ctx, warm...)
+	o := run.Options{
+		Project: h.project,
+		Name:    name,
+		Config:  h.cfg,
+		Agent:   h.sup.Agent(agents.AgentID(agents.Tapestry)),
+		Hooks:   h.pipeline,
+		Tools:   h.tools,
+		Logger:  h.logger,
+		Observe: observe,
+	}
+	if h.bus != nil {
+		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
+		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {
+			return ServeAgentsOnBus(ctx, h.bus, h.sup, ToolServices(h.tools, session, h.logger))
+		}
+	}
+	return run.StartWork(ctx, o)
+}
+
+// DeniedTopic is where a host publishes the tool calls it refused.
+const DeniedTopic = "system:tool.denied"
+
+// denied makes a refused tool call visible: in the host log, and on the bus
+// (system:tool.denied) for whoever watches it.
+func (h *Host) denied(ev plugins.Event) {
+	h.logger.Warn("tool call denied", "agent", ev.Agent, "tool", ev.Tool, "data", ev.Data)
+	if h.bus == nil {
+		return
+	}
+	payload, err := json.Marshal(struct {
+		Type  string        `json:"type"`
+		Event plugins.Event `json:"event"`
+	}{tools.EventToolDenied, ev})
+	if err != nil {
+		return
+	}
+	if _, err := h.bus.Publish(context.Background(), bus.Message{Topic: DeniedTopic, Payload: payload}); err != nil {
+		h.logger.Warn("publish the denial", "err", fmt.Errorf("%s: %w", DeniedTopic, err))
+	}
+}

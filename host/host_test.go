@@ -1,0 +1,222 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/plugins"
+)
+
+const busRunPlan = "# Demo\n\n## TODOs\n\n- [ ] 1. Say hi\n  ```sh\n  echo hi\n  ```\n- [ ] 2. Say bye\n  ```sh\n  echo bye\n  ```\n"
+
+// A real start-work run publishes its loop events, and a bus peer acting
+// as a hook sees (and may block) its tool calls.
+func TestStartWorkOnTheBus(t *testing.T) {
+	tests := []struct {
+		name       string
+		block      bool
+		wantStatus run.Status
+		wantLast   loop.Kind
+		// wantStates is the number of STATEs before the last event.
+		wantStates int
+	}{
+		{"completes", false, run.StatusDone, loop.KindDone, 5},
+		{"blocked by a peer", true, run.StatusFailed, loop.KindAbort, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			project := newProject(t, map[string]string{"demo": busRunPlan})
+			b, _ := bus.NewMemory(bus.DefaultOptions())
+			defer b.Close()
+			ctx := context.Background()
+			var mu sync.Mutex
+			var commands []string
+			_, err := b.Subscribe(ctx, BusHookTopic(plugins.EventToolExecuteBefore), func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+				var ev plugins.Event
+				_ = json.Unmarshal(m.Payload, &ev)
+				if ev.Tool != plugins.ToolBash {
+					return bus.Ack{Processed: true}, nil // the plan_check ticks
+				}
+				cmd, _ := ev.Args["command"].(string)
+				mu.Lock()
+				commands = append(commands, cmd)
+				mu.Unlock()
+				if tc.block && strings.Contains(cmd, "bye") {
+					return bus.Ack{Processed: true, StopPropagation: true, Result: json.RawMessage(`{"action":"block","reason":"no goodbyes"}`)}, nil
+				}
+				return bus.Ack{Processed: true}, nil
+			}, bus.SubscribeOptions{Name: "guard"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := recordLoop(t, b)
+			regs, err := BusHooks(ctx, b, config.Default())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pipeline, err := hooks.NewPipeline(regs, hooks.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := config.Default()
+			cfg.Runbook.Retries = 0
+			res, err := run.StartWork(ctx, run.Options{Project: project, Name: "demo", Config: cfg, Hooks: pipeline,
+				Observe: run.LoopObserver(ctx, b, project, nil, nil)})
+			if err != nil {
+				t.Fatalf("StartWork = %v", err)
+			}
+			if res.Status != tc.wantStatus {
+				t.Fatalf("StartWork status = %s (%v), want %s", res.Status, res.Err, tc.wantStatus)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(commands) != 2 || !strings.Contains(commands[0], "hi") || !strings.Contains(commands[1], "bye") {
+				t.Errorf("the bus hook saw commands %q, want the two tasks' commands", commands)
+			}
+			cur, ok, err := loop.Current(ctx, b)
+			if err != nil || !ok || cur.Kind != tc.wantLast {
+				t.Errorf("loop:current = %+v, %v, %v; want %s", cur, ok, err, tc.wantLast)
+			}
+			// Every event published was valid: the STATEs as the run moved,
+			// then how it ended.
+			msgs := rec.WaitN(t, tc.wantStates+1)
+			for i, m := range msgs {
+				e, err := loop.Decode(m.Payload)
+				if err != nil {
+					t.Fatalf("invalid loop event %s: %v", m.Payload, err)
+				}
+				want := loop.KindState
+				if i == tc.wantStates {
+					want = tc.wantLast
+				}
+				if e.Kind != want {
+					t.Errorf("loop event %d = %s, want %s", i, e.Kind, want)
+				}
+			}
+			if as := anchors(t, b); len(as) != 1 {
+				t.Errorf("anchors = %+v, want one at the end of the run", as)
+			}
+		})
+	}
+}
+
+// blockBash is a hook that refuses every bash call.
+type blockBash struct{}
+
+func (blockBash) Info(context.Context) (plugins.Info, error) {
+	return plugins.Info{Name: "test.block-bash", Kind: plugins.KindHook, Events: []string{plugins.EventToolExecuteBefore}}, nil
+}
+
+func (blockBash) Handle(_ context.Context, ev plugins.Event) (plugins.Decision, error) {
+	if ev.Tool == plugins.ToolBash {
+		return plugins.Decision{Action: plugins.Block, Reason: "no shell today"}, nil
+	}
+	return plugins.Decision{Action: plugins.Allow}, nil
+}
+
+func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
+	project := newProject(t, map[string]string{"p": "# P\n\n## TODOs\n\n- [ ] 1. Only\n  ```sh\n  true\n  ```\n"})
+	b, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got := make(chan bus.Message, 4)
+	if _, err := b.Subscribe(context.Background(), DeniedTopic, func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		got <- m
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{Name: "watcher"}); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := blockBash{}.Info(context.Background())
+	pipeline, err := hooks.NewPipeline([]hooks.Registered{{Hook: blockBash{}, Info: info}}, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	gate, err := tools.NewGate(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Host{project: project, cfg: cfg, logger: slog.New(slog.DiscardHandler), gate: gate, bus: b, pipeline: pipeline}
+	if h.tools, err = h.newTools(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.StartWork(context.Background(), run.Options{Project: project, Name: "p", Hooks: pipeline, Tools: h.tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != run.StatusFailed || !strings.Contains(res.Err.Error(), "no shell today") {
+		t.Fatalf("result = %s %v, want failed with the hook's reason", res.Status, res.Err)
+	}
+	select {
+	case m := <-got:
+		var p struct {
+			Type  string        `json:"type"`
+			Event plugins.Event `json:"event"`
+		}
+		if err := json.Unmarshal(m.Payload, &p); err != nil || p.Type != tools.EventToolDenied || p.Event.Tool != plugins.ToolBash || p.Event.Agent != agents.Tapestry {
+			t.Errorf("denial payload = %s (%v), want a tool.denied event for tapestry's bash", m.Payload, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no denial published on " + DeniedTopic)
+	}
+}
+
+// newProject makes a project with the given plans (name -> markdown).
+func newProject(t *testing.T, planFiles map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range planFiles {
+		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// recordLoop subscribes to loop:current and returns what arrived.
+func recordLoop(t *testing.T, b bus.Bus) *bustest.Recorder {
+	t.Helper()
+	rec := bustest.Processed()
+	if _, err := b.Subscribe(context.Background(), loop.TopicCurrent, rec.Handle, bus.SubscribeOptions{Name: "status"}); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// anchors reads loop:anchor from the start.
+func anchors(t *testing.T, b bus.Bus) []loop.Anchor {
+	t.Helper()
+	var out []loop.Anchor
+	err := b.Replay(context.Background(), loop.TopicAnchor, 1, func(_ uint64, m bus.Message) bool {
+		a, err := loop.DecodeAnchor(m.Payload)
+		if err != nil {
+			t.Fatalf("loop.DecodeAnchor(%s) = %v", m.Payload, err)
+		}
+		out = append(out, a)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package host
-
-import "syscall"
-
-// pluginSysProcAttr has no parent-death signal to ask for off Linux; there
-// plugins die with the host through Supervisor.Close only.
-func pluginSysProcAttr() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,113 @@
+package run
+
+import (
+	"bytes"
+	"sync"
+	"time"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+// Event types of a start-work run, in the order a run emits them.
+const (
+	EventPlanStarted = "plan.started"
+	EventTaskStarted = "task.started"
+	EventTaskOutput  = "task.output"
+	EventTaskDone    = "task.done"
+	EventTaskFailed  = "task.failed"
+	EventPlanPaused  = "plan.paused"
+	EventPlanDone    = "plan.done"
+	// EventWarning carries a problem that does not stop the run.
+	EventWarning = "warning"
+	// EventNote carries what a hook has to say to the user (in Reason),
+	// such as the reminder to run the plan's verification.
+	EventNote = "note"
+)
+
+// Event is one step of a start-work run. It is what the live view draws and
+// what `--json` prints, one per line.
+type Event struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	Plan string    `json:"plan"`
+	// Task is the task's number in the plan, or its position (1-based) when
+	// the task is not numbered.
+	Task  int    `json:"task,omitempty"`
+	Title string `json:"title,omitempty"`
+	// Completed and Total are the plan's progress after the event.
+	Completed int `json:"completed"`
+	Total     int `json:"total"`
+	Attempt   int `json:"attempt,omitempty"`
+	// Output is one line of a task's output (task.output).
+	Output string `json:"output,omitempty"`
+	// Error says why a task failed; Reason why a plan paused.
+	Error  string `json:"error,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Retry is set on task.failed when the task will be tried again.
+	Retry bool `json:"retry,omitempty"`
+	// Log is the task's log file (task.started).
+	Log string `json:"log,omitempty"`
+	// Resumed is set on plan.started when the run continues an earlier one.
+	Resumed bool `json:"resumed,omitempty"`
+	// Elapsed is how long the task ran (task.done, task.failed), in seconds.
+	Elapsed float64 `json:"elapsed,omitempty"`
+}
+
+// Observer receives a run's events in order. It must not block for long:
+// the run waits for it.
+type Observer func(Event)
+
+// lineEmitter turns a task's output stream into task.output events, one per
+// line, and copies every byte to the task's log.
+type lineEmitter struct {
+	mu   sync.Mutex
+	log  interface{ Write([]byte) (int, error) }
+	emit func(line string)
+	buf  []byte
+}
+
+func (w *lineEmitter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.log != nil {
+		if _, err := w.log.Write(p); err != nil {
+			// A full disk must not fail the task; the terminal still shows it.
+			w.log = nil
+		}
+	}
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.emit(string(bytes.TrimRight(w.buf[:i], "\r")))
+		w.buf = w.buf[i+1:]
+	}
+	// Bound a line that never ends (a progress spinner, binary output).
+	if len(w.buf) > 64<<10 {
+		w.emit(string(w.buf))
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
+
+// flush emits a last line that had no newline.
+func (w *lineEmitter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.emit(string(w.buf))
+		w.buf = w.buf[:0]
+	}
+}
+
+// IsRunEvent reports whether a start-work run fires the hook event ev.
+func IsRunEvent(ev string) bool {
+	switch ev {
+	case plugins.EventCommandExecuteBefore, plugins.EventSessionStart, plugins.EventToolExecuteBefore,
+		plugins.EventToolExecuteAfter, plugins.EventPlanTaskDone, plugins.EventSessionIdle, plugins.EventSessionEnd:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,255 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/plans"
+)
+
+// Payload types of loop events. The loop schema has no type field, but the
+// JSON-RPC face requires one and readers of loop events ignore unknown
+// fields, so the host adds it.
+const (
+	LoopEventType  = "loop.event"
+	LoopAnchorType = "loop.anchor"
+)
+
+// loopPublishTimeout bounds one loop event's publish, so a slow bus cannot
+// hold a run (the observer runs inside it).
+const loopPublishTimeout = 5 * time.Second
+
+// LoopObserver returns an Observer that passes every event to next (which
+// may be nil) and publishes the run's loop events on b (event-schema v0):
+//
+//   - STATE on loop:current (retained) on plan.started, task.started and
+//     task.done: run id loop-<unix>-<pid> from the start of the run, one
+//     frame of mode "loop", iter = tasks completed + 1 (at most the total),
+//     max = the plan's task count, prompt_file = the plan file;
+//   - DONE with reason COMPLETE on plan.done;
+//   - ABORT on plan.paused: reason USER_CANCELLED when the user interrupted
+//     the run, none when a task failed;
+//   - ANCHOR on loop:anchor on plan.paused and plan.done: goal (plan and
+//     task), iteration done/total, progress (the last three commits, when
+//     project is a git repository), modified_files (git status), next_step.
+//
+// Every event is validated with package loop before it is published.
+// Publishing errors go to logger (nil discards) and never stop the run.
+func LoopObserver(ctx context.Context, b bus.Bus, project string, logger *slog.Logger, next Observer) Observer {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	lo := &loopObserver{ctx: context.WithoutCancel(ctx), b: b, project: project, log: logger, pid: os.Getpid()}
+	return func(ev Event) {
+		if next != nil {
+			next(ev)
+		}
+		lo.observe(ev)
+	}
+}
+
+type loopObserver struct {
+	ctx     context.Context
+	b       bus.Bus
+	project string
+	log     *slog.Logger
+	pid     int
+
+	mu       sync.Mutex
+	runID    string
+	planPath string
+	lastTask string // "task N: title" of the last task that started
+}
+
+func (lo *loopObserver) observe(ev Event) {
+	lo.mu.Lock()
+	defer lo.mu.Unlock()
+	switch ev.Type {
+	case EventPlanStarted:
+		lo.runID = loop.RunID(loop.ModeLoop, ev.Time, lo.pid)
+		lo.planPath = planFile(lo.project, ev.Plan)
+		lo.state(ev)
+	case EventTaskStarted:
+		lo.lastTask = taskGoal(ev)
+		lo.state(ev)
+	case EventTaskDone:
+		lo.state(ev)
+	case EventPlanDone:
+		lo.publish(loop.NewDone(loop.ReasonComplete))
+		lo.anchor(ev, "Plan "+ev.Plan+" is complete; nothing left to run")
+	case EventPlanPaused:
+		reason := ""
+		if ev.Reason == "interrupted" {
+			reason = loop.ReasonUserCancelled
+		}
+		lo.publish(loop.NewAbort(reason))
+		lo.anchor(ev, fmt.Sprintf("Run `weave start-work %s` to resume at task %d", ev.Plan, min(ev.Completed+1, max(ev.Total, 1))))
+	}
+}
+
+func (lo *loopObserver) state(ev Event) {
+	if lo.runID == "" {
+		// A run observed from its middle: start the run id here.
+		lo.runID = loop.RunID(loop.ModeLoop, ev.Time, lo.pid)
+		lo.planPath = planFile(lo.project, ev.Plan)
+	}
+	iter := min(ev.Completed+1, ev.Total)
+	f := loop.Frame{ID: lo.runID, Mode: loop.ModeLoop, Iter: iter, Max: ev.Total, PromptFile: lo.planPath}
+	lo.publish(loop.NewState(lo.runID, ev.Time, f))
+}
+
+func (lo *loopObserver) publish(e loop.Event) {
+	data, err := loop.Encode(e)
+	if err != nil {
+		lo.log.Warn("loop event not published: invalid", "event", e.Kind, "err", err)
+		return
+	}
+	lo.send(loop.TopicCurrent, data, LoopEventType)
+}
+
+func (lo *loopObserver) anchor(ev Event, nextStep string) {
+	goal := "Plan " + ev.Plan
+	switch {
+	case ev.Task > 0:
+		goal += ", " + taskGoal(ev)
+	case lo.lastTask != "":
+		goal += ", " + lo.lastTask
+	}
+	a := loop.Anchor{
+		Goal:          goal,
+		Mode:          loop.ModeLoop,
+		Iteration:     loop.Iteration(min(ev.Completed, max(ev.Total, 1)), max(ev.Total, 1)),
+		Progress:      gitOutput(lo.project, "log", "--oneline", "-3"),
+		ModifiedFiles: modifiedFiles(lo.project),
+		NextStep:      nextStep,
+		Timestamp:     ev.Time.UTC(),
+	}
+	data, err := loop.EncodeAnchor(a)
+	if err != nil {
+		lo.log.Warn("loop anchor not published: invalid", "err", err)
+		return
+	}
+	lo.send(loop.TopicAnchor, data, LoopAnchorType)
+}
+
+func (lo *loopObserver) send(topic string, data []byte, typ string) {
+	data = withType(data, typ)
+	ctx, cancel := context.WithTimeout(lo.ctx, loopPublishTimeout)
+	defer cancel()
+	if _, err := lo.b.Publish(ctx, bus.Message{Topic: topic, Payload: data}); err != nil {
+		lo.log.Warn("loop event not published", "topic", topic, "err", err)
+	}
+}
+
+// withType adds "type" to a JSON object.
+func withType(obj []byte, typ string) []byte {
+	t, _ := json.Marshal(typ)
+	rest := bytes.TrimPrefix(bytes.TrimSpace(obj), []byte("{"))
+	out := append([]byte(`{"type":`), t...)
+	if len(bytes.TrimSpace(rest)) > 1 { // not "}"
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
+func taskGoal(ev Event) string {
+	if ev.Title == "" {
+		return fmt.Sprintf("task %d", ev.Task)
+	}
+	return fmt.Sprintf("task %d: %s", ev.Task, ev.Title)
+}
+
+// planFile finds the file of plan name in the project (plan files may end
+// in .md in any case), absolute as the loop schema wants it.
+func planFile(project, name string) string {
+	dir := plans.PlansDir(project)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			n := e.Name()
+			if strings.EqualFold(filepath.Ext(n), ".md") && strings.TrimSuffix(n, filepath.Ext(n)) == name {
+				return filepath.Join(dir, n)
+			}
+		}
+	}
+	return filepath.Join(dir, name+".md")
+}
+
+// gitOutput runs git in dir and returns its output with lines joined by
+// "; ", or "" when dir is not a repository or git fails.
+func gitOutput(dir string, args ...string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnviron()
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+// modifiedFiles lists the paths git status reports, comma-separated.
+func modifiedFiles(dir string) string {
+	out := gitOutput(dir, "status", "--porcelain")
+	if out == "" {
+		return ""
+	}
+	var files []string
+	for _, l := range strings.Split(out, "; ") {
+		if len(l) > 3 {
+			f := strings.TrimSpace(l[2:])
+			if _, to, ok := strings.Cut(f, " -> "); ok {
+				f = to
+			}
+			files = append(files, f)
+		}
+	}
+	return strings.Join(files, ",")
+}
+
+// gitEnviron keeps the caller's GIT_* variables (a hook's GIT_DIR) away
+// from git runs on the project.
+func gitEnviron() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// LoopState reads the last loop event on loop:current. It returns nil when
+// none was published; stale is true for a STATE older than loop.StateTTL
+// (2h) at now: the loop that wrote it is presumed dead.
+func LoopState(ctx context.Context, b bus.Bus, now time.Time) (*loop.Event, bool, error) {
+	e, ok, err := loop.Current(ctx, b)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", loop.TopicCurrent, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return &e, loop.Stale(e, now), nil
+}

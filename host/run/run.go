@@ -1,0 +1,668 @@
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
+)
+
+// Status is how a start-work run ended.
+type Status string
+
+// The statuses of a run.
+const (
+	// StatusDone: every task of the plan is ticked.
+	StatusDone Status = "done"
+	// StatusComplete: the plan asked for had nothing left to do.
+	StatusComplete Status = "complete"
+	// StatusPaused: the user interrupted the run; it resumes later.
+	StatusPaused Status = "paused"
+	// StatusFailed: a task failed (after its retries) or could not run.
+	StatusFailed Status = "failed"
+	// StatusInvalid: the plan has validation errors.
+	StatusInvalid Status = "invalid"
+	// StatusNotFound: no plan matches; StatusNone: there are no plans.
+	StatusNotFound Status = "not-found"
+	StatusNone     Status = "none"
+	// StatusChoose: several plans could run; the user must name one.
+	StatusChoose Status = "choose"
+	// StatusBlocked: a hook refused the start.
+	StatusBlocked Status = "blocked"
+)
+
+// Options configures a start-work run.
+type Options struct {
+	// Project is the project root, the directory holding .weave/.
+	Project string
+	// Name selects a plan; empty runs the decision procedure.
+	Name string
+	// Config is the project's configuration; nil means the defaults.
+	Config *config.Config
+	// Agent carries out the tasks (Tapestry); nil means Tapestry in this
+	// process. The CLI passes the Tapestry plugin, served by a subprocess.
+	Agent plugins.Agent
+	// Hooks receive the run's events; nil means none.
+	Hooks *hooks.Pipeline
+	// Tools carry out the agent's tool calls, through the capability gate
+	// and the tool hooks; nil means the project's tools with Hooks and no
+	// delegation.
+	Tools *tools.Tools
+	// Session names the run's session; empty means a new one.
+	Session string
+	// ServeAgents, when set, is called once the run holds the project lock:
+	// it makes the agents that delegation reaches answer for session, until
+	// the returned stop is called as the run ends.
+	ServeAgents func(ctx context.Context, session string) (stop func() error, err error)
+	// Logger is the host log; nil discards it.
+	Logger *slog.Logger
+	// Observe receives the run's events; nil discards them.
+	Observe Observer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result is what a start-work run did.
+type Result struct {
+	Status     Status
+	Resolution plans.Resolution
+	// Plan is the plan that ran, as last read.
+	Plan *plans.Plan
+	// Report is the plan's validation report (errors block a start).
+	Report plans.Report
+	// Err says why a run failed or paused.
+	Err error
+}
+
+// StartWork runs the start-work journey: it takes the project lock, resolves
+// and validates the plan, records the work state, and executes the plan's
+// unchecked tasks one by one, ticking each as it is verified. Cancelling ctx
+// pauses the run: the running block's process group is stopped, state.json
+// says paused, and the next run resumes at the first unchecked task.
+//
+// A returned error means the run could not be attempted (the lock is held,
+// the plans directory is missing); how an attempted run ended is in the
+// Result.
+func StartWork(ctx context.Context, o Options) (Result, error) {
+	r := &runner{o: o, store: plans.NewStore(filepath.Join(o.Project, ".weave"))}
+	if r.o.Now == nil {
+		r.o.Now = time.Now
+	}
+	if r.o.Observe == nil {
+		r.o.Observe = func(Event) {}
+	}
+	if r.o.Config == nil {
+		r.o.Config = config.Default()
+	}
+	if r.o.Logger == nil {
+		r.o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.o.Agent == nil {
+		r.o.Agent = agents.TapestryAgent{}
+	}
+	r.session = r.o.Session
+	if r.session == "" {
+		r.session = NewSessionID(r.o.Now())
+	}
+	r.tools = r.o.Tools
+	if r.tools == nil {
+		gate, err := tools.NewGate(r.o.Config, r.o.Logger)
+		if err != nil {
+			return Result{}, err
+		}
+		logger := r.o.Logger
+		if r.tools, err = tools.New(o.Project, r.o.Config, gate, r.o.Hooks, tools.WithLogger(logger), tools.WithEventFunc(func(ev plugins.Event) {
+			logger.Warn("tool call denied", "agent", ev.Agent, "tool", ev.Tool, "data", ev.Data)
+		})); err != nil {
+			return Result{}, err
+		}
+	}
+	release, err := r.store.Lock()
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() { _ = release() }()
+	if r.o.ServeAgents != nil {
+		stop, err := r.o.ServeAgents(ctx, r.session)
+		if err != nil {
+			return Result{}, err
+		}
+		defer func() { _ = stop() }()
+	}
+	return r.run(ctx)
+}
+
+type runner struct {
+	o       Options
+	store   *plans.Store
+	tools   *tools.Tools
+	session string
+	st      *plans.State
+	res     Result
+	// plan names the plan in events once it is known.
+	plan string
+}
+
+// warn shows a problem that does not stop the run (a corrupt state.json
+// moved aside, a validation warning).
+func (r *runner) warn(msg string) {
+	r.o.Observe(Event{Type: EventWarning, Time: r.o.Now(), Plan: r.plan, Reason: msg})
+}
+
+func (r *runner) run(ctx context.Context) (Result, error) {
+	st, warning, err := r.store.Load()
+	if err != nil {
+		return Result{}, err
+	}
+	if warning != "" {
+		r.warn(warning)
+	}
+	if st, err = r.settle(st); err != nil {
+		return Result{}, err
+	}
+	name := r.o.Name
+	// Hooks see the command first: a user's hook may refuse a start, or
+	// point it at another plan by setting plan_name.
+	out := r.fire(ctx, plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: hooks.CommandStartWork, Arguments: name})
+	if out.Blocked() && out.BlockedBy != hooks.StartWorkID {
+		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by hook %s", out.Reason)
+		return r.res, nil
+	}
+	if n, ok := out.Args["plan_name"].(string); ok && n != "" && out.BlockedBy == "" {
+		name = n
+	}
+	res, err := plans.Resolve(r.o.Project, name, st)
+	if err != nil {
+		return Result{}, err
+	}
+	r.res.Resolution = res
+	switch res.Verdict {
+	case plans.VerdictComplete, plans.VerdictAllComplete:
+		r.res.Status, r.res.Plan = StatusComplete, res.Plan
+		return r.res, nil
+	case plans.VerdictNotFound:
+		r.res.Status = StatusNotFound
+		return r.res, nil
+	case plans.VerdictChoose:
+		r.res.Status = StatusChoose
+		return r.res, nil
+	case plans.VerdictNone:
+		r.res.Status = StatusNone
+		return r.res, nil
+	}
+	p := res.Plan
+	r.res.Plan, r.plan = p, p.Name
+	r.res.Report = plans.Validate(r.o.Project, p)
+	if !r.res.Report.OK() {
+		r.res.Status = StatusInvalid
+		return r.res, nil
+	}
+	for _, w := range r.res.Report.Warnings {
+		r.warn(problemText(p, w))
+	}
+
+	resumed := res.Verdict == plans.VerdictResume && st != nil
+	if resumed {
+		r.st = st
+		if st.InFlight != nil {
+			r.warn(fmt.Sprintf("the last run stopped during task %s; it runs again", inFlightLabel(st.InFlight)))
+		}
+	} else {
+		abs, err := filepath.Abs(p.Path)
+		if err != nil {
+			return Result{}, fmt.Errorf("resolve plan path: %w", err)
+		}
+		r.st = &plans.State{
+			SchemaVersion: plans.SchemaVersion,
+			ActivePlan:    abs,
+			StartedAt:     r.o.Now().UTC(),
+			PlanName:      p.Name,
+			Agent:         agents.Tapestry,
+			StartSHA:      plans.GitHead(r.o.Project),
+			Tasks:         map[string]*plans.TaskRecord{},
+		}
+	}
+	if r.st.Tasks == nil {
+		r.st.Tasks = map[string]*plans.TaskRecord{}
+	}
+	r.st.SessionIDs = append(r.st.SessionIDs, r.session)
+	r.st.Paused, r.st.PausedReason = false, ""
+	pr := p.Progress()
+	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
+	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
+	res2, err := r.execute(ctx, p)
+	reason := string(res2.Status)
+	r.fire(context.WithoutCancel(ctx), plugins.Event{Name: plugins.EventSessionEnd, Plan: p.Name, Data: map[string]any{"reason": reason}})
+	return res2, err
+}
+
+// fire runs the hooks of one event of this run and reports what they had to
+// say; a hook's failure is logged, never fatal to the run.
+func (r *runner) fire(ctx context.Context, ev plugins.Event) hooks.Outcome {
+	if r.o.Hooks == nil {
+		return hooks.Outcome{Action: plugins.Allow}
+	}
+	ev.SessionID, ev.Agent, ev.Cwd, ev.Time = r.session, agents.Tapestry, r.o.Project, r.o.Now()
+	out, err := r.o.Hooks.Run(ctx, ev)
+	if err != nil {
+		r.o.Logger.Warn("hooks failed", "event", ev.Name, "err", err)
+	}
+	for _, rep := range out.Reports {
+		if rep.Error != "" {
+			r.o.Logger.Warn("hook failed", "event", ev.Name, "hook", rep.Hook, "err", rep.Error, "policy", rep.Policy)
+		}
+	}
+	return out
+}
+
+// settle finishes the bookkeeping of an earlier run that died after its last
+// tick: a state whose plan is complete, or gone, is cleared.
+func (r *runner) settle(st *plans.State) (*plans.State, error) {
+	if st == nil || st.ActivePlan == "" {
+		return st, nil
+	}
+	p, err := plans.Load(st.ActivePlan)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.warn(fmt.Sprintf("the active plan %s no longer exists; its work state is cleared", st.ActivePlan))
+	case err != nil:
+		return st, nil
+	case !p.Progress().Complete():
+		return st, nil
+	}
+	if err := r.store.Clear(); err != nil {
+		return nil, fmt.Errorf("clear work state: %w", err)
+	}
+	return nil, nil
+}
+
+func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
+	for {
+		var err error
+		if p, err = reloadIfChanged(p); err != nil {
+			return r.fail(p, nil, fmt.Errorf("re-read plan: %w", err))
+		}
+		r.res.Plan = p
+		t, ok := p.Next()
+		if !ok {
+			return r.done(p)
+		}
+		if ctx.Err() != nil {
+			return r.pause(p, "interrupted")
+		}
+		next, err := r.runTask(ctx, p, t)
+		if err != nil || next == nil {
+			return r.res, err
+		}
+		p = next
+	}
+}
+
+// runTask runs one task with its retries. It returns the re-read plan to go
+// on with, or nil when the run ended (r.res says how).
+func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*plans.Plan, error) {
+	key := t.Key()
+	rec := r.st.Tasks[key]
+	if rec == nil {
+		rec = &plans.TaskRecord{}
+		r.st.Tasks[key] = rec
+	}
+	logPath := r.logPath(p, t)
+	for attempt := 1; ; attempt++ {
+		rec.Attempts++
+		rec.UpdatedAt = r.o.Now().UTC()
+		r.st.InFlight = &plans.InFlight{Key: key, Number: t.Number, Title: t.Title, StartedAt: rec.UpdatedAt}
+		if err := r.save(); err != nil {
+			return nil, err
+		}
+		pr := p.Progress()
+		base := Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Completed: pr.Completed, Total: pr.Total, Attempt: attempt}
+		ev := base
+		ev.Type, ev.Time, ev.Log = EventTaskStarted, r.o.Now(), relTo(r.o.Project, logPath)
+		r.o.Observe(ev)
+
+		start := r.o.Now()
+		err := r.runLogged(ctx, p, t, base, logPath, attempt)
+		elapsed := r.o.Now().Sub(start).Seconds()
+
+		if ctx.Err() != nil {
+			// An interrupted attempt is not a failure of the task.
+			rec.Attempts--
+			return nil, r.pauseErr(p, "interrupted")
+		}
+		var pe *pauseError
+		if errors.As(err, &pe) {
+			rec.Attempts--
+			return nil, r.pauseErr(p, pe.reason)
+		}
+		if err == nil {
+			np, ok, terr := r.confirmTick(p, t)
+			if terr != nil {
+				return nil, r.failErr(p, &t, terr)
+			}
+			if !ok {
+				r.st.InFlight = nil
+				r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
+				return np, nil
+			}
+			// This state reaches disk with the next task's start, so that a
+			// task costs two durable writes: state before, checkbox after.
+			rec.Done, rec.LastError = true, ""
+			r.st.InFlight, r.st.LastError = nil, ""
+			npr := np.Progress()
+			ev := base
+			ev.Type, ev.Time, ev.Completed, ev.Total, ev.Elapsed = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
+			r.o.Observe(ev)
+			out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
+				Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
+			for _, c := range out.Context {
+				r.o.Observe(Event{Type: EventNote, Time: r.o.Now(), Plan: np.Name, Reason: c})
+			}
+			return np, nil
+		}
+		if np, gone := r.removed(p, t); gone {
+			r.st.InFlight = nil
+			r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
+			return np, nil
+		}
+
+		rec.LastError = err.Error()
+		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel)
+		ev = base
+		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
+		r.o.Observe(ev)
+		if !retry {
+			return nil, r.failErr(p, &t, err)
+		}
+	}
+}
+
+// maxIdleNudges is the host's own bound on continuation prompts within one
+// attempt, whatever the hooks say, so that a run never loops.
+const maxIdleNudges = 20
+
+// pauseError is a hook's decision to pause the plan (work-continuation
+// stopping after nudges without progress).
+type pauseError struct{ reason string }
+
+func (e *pauseError) Error() string { return "paused: " + e.reason }
+
+// runLogged has the agent carry out the task, with the output of its
+// commands going to the observer, one event per line, and to the task's log.
+func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
+	scripts, err := agents.RunbookScripts(t)
+	if err != nil {
+		// No model yet: a task without blocks cannot be carried out.
+		return err
+	}
+	var log io.Writer
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
+		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			defer f.Close()
+			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, labelOf(t))
+			log = f
+		}
+	}
+	if log == nil {
+		r.warn(fmt.Sprintf("cannot write the log %s; output goes to the terminal only", logPath))
+	}
+	w := &lineEmitter{log: log, emit: func(line string) {
+		ev := base
+		ev.Type, ev.Time, ev.Output = EventTaskOutput, r.o.Now(), line
+		r.o.Observe(ev)
+	}}
+	defer w.flush()
+	req, err := agents.TaskRequest(r.session, p, t, scripts)
+	if err != nil {
+		return err
+	}
+	for nudges := 0; ; nudges++ {
+		var resp plugins.AgentResponse
+		resp, err = r.o.Agent.Handle(ctx, r.services(w), req)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("tapestry: %w", err)
+		case resp.Error != "":
+			err = errors.New(resp.Error)
+		case !resp.Done:
+			// The agent ended its turn with the task unfinished: its session
+			// is idle. The work-continuation hook may nudge it on, or pause.
+			out := r.fire(ctx, plugins.Event{Name: plugins.EventSessionIdle, Plan: p.Name, Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}})
+			switch {
+			case out.Blocked():
+				err = &pauseError{reason: out.Reason}
+			case len(out.Context) > 0 && nudges < maxIdleNudges:
+				req.Prompt = strings.Join(out.Context, "\n\n")
+				continue
+			default:
+				err = errors.New("tapestry stopped without finishing the task")
+			}
+		}
+		break
+	}
+	if err != nil && log != nil {
+		w.flush()
+		fmt.Fprintf(log, "=== failed: %v\n", err)
+	}
+	return err
+}
+
+// services is what the agent reaches while it carries out a task: the tools,
+// as Tapestry, through the capability gate and the tool hooks, with command
+// output streamed to out and runbook.block_timeout as a command's limit.
+func (r *runner) services(out io.Writer) *tools.Services {
+	caller := tools.Caller{Agent: agents.Tapestry}
+	scope := tools.Scope{Output: out, Timeout: r.o.Config.Runbook.BlockTimeout, TimeoutSet: true}
+	return &tools.Services{
+		Logger: r.o.Logger.With("agent", agents.Tapestry),
+		ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+			if call.Tool == plugins.ToolBash {
+				if cmd, ok := call.Args["command"].(string); ok {
+					fmt.Fprintf(out, "$ %s\n", commandLine(cmd))
+				}
+			}
+			return r.tools.Call(tools.WithScope(ctx, scope), caller, r.session, call)
+		},
+	}
+}
+
+// confirmTick makes sure the task the agent finished is ticked in the file:
+// the agent ticks it with plan_check, and the host checks. It returns the
+// plan as it now is, and false when the task is no longer in it.
+func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, error) {
+	np, err := plans.Reload(p)
+	if err != nil {
+		return nil, false, fmt.Errorf("re-read plan: %w", err)
+	}
+	cur, ok := np.Lookup(t)
+	if !ok {
+		return np, false, nil
+	}
+	if cur.Done {
+		return np, true, nil
+	}
+	np, err = plans.SetDoneIn(np, cur, true)
+	var gone *plans.TaskGoneError
+	if errors.As(err, &gone) {
+		return np, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("tick task %s: %w", labelOf(t), err)
+	}
+	return np, true, nil
+}
+
+// removed reports whether a task that failed is gone from the plan, which
+// is then read again.
+func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, bool) {
+	np, err := plans.Reload(p)
+	if err != nil {
+		return p, false
+	}
+	if _, ok := np.Lookup(t); ok {
+		return np, false
+	}
+	return np, true
+}
+
+func (r *runner) save() error {
+	if err := r.store.Save(r.st); err != nil {
+		return fmt.Errorf("write work state: %w", err)
+	}
+	return nil
+}
+
+func (r *runner) done(p *plans.Plan) (Result, error) {
+	pr := p.Progress()
+	r.o.Observe(Event{Type: EventPlanDone, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total})
+	// A finished plan leaves no work state behind, as the spec's lifecycle
+	// says; its checkboxes are the record.
+	if err := r.store.Clear(); err != nil {
+		return Result{}, fmt.Errorf("clear work state: %w", err)
+	}
+	r.res.Status, r.res.Plan = StatusDone, p
+	return r.res, nil
+}
+
+func (r *runner) pause(p *plans.Plan, reason string) (Result, error) {
+	err := r.pauseErr(p, reason)
+	return r.res, err
+}
+
+func (r *runner) pauseErr(p *plans.Plan, reason string) error {
+	r.st.Paused, r.st.PausedReason, r.st.InFlight = true, reason, nil
+	r.res.Status = StatusPaused
+	r.res.Err = errors.New(reason)
+	pr := p.Progress()
+	r.o.Observe(Event{Type: EventPlanPaused, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Reason: reason})
+	return r.save()
+}
+
+func (r *runner) fail(p *plans.Plan, t *plans.Task, err error) (Result, error) {
+	ferr := r.failErr(p, t, err)
+	return r.res, ferr
+}
+
+// failErr pauses the plan after a task failed for good, keeping the error in
+// state.json and on screen.
+func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
+	if t != nil {
+		err = fmt.Errorf("task %s failed: %w", labelOf(*t), err)
+	}
+	reason := err.Error()
+	r.st.Paused, r.st.PausedReason, r.st.LastError, r.st.InFlight = true, reason, reason, nil
+	r.res.Status = StatusFailed
+	r.res.Err = err
+	ev := Event{Type: EventPlanPaused, Time: r.o.Now(), Reason: reason}
+	if p != nil {
+		pr := p.Progress()
+		ev.Plan, ev.Completed, ev.Total = p.Name, pr.Completed, pr.Total
+	}
+	if t != nil {
+		ev.Task, ev.Title = taskNumber(*t), t.Title
+	}
+	r.o.Observe(ev)
+	return r.save()
+}
+
+// reloadIfChanged re-parses the plan when its file changed on disk, so that
+// edits made while a plan runs are honoured without parsing on every step.
+func reloadIfChanged(p *plans.Plan) (*plans.Plan, error) {
+	fi, err := os.Stat(p.Path)
+	if err != nil {
+		return p, err
+	}
+	if fi.ModTime().Equal(p.ModTime) && fi.Size() == int64(len(p.Src)) {
+		return p, nil
+	}
+	return plans.Reload(p)
+}
+
+func (r *runner) logPath(p *plans.Plan, t plans.Task) string {
+	return filepath.Join(r.o.Project, ".weave", "logs", p.Name, logName(t)+".log")
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func logName(t plans.Task) string {
+	slug := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(t.Title), "-"), "-.")
+	if len(slug) > 48 {
+		slug = strings.TrimRight(slug[:48], "-.")
+	}
+	n := taskNumber(t)
+	if slug == "" {
+		return fmt.Sprintf("%03d", n)
+	}
+	return fmt.Sprintf("%03d-%s", n, slug)
+}
+
+func taskNumber(t plans.Task) int {
+	if t.Number > 0 {
+		return t.Number
+	}
+	return t.Index + 1
+}
+
+func labelOf(t plans.Task) string {
+	if t.Number > 0 {
+		return fmt.Sprintf("%d (%s)", t.Number, t.Title)
+	}
+	return strconv.Quote(t.Title)
+}
+
+func inFlightLabel(f *plans.InFlight) string {
+	if f.Number > 0 {
+		return fmt.Sprintf("%d (%s)", f.Number, f.Title)
+	}
+	return strconv.Quote(f.Title)
+}
+
+func problemText(p *plans.Plan, pr plans.Problem) string {
+	if pr.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", relPlan(p), pr.Line, pr.Msg)
+	}
+	return fmt.Sprintf("%s: %s", relPlan(p), pr.Msg)
+}
+
+func relPlan(p *plans.Plan) string {
+	return filepath.Join(".weave", "plans", filepath.Base(p.Path))
+}
+
+func relTo(base, path string) string {
+	if rel, err := filepath.Rel(base, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+// NewSessionID returns a new session ID, stamped with now.
+func NewSessionID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("ses_%s_%s", now.UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
+}
+
+// commandLine shows a command by its first line.
+func commandLine(code string) string {
+	code = strings.TrimSpace(code)
+	if i := strings.IndexByte(code, '\n'); i >= 0 {
+		return code[:i] + " …"
+	}
+	return code
+}

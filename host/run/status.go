@@ -1,0 +1,85 @@
+package run
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/weavehq/weave/plans"
+)
+
+// PlanStatus is one plan as `weave status` shows it.
+type PlanStatus struct {
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Completed int    `json:"completed"`
+	Total     int    `json:"total"`
+	Complete  bool   `json:"complete"`
+	// Active marks the plan recorded in state.json.
+	Active bool `json:"active"`
+	// State is running, paused, active (recorded but no process drives it),
+	// complete or idle.
+	State        string `json:"state"`
+	Current      string `json:"current,omitempty"`
+	PausedReason string `json:"paused_reason,omitempty"`
+	LastError    string `json:"last_error,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	UpdatedAt    string `json:"updated_at,omitempty"`
+}
+
+// ProjectStatus is the status of every plan of a project.
+type ProjectStatus struct {
+	Project string       `json:"project"`
+	Active  string       `json:"active,omitempty"`
+	Warning string       `json:"warning,omitempty"`
+	Plans   []PlanStatus `json:"plans"`
+}
+
+// ReadStatus reads the plans and the work state of project. It takes no lock:
+// it must work while a plan runs.
+func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
+	out := ProjectStatus{Project: project, Plans: []PlanStatus{}}
+	all, err := plans.Discover(project)
+	if err != nil {
+		return out, err
+	}
+	store := plans.NewStore(filepath.Join(project, ".weave"))
+	st, warning, err := store.Load()
+	if err != nil {
+		return out, err
+	}
+	out.Warning = warning
+	pid := store.Holder()
+	for _, p := range all {
+		pr := p.Progress()
+		ps := PlanStatus{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), State: "idle"}
+		if pr.Complete() {
+			ps.State = "complete"
+		}
+		if st.IsActive(p.Path) {
+			ps.Active = true
+			out.Active = p.Name
+			ps.LastError = st.LastError
+			if !st.UpdatedAt.IsZero() {
+				ps.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339)
+			}
+			switch {
+			case pid > 0:
+				ps.State, ps.PID = "running", pid
+				if st.InFlight != nil {
+					ps.Current = fmt.Sprintf("%s (for %s)", inFlightLabel(st.InFlight), now.Sub(st.InFlight.StartedAt).Truncate(time.Second))
+				}
+			case st.Paused:
+				ps.State, ps.PausedReason = "paused", st.PausedReason
+			case !pr.Complete():
+				// Recorded as active but nobody drives it: the last run died.
+				ps.State = "active"
+				if st.InFlight != nil {
+					ps.Current = inFlightLabel(st.InFlight) + " (interrupted)"
+				}
+			}
+		}
+		out.Plans = append(out.Plans, ps)
+	}
+	return out, nil
+}

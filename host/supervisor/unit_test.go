@@ -1,0 +1,64 @@
+package supervisor
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPluginEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "LANG=C.UTF-8", "TMPDIR=/tmp", "OPENAI_API_KEY=k",
+		"WEAVE_LOG=debug", "WEAVE_SECRET_THING=s", "WEAVE_GH_TOKEN=t", "AWS_SECRET_ACCESS_KEY=a", "malformed"}
+	got := pluginEnv(environ, Entry{Name: "p", Env: map[string]string{"B": "2", "A": "1"}})
+	want := []string{"PATH=/bin", "HOME=/h", "LANG=C.UTF-8", "TMPDIR=/tmp", "WEAVE_LOG=debug",
+		"WEAVE_PLUGIN_NAME=p", fmt.Sprintf("WEAVE_HOST_PID=%d", os.Getpid()), "A=1", "B=2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pluginEnv mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestPluginStderr(t *testing.T) {
+	sink := newLogSink()
+	w := newPluginStderr(slog.New(sink).With("plugin", "p"), 3)
+	// go-plugin writes a line and its newline separately; plugins may split
+	// lines anywhere.
+	for _, chunk := range []string{
+		`{"@level":"warn","@message":"disk low","@timestamp":"2026-01-01T00:00:00.000000Z","free":3}`, "\n",
+		"plain ", "text\n",
+		`{"@message": 5, "@level": 7}` + "\n",
+		"\n",
+		"panic: boom\n",
+		"last",
+	} {
+		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v; want %d, nil", chunk, n, err, len(chunk))
+		}
+	}
+	wantTail := []string{"plain text", "[info] 5", "panic: boom"}
+	if diff := cmp.Diff(wantTail, w.Tail()); diff != "" {
+		t.Errorf("Tail mismatch (-want +got):\n%s", diff)
+	}
+	type rec struct {
+		Level slog.Level
+		Msg   string
+	}
+	var got []rec
+	for _, r := range sink.records {
+		got = append(got, rec{r.Level, r.Message})
+	}
+	want := []rec{{slog.LevelWarn, "disk low"}, {slog.LevelInfo, "plain text"}, {slog.LevelInfo, "5"}, {slog.LevelError, "panic: boom"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log records mismatch (-want +got):\n%s", diff)
+	}
+	attrs := sink.waitFor(t, "disk low")
+	if attrs["plugin"] != "p" || attrs["free"] != "3" {
+		t.Errorf("disk low attrs = %v, want plugin=p free=3", attrs)
+	}
+	if !strings.Contains(w.tailText(), "last stderr lines:\n  plain text") {
+		t.Errorf("tailText() = %q", w.tailText())
+	}
+}

@@ -1,0 +1,219 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/plugins"
+)
+
+// bashGrace is how long a command that timed out or was cancelled has
+// between SIGTERM and SIGKILL of its process group.
+const bashGrace = time.Second
+
+// cappedBuffer keeps the first max bytes written and counts the rest. The
+// command's stdout and stderr share it, so writes are serialised.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int
+	dropped int64
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - c.buf.Len()
+	if room >= len(p) {
+		c.buf.Write(p)
+		return len(p), nil
+	}
+	if room > 0 {
+		c.buf.Write(p[:room])
+	}
+	c.dropped += int64(len(p) - max(room, 0))
+	return len(p), nil
+}
+
+// shellArgv picks the interpreter: bash (the default) or sh, as a runbook
+// block's info string says; errexit stops at the first failing command, as
+// CI runners do, so that a broken step is not hidden by a later one.
+func shellArgv(args map[string]any, command string) ([]string, error) {
+	shell, err := stringArg(args, argShell, false)
+	if err != nil {
+		return nil, err
+	}
+	errexit, err := boolArg(args, argErrexit)
+	if err != nil {
+		return nil, err
+	}
+	switch shell {
+	case "", "bash":
+		argv := []string{"bash", "--noprofile", "--norc"}
+		if errexit {
+			argv = append(argv, "-e", "-o", "pipefail")
+		}
+		return append(argv, "-c", command), nil
+	case "sh":
+		argv := []string{"sh"}
+		if errexit {
+			argv = append(argv, "-e")
+		}
+		return append(argv, "-c", command), nil
+	}
+	return nil, badArg("shell must be bash or sh, got %q", shell)
+}
+
+// callScope is what a host-side caller of a tool adds to one call: where to
+// stream a command's output, and the time limit of a runbook block. It lives
+// in the host's context, out of a plugin's reach.
+type callScope struct {
+	output     io.Writer
+	timeout    time.Duration
+	timeoutSet bool
+}
+
+type callScopeKey struct{}
+
+func withCallScope(ctx context.Context, s callScope) context.Context {
+	return context.WithValue(ctx, callScopeKey{}, s)
+}
+
+// Scope is what the host adds to the calls it makes on an agent's behalf:
+// Output receives a command's output as it runs, and Timeout (when
+// TimeoutSet) bounds a command, as runbook.block_timeout does a block.
+type Scope struct {
+	Output     io.Writer
+	Timeout    time.Duration
+	TimeoutSet bool
+}
+
+// WithScope returns ctx carrying s for the tool calls made under it.
+func WithScope(ctx context.Context, s Scope) context.Context {
+	return withCallScope(ctx, callScope{output: s.Output, timeout: s.Timeout, timeoutSet: s.TimeoutSet})
+}
+
+func callScopeOf(ctx context.Context) callScope {
+	s, _ := ctx.Value(callScopeKey{}).(callScope)
+	return s
+}
+
+// bashEnv is the host's environment without its secrets: the model's API
+// key and anything named like a key, token or password stay in weave.
+func (t *Tools) bashEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if supervisor.IsSecretName(k) || (t.cfg.Model.APIKeyEnv != "" && k == t.cfg.Model.APIKeyEnv) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
+	command, err := stringArg(args, argCommand, true)
+	if err != nil {
+		return plugins.ToolResult{}, err
+	}
+	argv, err := shellArgv(args, command)
+	if err != nil {
+		return plugins.ToolResult{}, err
+	}
+	scope := callScopeOf(ctx)
+	limit := t.limits.Bash.Timeout
+	if scope.timeoutSet {
+		limit = scope.timeout
+	}
+	asked, hasTimeout, err := durationArg(args, argTimeout)
+	if err != nil {
+		return plugins.ToolResult{}, err
+	}
+	if hasTimeout && (limit <= 0 || asked < limit) {
+		limit = asked
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if limit > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, limit)
+	}
+	defer cancel()
+
+	out := &cappedBuffer{max: t.limits.Bash.MaxOutputBytes}
+	var sink io.Writer = out
+	if scope.output != nil {
+		// The run shows the output as it comes; the result keeps the capped copy.
+		sink = io.MultiWriter(out, scope.output)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = t.root
+	cmd.Env = t.bashEnv()
+	cmd.Stdout, cmd.Stderr = sink, sink
+	cmd.SysProcAttr = scriptProcAttr()
+	// A background child that keeps the output pipe open must not hold the
+	// call once bash itself has exited; the group kill below ends it.
+	cmd.WaitDelay = bashGrace
+	if err := cmd.Start(); err != nil {
+		return plugins.ToolResult{}, fmt.Errorf("bash: start: %w", err)
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-done:
+		case <-runCtx.Done():
+			killGroup(cmd.Process.Pid, bashGrace, done)
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	<-stopped
+	// Whatever the command left running in its group ends with it.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+
+	text := out.buf.String()
+	if out.dropped > 0 {
+		text += fmt.Sprintf("\n[output truncated: %d of %d bytes shown (tools.bash.max_output_bytes); filter or redirect the output to see the rest]\n",
+			out.buf.Len(), int64(out.buf.Len())+out.dropped)
+	}
+	if ctx.Err() != nil {
+		return plugins.ToolResult{}, fmt.Errorf("bash: %w", ctx.Err())
+	}
+	if runCtx.Err() != nil {
+		source := "tools.bash.timeout"
+		switch {
+		case hasTimeout && limit == asked:
+			source = "the timeout argument"
+		case scope.timeoutSet:
+			source = "runbook.block_timeout"
+		}
+		return plugins.ToolResult{Output: text + fmt.Sprintf("\n[command timed out after %s (%s) and was killed with every process it started]\n", limit, source),
+			IsError: true, ExitCode: -1}, nil
+	}
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(werr, &exit):
+		code = exit.ExitCode()
+		if code < 0 {
+			code = 128 + int(exit.Sys().(syscall.WaitStatus).Signal())
+		}
+	case werr != nil && !errors.Is(werr, exec.ErrWaitDelay):
+		return plugins.ToolResult{}, fmt.Errorf("bash: %w", werr)
+	}
+	if code != 0 {
+		text += fmt.Sprintf("\n[exit code %d]\n", code)
+	}
+	return plugins.ToolResult{Output: text, IsError: code != 0, ExitCode: code}, nil
+}

@@ -1,0 +1,60 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+// Delegator hands a task to another agent and returns its answer. caller is
+// the delegating agent; the delegated one acts as caller.Delegated(agent)
+// in the same session.
+type Delegator interface {
+	Delegate(ctx context.Context, caller Caller, session, agent, prompt string) (string, error)
+}
+
+// WithDelegator sets who carries out task calls (over a bus, say). Without
+// one, and without WithAgents, task answers that delegation is not
+// available.
+func WithDelegator(d Delegator) Option { return func(t *Tools) { t.delegator = d } }
+
+// WithAgents has task calls carried out in this process: agent returns the
+// plugin of a role, which handles the prompt with these tools bound to the
+// extended caller chain.
+func WithAgents(agent func(role string) plugins.Agent) Option {
+	return func(t *Tools) { t.delegator = &agentDelegator{agent: agent, tools: t} }
+}
+
+// agentDelegator carries out the task tool in this process: the delegated
+// agent's plugin handles the prompt with host services bound to the
+// extended caller chain, so that the capability gate's ceiling holds
+// through the delegation. It is made by WithAgents, tied to its Tools.
+type agentDelegator struct {
+	agent func(role string) plugins.Agent
+	tools *Tools
+}
+
+// Delegate implements Delegator.
+func (d *agentDelegator) Delegate(ctx context.Context, caller Caller, session, agent, prompt string) (string, error) {
+	if d.agent == nil {
+		return "", errors.New("delegation is not wired in this run")
+	}
+	logger := d.tools.log
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	callee := caller.Delegated(agent)
+	services := &Services{Logger: logger.With("agent", agent, "chain", callee.String()), ToolFunc: d.tools.For(callee, session)}
+	resp, err := d.agent(agent).Handle(ctx, services, plugins.AgentRequest{SessionID: session, Prompt: prompt})
+	if err != nil {
+		return "", err
+	}
+	if resp.Error != "" {
+		return "", errors.New(resp.Error)
+	}
+	return resp.Output, nil
+}
+
+var _ Delegator = (*agentDelegator)(nil)

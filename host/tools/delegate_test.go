@@ -1,0 +1,80 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/plugins"
+)
+
+// writingAgent tries to write a file and reports what the host answered.
+type writingAgent struct{}
+
+func (writingAgent) Info(context.Context) (plugins.Info, error) {
+	return plugins.Info{Name: "test.writer", Kind: plugins.KindAgent}, nil
+}
+
+func (writingAgent) Handle(ctx context.Context, h plugins.Host, req plugins.AgentRequest) (plugins.AgentResponse, error) {
+	res, err := h.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolWrite, Args: map[string]any{"path": "out.txt", "content": req.Prompt}})
+	if err != nil {
+		return plugins.AgentResponse{}, err
+	}
+	if res.IsError {
+		return plugins.AgentResponse{Output: "refused: " + res.Output, Done: true}, nil
+	}
+	return plugins.AgentResponse{Output: "wrote", Done: true}, nil
+}
+
+func TestInProcessDelegationKeepsTheCeiling(t *testing.T) {
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, ".weave"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	gate, err := NewGate(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := New(project, cfg, gate, nil, WithAgents(func(string) plugins.Agent { return writingAgent{} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loom := Caller{Agent: "loom"}
+	tests := []struct {
+		agent, want string
+		wrote       bool
+	}{
+		// Shuttle may write, and so may Loom above it.
+		{"shuttle", "wrote", true},
+		// Thread is read-only: the delegated call is refused by the gate.
+		{"thread", "refused", false},
+		// Loom never delegates to Tapestry.
+		{"tapestry", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.agent, func(t *testing.T) {
+			os.Remove(filepath.Join(project, "out.txt"))
+			res, err := tools.Call(context.Background(), loom, "s1", plugins.ToolCall{Tool: plugins.ToolTask, Args: map[string]any{"agent": tc.agent, "prompt": "hello"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if !res.Denied {
+					t.Fatalf("task to %s = %+v, want a denial", tc.agent, res)
+				}
+				return
+			}
+			if !strings.HasPrefix(res.Output, tc.want) {
+				t.Errorf("task to %s = %q, want %q…", tc.agent, res.Output, tc.want)
+			}
+			_, statErr := os.Stat(filepath.Join(project, "out.txt"))
+			if (statErr == nil) != tc.wrote {
+				t.Errorf("out.txt exists = %v, want %v", statErr == nil, tc.wrote)
+			}
+		})
+	}
+}

@@ -1,0 +1,362 @@
+package tools
+
+import (
+	"github.com/weavehq/weave/internal/realpath"
+
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/plugins"
+)
+
+// Caller is who makes a tool call: the acting agent and how it came to act.
+type Caller struct {
+	// Agent is the role making the call (e.g. "thread").
+	Agent string
+	// Chain is the delegation chain from the top agent down to Agent, e.g.
+	// [loom, thread] for Thread working for Loom. Empty means [Agent]: an
+	// agent acting on its own.
+	Chain []string
+}
+
+// Delegated returns the caller that agent becomes when c delegates to it.
+func (c Caller) Delegated(agent string) Caller {
+	return Caller{Agent: agent, Chain: append(c.Path(), strings.ToLower(agent))}
+}
+
+// Path is the normalised chain: lower-case, ending with Agent.
+func (c Caller) Path() []string {
+	if len(c.Chain) == 0 {
+		return []string{strings.ToLower(c.Agent)}
+	}
+	out := make([]string, len(c.Chain))
+	for i, a := range c.Chain {
+		out[i] = strings.ToLower(a)
+	}
+	return out
+}
+
+// Role is the acting role, lower-case: the end of the chain.
+func (c Caller) Role() string {
+	ch := c.Path()
+	return ch[len(ch)-1]
+}
+
+// String renders the chain as "loom > thread".
+func (c Caller) String() string { return strings.Join(c.Path(), " > ") }
+
+// DeniedError is the gate's refusal of one tool call. Reason is written for
+// the agent: it says what is allowed instead.
+type DeniedError struct {
+	Agent  string
+	Tool   string
+	Reason string
+}
+
+func (e *DeniedError) Error() string {
+	return fmt.Sprintf("%s may not use %s: %s", e.Agent, e.Tool, e.Reason)
+}
+
+// GateRow is one role's capability row as the gate enforces it.
+type GateRow struct {
+	// Role is the role as defined; Role.Tools is its default row.
+	Role agents.Role
+	// Tools is the effective row after config, in matrix column order.
+	Tools []string
+	// Narrowed lists the default row's tools that config took away.
+	Narrowed []string
+	// Widened lists tools config added beyond the default row
+	// (agents.<name>.allow_widen: true).
+	Widened []string
+}
+
+// Gate enforces the capability matrix on every tool call. The matrix is a
+// ceiling through delegation: a delegated agent gets the intersection of
+// the rows along its chain, so Thread working for Loom still cannot write.
+// Delegation (the task tool) goes only to a role's Delegates, and chains
+// are at most delegation.max_depth deep.
+//
+// Write scopes (Pattern: .md files under .weave/) are checked on the real
+// path: "..", symlinks of the file and of every directory on the way
+// (dangling ones included) and absolute paths are resolved first, and the
+// directory must be the project's own .weave, not a link to elsewhere.
+// The extension is compared exactly: ".MD" is not ".md".
+//
+// A Gate is immutable after NewGate and safe for concurrent use.
+type Gate struct {
+	rows     map[string]GateRow
+	maxDepth int
+	project  string
+}
+
+// GateOption configures a Gate.
+type GateOption func(*Gate)
+
+// GateProject sets the project directory that Check resolves paths against
+// for write scopes. Without it, a scoped write through Check is denied;
+// Tools always checks against its own project.
+func GateProject(dir string) GateOption { return func(g *Gate) { g.project = dir } }
+
+// NewGate builds the gate from the roles and cfg (nil means defaults).
+// agents.<name>.tools narrows a row; a tool outside the row is an error
+// unless allow_widen is set, in which case the widening is logged as a
+// warning. logger may be nil.
+func NewGate(cfg *config.Config, logger *slog.Logger, opts ...GateOption) (*Gate, error) {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gate{rows: make(map[string]GateRow), maxDepth: cfg.Delegation.MaxDepth}
+	for _, o := range opts {
+		o(g)
+	}
+	if g.maxDepth < 0 {
+		return nil, fmt.Errorf("delegation.max_depth is %d; want 0 (no delegation) or more", g.maxDepth)
+	}
+	var errs []error
+	for _, name := range sortedKeys(cfg.Agents) {
+		if _, ok := agents.RoleByName(name); !ok {
+			errs = append(errs, fmt.Errorf("agents.%s: no such agent; the agents are %s", name, strings.Join(agents.RoleNames(), ", ")))
+		}
+	}
+	for _, r := range agents.Roles() {
+		row := GateRow{Role: r, Tools: slices.Clone(r.Tools)}
+		ac, ok := cfg.Agents[r.Name]
+		if ok && len(ac.Tools) > 0 {
+			for _, t := range ac.Tools {
+				if !slices.Contains(agents.ToolNames(), t) {
+					errs = append(errs, fmt.Errorf("agents.%s.tools: unknown tool %q; the tools are %s", r.Name, t, strings.Join(agents.ToolNames(), ", ")))
+				} else if !r.Can(t) && !slices.Contains(row.Widened, t) {
+					row.Widened = append(row.Widened, t)
+				}
+			}
+			if len(row.Widened) > 0 && !ac.AllowWiden {
+				errs = append(errs, fmt.Errorf("agents.%s.tools: %s outside %s's row (%s); config may only narrow a row: remove them, or set agents.%s.allow_widen: true to widen it on purpose",
+					r.Name, strings.Join(row.Widened, ", ")+pluralIs(len(row.Widened)), r.Name, strings.Join(r.Tools, ", "), r.Name))
+				continue
+			}
+			row.Tools = inColumnOrder(ac.Tools)
+			for _, t := range r.Tools {
+				if !slices.Contains(row.Tools, t) {
+					row.Narrowed = append(row.Narrowed, t)
+				}
+			}
+			row.Narrowed = inColumnOrder(row.Narrowed)
+			row.Widened = inColumnOrder(row.Widened)
+			if len(row.Widened) > 0 {
+				logger.Warn("capability row widened by config", "agent", r.Name, "added", row.Widened, "row", row.Tools)
+			}
+			if len(row.Narrowed) > 0 {
+				logger.Debug("capability row narrowed by config", "agent", r.Name, "removed", row.Narrowed)
+			}
+		}
+		g.rows[r.Name] = row
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("capability matrix: %w", errors.Join(errs...))
+	}
+	return g, nil
+}
+
+func pluralIs(n int) string {
+	if n == 1 {
+		return " is"
+	}
+	return " are"
+}
+
+func inColumnOrder(tools []string) []string {
+	var out []string
+	for _, t := range agents.ToolNames() {
+		if slices.Contains(tools, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Rows returns every role's effective row, in the roles' order.
+func (g *Gate) Rows() []GateRow {
+	out := make([]GateRow, 0, len(g.rows))
+	for _, name := range agents.RoleNames() {
+		out = append(out, g.rows[name])
+	}
+	return out
+}
+
+// MaxDepth is the deepest delegation chain allowed (delegation.max_depth).
+func (g *Gate) MaxDepth() int { return g.maxDepth }
+
+// Allowed returns the tools c may call: the intersection of the effective
+// rows along its chain. Agents offer only these to their model. An invalid
+// chain allows nothing.
+func (g *Gate) Allowed(c Caller) []string {
+	chain := c.Path()
+	if g.chainProblem(chain) != "" {
+		return nil
+	}
+	var out []string
+	for _, t := range agents.ToolNames() {
+		if g.ceiling(chain, t) == "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Check decides whether c may make call. A refusal is a *DeniedError; Check
+// returns no other error. Write scopes are resolved against the project
+// given with GateProject.
+func (g *Gate) Check(ctx context.Context, c Caller, call plugins.ToolCall) error {
+	return g.check(ctx, g.project, c, call.Tool, call.Args)
+}
+
+func (g *Gate) check(_ context.Context, project string, c Caller, tool string, args map[string]any) error {
+	chain := c.Path()
+	agent := chain[len(chain)-1]
+	deny := func(format string, a ...any) error {
+		return &DeniedError{Agent: agent, Tool: tool, Reason: fmt.Sprintf(format, a...)}
+	}
+	if c.Agent != "" && !strings.EqualFold(c.Agent, agent) {
+		return deny("the caller %q does not match the end of its delegation chain (%s)", c.Agent, c)
+	}
+	if !slices.Contains(agents.ToolNames(), tool) {
+		return deny("there is no tool %q; the tools are %s", tool, strings.Join(agents.ToolNames(), ", "))
+	}
+	if p := g.chainProblem(chain); p != "" {
+		return deny("%s", p)
+	}
+	if p := g.ceiling(chain, tool); p != "" {
+		return deny("%s", p)
+	}
+	if tool == plugins.ToolTask {
+		if p := g.delegation(chain, args); p != "" {
+			return deny("%s", p)
+		}
+	}
+	if slices.Contains(agents.ScopedTools(), tool) {
+		for _, name := range chain {
+			if s := g.rows[name].Role.WriteScope; !s.IsZero() {
+				if p := scopeProblem(project, name, tool, s, args); p != "" {
+					return deny("%s", p)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// chainProblem says what is wrong with a delegation chain, or "".
+func (g *Gate) chainProblem(chain []string) string {
+	for _, name := range chain {
+		if _, ok := g.rows[name]; !ok {
+			return fmt.Sprintf("%q is not an agent; the agents are %s", name, strings.Join(agents.RoleNames(), ", "))
+		}
+	}
+	if d := len(chain) - 1; d > g.maxDepth {
+		return fmt.Sprintf("the delegation chain %s is %d deep, beyond delegation.max_depth %d", strings.Join(chain, " > "), d, g.maxDepth)
+	}
+	for i := 1; i < len(chain); i++ {
+		from, to := g.rows[chain[i-1]].Role, chain[i]
+		if !slices.Contains(from.Delegates, to) {
+			return fmt.Sprintf("the delegation chain %s is not possible: %s", strings.Join(chain, " > "), delegatesText(from))
+		}
+	}
+	return ""
+}
+
+// ceiling says why tool is outside the intersection of the chain's rows.
+func (g *Gate) ceiling(chain []string, tool string) string {
+	agent := chain[len(chain)-1]
+	for i := len(chain) - 1; i >= 0; i-- {
+		row := g.rows[chain[i]]
+		if slices.Contains(row.Tools, tool) {
+			continue
+		}
+		if i == len(chain)-1 {
+			return fmt.Sprintf("%s is not in %s's capability row (%s)%s", tool, agent, strings.Join(row.Tools, ", "), narrowNote(row, tool))
+		}
+		return fmt.Sprintf("%s works for %s (%s), and a delegated agent never gets more than the agents above it: %s's row has no %s%s",
+			agent, chain[i], strings.Join(chain, " > "), chain[i], tool, narrowNote(row, tool))
+	}
+	return ""
+}
+
+func narrowNote(row GateRow, tool string) string {
+	if slices.Contains(row.Narrowed, tool) {
+		return fmt.Sprintf("; config agents.%s.tools leaves it out", row.Role.Name)
+	}
+	return ""
+}
+
+func delegatesText(r agents.Role) string {
+	if len(r.Delegates) == 0 {
+		return r.Name + " never delegates"
+	}
+	return fmt.Sprintf("%s delegates only to %s", r.Name, strings.Join(r.Delegates, ", "))
+}
+
+// delegation checks a task call's target.
+func (g *Gate) delegation(chain []string, args map[string]any) string {
+	me := g.rows[chain[len(chain)-1]].Role
+	target, _ := args[argAgent].(string)
+	target = strings.ToLower(strings.TrimSpace(target))
+	if len(me.Delegates) == 0 {
+		return me.Name + " never delegates; do the work yourself"
+	}
+	if target == "" {
+		return fmt.Sprintf("task needs an agent argument naming whom to delegate to: %s", strings.Join(me.Delegates, ", "))
+	}
+	if !slices.Contains(me.Delegates, target) {
+		return fmt.Sprintf("%s may delegate only to %s, not to %q", me.Name, strings.Join(me.Delegates, ", "), target)
+	}
+	if len(chain) > g.maxDepth {
+		return fmt.Sprintf("delegating to %s would make the chain %s > %s %d deep, beyond delegation.max_depth %d; do the work yourself or report back",
+			target, strings.Join(chain, " > "), target, len(chain), g.maxDepth)
+	}
+	return ""
+}
+
+// scopeProblem checks a write or edit by a scoped role.
+func scopeProblem(project, agent, tool string, s agents.Scope, args map[string]any) string {
+	what := fmt.Sprintf("%s may only %s %s files under %s/ (lower-case %s, checked on the real path)", agent, tool, s.Ext, s.Dir, s.Ext)
+	p, ok := pathArg(args)
+	if !ok {
+		return what + ", and this call names no path"
+	}
+	if project == "" {
+		return what + ", and there is no project directory to check the path against"
+	}
+	root, err := realpath.Resolve("", project)
+	if err != nil {
+		return fmt.Sprintf("%s; cannot resolve the project directory: %v", what, err)
+	}
+	real, err := realpath.Resolve(root, p)
+	if err != nil {
+		return fmt.Sprintf("%s; cannot resolve %s: %v", what, p, err)
+	}
+	dir := filepath.Join(root, filepath.FromSlash(s.Dir))
+	base := filepath.Base(real)
+	if !realpath.Within(dir, real) || real == dir || filepath.Ext(base) != s.Ext || base == s.Ext {
+		return fmt.Sprintf("%s; %s resolves to %s", what, p, projectRel(root, real))
+	}
+	return ""
+}

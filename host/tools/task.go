@@ -1,0 +1,32 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+func (t *Tools) task(ctx context.Context, c Caller, session string, args map[string]any) (plugins.ToolResult, error) {
+	agent, err := stringArg(args, argAgent, true)
+	if err != nil {
+		return plugins.ToolResult{}, err
+	}
+	prompt, err := stringArg(args, argPrompt, true)
+	if err != nil {
+		return failf("task: %v; give the agent a self-contained instruction", err)
+	}
+	if t.delegator == nil {
+		return failf("task: delegation is not available in this run; do the work yourself")
+	}
+	agent = strings.ToLower(strings.TrimSpace(agent))
+	answer, err := t.delegator.Delegate(ctx, c, session, agent, prompt)
+	if ctx.Err() != nil {
+		return plugins.ToolResult{}, fmt.Errorf("task %s: %w", agent, ctx.Err())
+	}
+	if err != nil {
+		return failf("task: %s could not finish: %v", agent, err)
+	}
+	return ok("%s", answer)
+}

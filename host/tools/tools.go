@@ -1,0 +1,327 @@
+package tools
+
+import (
+	"github.com/weavehq/weave/internal/realpath"
+
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
+)
+
+// The tools the host executes, and their arguments. Paths are relative to
+// the project root; absolute paths are accepted only when they resolve
+// inside the project. Every tool refuses a path whose real location (after
+// "..", symlinks and symlinked directories) is outside the project, reads
+// included: an agent sees only the project.
+//
+//	tool        arguments                                   result
+//	read        path, offset? (1-based line), limit? (lines) numbered lines ("   12\ttext"); at most
+//	                                                         tools.read.max_bytes, with a note when cut
+//	write       path, content                               creates parent directories; atomic replace
+//	edit        path, old_string, new_string, replace_all?  exact string replacement; old_string must
+//	                                                         occur once unless replace_all is true
+//	bash        command, timeout? (seconds or "30s"),       runs `bash -c` (or `sh -c`) in the project in its own
+//	            shell? (bash|sh), errexit? (-e, pipefail)
+//	                                                         process group; output (stdout and stderr
+//	                                                         together) capped at tools.bash.max_output_bytes;
+//	                                                         exit code in ExitCode; killed with everything it
+//	                                                         started on timeout (tools.bash.timeout, which the
+//	                                                         argument can only shorten) or cancellation
+//	glob        pattern (doublestar, "**" crosses dirs),    matching files, sorted, relative to the
+//	            path? (directory to search from)             project, at most 1000
+//	grep        pattern (RE2), path? (file or directory),   file:line:text, at most 500 matches; skips .git,
+//	            glob? (file name filter, e.g. "*.go")       symlinks and binary files
+//	webfetch    url                                         GET only, http and https; status, content type
+//	                                                         and body, at most tools.webfetch.max_bytes;
+//	                                                         tools.webfetch.timeout; off when
+//	                                                         tools.webfetch.enabled is false
+//	task        agent, prompt                               the delegated agent's answer
+//	todowrite   todos: [{content, status}]                  the session's checklist; status is pending,
+//	                                                         in_progress or completed
+//	plan_check  task (number or title), plan?               ticks the task in the plan (default: the
+//	                                                         active plan of .weave/state.json)
+//
+// A tool that ran and failed (missing file, bad arguments, non-zero exit,
+// denial) returns a ToolResult with IsError and a message the agent can act
+// on; a Go error means the call could not be made (the context ended, an
+// internal failure).
+
+// Argument names.
+const (
+	argPath       = "path"
+	argFilePath   = "file_path" // Claude's name, which command hooks may hand back
+	argContent    = "content"
+	argOffset     = "offset"
+	argLimit      = "limit"
+	argOldString  = "old_string"
+	argNewString  = "new_string"
+	argReplaceAll = "replace_all"
+	argCommand    = "command"
+	argTimeout    = "timeout"
+	argShell      = "shell"
+	argErrexit    = "errexit"
+	argPattern    = "pattern"
+	argGlob       = "glob"
+	argURL        = "url"
+	argMethod     = "method"
+	argAgent      = "agent"
+	argPrompt     = "prompt"
+	argTodos      = "todos"
+	argTask       = "task"
+	argPlan       = "plan"
+)
+
+// EventToolDenied is the name of the event published when the gate or a
+// tool.execute.before hook refuses a call. It carries the caller in Agent,
+// the call in Tool and Args, and in Data: "reason", "chain" and "by" (the
+// gate, or the hook's name).
+const EventToolDenied = "tool.denied"
+
+// hookContextMarker separates a tool's output from what tool.execute.after
+// hooks added to it.
+const hookContextMarker = "\n\n--- added by hooks ---\n"
+
+// ToolPipeline runs the tool hooks. *hooks.Pipeline implements it.
+type Pipeline interface {
+	Run(ctx context.Context, ev plugins.Event) (hooks.Outcome, error)
+}
+
+// ToolsOption configures Tools.
+type Option func(*Tools)
+
+// WithEventFunc sets where denial events go (the bus, later). It is called
+// synchronously and must not block.
+func WithEventFunc(f func(plugins.Event)) Option { return func(t *Tools) { t.publish = f } }
+
+// WithLogger sets the logger; the default discards.
+func WithLogger(l *slog.Logger) Option { return func(t *Tools) { t.log = l } }
+
+// WithHTTPClient sets the client webfetch uses; its timeout and redirect
+// policy are replaced by the tool's own.
+func WithHTTPClient(c *http.Client) Option { return func(t *Tools) { t.httpBase = c } }
+
+// Tools executes tool calls for agents: every call passes the capability
+// gate, then the tool.execute.before hooks, runs, and passes the
+// tool.execute.after hooks. It is safe for concurrent use.
+type Tools struct {
+	project   string // as given, for events
+	root      string // real path of the project
+	cfg       *config.Config
+	limits    config.ToolsConfig // cfg.Tools with unset limits defaulted
+	gate      *Gate
+	pipeline  Pipeline
+	delegator Delegator
+	publish   func(plugins.Event)
+	log       *slog.Logger
+	httpBase  *http.Client
+	now       func() time.Time
+
+	mu    sync.Mutex
+	todos map[string][]todo // by session
+	// lastPlan is the plan plan_check last ticked, kept so that ticking a
+	// large plan task after task does not parse it every time.
+	lastPlan *plans.Plan
+}
+
+// NewTools returns the tools of project. cfg nil means defaults; pipeline
+// may be nil (no hooks).
+func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts ...Option) (*Tools, error) {
+	if gate == nil {
+		return nil, errors.New("new tools: no capability gate; build one with NewGate")
+	}
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return nil, fmt.Errorf("new tools: resolve project %s: %w", project, err)
+	}
+	root, err := realpath.Resolve("", abs)
+	if err != nil {
+		return nil, fmt.Errorf("new tools: resolve project %s: %w", project, err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("new tools: project %s is not a directory", project)
+	}
+	if isNil(pipeline) {
+		pipeline = nil
+	}
+	t := &Tools{project: abs, root: root, cfg: cfg, limits: toolLimits(cfg.Tools), gate: gate, pipeline: pipeline,
+		log: slog.New(slog.DiscardHandler), now: time.Now, todos: map[string][]todo{}}
+	for _, o := range opts {
+		o(t)
+	}
+	return t, nil
+}
+
+// toolLimits fills limits a hand-built config left at zero with the
+// defaults; a loaded config has them all.
+func toolLimits(tc config.ToolsConfig) config.ToolsConfig {
+	def := config.Default().Tools
+	if tc.Read.MaxBytes <= 0 {
+		tc.Read.MaxBytes = def.Read.MaxBytes
+	}
+	if tc.Bash.MaxOutputBytes <= 0 {
+		tc.Bash.MaxOutputBytes = def.Bash.MaxOutputBytes
+	}
+	if tc.WebFetch.MaxBytes <= 0 {
+		tc.WebFetch.MaxBytes = def.WebFetch.MaxBytes
+	}
+	return tc
+}
+
+// isNil catches a typed nil pointer passed as the pipeline interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// Call runs one tool call for caller in session.
+func (t *Tools) Call(ctx context.Context, caller Caller, session string, call plugins.ToolCall) (plugins.ToolResult, error) {
+	args := call.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
+		return t.denied(caller, session, call.Tool, args, "gate", err), nil
+	}
+	ev := plugins.Event{SessionID: session, Agent: caller.Role(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
+	if t.pipeline != nil {
+		ev.Name, ev.Args = plugins.EventToolExecuteBefore, maps.Clone(args)
+		out, err := t.pipeline.Run(ctx, ev)
+		if ctx.Err() != nil {
+			return plugins.ToolResult{}, fmt.Errorf("%s: hooks before the call: %w", call.Tool, ctx.Err())
+		}
+		if err != nil || out.Blocked() {
+			reason := out.Reason
+			if reason == "" && err != nil {
+				reason = err.Error()
+			}
+			by := out.BlockedBy
+			if by == "" {
+				by = "hooks"
+			}
+			return t.denied(caller, session, call.Tool, args, by, &DeniedError{Agent: ev.Agent, Tool: call.Tool, Reason: "blocked by hook " + reason}), nil
+		}
+		if out.Action == plugins.Modify && out.Args != nil {
+			args = out.Args
+			// A hook may change the arguments, not the rules: check again.
+			if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
+				return t.denied(caller, session, call.Tool, args, "gate", err), nil
+			}
+		}
+	}
+	res, err := t.execute(ctx, caller, session, call.Tool, args)
+	if err != nil {
+		return plugins.ToolResult{}, err
+	}
+	if t.pipeline != nil {
+		ev.Name, ev.Args, ev.Result = plugins.EventToolExecuteAfter, maps.Clone(args), &res
+		out, err := t.pipeline.Run(ctx, ev)
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("%s: hooks after the call: %w", call.Tool, ctx.Err())
+		}
+		var added []string
+		if err != nil {
+			t.log.Warn("tool.execute.after hooks failed", "tool", call.Tool, "error", err)
+		}
+		added = append(added, out.Context...)
+		if out.Blocked() {
+			added = append(added, "hook "+out.Reason)
+		}
+		if len(added) > 0 {
+			res.Output += hookContextMarker + strings.Join(added, "\n")
+		}
+	}
+	return res, nil
+}
+
+// For binds Call to one caller and session: the function an agent's host
+// services (plugins.Host.CallTool) run its tool calls through.
+func (t *Tools) For(caller Caller, session string) func(context.Context, plugins.ToolCall) (plugins.ToolResult, error) {
+	return func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+		return t.Call(ctx, caller, session, call)
+	}
+}
+
+// denied turns a refusal into the result the agent reads and publishes it.
+func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by string, err error) plugins.ToolResult {
+	msg := err.Error()
+	var de *DeniedError
+	if errors.As(err, &de) {
+		msg = fmt.Sprintf("denied: %s may not use %s: %s. This is a rule of the project, not a failure: do not retry the same call; change the approach or report back.", de.Agent, de.Tool, de.Reason)
+	}
+	t.log.Info("tool call denied", "agent", c.String(), "tool", tool, "by", by, "reason", msg)
+	if t.publish != nil {
+		reason := msg
+		if de != nil {
+			reason = de.Reason
+		}
+		t.publish(plugins.Event{Name: EventToolDenied, SessionID: session, Agent: c.Role(), Cwd: t.project,
+			Tool: tool, Args: maps.Clone(args), Time: t.now(),
+			Data: map[string]any{"reason": reason, "chain": c.String(), "by": by}})
+	}
+	return plugins.ToolResult{Output: msg, IsError: true, Denied: true}
+}
+
+// execute runs a tool whose call was allowed.
+func (t *Tools) execute(ctx context.Context, c Caller, session, tool string, args map[string]any) (plugins.ToolResult, error) {
+	res, err := t.run(ctx, c, session, tool, args)
+	var bad *argError
+	if errors.As(err, &bad) {
+		return failf("%s: %s", tool, bad.msg)
+	}
+	return res, err
+}
+
+func (t *Tools) run(ctx context.Context, c Caller, session, tool string, args map[string]any) (plugins.ToolResult, error) {
+	switch tool {
+	case plugins.ToolRead:
+		return t.read(args)
+	case plugins.ToolWrite:
+		return t.write(args)
+	case plugins.ToolEdit:
+		return t.edit(args)
+	case plugins.ToolBash:
+		return t.bash(ctx, args)
+	case plugins.ToolGlob:
+		return t.glob(ctx, args)
+	case plugins.ToolGrep:
+		return t.grep(ctx, args)
+	case plugins.ToolWebFetch:
+		return t.webfetch(ctx, args)
+	case plugins.ToolTask:
+		return t.task(ctx, c, session, args)
+	case plugins.ToolTodoWrite:
+		return t.todowrite(session, args)
+	case plugins.ToolPlanCheck:
+		return t.planCheck(args)
+	}
+	return failf("there is no tool %q", tool)
+}
+
+// failf is a tool's domain failure: the agent reads it.
+func failf(format string, a ...any) (plugins.ToolResult, error) {
+	return plugins.ToolResult{Output: fmt.Sprintf(format, a...), IsError: true}, nil
+}
+
+func ok(format string, a ...any) (plugins.ToolResult, error) {
+	return plugins.ToolResult{Output: fmt.Sprintf(format, a...)}, nil
+}
