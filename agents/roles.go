@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/weavehq/weave/plugins"
 )
 
 // Mode says how an agent is reached: a primary agent talks to the user, a
@@ -30,26 +32,9 @@ const (
 	Shuttle  = "shuttle"
 )
 
-// The tool names of a capability row. They equal the plugins.Tool*
-// constants; agents keeps its own copy so that role data reads on its own.
-const (
-	toolRead      = "read"
-	toolWrite     = "write"
-	toolEdit      = "edit"
-	toolBash      = "bash"
-	toolGlob      = "glob"
-	toolGrep      = "grep"
-	toolWebFetch  = "webfetch"
-	toolTask      = "task"
-	toolTodoWrite = "todowrite"
-	toolPlanCheck = "plan_check"
-)
-
 // ToolNames lists every tool a capability row can name, in the order of
-// the matrix's columns.
-func ToolNames() []string {
-	return []string{toolRead, toolWrite, toolEdit, toolBash, toolGlob, toolGrep, toolWebFetch, toolTask, toolTodoWrite, toolPlanCheck}
-}
+// the matrix's columns: the host's table of tools (plugins.Tools).
+func ToolNames() []string { return plugins.ToolNames() }
 
 // Scope restricts where a role's write and edit tools may land. The zero
 // Scope means no restriction beyond the project itself.
@@ -74,7 +59,7 @@ func (s Scope) String() string {
 }
 
 // ScopedTools are the tools a Scope applies to.
-func ScopedTools() []string { return []string{toolWrite, toolEdit} }
+func ScopedTools() []string { return []string{plugins.ToolWrite, plugins.ToolEdit} }
 
 // Role is one of the eight agent roles: what it is for, how it is run, which
 // tools it may use and whom it may delegate to.
@@ -110,7 +95,7 @@ var promptFS embed.FS
 //     Pattern writes plans but does not execute them, so it cannot tick.
 var (
 	allTools      = ToolNames()
-	readOnlyTools = []string{toolRead, toolBash, toolGlob, toolGrep, toolWebFetch}
+	readOnlyTools = []string{plugins.ToolRead, plugins.ToolBash, plugins.ToolGlob, plugins.ToolGrep, plugins.ToolWebFetch}
 )
 
 func without(tools []string, drop ...string) []string {
@@ -124,9 +109,9 @@ func Roles() []Role {
 		{Name: Loom, Title: "Main Orchestrator", Mode: ModePrimary, Temperature: 0.3,
 			Tools: slices.Clone(allTools), Delegates: []string{Thread, Spindle, Pattern, Weft, Warp, Shuttle}},
 		{Name: Tapestry, Title: "Execution Engine", Mode: ModePrimary, Temperature: 0.2,
-			Tools: without(allTools, toolTask)},
+			Tools: without(allTools, plugins.ToolTask)},
 		{Name: Pattern, Title: "Strategic Planner", Mode: ModeSubagent, Temperature: 0.1,
-			Tools: without(allTools, toolTask, toolPlanCheck), WriteScope: Scope{Dir: ".weave", Ext: ".md"}},
+			Tools: without(allTools, plugins.ToolTask, plugins.ToolPlanCheck), WriteScope: Scope{Dir: ".weave", Ext: ".md"}},
 		{Name: Thread, Title: "Codebase Explorer", Mode: ModeSubagent, Temperature: 0.1,
 			Tools: slices.Clone(readOnlyTools)},
 		{Name: Spindle, Title: "External Researcher", Mode: ModeSubagent, Temperature: 0.2,

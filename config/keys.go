@@ -7,9 +7,12 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/weavehq/weave/plugins"
 )
 
 // Kind is the type of a key's value as written in a file.
@@ -44,14 +47,30 @@ type Key struct {
 	check func(v any) string // a problem with a converted value, or ""
 }
 
-// Agent names that may appear under agents:.
+// Agent names that may appear under agents:. They are the agents package's
+// roles (agents.RoleNames), which config may not import; a test in host
+// fails when the two disagree.
 var agentNames = []string{"loom", "tapestry", "pattern", "thread", "spindle", "weft", "warp", "shuttle"}
 
-// Tool names an agent's tools list may narrow to.
-var toolNames = []string{"read", "write", "edit", "bash", "glob", "grep", "webfetch", "task", "todowrite", "plan_check"}
+// Tool names an agent's tools list may narrow to: the host's table of tools.
+var toolNames = plugins.ToolNames()
 
-// Claude Code hook event names accepted under hooks:.
+// Claude Code hook event names accepted under hooks:. They are the hooks
+// package's (hooks.ClaudeEventNames), which config may not import; a test
+// in host fails when the two disagree.
 var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact"}
+
+// hookTypes are the hook types accepted under hooks: (hooks.ClaudeHookTypes).
+var hookTypes = []string{"command"}
+
+// AgentNames are the names config accepts under agents:.
+func AgentNames() []string { return slices.Clone(agentNames) }
+
+// HookEvents are the Claude Code event names config accepts under hooks:.
+func HookEvents() []string { return slices.Clone(hookEvents) }
+
+// HookTypes are the hook types config accepts under hooks:.
+func HookTypes() []string { return slices.Clone(hookTypes) }
 
 const mib = 1 << 20
 

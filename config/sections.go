@@ -279,11 +279,12 @@ func parseCommandHook(el *errorList, key string, raw any) (CommandHook, bool) {
 		val := m[name]
 		switch name {
 		case "type":
-			if s, ok := val.(string); !ok || s != "command" {
-				el.add(key+".type", "%s is not supported; want command", describe(val))
+			s, ok := val.(string)
+			if !ok || !slices.Contains(hookTypes, s) {
+				el.add(key+".type", "%s is not supported; want %s", describe(val), strings.Join(hookTypes, " or "))
 				continue
 			}
-			ch.Type = "command"
+			ch.Type = s
 		case "command":
 			s, ok := val.(string)
 			if !ok || strings.TrimSpace(s) == "" {

@@ -40,6 +40,10 @@ func ClaudeEventNames() []string {
 	return []string{ClaudePreToolUse, ClaudePostToolUse, ClaudeUserPromptSubmit, ClaudeStop, ClaudeSessionStart, ClaudeSessionEnd, ClaudePreCompact}
 }
 
+// ClaudeHookTypes lists the Claude Code hook types Weave runs: command
+// hooks only (no prompt hooks).
+func ClaudeHookTypes() []string { return []string{"command"} }
+
 // WeaveEvent returns the Weave event for a Claude Code hook event.
 func WeaveEvent(claude string) (string, bool) {
 	ev, ok := claudeEvents[claude]
@@ -56,25 +60,11 @@ func ClaudeEvent(weave string) (string, bool) {
 	return "", false
 }
 
-// claudeTools maps Weave tool names to Claude Code tool names.
-var claudeTools = map[string]string{
-	plugins.ToolRead:      "Read",
-	plugins.ToolWrite:     "Write",
-	plugins.ToolEdit:      "Edit",
-	plugins.ToolBash:      "Bash",
-	plugins.ToolGlob:      "Glob",
-	plugins.ToolGrep:      "Grep",
-	plugins.ToolWebFetch:  "WebFetch",
-	plugins.ToolTask:      "Task",
-	plugins.ToolTodoWrite: "TodoWrite",
-	plugins.ToolPlanCheck: "PlanCheck",
-}
-
-// ClaudeToolName returns Claude Code's name for a Weave tool; unknown tools
-// keep their name.
+// ClaudeToolName returns Claude Code's name for a Weave tool (from the
+// host's table of tools, plugins.Tools); unknown tools keep their name.
 func ClaudeToolName(tool string) string {
-	if c, ok := claudeTools[tool]; ok {
-		return c
+	if d, ok := plugins.LookupTool(tool); ok && d.Claude != "" {
+		return d.Claude
 	}
 	return tool
 }
@@ -82,36 +72,25 @@ func ClaudeToolName(tool string) string {
 // WeaveToolName returns the Weave tool for a Claude Code tool name; unknown
 // names are lower-cased.
 func WeaveToolName(claude string) string {
-	for w, c := range claudeTools {
-		if c == claude {
-			return w
+	for _, d := range plugins.Tools() {
+		if d.Claude == claude {
+			return d.Name
 		}
 	}
 	return strings.ToLower(claude)
 }
 
-// Weave tool argument names. Claude Code calls a file path file_path and a
-// delegation target subagent_type; every other argument keeps its name.
-const (
-	ArgPath    = "path"
-	ArgContent = "content"
-	ArgCommand = "command"
-	ArgAgent   = "agent"
-)
-
-// argRenames lists, per Weave tool, Weave argument name -> Claude name.
-var argRenames = map[string]map[string]string{
-	plugins.ToolRead:  {ArgPath: "file_path"},
-	plugins.ToolWrite: {ArgPath: "file_path"},
-	plugins.ToolEdit:  {ArgPath: "file_path"},
-	plugins.ToolTask:  {ArgAgent: "subagent_type"},
+// claudeRenames lists a tool's argument renames: Weave name -> Claude name.
+func claudeRenames(tool string) map[string]string {
+	d, _ := plugins.LookupTool(tool)
+	return d.ClaudeArgs
 }
 
 // ClaudeToolInput converts Weave tool arguments to Claude's tool_input. File
 // paths become absolute (against cwd), as Claude Code sends them.
 func ClaudeToolInput(tool string, args map[string]any, cwd string) map[string]any {
 	in := make(map[string]any, len(args))
-	renames := argRenames[tool]
+	renames := claudeRenames(tool)
 	for k, v := range args {
 		if c, ok := renames[k]; ok {
 			if c == "file_path" {
@@ -130,7 +109,7 @@ func ClaudeToolInput(tool string, args map[string]any, cwd string) map[string]an
 func WeaveToolArgs(tool string, in map[string]any) map[string]any {
 	args := make(map[string]any, len(in))
 	back := make(map[string]string)
-	for w, c := range argRenames[tool] {
+	for w, c := range claudeRenames(tool) {
 		back[c] = w
 	}
 	for k, v := range in {
@@ -140,17 +119,6 @@ func WeaveToolArgs(tool string, in map[string]any) map[string]any {
 		args[k] = v
 	}
 	return args
-}
-
-// ToolPath returns the file path argument of a tool call, whichever of the
-// Weave or Claude names it uses.
-func ToolPath(args map[string]any) (string, bool) {
-	for _, k := range []string{ArgPath, "file_path"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s, true
-		}
-	}
-	return "", false
 }
 
 // claudeInput is the JSON a Claude Code command hook reads on stdin.

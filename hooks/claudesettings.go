@@ -72,7 +72,7 @@ func (c ClaudeHooks) Specs() ([]CommandSpec, error) {
 		for gi, g := range c[ev] {
 			for hi, h := range g.Hooks {
 				where := fmt.Sprintf("hooks.%s[%d].hooks[%d]", ev, gi, hi)
-				if h.Type != "" && h.Type != "command" {
+				if h.Type != "" && !slices.Contains(ClaudeHookTypes(), h.Type) {
 					errs = append(errs, fmt.Errorf("%s: type %q is not supported; only \"command\" hooks run in Weave", where, h.Type))
 					continue
 				}

@@ -82,7 +82,7 @@ func TestLoadEventFileErrors(t *testing.T) {
 // TestClaudeRoundTrip checks that an event survives conversion to Claude's
 // input and back, tool names and argument names included.
 func TestClaudeRoundTrip(t *testing.T) {
-	for tool := range claudeTools {
+	for _, tool := range plugins.ToolNames() {
 		ev := plugins.Event{Name: plugins.EventToolExecuteBefore, SessionID: "s", Cwd: "/p", Tool: tool,
 			Args: map[string]any{"path": "/p/a.go", "agent": "thread", "command": "ls"}}
 		b, err := ClaudeInput(ev, ClaudePreToolUse)

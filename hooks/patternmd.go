@@ -51,7 +51,7 @@ func (h *PatternMDOnly) Handle(_ context.Context, ev plugins.Event) (plugins.Dec
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	p, ok := ToolPath(ev.Args)
+	p, ok := plugins.ToolPath(ev.Args)
 	if !ok {
 		return block(fmt.Sprintf("%s may only %s .md files under .weave/, and this call names no path", h.agent, ev.Tool)), nil
 	}

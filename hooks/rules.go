@@ -62,7 +62,7 @@ func (h *RulesInjector) Handle(_ context.Context, ev plugins.Event) (plugins.Dec
 	if ev.Tool != plugins.ToolRead || (ev.Result != nil && (ev.Result.IsError || ev.Result.Denied)) {
 		return allow, nil
 	}
-	p, ok := ToolPath(ev.Args)
+	p, ok := plugins.ToolPath(ev.Args)
 	if !ok {
 		return allow, nil
 	}

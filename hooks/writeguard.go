@@ -57,7 +57,7 @@ func (h *WriteGuard) Handle(_ context.Context, ev plugins.Event) (plugins.Decisi
 	if ev.Tool != plugins.ToolWrite {
 		return allow, nil
 	}
-	p, ok := ToolPath(ev.Args)
+	p, ok := plugins.ToolPath(ev.Args)
 	if !ok {
 		return allow, nil // nothing to overwrite; the tool rejects the call
 	}
@@ -102,7 +102,7 @@ func (h *WriteGuard) record(ev plugins.Event) {
 	if ev.Result != nil && (ev.Result.IsError || ev.Result.Denied) {
 		return
 	}
-	p, ok := ToolPath(ev.Args)
+	p, ok := plugins.ToolPath(ev.Args)
 	if !ok {
 		return
 	}

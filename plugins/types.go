@@ -43,20 +43,6 @@ var Events = []string{
 	EventSessionEnd,
 }
 
-// Tool names, as the capability matrix and the tool gate know them.
-const (
-	ToolRead      = "read"
-	ToolWrite     = "write"
-	ToolEdit      = "edit"
-	ToolBash      = "bash"
-	ToolGlob      = "glob"
-	ToolGrep      = "grep"
-	ToolWebFetch  = "webfetch"
-	ToolTask      = "task"
-	ToolTodoWrite = "todowrite"
-	ToolPlanCheck = "plan_check"
-)
-
 // Info describes a plugin. Hooks fill Events and Priority; agents fill Role.
 type Info struct {
 	Name    string `json:"name"`

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"github.com/weavehq/weave/internal/realpath"
+	"github.com/weavehq/weave/plugins"
 
 	"encoding/json"
 	"fmt"
@@ -18,18 +19,6 @@ type argError struct{ msg string }
 func (e *argError) Error() string { return e.msg }
 
 func badArg(format string, a ...any) error { return &argError{fmt.Sprintf(format, a...)} }
-
-// pathArg returns the path argument, under Weave's name or Claude's, in the
-// same order as the hooks read it, so that the gate, the hooks and the tool
-// agree on which file a call touches.
-func pathArg(args map[string]any) (string, bool) {
-	for _, k := range []string{argPath, argFilePath} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s, true
-		}
-	}
-	return "", false
-}
 
 func stringArg(args map[string]any, name string, required bool) (string, error) {
 	v, present := args[name]
@@ -157,7 +146,7 @@ func (t *Tools) resolve(p string) (real, rel string, err error) {
 
 // pathOf reads and resolves the path argument (required).
 func (t *Tools) pathOf(args map[string]any) (real, rel string, err error) {
-	p, ok := pathArg(args)
+	p, ok := plugins.ToolPath(args)
 	if !ok {
 		if _, err := stringArg(args, argPath, true); err != nil {
 			return "", "", err

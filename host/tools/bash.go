@@ -17,6 +17,10 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
+func init() {
+	register(plugins.ToolBash, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.bash(ctx, c.args) })
+}
+
 // bashGrace is how long a command that timed out or was cancelled has
 // between SIGTERM and SIGKILL of its process group.
 const bashGrace = time.Second

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"github.com/weavehq/weave/internal/atomicfile"
 	"github.com/weavehq/weave/plugins"
 )
+
+func init() {
+	register(plugins.ToolEdit, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.edit(c.args) })
+}
 
 func (t *Tools) edit(args map[string]any) (plugins.ToolResult, error) {
 	real, rel, err := t.pathOf(args)

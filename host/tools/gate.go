@@ -338,7 +338,7 @@ func (g *Gate) delegation(chain []string, args map[string]any) string {
 // scopeProblem checks a write or edit by a scoped role.
 func scopeProblem(project, agent, tool string, s agents.Scope, args map[string]any) string {
 	what := fmt.Sprintf("%s may only %s %s files under %s/ (lower-case %s, checked on the real path)", agent, tool, s.Ext, s.Dir, s.Ext)
-	p, ok := pathArg(args)
+	p, ok := plugins.ToolPath(args)
 	if !ok {
 		return what + ", and this call names no path"
 	}

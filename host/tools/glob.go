@@ -15,6 +15,10 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
+func init() {
+	register(plugins.ToolGlob, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.glob(ctx, c.args) })
+}
+
 func (t *Tools) glob(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
 	pattern, err := stringArg(args, argPattern, true)
 	if err != nil {

@@ -17,6 +17,10 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
+func init() {
+	register(plugins.ToolGrep, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.grep(ctx, c.args) })
+}
+
 func (t *Tools) grep(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
 	pattern, err := stringArg(args, argPattern, true)
 	if err != nil {

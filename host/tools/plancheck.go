@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,10 @@ import (
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
+
+func init() {
+	register(plugins.ToolPlanCheck, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.planCheck(c.args) })
+}
 
 func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	name, err := stringArg(args, argPlan, false)

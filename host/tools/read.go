@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,10 @@ import (
 
 	"github.com/weavehq/weave/plugins"
 )
+
+func init() {
+	register(plugins.ToolRead, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.read(c.args) })
+}
 
 func (t *Tools) read(args map[string]any) (plugins.ToolResult, error) {
 	real, rel, err := t.pathOf(args)

@@ -8,6 +8,12 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
+func init() {
+	register(plugins.ToolTask, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) {
+		return t.task(ctx, c.caller, c.session, c.args)
+	})
+}
+
 func (t *Tools) task(ctx context.Context, c Caller, session string, args map[string]any) (plugins.ToolResult, error) {
 	agent, err := stringArg(args, argAgent, true)
 	if err != nil {

@@ -1,11 +1,18 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/weavehq/weave/plugins"
 )
+
+func init() {
+	register(plugins.ToolTodoWrite, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) {
+		return t.todowrite(c.session, c.args)
+	})
+}
 
 var todoMarks = map[string]string{"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 

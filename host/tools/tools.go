@@ -63,7 +63,6 @@ import (
 // Argument names.
 const (
 	argPath       = "path"
-	argFilePath   = "file_path" // Claude's name, which command hooks may hand back
 	argContent    = "content"
 	argOffset     = "offset"
 	argLimit      = "limit"
@@ -292,29 +291,38 @@ func (t *Tools) execute(ctx context.Context, c Caller, session, tool string, arg
 }
 
 func (t *Tools) run(ctx context.Context, c Caller, session, tool string, args map[string]any) (plugins.ToolResult, error) {
-	switch tool {
-	case plugins.ToolRead:
-		return t.read(args)
-	case plugins.ToolWrite:
-		return t.write(args)
-	case plugins.ToolEdit:
-		return t.edit(args)
-	case plugins.ToolBash:
-		return t.bash(ctx, args)
-	case plugins.ToolGlob:
-		return t.glob(ctx, args)
-	case plugins.ToolGrep:
-		return t.grep(ctx, args)
-	case plugins.ToolWebFetch:
-		return t.webfetch(ctx, args)
-	case plugins.ToolTask:
-		return t.task(ctx, c, session, args)
-	case plugins.ToolTodoWrite:
-		return t.todowrite(session, args)
-	case plugins.ToolPlanCheck:
-		return t.planCheck(args)
+	impl, ok := registry[tool]
+	if !ok {
+		return failf("there is no tool %q", tool)
 	}
-	return failf("there is no tool %q", tool)
+	return impl(ctx, t, call{caller: c, session: session, args: args})
+}
+
+// call is one allowed tool call as an implementation receives it.
+type call struct {
+	caller  Caller
+	session string
+	args    map[string]any
+}
+
+// impl carries out one tool.
+type impl func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error)
+
+// registry holds each tool's implementation by name. Each tool's file adds
+// its own in init; nothing changes it after.
+var registry = map[string]impl{}
+
+// register adds the implementation of the tool called name, which must be
+// a tool of the host's table (plugins.Tools). A second registration of a
+// name, or an unknown name, is a programming error and panics.
+func register(name string, f impl) {
+	if _, ok := plugins.LookupTool(name); !ok {
+		panic(fmt.Sprintf("tools: register %q: not in the table of tools (plugins.Tools)", name))
+	}
+	if _, dup := registry[name]; dup {
+		panic(fmt.Sprintf("tools: %q registered twice", name))
+	}
+	registry[name] = f
 }
 
 // failf is a tool's domain failure: the agent reads it.

@@ -12,6 +12,12 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
+func init() {
+	register(plugins.ToolWebFetch, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) {
+		return t.webfetch(ctx, c.args)
+	})
+}
+
 const maxRedirects = 10
 
 func (t *Tools) webfetch(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {

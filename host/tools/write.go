@@ -1,12 +1,17 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
 	"github.com/weavehq/weave/internal/atomicfile"
 	"github.com/weavehq/weave/plugins"
 )
+
+func init() {
+	register(plugins.ToolWrite, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.write(c.args) })
+}
 
 func (t *Tools) write(args map[string]any) (plugins.ToolResult, error) {
 	real, rel, err := t.pathOf(args)
