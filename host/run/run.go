@@ -467,19 +467,8 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 // as Tapestry, through the capability gate and the tool hooks, with command
 // output streamed to out and runbook.block_timeout as a command's limit.
 func (r *runner) services(out io.Writer) *tools.Services {
-	caller := tools.Caller{Agent: agents.Tapestry}
 	scope := tools.Scope{Output: out, Timeout: r.o.Config.Runbook.BlockTimeout, TimeoutSet: true}
-	return &tools.Services{
-		Logger: r.o.Logger.With("agent", agents.Tapestry),
-		ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
-			if call.Tool == plugins.ToolBash {
-				if cmd, ok := call.Args["command"].(string); ok {
-					fmt.Fprintf(out, "$ %s\n", commandLine(cmd))
-				}
-			}
-			return r.tools.Call(tools.WithScope(ctx, scope), caller, r.session, call)
-		},
-	}
+	return r.tools.Services(tools.Caller{Agent: agents.Tapestry}, r.session, scope, r.o.Logger.With("agent", agents.Tapestry))
 }
 
 // confirmTick makes sure the task the agent finished is ticked in the file:
@@ -494,10 +483,7 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 	if !ok {
 		return np, false, nil
 	}
-	if cur.Done {
-		return np, true, nil
-	}
-	np, err = plans.SetDoneIn(np, cur, true)
+	np, _, err = r.tools.Tick(np, cur)
 	var gone *plans.TaskGoneError
 	if errors.As(err, &gone) {
 		return np, false, nil
@@ -656,13 +642,4 @@ func NewSessionID(now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("ses_%s_%s", now.UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
-}
-
-// commandLine shows a command by its first line.
-func commandLine(code string) string {
-	code = strings.TrimSpace(code)
-	if i := strings.IndexByte(code, '\n'); i >= 0 {
-		return code[:i] + " …"
-	}
-	return code
 }

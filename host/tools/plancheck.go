@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -20,9 +21,9 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
-	p, res, done := t.planFor(name)
-	if done {
-		return res, nil
+	p, err := t.planFor(name)
+	if err != nil {
+		return failf("plan_check: %v", err)
 	}
 	task, res, done := findTask(p, args[argTask])
 	if done {
@@ -32,18 +33,15 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	if task.Number > 0 {
 		label = fmt.Sprintf("task %d %q", task.Number, task.Title)
 	}
-	if task.Done {
-		pr := p.Progress()
-		return ok("%s of %s was already ticked (%d/%d done)", label, p.Name, pr.Completed, pr.Total)
-	}
-	np, err := plans.SetDoneIn(p, task, true)
+	np, already, err := t.Tick(p, task)
 	if err != nil {
 		// A *plans.TaskGoneError says to reload; the agent can act on it.
 		return failf("plan_check: %v", err)
 	}
-	t.mu.Lock()
-	t.lastPlan = np
-	t.mu.Unlock()
+	if already {
+		pr := p.Progress()
+		return ok("%s of %s was already ticked (%d/%d done)", label, p.Name, pr.Completed, pr.Total)
+	}
 	pr := np.Progress()
 	msg := fmt.Sprintf("ticked %s of %s (%d/%d done)", label, np.Name, pr.Completed, pr.Total)
 	if pr.Complete() {
@@ -52,8 +50,41 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	return ok("%s", msg)
 }
 
-// planFor loads the named plan, or the active one from state.json. done
-// reports that res is the (failed) answer.
+// Tick is the one door through which a plan task is ticked: the plan_check
+// tool, plugins.Host.TickTask (a plan_check call through the gate) and the
+// run's confirmation that a finished task is ticked all pass here. It ticks
+// task of p by patching its checkbox in the file, unless the task is ticked
+// already, and returns the plan as it now is. A *plans.TaskGoneError says
+// the task is no longer in the file.
+func (t *Tools) Tick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
+	if task.Done {
+		return p, true, nil
+	}
+	np, err = plans.SetDoneIn(p, task, true)
+	if err != nil {
+		return np, false, err
+	}
+	t.mu.Lock()
+	t.lastPlan = np
+	t.mu.Unlock()
+	return np, false, nil
+}
+
+// Progress reports the tasks of the named plan, or of the active one (from
+// .weave/state.json) when name is empty: plugins.Host.Progress.
+func (t *Tools) Progress(name string) (plugins.PlanProgress, error) {
+	p, err := t.planFor(name)
+	if err != nil {
+		return plugins.PlanProgress{}, err
+	}
+	pr := p.Progress()
+	out := plugins.PlanProgress{Plan: p.Name, Total: pr.Total, Done: pr.Completed, Tasks: make([]plugins.PlanTask, len(p.Tasks))}
+	for i, tk := range p.Tasks {
+		out.Tasks[i] = plugins.PlanTask{Number: tk.Number, Title: tk.Title, Done: tk.Done}
+	}
+	return out, nil
+}
+
 // recentPlan is the plan plan_check last ticked, read again, when name is
 // its name; reading it again costs no parse when only its marks changed.
 func (t *Tools) recentPlan(name string) *plans.Plan {
@@ -70,37 +101,30 @@ func (t *Tools) recentPlan(name string) *plans.Plan {
 	return p
 }
 
-func (t *Tools) planFor(name string) (*plans.Plan, plugins.ToolResult, bool) {
-	fail := func(format string, a ...any) (*plans.Plan, plugins.ToolResult, bool) {
-		r, _ := failf(format, a...)
-		return nil, r, true
-	}
+// planFor loads the named plan, or the active one from state.json.
+func (t *Tools) planFor(name string) (*plans.Plan, error) {
 	if name != "" {
 		if p := t.recentPlan(name); p != nil {
-			return p, plugins.ToolResult{}, false
+			return p, nil
 		}
-		p, err := plans.Find(t.root, name)
-		if err != nil {
-			return fail("plan_check: %v", err)
-		}
-		return p, plugins.ToolResult{}, false
+		return plans.Find(t.root, name)
 	}
 	st, _, err := plans.NewStore(filepath.Join(t.root, ".weave")).Load()
 	if err != nil {
-		return fail("plan_check: %v", err)
+		return nil, err
 	}
 	if st == nil || st.ActivePlan == "" {
-		return fail("plan_check: no plan is active (no .weave/state.json); name the plan with the plan argument")
+		return nil, errors.New("no plan is active (no .weave/state.json); name the plan with the plan argument")
 	}
 	real, _, err := t.resolve(st.ActivePlan)
 	if err != nil {
-		return fail("plan_check: the active plan %s: %v", st.ActivePlan, err)
+		return nil, fmt.Errorf("the active plan %s: %w", st.ActivePlan, err)
 	}
 	p, err := plans.Load(real)
 	if err != nil {
-		return fail("plan_check: the active plan: %v; name the plan with the plan argument", err)
+		return nil, fmt.Errorf("the active plan: %w; name the plan with the plan argument", err)
 	}
-	return p, plugins.ToolResult{}, false
+	return p, nil
 }
 
 // findTask picks a task by number or by title: exact (case-insensitive)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/weavehq/weave/plugins"
 )
@@ -86,3 +87,75 @@ func (h *Services) Log(ctx context.Context, level, msg string) error {
 }
 
 var _ plugins.Host = (*Services)(nil)
+
+// Model answers chats for agents: the host holds the credentials and sees
+// the token use. plugins.Host.Complete reaches it.
+type Model interface {
+	Complete(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error)
+}
+
+// NoModel is the model service of a host with no model configured: it
+// answers plugins.ErrNoModel.
+type NoModel struct{}
+
+// Complete implements Model.
+func (NoModel) Complete(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error) {
+	return plugins.ChatResponse{}, plugins.ErrNoModel
+}
+
+// WithModel sets the model service agents complete chats with; the default
+// is NoModel.
+func WithModel(m Model) Option { return func(t *Tools) { t.model = m } }
+
+// Services returns the host services of one agent call: its tool calls pass
+// this door as caller in session (under scope: a zero Scope adds nothing),
+// its plans are read and ticked through the same door (a tick is a
+// plan_check call, so the gate and the tool hooks see it), and its chats go
+// to the model service.
+func (t *Tools) Services(caller Caller, session string, scope Scope, logger *slog.Logger) *Services {
+	if logger == nil {
+		logger = t.log
+	}
+	toolFunc := func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+		if scope.Output != nil && call.Tool == plugins.ToolBash {
+			if cmd, ok := call.Args[argCommand].(string); ok {
+				fmt.Fprintf(scope.Output, "$ %s\n", commandLine(cmd))
+			}
+		}
+		if scope.Output != nil || scope.TimeoutSet {
+			ctx = WithScope(ctx, scope)
+		}
+		return t.Call(ctx, caller, session, call)
+	}
+	return &Services{
+		Logger:    logger,
+		ToolFunc:  toolFunc,
+		ModelFunc: t.model.Complete,
+		ProgressFunc: func(_ context.Context, plan string) (plugins.PlanProgress, error) {
+			return t.Progress(plan)
+		},
+		TickFunc: func(ctx context.Context, plan string, task plugins.TaskRef) (plugins.PlanProgress, error) {
+			ref := any(task.Title)
+			if task.Number > 0 {
+				ref = task.Number
+			}
+			res, err := toolFunc(ctx, plugins.ToolCall{Tool: plugins.ToolPlanCheck, Args: map[string]any{argPlan: plan, argTask: ref}})
+			if err != nil {
+				return plugins.PlanProgress{}, err
+			}
+			if res.IsError {
+				return plugins.PlanProgress{}, errors.New(res.Output)
+			}
+			return t.Progress(plan)
+		},
+	}
+}
+
+// commandLine shows a command by its first line.
+func commandLine(code string) string {
+	code = strings.TrimSpace(code)
+	if i := strings.IndexByte(code, '\n'); i >= 0 {
+		return code[:i] + " …"
+	}
+	return code
+}

@@ -127,6 +127,7 @@ type Tools struct {
 	publish   func(plugins.Event)
 	log       *slog.Logger
 	httpBase  *http.Client
+	model     Model
 	now       func() time.Time
 
 	mu    sync.Mutex
@@ -160,7 +161,7 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 		pipeline = nil
 	}
 	t := &Tools{project: abs, root: root, cfg: cfg, limits: toolLimits(cfg.Tools), gate: gate, pipeline: pipeline,
-		log: slog.New(slog.DiscardHandler), now: time.Now, todos: map[string][]todo{}}
+		log: slog.New(slog.DiscardHandler), model: NoModel{}, now: time.Now, todos: map[string][]todo{}}
 	for _, o := range opts {
 		o(t)
 	}
