@@ -71,7 +71,7 @@ func RunbookScripts(t plans.Task) ([]Script, error) {
 		}
 	}
 	if len(work)+len(verify) == 0 {
-		return nil, fmt.Errorf("task %s has no sh or bash blocks: %w", taskLabel(t.Number, t.Title), ErrNeedsModel)
+		return nil, fmt.Errorf("task %s has no sh or bash blocks: %w", plans.TaskLabel(t.Number, t.Title), ErrNeedsModel)
 	}
 	return append(work, verify...), nil
 }
@@ -85,7 +85,7 @@ func TaskRequest(session string, p *plans.Plan, t plans.Task, scripts []Script) 
 	}
 	return plugins.AgentRequest{
 		SessionID: session,
-		Prompt:    fmt.Sprintf("Carry out task %s of plan %s, verify it, and tick it.", taskLabel(t.Number, t.Title), p.Name),
+		Prompt:    fmt.Sprintf("Carry out task %s of plan %s, verify it, and tick it.", plans.TaskLabel(t.Number, t.Title), p.Name),
 		Plan:      p.Path,
 		Task:      &plugins.TaskRef{Number: t.Number, Title: t.Title},
 		Data:      data,
@@ -130,13 +130,6 @@ func RunRunbook(ctx context.Context, h plugins.Host, task TaskPayload) (plugins.
 		return plugins.AgentResponse{Error: "tick the task: " + res.Output}, nil
 	}
 	return plugins.AgentResponse{Output: res.Output, Done: true}, nil
-}
-
-func taskLabel(number int, title string) string {
-	if number > 0 {
-		return fmt.Sprintf("%d (%s)", number, title)
-	}
-	return fmt.Sprintf("%q", title)
 }
 
 func lastLine(s string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -25,7 +26,7 @@ func (TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Age
 		return plugins.AgentResponse{Error: fmt.Sprintf("tapestry expects a plan task in the request data: %v", err)}, nil
 	}
 	if len(task.Scripts) == 0 {
-		return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", taskLabel(task.Number, task.Title), ErrNeedsModel)}, nil
+		return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", plans.TaskLabel(task.Number, task.Title), ErrNeedsModel)}, nil
 	}
 	return RunRunbook(ctx, h, task)
 }

@@ -17,11 +17,7 @@ type TaskGoneError struct {
 }
 
 func (e *TaskGoneError) Error() string {
-	what := fmt.Sprintf("task %q", e.Title)
-	if e.Number > 0 {
-		what = fmt.Sprintf("task %d %q", e.Number, e.Title)
-	}
-	return fmt.Sprintf("%s is no longer in %s (removed or renamed since it was read); the file was left as it is: reload the plan and pick the task again", what, e.Path)
+	return fmt.Sprintf("task %s is no longer in %s (removed or renamed since it was read); the file was left as it is: reload the plan and pick the task again", TaskLabel(e.Number, e.Title), e.Path)
 }
 
 // setRetries bounds how often SetDone starts over when the file changes

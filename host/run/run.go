@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -221,28 +220,16 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	if resumed {
 		r.st = st
 		if st.InFlight != nil {
-			r.warn(fmt.Sprintf("the last run stopped during task %s; it runs again", inFlightLabel(st.InFlight)))
+			r.warn(fmt.Sprintf("the last run stopped during task %s; it runs again", st.InFlight.Label()))
 		}
 	} else {
 		abs, err := filepath.Abs(p.Path)
 		if err != nil {
 			return Result{}, fmt.Errorf("resolve plan path: %w", err)
 		}
-		r.st = &plans.State{
-			SchemaVersion: plans.SchemaVersion,
-			ActivePlan:    abs,
-			StartedAt:     r.o.Now().UTC(),
-			PlanName:      p.Name,
-			Agent:         agents.Tapestry,
-			StartSHA:      plans.GitHead(r.o.Project),
-			Tasks:         map[string]*plans.TaskRecord{},
-		}
+		r.st = plans.NewState(abs, p.Name, agents.Tapestry, plans.GitHead(r.o.Project), r.o.Now())
 	}
-	if r.st.Tasks == nil {
-		r.st.Tasks = map[string]*plans.TaskRecord{}
-	}
-	r.st.SessionIDs = append(r.st.SessionIDs, r.session)
-	r.st.Paused, r.st.PausedReason = false, ""
+	r.st.Resume(r.session)
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
 	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
@@ -317,17 +304,9 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 // runTask runs one task with its retries. It returns the re-read plan to go
 // on with, or nil when the run ended (r.res says how).
 func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*plans.Plan, error) {
-	key := t.Key()
-	rec := r.st.Tasks[key]
-	if rec == nil {
-		rec = &plans.TaskRecord{}
-		r.st.Tasks[key] = rec
-	}
 	logPath := r.logPath(p, t)
 	for attempt := 1; ; attempt++ {
-		rec.Attempts++
-		rec.UpdatedAt = r.o.Now().UTC()
-		r.st.InFlight = &plans.InFlight{Key: key, Number: t.Number, Title: t.Title, StartedAt: rec.UpdatedAt}
+		r.st.Begin(t, r.o.Now())
 		if err := r.save(); err != nil {
 			return nil, err
 		}
@@ -343,12 +322,12 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 
 		if ctx.Err() != nil {
 			// An interrupted attempt is not a failure of the task.
-			rec.Attempts--
+			r.st.Withdraw(t)
 			return nil, r.pauseErr(p, "interrupted")
 		}
 		var pe *pauseError
 		if errors.As(err, &pe) {
-			rec.Attempts--
+			r.st.Withdraw(t)
 			return nil, r.pauseErr(p, pe.reason)
 		}
 		if err == nil {
@@ -357,14 +336,13 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 				return nil, r.failErr(p, &t, terr)
 			}
 			if !ok {
-				r.st.InFlight = nil
-				r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
+				r.st.Drop()
+				r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", t.Label()))
 				return np, nil
 			}
 			// This state reaches disk with the next task's start, so that a
 			// task costs two durable writes: state before, checkbox after.
-			rec.Done, rec.LastError = true, ""
-			r.st.InFlight, r.st.LastError = nil, ""
+			r.st.Finish(t)
 			npr := np.Progress()
 			ev := base
 			ev.Type, ev.Time, ev.Completed, ev.Total, ev.Elapsed = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
@@ -377,12 +355,12 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			return np, nil
 		}
 		if np, gone := r.removed(p, t); gone {
-			r.st.InFlight = nil
-			r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", labelOf(t)))
+			r.st.Drop()
+			r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", t.Label()))
 			return np, nil
 		}
 
-		rec.LastError = err.Error()
+		r.st.Failed(t, err)
 		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel)
 		ev = base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
@@ -415,7 +393,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
 		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
 			defer f.Close()
-			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, labelOf(t))
+			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
 			log = f
 		}
 	}
@@ -489,7 +467,7 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 		return np, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("tick task %s: %w", labelOf(t), err)
+		return nil, false, fmt.Errorf("tick task %s: %w", t.Label(), err)
 	}
 	return np, true, nil
 }
@@ -532,7 +510,7 @@ func (r *runner) pause(p *plans.Plan, reason string) (Result, error) {
 }
 
 func (r *runner) pauseErr(p *plans.Plan, reason string) error {
-	r.st.Paused, r.st.PausedReason, r.st.InFlight = true, reason, nil
+	r.st.Pause(reason)
 	r.res.Status = StatusPaused
 	r.res.Err = errors.New(reason)
 	pr := p.Progress()
@@ -549,10 +527,10 @@ func (r *runner) fail(p *plans.Plan, t *plans.Task, err error) (Result, error) {
 // state.json and on screen.
 func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
 	if t != nil {
-		err = fmt.Errorf("task %s failed: %w", labelOf(*t), err)
+		err = fmt.Errorf("task %s failed: %w", t.Label(), err)
 	}
 	reason := err.Error()
-	r.st.Paused, r.st.PausedReason, r.st.LastError, r.st.InFlight = true, reason, reason, nil
+	r.st.Fail(reason)
 	r.res.Status = StatusFailed
 	r.res.Err = err
 	ev := Event{Type: EventPlanPaused, Time: r.o.Now(), Reason: reason}
@@ -603,20 +581,6 @@ func taskNumber(t plans.Task) int {
 		return t.Number
 	}
 	return t.Index + 1
-}
-
-func labelOf(t plans.Task) string {
-	if t.Number > 0 {
-		return fmt.Sprintf("%d (%s)", t.Number, t.Title)
-	}
-	return strconv.Quote(t.Title)
-}
-
-func inFlightLabel(f *plans.InFlight) string {
-	if f.Number > 0 {
-		return fmt.Sprintf("%d (%s)", f.Number, f.Title)
-	}
-	return strconv.Quote(f.Title)
 }
 
 func problemText(p *plans.Plan, pr plans.Problem) string {

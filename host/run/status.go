@@ -67,7 +67,7 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 			case pid > 0:
 				ps.State, ps.PID = "running", pid
 				if st.InFlight != nil {
-					ps.Current = fmt.Sprintf("%s (for %s)", inFlightLabel(st.InFlight), now.Sub(st.InFlight.StartedAt).Truncate(time.Second))
+					ps.Current = fmt.Sprintf("%s (for %s)", st.InFlight.Label(), now.Sub(st.InFlight.StartedAt).Truncate(time.Second))
 				}
 			case st.Paused:
 				ps.State, ps.PausedReason = "paused", st.PausedReason
@@ -75,7 +75,7 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 				// Recorded as active but nobody drives it: the last run died.
 				ps.State = "active"
 				if st.InFlight != nil {
-					ps.Current = inFlightLabel(st.InFlight) + " (interrupted)"
+					ps.Current = st.InFlight.Label() + " (interrupted)"
 				}
 			}
 		}

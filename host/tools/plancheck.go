@@ -29,10 +29,7 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	if done {
 		return res, nil
 	}
-	label := fmt.Sprintf("task %q", task.Title)
-	if task.Number > 0 {
-		label = fmt.Sprintf("task %d %q", task.Number, task.Title)
-	}
+	label := "task " + task.Label()
 	np, already, err := t.Tick(p, task)
 	if err != nil {
 		// A *plans.TaskGoneError says to reload; the agent can act on it.

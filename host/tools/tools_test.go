@@ -620,7 +620,7 @@ func TestToolPlanCheck(t *testing.T) {
 		want    string
 		ticked  []int // task numbers done afterwards
 	}{
-		{"by number, active plan", true, map[string]any{"task": float64(2)}, false, `ticked task 2 "Add the tests" of login (2/4 done)`, []int{2, 3}},
+		{"by number, active plan", true, map[string]any{"task": float64(2)}, false, `ticked task 2 (Add the tests) of login (2/4 done)`, []int{2, 3}},
 		{"by number as text", true, map[string]any{"task": "1"}, false, "ticked task 1", []int{1, 3}},
 		{"by exact title", true, map[string]any{"task": "add the handler"}, false, "ticked task 1", []int{1, 3}},
 		{"by unique part of a title", true, map[string]any{"task": "handler tests"}, false, "ticked task 4", []int{3, 4}},

@@ -1,0 +1,71 @@
+package plans
+
+import "time"
+
+// The changes a run makes to its work state, one method each, so that what
+// a start, an attempt, a tick, a pause or a failure records is said once.
+
+// NewState is the work state of a plan started afresh at now: path is the
+// plan file (absolute), agent the executing agent, sha the git HEAD.
+func NewState(path, name, agent, sha string, now time.Time) *State {
+	return &State{
+		SchemaVersion: SchemaVersion,
+		ActivePlan:    path,
+		StartedAt:     now.UTC(),
+		PlanName:      name,
+		Agent:         agent,
+		StartSHA:      sha,
+		Tasks:         map[string]*TaskRecord{},
+	}
+}
+
+// Resume records that session (re)takes the plan: the plan is no longer
+// paused.
+func (s *State) Resume(session string) {
+	if s.Tasks == nil {
+		s.Tasks = map[string]*TaskRecord{}
+	}
+	s.SessionIDs = append(s.SessionIDs, session)
+	s.Paused, s.PausedReason = false, ""
+}
+
+// Begin records the start of an attempt at t at now: the task is in flight.
+func (s *State) Begin(t Task, now time.Time) *TaskRecord {
+	rec := s.Record(t.Key())
+	rec.Attempts++
+	rec.UpdatedAt = now.UTC()
+	s.InFlight = &InFlight{Key: t.Key(), Number: t.Number, Title: t.Title, StartedAt: rec.UpdatedAt}
+	return rec
+}
+
+// Withdraw takes back the attempt at t that Begin recorded: an interrupted
+// attempt is not a failure of the task.
+func (s *State) Withdraw(t Task) {
+	if rec := s.Tasks[t.Key()]; rec != nil && rec.Attempts > 0 {
+		rec.Attempts--
+	}
+}
+
+// Finish records t as done: nothing is in flight and no error stands.
+func (s *State) Finish(t Task) {
+	rec := s.Record(t.Key())
+	rec.Done, rec.LastError = true, ""
+	s.InFlight, s.LastError = nil, ""
+}
+
+// Drop records that the task in flight left the plan while it ran.
+func (s *State) Drop() { s.InFlight = nil }
+
+// Failed records why an attempt at t failed.
+func (s *State) Failed(t Task, err error) { s.Record(t.Key()).LastError = err.Error() }
+
+// Pause records that the plan paused for reason (an interruption, a hook).
+func (s *State) Pause(reason string) {
+	s.Paused, s.PausedReason, s.InFlight = true, reason, nil
+}
+
+// Fail pauses the plan after a failure for good, keeping reason as the
+// last error.
+func (s *State) Fail(reason string) {
+	s.Paused, s.PausedReason, s.LastError, s.InFlight = true, reason, reason, nil
+}
