@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -569,5 +570,28 @@ func TestVerificationReminderReadsNoPlanBeforeTheEnd(t *testing.T) {
 	ev := plugins.Event{Name: plugins.EventPlanTaskDone, Plan: "oauth2-login", Cwd: "/p", Data: map[string]any{"completed": 5, "total": 5}}
 	if _, err := h.Handle(context.Background(), ev); err == nil {
 		t.Error("Handle(5/5) did not read the plan")
+	}
+}
+
+// A start the host resolved already is taken as it is: nothing is read
+// from disk (the project here is empty), and a start the host cannot run is
+// left to the host to report.
+func TestStartWorkTakesTheHostsResolution(t *testing.T) {
+	h := NewStartWork(t.TempDir())
+	ev := func(r Resolution) plugins.Event {
+		// As over the wire: Data is JSON.
+		b, _ := json.Marshal(map[string]any{ResolutionKey: r})
+		var data map[string]any
+		_ = json.Unmarshal(b, &data)
+		return plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: "start-work", Arguments: "x", Data: data}
+	}
+	got := handle(t, h, ev(Resolution{Verdict: "resume", PlanName: "oauth2-login", PlanPath: "/p/oauth2-login.md", Completed: 3, Total: 5, Next: &plugins.TaskRef{Number: 4, Title: "Task 4"}}))
+	want := plugins.Decision{Action: plugins.Modify, Args: map[string]any{"plan_path": "/p/oauth2-login.md", "plan_name": "oauth2-login", "mode": "resume", "completed": 3, "total": 5},
+		Context: "Resuming plan oauth2-login: 3/5 tasks done. Continue from the first unchecked task: 4. Task 4"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Handle(resolved resume) mismatch (-want +got):\n%s", diff)
+	}
+	if got := handle(t, h, ev(Resolution{Verdict: "not-found"})); got.Action != plugins.Allow {
+		t.Errorf("Handle(resolved not-found) = %s %q, want allow: the host reports it", got.Action, got.Reason)
 	}
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -49,9 +50,62 @@ func (h *StartWork) registered() Registered { return builtinRegistered(h, h.info
 // Info describes the hook.
 func (h *StartWork) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
 
-// Handle resolves the plan of a start-work command.
+// ResolutionKey is the key of ev.Data under which a host that resolved the
+// plan of a start itself hands the hooks its Resolution: the start-work hook
+// then takes it as it is instead of resolving again, so that a start is
+// resolved once.
+const ResolutionKey = "resolution"
+
+// Resolution is a host's resolution of a start, as the hooks see it.
+type Resolution struct {
+	// Verdict is the plans.Verdict: start, resume, complete, not-found...
+	Verdict   string           `json:"verdict"`
+	PlanName  string           `json:"plan_name,omitempty"`
+	PlanPath  string           `json:"plan_path,omitempty"`
+	Completed int              `json:"completed,omitempty"`
+	Total     int              `json:"total,omitempty"`
+	Next      *plugins.TaskRef `json:"next,omitempty"`
+}
+
+// NewResolution describes res for the hooks.
+func NewResolution(res plans.Resolution) Resolution {
+	out := Resolution{Verdict: string(res.Verdict)}
+	if res.Plan != nil {
+		info := planInfo(res.Plan)
+		out.PlanName, out.PlanPath, out.Completed, out.Total, out.Next = info.Name, info.Path, info.Completed, info.Total, info.Next
+	}
+	return out
+}
+
+// resolutionOf reads a host's resolution from ev, if it carries one.
+func resolutionOf(ev plugins.Event) (Resolution, bool) {
+	raw, ok := ev.Data[ResolutionKey]
+	if !ok {
+		return Resolution{}, false
+	}
+	var r Resolution
+	b, err := json.Marshal(raw)
+	if err != nil || json.Unmarshal(b, &r) != nil || r.Verdict == "" {
+		return Resolution{}, false
+	}
+	return r, true
+}
+
+// Handle resolves the plan of a start-work command. When the host resolved
+// it already (ResolutionKey), the hook describes that resolution and leaves
+// a start it cannot run to the host, which tells the user.
 func (h *StartWork) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
 	if ev.Command != CommandStartWork {
+		return allow, nil
+	}
+	if r, ok := resolutionOf(ev); ok {
+		info := PlanInfo{Name: r.PlanName, Path: r.PlanPath, Completed: r.Completed, Total: r.Total, Next: r.Next}
+		switch plans.Verdict(r.Verdict) {
+		case plans.VerdictStart:
+			return resolved(info, StartModeStart), nil
+		case plans.VerdictResume:
+			return resolved(info, StartModeResume), nil
+		}
 		return allow, nil
 	}
 	project, err := projectDir(ev, h.project)

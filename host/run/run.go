@@ -175,20 +175,24 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	if st, err = r.settle(st); err != nil {
 		return Result{}, err
 	}
+	// The plan is resolved once; the hooks see the command with that
+	// resolution, and a user's hook may refuse the start, or point it at
+	// another plan by setting plan_name.
 	name := r.o.Name
-	// Hooks see the command first: a user's hook may refuse a start, or
-	// point it at another plan by setting plan_name.
-	out := r.fire(ctx, plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: hooks.CommandStartWork, Arguments: name})
-	if out.Blocked() && out.BlockedBy != hooks.StartWorkID {
-		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by hook %s", out.Reason)
-		return r.res, nil
-	}
-	if n, ok := out.Args["plan_name"].(string); ok && n != "" && out.BlockedBy == "" {
-		name = n
-	}
 	res, err := plans.Resolve(r.o.Project, name, st)
 	if err != nil {
 		return Result{}, err
+	}
+	out := r.fire(ctx, plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: hooks.CommandStartWork, Arguments: name,
+		Data: map[string]any{hooks.ResolutionKey: hooks.NewResolution(res)}})
+	if out.Blocked() {
+		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by hook %s", out.Reason)
+		return r.res, nil
+	}
+	if n, ok := out.Args["plan_name"].(string); ok && n != "" && (res.Plan == nil || !strings.EqualFold(n, res.Plan.Name)) {
+		if res, err = plans.Resolve(r.o.Project, n, st); err != nil {
+			return Result{}, err
+		}
 	}
 	r.res.Resolution = res
 	switch res.Verdict {

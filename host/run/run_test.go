@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/internal/proctest"
+	"github.com/weavehq/weave/plugins"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/plans"
@@ -434,4 +436,40 @@ func TestIsRunEvent(t *testing.T) {
 			t.Errorf("IsRunEvent(%q) = %v, want %v", ev, got, want)
 		}
 	}
+}
+
+// The start is resolved once, by the run; the built-in start-work hook
+// takes that resolution and leaves a plan it cannot start to the run, while
+// another hook's refusal stops the start.
+func TestStartWorkResolvesOnce(t *testing.T) {
+	project := newProject(t, map[string]string{"demo": plan(task(1, "Only", "true", ""))})
+	builtins, err := hooks.NewPipeline(hooks.BuiltinHooks(hooks.BuiltinConfig{ProjectDir: project}), hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "nope", Hooks: builtins})
+	if err != nil || res.Status != StatusNotFound {
+		t.Fatalf("StartWork(nope) = %s, %v; want not-found from the run", res.Status, err)
+	}
+	info, _ := refuseStart{}.Info(context.Background())
+	regs := append(hooks.BuiltinHooks(hooks.BuiltinConfig{ProjectDir: project}), hooks.Registered{Hook: refuseStart{}, Info: info})
+	refusing, err := hooks.NewPipeline(regs, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = StartWork(context.Background(), Options{Project: project, Name: "demo", Hooks: refusing})
+	if err != nil || res.Status != StatusBlocked || !strings.Contains(res.Err.Error(), "not today") {
+		t.Fatalf("StartWork(demo) with a refusing hook = %s, %v, %v; want blocked", res.Status, res.Err, err)
+	}
+}
+
+// refuseStart refuses every start.
+type refuseStart struct{}
+
+func (refuseStart) Info(context.Context) (plugins.Info, error) {
+	return plugins.Info{Name: "test.refuse-start", Kind: plugins.KindHook, Events: []string{plugins.EventCommandExecuteBefore}}, nil
+}
+
+func (refuseStart) Handle(context.Context, plugins.Event) (plugins.Decision, error) {
+	return plugins.Decision{Action: plugins.Block, Reason: "not today"}, nil
 }
