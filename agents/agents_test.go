@@ -2,7 +2,8 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,17 +80,19 @@ func TestModelAgentStopsAfterMaxTurns(t *testing.T) {
 	}
 }
 
-func runbookRequest(t *testing.T, scripts ...Script) plugins.AgentRequest {
+// runbookRequest names task 2 of a plan "p" whose blocks are `make` (sh,
+// line 5) and the verify block `test -f out` (bash, line 8).
+func runbookRequest(t *testing.T) plugins.AgentRequest {
 	t.Helper()
-	data, err := json.Marshal(TaskPayload{Plan: "p", Number: 2, Title: "Build", Scripts: scripts})
-	if err != nil {
+	path := filepath.Join(t.TempDir(), "p.md")
+	body := "# P\n\n- [ ] 2. Build\n\n  ```sh\n  make\n  ```\n  ```bash verify\n  test -f out\n  ```\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return plugins.AgentRequest{Data: data}
+	return plugins.AgentRequest{Plan: path, Task: &plugins.TaskRef{Number: 2, Title: "Build"}}
 }
 
 func TestTapestryRunbook(t *testing.T) {
-	scripts := []Script{{Lang: "sh", Code: "make", Line: 5}, {Lang: "bash", Code: "test -f out", Verify: true, Line: 8}}
 	tests := []struct {
 		name    string
 		results map[string]plugins.ToolResult // by command
@@ -110,10 +113,10 @@ func TestTapestryRunbook(t *testing.T) {
 				if c.Args["errexit"] != true {
 					t.Errorf("bash call %v without errexit", c.Args)
 				}
-				return tc.results[c.Args["command"].(string)], nil
+				return tc.results[strings.TrimSpace(c.Args["command"].(string))], nil
 			})
 			h.OnTool(plugins.ToolPlanCheck, plugins.ToolResult{Output: "ticked"})
-			resp, err := TapestryAgent{}.Handle(context.Background(), h, runbookRequest(t, scripts...))
+			resp, err := NewTapestryAgent().Handle(context.Background(), h, runbookRequest(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,8 +22,7 @@ type Script struct {
 	Line int `json:"line"`
 }
 
-// TaskPayload is the plan task a host asks Tapestry to carry out; it travels
-// as the Data of an AgentRequest.
+// TaskPayload is a runbook task as RunRunbook carries it out.
 type TaskPayload struct {
 	// Plan is the plan's name in .weave/plans.
 	Plan   string `json:"plan"`
@@ -76,20 +74,25 @@ func RunbookScripts(t plans.Task) ([]Script, error) {
 	return append(work, verify...), nil
 }
 
-// TaskRequest builds the request that asks Tapestry to carry out task t of
-// plan p.
-func TaskRequest(session string, p *plans.Plan, t plans.Task, scripts []Script) (plugins.AgentRequest, error) {
-	data, err := json.Marshal(TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts})
-	if err != nil {
-		return plugins.AgentRequest{}, fmt.Errorf("encode task: %w", err)
-	}
+// TaskRequest asks Tapestry to carry out task t of plan p. The request
+// names the plan file and the task once; Tapestry reads the task's blocks
+// from the plan itself. The prompt says the same for a model.
+func TaskRequest(session string, p *plans.Plan, t plans.Task) plugins.AgentRequest {
 	return plugins.AgentRequest{
 		SessionID: session,
-		Prompt:    fmt.Sprintf("Carry out task %s of plan %s, verify it, and tick it.", plans.TaskLabel(t.Number, t.Title), p.Name),
+		Prompt:    fmt.Sprintf("Carry out task %s of plan %s, verify it, and tick it.", t.Label(), p.Name),
 		Plan:      p.Path,
 		Task:      &plugins.TaskRef{Number: t.Number, Title: t.Title},
-		Data:      data,
-	}, nil
+	}
+}
+
+// ResponseError turns an agent's error message back into an error; a task
+// that needs a model (ErrNeedsModel) stays recognisable as one.
+func ResponseError(msg string) error {
+	if rest, ok := strings.CutSuffix(msg, ": "+ErrNeedsModel.Error()); ok {
+		return fmt.Errorf("%s: %w", rest, ErrNeedsModel)
+	}
+	return errors.New(msg)
 }
 
 // RunRunbook carries out a runbook task through the host: every block runs

@@ -47,7 +47,7 @@ func builtinRegistry(project string) (*plugins.Registry, error) {
 	for _, role := range agents.Roles() {
 		var a plugins.Agent = agents.ModelAgent{Role: role}
 		if role.Name == agents.Tapestry {
-			a = agents.TapestryAgent{}
+			a = agents.NewTapestryAgent()
 		}
 		reg.RegisterAgent(agents.AgentID(role.Name), a)
 	}

@@ -32,7 +32,7 @@ func (a *idleAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 	if idle {
 		return plugins.AgentResponse{Output: "I will stop here."}, nil
 	}
-	return agents.TapestryAgent{}.Handle(ctx, h, req)
+	return agents.NewTapestryAgent().Handle(ctx, h, req)
 }
 
 func continuationRun(t *testing.T, agent plugins.Agent) (Result, string) {

@@ -113,7 +113,7 @@ func StartWork(ctx context.Context, o Options) (Result, error) {
 		r.o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if r.o.Agent == nil {
-		r.o.Agent = agents.TapestryAgent{}
+		r.o.Agent = agents.NewTapestryAgent()
 	}
 	r.session = r.o.Session
 	if r.session == "" {
@@ -388,11 +388,6 @@ func (e *pauseError) Error() string { return "paused: " + e.reason }
 // runLogged has the agent carry out the task, with the output of its
 // commands going to the observer, one event per line, and to the task's log.
 func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
-	scripts, err := agents.RunbookScripts(t)
-	if err != nil {
-		// No model yet: a task without blocks cannot be carried out.
-		return err
-	}
 	var log io.Writer
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
 		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
@@ -410,10 +405,8 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		r.o.Observe(ev)
 	}}
 	defer w.flush()
-	req, err := agents.TaskRequest(r.session, p, t, scripts)
-	if err != nil {
-		return err
-	}
+	req := agents.TaskRequest(r.session, p, t)
+	var err error
 	for nudges := 0; ; nudges++ {
 		var resp plugins.AgentResponse
 		resp, err = r.o.Agent.Handle(ctx, r.services(w), req)
@@ -421,7 +414,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		case err != nil:
 			err = fmt.Errorf("tapestry: %w", err)
 		case resp.Error != "":
-			err = errors.New(resp.Error)
+			err = agents.ResponseError(resp.Error)
 		case !resp.Done:
 			// The agent ended its turn with the task unfinished: its session
 			// is idle. The work-continuation hook may nudge it on, or pause.
