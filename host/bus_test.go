@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weavehq/weave/host/run/runtest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -606,7 +608,7 @@ func TestLoopStatus(t *testing.T) {
 	}
 	ws := startWSBus(t, "")
 	// The run joins the bus over WebSocket, as start-work --bus does.
-	obs := run.LoopObserver(ctx, openBus(t, config.Default(), ws.url), newProject(t, map[string]string{"demo": "# Demo\n"}), nil, nil)
+	obs := run.LoopObserver(ctx, openBus(t, config.Default(), ws.url), runtest.NewProject(t, map[string]string{"demo": "# Demo\n"}), nil, nil)
 	obs(run.Event{Type: run.EventPlanStarted, Time: t0, Plan: "demo", Completed: 0, Total: 2})
 	obs(run.Event{Type: run.EventTaskStarted, Time: t0.Add(time.Second), Plan: "demo", Task: 1, Title: "One", Completed: 0, Total: 2})
 	info, err := LoopStatus(ctx, config.Default(), ws.url, t0.Add(10*time.Second))

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/weavehq/weave/host/run/runtest"
+
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
-	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
@@ -40,7 +39,7 @@ func TestStartWorkOnTheBus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			project := newProject(t, map[string]string{"demo": busRunPlan})
+			project := runtest.NewProject(t, map[string]string{"demo": busRunPlan})
 			b, _ := bus.NewMemory(bus.DefaultOptions())
 			defer b.Close()
 			ctx := context.Background()
@@ -64,7 +63,7 @@ func TestStartWorkOnTheBus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := recordLoop(t, b)
+			rec := runtest.RecordLoop(t, b)
 			regs, err := BusHooks(ctx, b, config.Default())
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +107,7 @@ func TestStartWorkOnTheBus(t *testing.T) {
 					t.Errorf("loop event %d = %s, want %s", i, e.Kind, want)
 				}
 			}
-			if as := anchors(t, b); len(as) != 1 {
+			if as := runtest.Anchors(t, b); len(as) != 1 {
 				t.Errorf("anchors = %+v, want one at the end of the run", as)
 			}
 		})
@@ -130,7 +129,7 @@ func (blockBash) Handle(_ context.Context, ev plugins.Event) (plugins.Decision, 
 }
 
 func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
-	project := newProject(t, map[string]string{"p": "# P\n\n## TODOs\n\n- [ ] 1. Only\n  ```sh\n  true\n  ```\n"})
+	project := runtest.NewProject(t, map[string]string{"p": "# P\n\n## TODOs\n\n- [ ] 1. Only\n  ```sh\n  true\n  ```\n"})
 	b, err := bus.NewMemory(bus.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -176,47 +175,4 @@ func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no denial published on " + DeniedTopic)
 	}
-}
-
-// newProject makes a project with the given plans (name -> markdown).
-func newProject(t *testing.T, planFiles map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range planFiles {
-		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// recordLoop subscribes to loop:current and returns what arrived.
-func recordLoop(t *testing.T, b bus.Bus) *bustest.Recorder {
-	t.Helper()
-	rec := bustest.Processed()
-	if _, err := b.Subscribe(context.Background(), loop.TopicCurrent, rec.Handle, bus.SubscribeOptions{Name: "status"}); err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
-
-// anchors reads loop:anchor from the start.
-func anchors(t *testing.T, b bus.Bus) []loop.Anchor {
-	t.Helper()
-	var out []loop.Anchor
-	err := b.Replay(context.Background(), loop.TopicAnchor, 1, func(_ uint64, m bus.Message) bool {
-		a, err := loop.DecodeAnchor(m.Payload)
-		if err != nil {
-			t.Fatalf("loop.DecodeAnchor(%s) = %v", m.Payload, err)
-		}
-		out = append(out, a)
-		return true
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weavehq/weave/host/run/runtest"
 )
 
 func TestFindProjectWalksUp(t *testing.T) {
-	project := newProject(t, nil)
+	project := runtest.NewProject(t, nil)
 	deep := filepath.Join(project, "a", "b")
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)

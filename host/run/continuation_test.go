@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weavehq/weave/host/run/runtest"
+
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
@@ -37,7 +39,7 @@ func (a *idleAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 
 func continuationRun(t *testing.T, agent plugins.Agent) (Result, string) {
 	t.Helper()
-	project := newProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""), task(2, "Then", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""), task(2, "Then", "true", ""))})
 	cfg := config.Default()
 	cfg.WorkContinuation.Enabled = true
 	pipeline, err := hooks.NewPipeline(hooks.BuiltinHooks(hooks.BuiltinConfig{ProjectDir: project, WorkContinuation: true, MaxNudges: cfg.WorkContinuation.MaxStaleNudges, Timeout: cfg.Hook.Timeout}), hooks.Options{})
@@ -87,7 +89,7 @@ func TestIdleAgentWithoutProgressPausesThePlan(t *testing.T) {
 }
 
 func TestIdleAgentWithoutContinuationFails(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""))})
 	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Agent: &idleAgent{idle: 1 << 30}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weavehq/weave/host/run/runtest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weavehq/weave/bus"
-	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/loop"
 )
 
@@ -59,16 +60,6 @@ func loopProject(t *testing.T) string {
 	return dir
 }
 
-// recordLoop subscribes to loop:current and returns what arrived.
-func recordLoop(t *testing.T, b bus.Bus) *bustest.Recorder {
-	t.Helper()
-	rec := bustest.Processed()
-	if _, err := b.Subscribe(context.Background(), loop.TopicCurrent, rec.Handle, bus.SubscribeOptions{Name: "status"}); err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
-
 // loopSummary is what a test checks of one loop:current event.
 type loopSummary struct {
 	Kind   loop.Kind
@@ -103,23 +94,6 @@ func summarize(t *testing.T, msgs []bus.Message) []loopSummary {
 	return out
 }
 
-func anchors(t *testing.T, b bus.Bus) []loop.Anchor {
-	t.Helper()
-	var out []loop.Anchor
-	err := b.Replay(context.Background(), loop.TopicAnchor, 1, func(_ uint64, m bus.Message) bool {
-		a, err := loop.DecodeAnchor(m.Payload)
-		if err != nil {
-			t.Fatalf("loop.DecodeAnchor(%s) = %v", m.Payload, err)
-		}
-		out = append(out, a)
-		return true
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func feed(obs Observer, evs []Event) {
 	for _, ev := range evs {
 		obs(ev)
@@ -131,7 +105,7 @@ func TestLoopObserverSequences(t *testing.T) {
 	prompt := filepath.Join(project, ".weave", "plans", "demo.md")
 	b, _ := bus.NewMemory(bus.DefaultOptions())
 	defer b.Close()
-	rec := recordLoop(t, b)
+	rec := runtest.RecordLoop(t, b)
 	ctx := context.Background()
 
 	var seen []string
@@ -170,7 +144,7 @@ func TestLoopObserverSequences(t *testing.T) {
 		{Goal: "Plan demo, task 2: Two", Mode: loop.ModeLoop, Iteration: "2/2", NextStep: "Plan demo is complete; nothing left to run", Timestamp: at(103)},
 		{Goal: "Plan demo, task 1: One", Mode: loop.ModeLoop, Iteration: "0/2", NextStep: "Run `weave start-work demo` to resume at task 1", Timestamp: at(203)},
 	}
-	if diff := cmp.Diff(wantAnchors, anchors(t, b)); diff != "" {
+	if diff := cmp.Diff(wantAnchors, runtest.Anchors(t, b)); diff != "" {
 		t.Errorf("loop:anchor (-want +got):\n%s", diff)
 	}
 
@@ -204,7 +178,7 @@ func TestLoopObserverGitAnchor(t *testing.T) {
 	b, _ := bus.NewMemory(bus.DefaultOptions())
 	defer b.Close()
 	feed(LoopObserver(context.Background(), b, project, nil, nil), pausedRun)
-	as := anchors(t, b)
+	as := runtest.Anchors(t, b)
 	if len(as) != 1 {
 		t.Fatalf("anchors = %+v, want one", as)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weavehq/weave/host/run/runtest"
+
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/internal/proctest"
 	"github.com/weavehq/weave/plugins"
@@ -18,26 +20,6 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/plans"
 )
-
-// newProject makes a project with the given plans (name -> markdown).
-func newProject(t *testing.T, planFiles map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range planFiles {
-		writePlan(t, dir, name, body)
-	}
-	return dir
-}
-
-func writePlan(t *testing.T, project, name, body string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(project, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func readPlan(t *testing.T, project, name string) string {
 	t.Helper()
@@ -137,7 +119,7 @@ func loadState(t *testing.T, project string) *plans.State {
 }
 
 func TestStartWorkRunsAndTicksEveryTask(t *testing.T) {
-	project := newProject(t, map[string]string{"build": plan(
+	project := runtest.NewProject(t, map[string]string{"build": plan(
 		task(1, "Make a file", "echo one > a.txt", "grep -q one a.txt"),
 		task(2, "Append", "echo two >> a.txt", "test $(wc -l < a.txt) -eq 2"),
 	)})
@@ -168,7 +150,7 @@ func TestStartWorkRunsAndTicksEveryTask(t *testing.T) {
 }
 
 func TestStartWorkOutputReachesObserverAndLog(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Talk", "echo hello; echo oops >&2; printf tail", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Talk", "echo hello; echo oops >&2; printf tail", ""))})
 	rec := &recorder{}
 	if res := start(t, context.Background(), project, "p", rec); res.Status != StatusDone {
 		t.Fatalf("status = %s (%v)", res.Status, res.Err)
@@ -186,7 +168,7 @@ func TestStartWorkOutputReachesObserverAndLog(t *testing.T) {
 }
 
 func TestStartWorkFailingTaskRetriesOnceThenPauses(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(
+	project := runtest.NewProject(t, map[string]string{"p": plan(
 		task(1, "Good", "true", ""),
 		task(2, "Bad", "echo run >> runs.txt", "false"),
 		task(3, "Never", "touch never.txt", ""),
@@ -219,7 +201,7 @@ func TestStartWorkFailingTaskRetriesOnceThenPauses(t *testing.T) {
 	}
 
 	// Fixing the cause and running again resumes at the failed task.
-	writePlan(t, project, "p", strings.Replace(readPlan(t, project, "p"), "  false\n", "  true\n", 1))
+	runtest.WritePlan(t, project, "p", strings.Replace(readPlan(t, project, "p"), "  false\n", "  true\n", 1))
 	rec2 := &recorder{}
 	res = start(t, context.Background(), project, "", rec2)
 	if res.Status != StatusDone {
@@ -231,7 +213,7 @@ func TestStartWorkFailingTaskRetriesOnceThenPauses(t *testing.T) {
 }
 
 func TestStartWorkTaskWithoutBlocksNeedsModel(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan("- [ ] 1. Think hard\n  **What**: something only a model can do\n")})
+	project := runtest.NewProject(t, map[string]string{"p": plan("- [ ] 1. Think hard\n  **What**: something only a model can do\n")})
 	res := start(t, context.Background(), project, "p", &recorder{})
 	if res.Status != StatusFailed || !errors.Is(res.Err, agents.ErrNeedsModel) {
 		t.Fatalf("result = %s %v, want failed with ErrNeedsModel", res.Status, res.Err)
@@ -245,7 +227,7 @@ func TestStartWorkTaskWithoutBlocksNeedsModel(t *testing.T) {
 }
 
 func TestStartWorkInterruptPausesAndStopsProcessGroup(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(
+	project := runtest.NewProject(t, map[string]string{"p": plan(
 		task(1, "Hang", "sleep 300 & echo $! > child.pid; echo started; wait", ""),
 		task(2, "Next", "true", ""),
 	)})
@@ -279,16 +261,16 @@ func TestStartWorkInterruptPausesAndStopsProcessGroup(t *testing.T) {
 
 	// The next run resumes at the interrupted task.
 	rec2 := &recorder{}
-	writePlan(t, project, "p", strings.Replace(readPlan(t, project, "p"), "sleep 300 & echo $! > child.pid; echo started; wait", "true", 1))
+	runtest.WritePlan(t, project, "p", strings.Replace(readPlan(t, project, "p"), "sleep 300 & echo $! > child.pid; echo started; wait", "true", 1))
 	if res := start(t, context.Background(), project, "", rec2); res.Status != StatusDone {
 		t.Fatalf("resume = %s (%v), want done", res.Status, res.Err)
 	}
 }
 
 func TestStartWorkHonoursPlanEditedWhileRunning(t *testing.T) {
-	project := newProject(t, map[string]string{})
+	project := runtest.NewProject(t, map[string]string{})
 	body := plan(task(1, "First", "true", ""), task(2, "Second", "touch second.txt", ""))
-	writePlan(t, project, "p", body)
+	runtest.WritePlan(t, project, "p", body)
 	edited := false
 	rec := &recorder{}
 	rec.hook = func(ev Event) {
@@ -299,7 +281,7 @@ func TestStartWorkHonoursPlanEditedWhileRunning(t *testing.T) {
 			cur := readPlan(t, project, "p")
 			cur = strings.Replace(cur, "# Test plan", "# Test plan (edited)\n\nNotes added while running.", 1)
 			cur += "\n" + task(3, "Added later", "touch third.txt", "")
-			writePlan(t, project, "p", cur)
+			runtest.WritePlan(t, project, "p", cur)
 		}
 	}
 	res := start(t, context.Background(), project, "p", rec)
@@ -318,12 +300,12 @@ func TestStartWorkHonoursPlanEditedWhileRunning(t *testing.T) {
 }
 
 func TestStartWorkTaskRemovedWhileRunning(t *testing.T) {
-	project := newProject(t, map[string]string{})
-	writePlan(t, project, "p", plan(task(1, "Doomed", "true", ""), task(2, "Kept", "true", "")))
+	project := runtest.NewProject(t, map[string]string{})
+	runtest.WritePlan(t, project, "p", plan(task(1, "Doomed", "true", ""), task(2, "Kept", "true", "")))
 	rec := &recorder{}
 	rec.hook = func(ev Event) {
 		if ev.Type == EventTaskStarted && ev.Task == 1 {
-			writePlan(t, project, "p", plan(task(2, "Kept", "true", "")))
+			runtest.WritePlan(t, project, "p", plan(task(2, "Kept", "true", "")))
 		}
 	}
 	res := start(t, context.Background(), project, "p", rec)
@@ -339,7 +321,7 @@ func TestStartWorkTaskRemovedWhileRunning(t *testing.T) {
 }
 
 func TestStartWorkCorruptStateIsMovedAside(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Do", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Do", "true", ""))})
 	if err := os.WriteFile(filepath.Join(project, ".weave", "state.json"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +340,7 @@ func TestStartWorkCorruptStateIsMovedAside(t *testing.T) {
 }
 
 func TestStartWorkSecondProcessIsLockedOut(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Do", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Do", "true", ""))})
 	release, err := plans.NewStore(filepath.Join(project, ".weave")).Lock()
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +370,7 @@ func TestStartWorkResolutions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			project := newProject(t, tc.plans)
+			project := runtest.NewProject(t, tc.plans)
 			res := start(t, context.Background(), project, tc.arg, &recorder{})
 			if res.Status != tc.want {
 				t.Fatalf("status = %s, want %s", res.Status, tc.want)
@@ -401,7 +383,7 @@ func TestStartWorkResolutions(t *testing.T) {
 }
 
 func TestStartWorkRejectsNameOutsidePlans(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Do", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Do", "true", ""))})
 	if err := os.WriteFile(filepath.Join(project, ".weave", "secret.md"), []byte(plan(task(1, "X", "touch pwned", ""))), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +398,7 @@ func TestStartWorkRejectsNameOutsidePlans(t *testing.T) {
 
 func TestStartWorkClearsStateOfFinishedPlan(t *testing.T) {
 	done := strings.Replace(plan(task(1, "Done", "true", "")), "[ ]", "[x]", 1)
-	project := newProject(t, map[string]string{"p": done})
+	project := runtest.NewProject(t, map[string]string{"p": done})
 	store := plans.NewStore(filepath.Join(project, ".weave"))
 	// As left by a run killed between its last tick and its cleanup.
 	if err := store.Save(&plans.State{SchemaVersion: 1, ActivePlan: filepath.Join(project, ".weave", "plans", "p.md"), PlanName: "p"}); err != nil {
@@ -442,7 +424,7 @@ func TestIsRunEvent(t *testing.T) {
 // takes that resolution and leaves a plan it cannot start to the run, while
 // another hook's refusal stops the start.
 func TestStartWorkResolvesOnce(t *testing.T) {
-	project := newProject(t, map[string]string{"demo": plan(task(1, "Only", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"demo": plan(task(1, "Only", "true", ""))})
 	builtins, err := hooks.NewPipeline(hooks.BuiltinHooks(hooks.BuiltinConfig{ProjectDir: project}), hooks.Options{})
 	if err != nil {
 		t.Fatal(err)
