@@ -128,13 +128,16 @@ func LookupTool(name string) (ToolDef, bool) {
 // so that the gate, the hooks and the tool agree on which file a call
 // touches.
 func ToolPath(args map[string]any) (string, bool) {
-	for _, k := range pathArgNames() {
+	for _, k := range pathArgs {
 		if s, ok := args[k].(string); ok && s != "" {
 			return s, true
 		}
 	}
 	return "", false
 }
+
+// pathArgs are the names a path argument goes by, worked out once.
+var pathArgs = pathArgNames()
 
 // pathArgNames are the names a path argument goes by: each tool's PathArg,
 // then Claude Code's names for them.
