@@ -14,6 +14,10 @@
 // prints its Manifest as JSON and exits; that is what `weave plugins list`
 // shows. Test it with package plugintest, without the weave binary.
 //
+// An agent offers its model the host's tools from Tools (or ToolSpec of one
+// tool from LookupTool): the same table the host's capability gate, its
+// Claude Code hook mapping and its configuration read.
+//
 // # Protocol
 //
 // Plugins are subprocesses spoken to through hashicorp/go-plugin over gRPC,
