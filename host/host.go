@@ -35,6 +35,7 @@ type Host struct {
 	hookOpts hooks.Options
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
+	model    tools.Model
 
 	closeOnce sync.Once
 	closeErr  error
@@ -52,6 +53,7 @@ type openOptions struct {
 	busURL string
 	hooks  bool
 	tools  bool
+	model  tools.Model
 }
 
 // WithLogger sets the host log; the default discards.
@@ -60,6 +62,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *openOptions) { o.logger 
 // WithBus opens the bus: the one at url (or config bus.url, or
 // $WEAVE_BUS_URL; see BusURL), else the embedded one.
 func WithBus(url string) Option { return func(o *openOptions) { o.bus, o.busURL = true, url } }
+
+// WithModel sets the model service agents complete chats with
+// (plugins.Host.Complete); without it, they are told no model is
+// configured.
+func WithModel(m tools.Model) Option { return func(o *openOptions) { o.model = m } }
 
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
@@ -85,7 +92,10 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger}
+	if o.model == nil {
+		o.model = tools.NoModel{}
+	}
+	h := &Host{project: project, cfg: cfg, logger: o.logger, model: o.model}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -144,7 +154,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 	if h.bus != nil {
 		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
 	}
-	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), delegation, tools.WithEventFunc(h.denied))
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), delegation, tools.WithEventFunc(h.denied), tools.WithModel(h.model))
 }
 
 // Close stops everything the host started, in the reverse order of its
