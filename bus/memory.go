@@ -152,9 +152,14 @@ func (b *Memory) route(topic string) (*route, error) {
 	}
 	r := &route{topic: topic, retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
 	var seen map[string]struct{}
+	everyone := IsBroadcast(topic)
 	for i := len(snap.subs) - 1; i >= 0; i-- {
 		s := snap.subs[i]
 		if !s.pat.match(topic) {
+			continue
+		}
+		if everyone {
+			r.subs = append(r.subs, s) // broadcast: no supersession
 			continue
 		}
 		if _, dup := seen[s.pat.raw]; dup {

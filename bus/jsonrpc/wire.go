@@ -228,9 +228,9 @@ type InitializeResult struct {
 
 // Capabilities is what the server offers.
 type Capabilities struct {
-	Subscribe      bool     `json:"subscribe"`
-	Publish        bool     `json:"publish"`
-	ProcessMessage bool     `json:"processMessage"`
+	Subscribe      bool `json:"subscribe"`
+	Publish        bool `json:"publish"`
+	ProcessMessage bool `json:"processMessage"`
 	// Topics is always sent, [] when there is nothing to advertise: bub's
 	// client rejects a result without it.
 	Topics []string `json:"topics"`
@@ -322,23 +322,23 @@ type SendResult struct {
 	// StopPropagation is true when a subscriber asked for it in its ack;
 	// whether the walk stopped for another reason (a processed ack under
 	// stopPropagationOnProcessed) is not reported here.
-	StopPropagation bool `json:"stopPropagation"`
-	MessageID       string    `json:"messageId"`
-	Delivered       int       `json:"delivered"`
-	DeadLettered    bool      `json:"deadLettered,omitempty"`
-	Duplicate       bool      `json:"duplicate,omitempty"`
-	Offset          uint64    `json:"offset,omitempty"`
+	StopPropagation bool   `json:"stopPropagation"`
+	MessageID       string `json:"messageId"`
+	Delivered       int    `json:"delivered"`
+	DeadLettered    bool   `json:"deadLettered,omitempty"`
+	Duplicate       bool   `json:"duplicate,omitempty"`
+	Offset          uint64 `json:"offset,omitempty"`
 }
 
 func sendResultOf(r bus.Result) SendResult {
 	out := SendResult{
-		Success:         r.Delivered > 0,
-		Acks:            make([]AckInfo, 0, len(r.Acks)),
-		MessageID:       r.MessageID,
-		Delivered:       r.Delivered,
-		DeadLettered:    r.DeadLettered,
-		Duplicate:       r.Duplicate,
-		Offset:          r.Offset,
+		Success:      r.Delivered > 0,
+		Acks:         make([]AckInfo, 0, len(r.Acks)),
+		MessageID:    r.MessageID,
+		Delivered:    r.Delivered,
+		DeadLettered: r.DeadLettered,
+		Duplicate:    r.Duplicate,
+		Offset:       r.Offset,
 	}
 	for _, a := range r.Acks {
 		out.StopPropagation = out.StopPropagation || a.StopPropagation
