@@ -158,8 +158,8 @@ func (b *Memory) route(topic string) (*route, error) {
 		if !s.pat.match(topic) {
 			continue
 		}
-		if everyone {
-			r.subs = append(r.subs, s) // broadcast: no supersession
+		if everyone || s.observer {
+			r.subs = append(r.subs, s) // no supersession either way
 			continue
 		}
 		if _, dup := seen[s.pat.raw]; dup {
@@ -294,6 +294,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 		q:            make(chan delivery, size),
 		asyncTimeout: opts.Timeout,
 		cooperative:  opts.Cooperative,
+		observer:     opts.Observer,
 		removedCh:    make(chan struct{}),
 	}
 	b.mu.Lock()
@@ -579,6 +580,7 @@ type memSub struct {
 	// the context of queued deliveries, none when zero.
 	asyncTimeout time.Duration
 	cooperative  bool // SubscribeOptions.Cooperative
+	observer     bool // SubscribeOptions.Observer
 	q            chan delivery
 
 	removed atomic.Bool
