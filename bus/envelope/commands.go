@@ -150,7 +150,7 @@ func (b *Broker) result(ctx context.Context, s *session, ev Envelope, r Result) 
 	if _, err := b.emit(ctx, s, ev); err != nil {
 		return err
 	}
-	if st == nil || st.action.RelayID == "" {
+	if st == nil || st.action.RelayID == "" || isReply(st.action) {
 		return nil
 	}
 	rs := s.relays[st.action.RelayID]

@@ -98,7 +98,7 @@ const (
 	TypeEventsRecord   = "events.record"
 	// TypeRelayAccepted names the payload of relay.submit's reply.
 	TypeRelayAccepted = "relay.accepted"
-	TypeError          = "error"
+	TypeError         = "error"
 )
 
 // NewID returns a fresh envelope id (a random UUID).

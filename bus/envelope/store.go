@@ -272,7 +272,7 @@ func (b *Broker) applySubmit(s *session, ev Envelope) {
 	evp := &ev
 	for _, a := range p.Actions {
 		s.remember(&actionState{action: a, groupID: p.GroupID, submitter: ev.Src, target: ev.Dst, event: evp})
-		if a.RelayID != "" {
+		if a.RelayID != "" && !isReply(a) { // replies are correlated, not part of it
 			r := s.relays[a.RelayID]
 			if r == nil {
 				r = &relayState{owner: ev.Src}
@@ -308,7 +308,7 @@ func (b *Broker) applyResult(s *session, ev Envelope) {
 	}
 	s.finish(st, p.Status)
 	s.compactActions()
-	if r := s.relays[st.action.RelayID]; r != nil && st.action.RelayID != "" {
+	if r := s.relays[st.action.RelayID]; r != nil && st.action.RelayID != "" && !isReply(st.action) {
 		r.pending--
 		if p.Status != ResultCompleted {
 			r.failed++
