@@ -157,6 +157,13 @@ type SubscribeOptions struct {
 	// this way, so that a peer subscribing to the same pattern cannot take
 	// its messages away.
 	Observer bool
+	// Accept, when set, is asked about each matching message before it is
+	// queued or the handler called; a message it refuses is not delivered
+	// to this subscription (and not counted). It runs on the publisher's
+	// goroutine, so it must be quick and must not block. It saves a
+	// subscriber the hand-off of messages it would drop at once, such as
+	// its own writes.
+	Accept func(Message) bool
 }
 
 // Subscription is a live subscription. Unsubscribe stops new deliveries at

@@ -218,6 +218,9 @@ func (b *Memory) Publish(ctx context.Context, m Message) (res Result, err error)
 		return res, err
 	}
 	for _, s := range r.subs {
+		if s.accept != nil && !s.accept(m) {
+			continue
+		}
 		switch s.enqueue(ctx, &m) {
 		case enqueued:
 			res.Delivered++
@@ -239,7 +242,7 @@ func (b *Memory) Request(ctx context.Context, m Message) (res Result, err error)
 
 func (b *Memory) walk(ctx context.Context, m Message, subs []*memSub, res Result) (Result, error) {
 	for _, s := range subs {
-		if s.removed.Load() {
+		if s.removed.Load() || (s.accept != nil && !s.accept(m)) {
 			continue
 		}
 		ack, dead, err := s.request(ctx, m)
@@ -295,6 +298,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 		asyncTimeout: opts.Timeout,
 		cooperative:  opts.Cooperative,
 		observer:     opts.Observer,
+		accept:       opts.Accept,
 		removedCh:    make(chan struct{}),
 	}
 	b.mu.Lock()
@@ -579,8 +583,9 @@ type memSub struct {
 	// asyncTimeout is SubscribeOptions.Timeout as given: the deadline of
 	// the context of queued deliveries, none when zero.
 	asyncTimeout time.Duration
-	cooperative  bool // SubscribeOptions.Cooperative
-	observer     bool // SubscribeOptions.Observer
+	cooperative  bool               // SubscribeOptions.Cooperative
+	observer     bool               // SubscribeOptions.Observer
+	accept       func(Message) bool // SubscribeOptions.Accept
 	q            chan delivery
 
 	removed atomic.Bool

@@ -33,6 +33,7 @@ func Run(t *testing.T, newBus NewBus) {
 		{"Matching", testMatching},
 		{"LastMatchWins", testLastMatchWins},
 		{"BroadcastReachesEveryone", testBroadcast},
+		{"ObserverAndAccept", testObserverAndAccept},
 		{"Policies", testPolicies},
 		{"RequestAcks", testRequestAcks},
 		{"RequestHandlerFailures", testRequestHandlerFailures},
@@ -238,6 +239,23 @@ func testBroadcast(t *testing.T, newBus NewBus) {
 	}
 	rec.WaitN(t, 1)
 	rec2.WaitN(t, 1)
+}
+
+// testObserverAndAccept: an observer subscription is outside last match
+// wins, and Accept drops what it refuses before delivery.
+func testObserverAndAccept(t *testing.T, newBus NewBus) {
+	b := open(t, newBus, bus.Options{DefaultPolicy: bus.ContinueAll})
+	subscribe(t, b, "log:", ack(true), bus.SubscribeOptions{Name: "observer", Observer: true,
+		Accept: func(m bus.Message) bool { return m.Headers["origin"] != "me" }})
+	subscribe(t, b, "log:", ack(true), bus.SubscribeOptions{Name: "peer"})
+	if diff := cmp.Diff([]string{"peer", "observer"}, ackers(request(t, b, msg("log:1")))); diff != "" {
+		t.Errorf("Request(log:1) acks (-want +got):\n%s", diff)
+	}
+	m := msg("log:2")
+	m.Headers = map[string]string{"origin": "me"}
+	if diff := cmp.Diff([]string{"peer"}, ackers(request(t, b, m))); diff != "" {
+		t.Errorf("Request(log:2 from me) acks (-want +got):\n%s", diff)
+	}
 }
 
 func testPolicies(t *testing.T, newBus NewBus) {

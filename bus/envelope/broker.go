@@ -121,7 +121,9 @@ func Open(ctx context.Context, bb bus.Bus, opts Options) (*Broker, error) {
 	}
 	// Subscribe before reading, so nothing written in between is missed.
 	for _, pattern := range []string{EventsTopicPrefix, IndexTopic} {
-		sub, err := bb.Subscribe(ctx, pattern, b.onBusEvent, bus.SubscribeOptions{Name: "weave.envelope", Observer: true})
+		sub, err := bb.Subscribe(ctx, pattern, b.onBusEvent, bus.SubscribeOptions{Name: "weave.envelope", Observer: true,
+			// Its own writes are applied as they are made.
+			Accept: func(m bus.Message) bool { return m.Headers[originHeader] != b.origin }})
 		if err != nil {
 			b.Close()
 			return nil, fmt.Errorf("envelope face: subscribe to %s: %w", pattern, err)
