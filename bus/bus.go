@@ -150,6 +150,20 @@ type SubscribeOptions struct {
 	// hand-off per delivery; a handler that ignores its context stalls its
 	// requesters. Backends that always hand off may ignore it.
 	Cooperative bool
+	// Observer puts the subscription outside last match wins: it gets
+	// every message matching its pattern, never supersedes an identical
+	// pattern and is never superseded by one. A face that keeps state
+	// from a topic (the v1 envelope face reading session:<id>) subscribes
+	// this way, so that a peer subscribing to the same pattern cannot take
+	// its messages away.
+	Observer bool
+	// Accept, when set, is asked about each matching message before it is
+	// queued or the handler called; a message it refuses is not delivered
+	// to this subscription (and not counted). It runs on the publisher's
+	// goroutine, so it must be quick and must not block. It saves a
+	// subscriber the hand-off of messages it would drop at once, such as
+	// its own writes.
+	Accept func(Message) bool
 }
 
 // Subscription is a live subscription. Unsubscribe stops new deliveries at
@@ -281,10 +295,12 @@ type Options struct {
 	Clock Clock
 }
 
-// DefaultOptions returns the defaults with Weave's retained topic
-// (loop:current) and append-only topics (loop:anchor, loop:trace, issue:*,
-// project:*). The loop schema also calls agent:<name> last-value, but here
-// those topics carry direct requests, so retaining them is left to config.
+// DefaultOptions returns the defaults with Weave's retained topics
+// (loop:current; the v1 envelope face's session-info:* and session-agents:*)
+// and append-only topics (loop:anchor, loop:trace, issue:*, project:*; the
+// envelope face's session:* event logs and its session-index). The loop
+// schema also calls agent:<name> last-value, but here those topics carry
+// direct requests, so retaining them is left to config.
 func DefaultOptions() Options {
 	return Options{
 		DefaultPolicy:     StopOnProcessed,
@@ -297,8 +313,8 @@ func DefaultOptions() Options {
 		QueueSize:         DefaultQueueSize,
 		MaxLogMessages:    DefaultMaxLogMessages,
 		MaxDeadLetters:    DefaultMaxDeadLetters,
-		Retained:          []string{"loop:current"},
-		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*"},
+		Retained:          []string{"loop:current", "session-info:*", "session-agents:*"},
+		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*", "session:*", "session-index"},
 	}
 }
 

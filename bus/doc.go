@@ -39,6 +39,19 @@
 // Publish and Request. The set for a topic is cached and recomputed only
 // when subscriptions change.
 //
+// # Which rule applies where
+//
+//   - Last match wins on every topic but broadcast ones: the JSON-RPC face
+//     (bub's peers subscribe through it, and bub's server behaves this
+//     way), host requests (hooks, delegation), agent mailboxes and thread
+//     reply topics.
+//   - Broadcast topics of the collaboration primitives, thread.<id>.broadcast
+//     (BroadcastPattern, IsBroadcast), reach every matching subscription,
+//     newest first: identical patterns do not supersede each other there,
+//     whichever face or process subscribed. That is how every bidder of a
+//     contract net hears its call for proposals. Policies still apply to a
+//     Request's walk; Publish delivers to the whole set.
+//
 // # Policies
 //
 // Request applies the Policy of the subscription that just answered:

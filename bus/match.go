@@ -244,3 +244,16 @@ func classChar(p string, j int) (rune, int) {
 	}
 	return utf8.DecodeRuneInString(p[j:])
 }
+
+// BroadcastPattern matches the broadcast topics of the collaboration
+// primitives, thread.<id>.broadcast. A message on one reaches every
+// matching subscription: identical patterns do not supersede each other
+// there, so every bidder of a contract net hears the call for proposals.
+const BroadcastPattern = "thread.*.broadcast"
+
+// IsBroadcast reports whether topic is a broadcast topic (matches
+// BroadcastPattern).
+func IsBroadcast(topic string) bool {
+	const pre, suf = "thread.", ".broadcast"
+	return len(topic) >= len(pre)+len(suf) && strings.HasPrefix(topic, pre) && strings.HasSuffix(topic, suf)
+}

@@ -152,9 +152,14 @@ func (b *Memory) route(topic string) (*route, error) {
 	}
 	r := &route{topic: topic, retained: matchAny(b.retained, topic), appendOnly: matchAny(b.appendOnly, topic)}
 	var seen map[string]struct{}
+	everyone := IsBroadcast(topic)
 	for i := len(snap.subs) - 1; i >= 0; i-- {
 		s := snap.subs[i]
 		if !s.pat.match(topic) {
+			continue
+		}
+		if everyone || s.observer {
+			r.subs = append(r.subs, s) // no supersession either way
 			continue
 		}
 		if _, dup := seen[s.pat.raw]; dup {
@@ -213,6 +218,9 @@ func (b *Memory) Publish(ctx context.Context, m Message) (res Result, err error)
 		return res, err
 	}
 	for _, s := range r.subs {
+		if s.accept != nil && !s.accept(m) {
+			continue
+		}
 		switch s.enqueue(ctx, &m) {
 		case enqueued:
 			res.Delivered++
@@ -234,7 +242,7 @@ func (b *Memory) Request(ctx context.Context, m Message) (res Result, err error)
 
 func (b *Memory) walk(ctx context.Context, m Message, subs []*memSub, res Result) (Result, error) {
 	for _, s := range subs {
-		if s.removed.Load() {
+		if s.removed.Load() || (s.accept != nil && !s.accept(m)) {
 			continue
 		}
 		ack, dead, err := s.request(ctx, m)
@@ -289,6 +297,8 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 		q:            make(chan delivery, size),
 		asyncTimeout: opts.Timeout,
 		cooperative:  opts.Cooperative,
+		observer:     opts.Observer,
+		accept:       opts.Accept,
 		removedCh:    make(chan struct{}),
 	}
 	b.mu.Lock()
@@ -573,7 +583,9 @@ type memSub struct {
 	// asyncTimeout is SubscribeOptions.Timeout as given: the deadline of
 	// the context of queued deliveries, none when zero.
 	asyncTimeout time.Duration
-	cooperative  bool // SubscribeOptions.Cooperative
+	cooperative  bool               // SubscribeOptions.Cooperative
+	observer     bool               // SubscribeOptions.Observer
+	accept       func(Message) bool // SubscribeOptions.Accept
 	q            chan delivery
 
 	removed atomic.Bool

@@ -178,7 +178,9 @@ type BusConfig struct {
 	AgentCommand      string        `mapstructure:"agent_command"`
 	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
 	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`
-	Token             string        `mapstructure:"token"`
+	// RequirePayloadType makes sendMessage refuse payloads without type.
+	RequirePayloadType bool   `mapstructure:"require_payload_type"`
+	Token              string `mapstructure:"token"`
 }
 
 // Layer names where a value came from. Later layers override earlier ones.

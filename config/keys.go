@@ -215,6 +215,8 @@ func keyTable() []Key {
 			Doc: "Largest WebSocket frame or socket line accepted, in bytes."},
 		{Name: "bus.max_subscriptions", Kind: KindInt, Default: 256, check: minInt(1),
 			Doc: "Subscriptions one connection may hold."},
+		{Name: "bus.require_payload_type", Kind: KindBool, Default: false,
+			Doc: "Refuse a JSON-RPC sendMessage whose payload has no string field type (the seed's strict check)."},
 		{Name: "bus.token", Kind: KindString, Default: "", Secret: true,
 			Doc: "Bearer token peers must present; required when the bus listens beyond loopback."},
 	}

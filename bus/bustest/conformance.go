@@ -32,6 +32,8 @@ func Run(t *testing.T, newBus NewBus) {
 	}{
 		{"Matching", testMatching},
 		{"LastMatchWins", testLastMatchWins},
+		{"BroadcastReachesEveryone", testBroadcast},
+		{"ObserverAndAccept", testObserverAndAccept},
 		{"Policies", testPolicies},
 		{"RequestAcks", testRequestAcks},
 		{"RequestHandlerFailures", testRequestHandlerFailures},
@@ -209,6 +211,51 @@ func testLastMatchWins(t *testing.T, newBus NewBus) {
 		t.Fatal(err)
 	}
 	check("all gone", "inbound:critical", []string{})
+}
+
+// testBroadcast: on thread.<id>.broadcast, identical patterns do not
+// supersede each other; every participant hears each message, newest
+// first. Elsewhere last match wins as before.
+func testBroadcast(t *testing.T, newBus NewBus) {
+	b := open(t, newBus, bus.Options{DefaultPolicy: bus.ContinueAll})
+	for _, name := range []string{"bidder-a", "bidder-b", "bidder-c"} {
+		subscribe(t, b, "thread.job-7.broadcast", ack(true), bus.SubscribeOptions{Name: name})
+	}
+	subscribe(t, b, "thread.*", ack(true), bus.SubscribeOptions{Name: "observer"})
+	if diff := cmp.Diff([]string{"observer", "bidder-c", "bidder-b", "bidder-a"}, ackers(request(t, b, msg("thread.job-7.broadcast")))); diff != "" {
+		t.Errorf("Request(thread.job-7.broadcast) acks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"observer"}, ackers(request(t, b, msg("thread.job-7.reply")))); diff != "" {
+		t.Errorf("Request(thread.job-7.reply) acks (-want +got):\n%s", diff)
+	}
+	// Publish reaches all of them too.
+	rec := NewRecorder(bus.Ack{Processed: true})
+	rec2 := NewRecorder(bus.Ack{Processed: true})
+	subscribe(t, b, "thread.job-8.broadcast", rec.Handle, bus.SubscribeOptions{Name: "p1"})
+	subscribe(t, b, "thread.job-8.broadcast", rec2.Handle, bus.SubscribeOptions{Name: "p2"})
+	res, err := b.Publish(context.Background(), msg("thread.job-8.broadcast"))
+	if err != nil || res.Delivered != 3 {
+		t.Errorf("Publish(thread.job-8.broadcast) = %+v, %v; want 3 deliveries (p1, p2, observer)", res, err)
+	}
+	rec.WaitN(t, 1)
+	rec2.WaitN(t, 1)
+}
+
+// testObserverAndAccept: an observer subscription is outside last match
+// wins, and Accept drops what it refuses before delivery.
+func testObserverAndAccept(t *testing.T, newBus NewBus) {
+	b := open(t, newBus, bus.Options{DefaultPolicy: bus.ContinueAll})
+	subscribe(t, b, "log:", ack(true), bus.SubscribeOptions{Name: "observer", Observer: true,
+		Accept: func(m bus.Message) bool { return m.Headers["origin"] != "me" }})
+	subscribe(t, b, "log:", ack(true), bus.SubscribeOptions{Name: "peer"})
+	if diff := cmp.Diff([]string{"peer", "observer"}, ackers(request(t, b, msg("log:1")))); diff != "" {
+		t.Errorf("Request(log:1) acks (-want +got):\n%s", diff)
+	}
+	m := msg("log:2")
+	m.Headers = map[string]string{"origin": "me"}
+	if diff := cmp.Diff([]string{"peer"}, ackers(request(t, b, m))); diff != "" {
+		t.Errorf("Request(log:2 from me) acks (-want +got):\n%s", diff)
+	}
 }
 
 func testPolicies(t *testing.T, newBus NewBus) {

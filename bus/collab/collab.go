@@ -24,8 +24,11 @@
 //
 // A collaborator listens on a thread's reply topic with an exact
 // subscription. Under the bus's last-match-wins rule a second identical
-// subscription supersedes the first, so other listeners on a thread should
-// use a pattern such as "thread.<id>.*".
+// subscription supersedes the first, so other listeners on a thread's reply
+// topic should use a pattern such as "thread.<id>.*". Broadcast topics
+// (thread.<id>.broadcast) are the exception: every subscription matching
+// one gets each message, so any number of participants may subscribe to
+// the very same broadcast topic (see bus.BroadcastPattern).
 package collab
 
 import (
@@ -35,8 +38,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,8 +143,11 @@ type Collaborator struct {
 }
 
 // New returns the collaborator of agent agentID, subscribed to its private
-// mailbox agent.<id>.replies. Close removes that subscription.
+// mailbox agent.<id>.replies. Close removes that subscription. agentID may
+// be given bare ("client") or as a sender ("agent.client"); both name the
+// sender agent.client.
 func New(ctx context.Context, b Bus, agentID string, opts Options) (*Collaborator, error) {
+	agentID = strings.TrimPrefix(agentID, "agent.")
 	if err := validID("agent id", agentID); err != nil {
 		return nil, fmt.Errorf("new collaborator: %w", err)
 	}
@@ -199,7 +207,7 @@ func (c *Collaborator) RequestReply(ctx context.Context, topic string, payload j
 		return Event{}, false, fmt.Errorf("request/reply: %w", err)
 	}
 	env := NewEnvelope("req-"+newID(), c.sender, c.clock.Now())
-	col, err := c.collect(ctx, env, TypeReply, 1)
+	col, err := c.collect(ctx, env, 1, TypeReply)
 	if err != nil {
 		return Event{}, false, err
 	}
@@ -220,7 +228,7 @@ func (c *Collaborator) RequestReply(ctx context.Context, topic string, payload j
 }
 
 // FanoutFanin publishes one collab.request to each topic and collects up to
-// firstK replies within timeout, then emits collab.summary on the thread's
+// firstK answers (collab.reply or collab.proposal) within timeout, then emits collab.summary on the thread's
 // reply topic with the received count and the target. No topics is a no-op
 // returning no replies; otherwise firstK and timeout must be positive.
 func (c *Collaborator) FanoutFanin(ctx context.Context, topics []string, payload json.RawMessage, firstK int, timeout time.Duration) ([]Event, error) {
@@ -239,7 +247,8 @@ func (c *Collaborator) FanoutFanin(ctx context.Context, topics []string, payload
 		}
 	}
 	env := NewEnvelope("fanout-"+newID(), c.sender, c.clock.Now())
-	col, err := c.collect(ctx, env, TypeReply, firstK)
+	// Workers answer with a reply or, as Loom's do, with a proposal.
+	col, err := c.collect(ctx, env, firstK, TypeReply, TypeProposal)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +290,7 @@ func (c *Collaborator) ContractNet(ctx context.Context, threadID string, cfp jso
 		return nil, fmt.Errorf("contract net: %w", err)
 	}
 	env := NewEnvelope(threadID, c.sender, c.clock.Now())
-	col, err := c.collect(ctx, env, TypeProposal, 0)
+	col, err := c.collect(ctx, env, 0, TypeProposal)
 	if err != nil {
 		return nil, err
 	}
@@ -321,14 +330,16 @@ func (c *Collaborator) ContractNet(ctx context.Context, threadID string, cfp jso
 }
 
 // Reply answers req with a collab.reply on its reply_to topic, keeping its
-// thread and correlation and taking one hop. It returns ErrExpired, sending
+// thread, correlation and trace context (trace_id, span_id, trace_flags)
+// and taking one hop. It returns ErrExpired, sending
 // nothing, when the hop budget is spent. The result's acks say whether the
 // requester was still waiting.
 func (c *Collaborator) Reply(ctx context.Context, req Event, payload json.RawMessage) (bus.Result, error) {
 	return c.answer(ctx, req, TypeReply, payload, nil)
 }
 
-// Propose answers a collab.cfp with a collab.proposal carrying score.
+// Propose answers a collab.cfp with a collab.proposal carrying score,
+// keeping the cfp's thread, correlation and trace context as Reply does.
 func (c *Collaborator) Propose(ctx context.Context, cfp Event, score float64, payload json.RawMessage) (bus.Result, error) {
 	return c.answer(ctx, cfp, TypeProposal, payload, map[string]string{KeyScore: strconv.FormatFloat(score, 'g', -1, 64)})
 }
@@ -341,6 +352,11 @@ func (c *Collaborator) answer(ctx context.Context, to Event, typ string, payload
 	env.Sender = c.sender
 	env.TS = c.clock.Now().UnixMilli()
 	e := c.event(typ, env, payload)
+	for _, k := range traceKeys {
+		if v, ok := to.Metadata[k]; ok {
+			e.Metadata[k] = v
+		}
+	}
 	for k, v := range extra {
 		e.Metadata[k] = v
 	}
@@ -359,7 +375,7 @@ func (c *Collaborator) answer(ctx context.Context, to Event, typ string, payload
 // reply topic.
 type collector struct {
 	sub    bus.Subscription
-	typ    string
+	types  []string
 	corr   string
 	limit  int // 0: no limit
 	mu     sync.Mutex
@@ -368,8 +384,8 @@ type collector struct {
 	full   chan struct{} // closed when limit is reached
 }
 
-func (c *Collaborator) collect(ctx context.Context, env Envelope, typ string, limit int) (*collector, error) {
-	col := &collector{typ: typ, corr: env.CorrelationID, limit: limit, full: make(chan struct{})}
+func (c *Collaborator) collect(ctx context.Context, env Envelope, limit int, types ...string) (*collector, error) {
+	col := &collector{types: types, corr: env.CorrelationID, limit: limit, full: make(chan struct{})}
 	sub, err := c.bus.Subscribe(ctx, env.ReplyTo, col.handle, bus.SubscribeOptions{Name: c.sender + "/" + env.ThreadID})
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to %s: %w", env.ReplyTo, err)
@@ -383,13 +399,13 @@ func (col *collector) handle(_ context.Context, m bus.Message) (bus.Ack, error) 
 	if err != nil {
 		return bus.Ack{Message: err.Error()}, nil
 	}
-	if e.Type != col.typ || e.Metadata[KeyCorrelationID] != col.corr {
-		return bus.Ack{Message: "not a " + col.typ + " for correlation " + col.corr}, nil
+	if !slices.Contains(col.types, e.Type) || e.Metadata[KeyCorrelationID] != col.corr {
+		return bus.Ack{Message: "not a " + col.what() + " for correlation " + col.corr}, nil
 	}
 	col.mu.Lock()
 	defer col.mu.Unlock()
 	if col.closed || (col.limit > 0 && len(col.got) >= col.limit) {
-		return bus.Ack{Message: "no longer collecting " + col.typ + " for correlation " + col.corr}, nil
+		return bus.Ack{Message: "no longer collecting " + col.what() + " for correlation " + col.corr}, nil
 	}
 	col.got = append(col.got, e)
 	if col.limit > 0 && len(col.got) == col.limit {
@@ -406,10 +422,12 @@ func (col *collector) wait(ctx context.Context, deadline <-chan time.Time) ([]Ev
 	case <-deadline:
 	case <-ctx.Done():
 		col.stop()
-		return nil, fmt.Errorf("waiting for %s on correlation %s: %w", col.typ, col.corr, ctx.Err())
+		return nil, fmt.Errorf("waiting for %s on correlation %s: %w", col.what(), col.corr, ctx.Err())
 	}
 	return col.stop(), nil
 }
+
+func (col *collector) what() string { return strings.Join(col.types, " or ") }
 
 func (col *collector) stop() []Event {
 	col.mu.Lock()

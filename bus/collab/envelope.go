@@ -20,6 +20,18 @@ const (
 	KeyScore = "score"
 )
 
+// Trace context keys (W3C trace context, as Loom's responders carry it).
+// Reply and Propose copy them from the message they answer, so a thread
+// stays one trace.
+const (
+	KeyTraceID    = "trace_id"
+	KeySpanID     = "span_id"
+	KeyTraceFlags = "trace_flags"
+)
+
+// traceKeys are the metadata keys an answer keeps from its request.
+var traceKeys = [...]string{KeyTraceID, KeySpanID, KeyTraceFlags}
+
 // DefaultTTL is the hop budget of a new envelope.
 const DefaultTTL = 16
 

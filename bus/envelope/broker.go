@@ -10,24 +10,23 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// Publisher receives every event the broker records, in seq order, on the
-// topic "session:<id>". It is called while the broker holds its lock, so it
-// must not block and must not call back into the broker.
-type Publisher interface {
-	Publish(ctx context.Context, topic string, payload []byte) error
-}
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/internal/fastjson"
+)
 
 // Options configures a Broker. The zero value is usable.
 type Options struct {
+	// Bus is where sessions, agents and events live (see the package
+	// documentation); nil gives the broker an in-process memory bus of its
+	// own. Brokers on one shared bus (a nats backend, or one memory bus in
+	// a process) serve the same sessions.
+	Bus bus.Bus
 	// MaxFrameBytes caps one socket line or one HTTP body (default 1 MiB).
 	MaxFrameBytes int
-	// HistoryLimit is how many events each session keeps, at least, for
-	// history, stream replay and Last-Event-ID resume (default 10000).
-	HistoryLimit int
 	// IdempotencyWindow is how many idempotency keys are remembered per
-	// session and command type (default 10000).
+	// session and command type, and how many finished actions per session
+	// (default 10000).
 	IdempotencyWindow int
 	// QueueLen bounds each connection's and stream's outgoing queue; a
 	// consumer that falls this far behind is disconnected (default 4096).
@@ -35,9 +34,7 @@ type Options struct {
 	// KeepClosed is how many closed sessions stay readable (history, list)
 	// before the oldest is forgotten (default 100).
 	KeepClosed int
-	// Publisher, when set, receives every recorded event.
-	Publisher Publisher
-	// Logger receives transport and publisher errors (default slog.Default()).
+	// Logger receives transport and bus errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
@@ -46,9 +43,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.MaxFrameBytes <= 0 {
 		o.MaxFrameBytes = 1 << 20
-	}
-	if o.HistoryLimit <= 0 {
-		o.HistoryLimit = 10000
 	}
 	if o.IdempotencyWindow <= 0 {
 		o.IdempotencyWindow = 10000
@@ -68,34 +62,99 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Broker holds the state of the v1 envelope protocol: sessions, agents,
-// conversations, actions and each session's event log. The Unix socket and
+// Broker is the v1 envelope face of a bus: sessions, agents,
+// conversations, actions and each session's event log live on the bus, and
+// the broker keeps a view of them read from there. The Unix socket and
 // HTTP faces are thin transports over it, so both see the same events.
 type Broker struct {
-	opts Options
+	opts   Options
+	bus    bus.Bus
+	ownBus bool
+	// origin marks the events this broker writes, so that it does not
+	// read its own writes back.
+	origin string
+	hdr    map[string]string
+	subs   []bus.Subscription
 
 	mu       sync.Mutex
 	sessions map[string]*session
 	order    []string // session ids in creation order
 	closed   []string // closed session ids, oldest first
+	index    uint64   // offsets of IndexTopic applied
 	idem     *idemWindow
 }
 
-// NewBroker returns an empty broker.
+// NewBroker returns a broker on a memory bus of its own (opts.Bus is
+// ignored; use Open to serve a shared bus).
 func NewBroker(opts Options) *Broker {
+	bo := bus.DefaultOptions()
+	bo.Retained, bo.AppendOnly = RetainedTopics(), AppendOnlyTopics()
+	mb, err := bus.NewMemory(bo)
+	if err == nil {
+		var b *Broker
+		if b, err = Open(context.Background(), mb, opts); err == nil {
+			b.ownBus = true
+			return b
+		}
+	}
+	// A fresh memory bus with static options cannot fail to open or
+	// subscribe; reaching here is a bug.
+	panic(fmt.Sprintf("envelope: new broker on a memory bus: %v", err))
+}
+
+// Open returns a broker serving the sessions on bus bb. bb must keep the
+// face's topics (AppendOnlyTopics append-only, RetainedTopics retained);
+// bus.DefaultOptions does. Close stops it; bb stays open.
+func Open(ctx context.Context, bb bus.Bus, opts Options) (*Broker, error) {
 	opts = opts.withDefaults()
-	return &Broker{
+	opts.Bus = bb
+	b := &Broker{
 		opts:     opts,
+		bus:      bb,
+		origin:   NewID(),
 		sessions: make(map[string]*session),
 		idem:     newIdemWindow(opts.IdempotencyWindow),
 	}
+	b.hdr = map[string]string{originHeader: b.origin}
+	if err := b.checkTopics(ctx); err != nil {
+		return nil, err
+	}
+	// Subscribe before reading, so nothing written in between is missed.
+	for _, pattern := range []string{EventsTopicPrefix, IndexTopic} {
+		sub, err := bb.Subscribe(ctx, pattern, b.onBusEvent, bus.SubscribeOptions{Name: "weave.envelope", Observer: true,
+			// Its own writes are applied as they are made.
+			Accept: func(m bus.Message) bool { return m.Headers[originHeader] != b.origin }})
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("envelope face: subscribe to %s: %w", pattern, err)
+		}
+		b.subs = append(b.subs, sub)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.catchUpIndex(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close stops following the bus; a bus the broker made for itself is
+// closed too.
+func (b *Broker) Close() error {
+	for _, s := range b.subs {
+		_ = s.Unsubscribe()
+	}
+	if b.ownBus {
+		return b.bus.Close()
+	}
+	return nil
 }
 
 type session struct {
 	info    SessionInfo
 	agents  []*agent // join order
-	seq     int64
-	log     []Envelope
+	seq     int64    // the last event applied: its offset on the session's topic
 	streams map[*stream]struct{}
 	idem    *idemWindow
 
@@ -106,8 +165,23 @@ type session struct {
 	actionOrder []*actionState // unfinished, in submission order
 	done        []*actionState // finished, oldest first
 	keepDone    int
-	groups      map[string]int    // group_id -> remembered actions
-	owners      map[string]string // context_id -> owner agent id
+	groups      map[string]int         // group_id -> remembered actions
+	owners      map[string]string      // context_id -> owner agent id
+	relays      map[string]*relayState // relay_id -> its progress
+}
+
+func newSessionState(info SessionInfo, keep int) *session {
+	return &session{
+		info:       info,
+		streams:    make(map[*stream]struct{}),
+		idem:       newIdemWindow(keep),
+		actions:    make(map[string]*actionState),
+		actionByID: make(map[string]*actionState),
+		keepDone:   keep,
+		groups:     make(map[string]int),
+		owners:     make(map[string]string),
+		relays:     make(map[string]*relayState),
+	}
 }
 
 type agent struct {
@@ -123,6 +197,14 @@ type actionState struct {
 	status    string
 	terminal  bool
 	event     *Envelope // the per-target action.submit event carrying it
+}
+
+// relayState follows one relay.submit until relay.done.
+type relayState struct {
+	owner   string
+	pending int // actions without a terminal result
+	failed  int
+	done    bool
 }
 
 // stream is one follower of a session's events: an events.stream on a
@@ -205,48 +287,17 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 		c.lastSeq = env.Seq
 	}
 
-	var (
-		payload any
-		sess    string
-		post    func()
-		err     error
-	)
-	switch env.Type {
-	case TypeSessionCreate:
-		payload, sess, err = b.sessionCreate(ctx, env)
-	case TypeSessionList:
-		payload, err = b.sessionList(env)
-	case TypeSessionClose:
-		payload, err = b.sessionClose(ctx, env)
-	case TypeAgentAdd:
-		payload, post, err = b.agentAdd(ctx, c, env)
-	case TypeAgentRemove:
-		payload, err = b.agentRemove(ctx, env)
-	case TypeAgentList:
-		payload, err = b.agentList(env)
-	case TypeAgentUpdate:
-		payload, err = b.agentUpdate(ctx, env)
-	case TypeMessageCreated:
-		payload, err = b.messageCreated(ctx, env)
-	case TypeActionSubmit:
-		payload, err = b.actionSubmit(ctx, env)
-	case TypeActionResult:
-		payload, err = b.actionResult(ctx, env)
-	case TypeTaskUpdated, TypeTaskDone:
-		payload, err = b.taskEvent(ctx, env)
-	case TypeEventsHistory:
-		payload, err = b.eventsHistory(env)
-	case TypeEventsStream:
-		payload, post, err = b.eventsStream(c, env)
-	default:
-		err = errorf(CodeUnknownType, "unknown type %q; known: %s", env.Type, strings.Join(commandTypes, ", "))
+	run := commandFor(env.Type)
+	if run == nil {
+		return b.errorReply(env, errorf(CodeUnknownType, "unknown type %q; known: %s", env.Type, strings.Join(commandTypes, ", "))), nil
 	}
+	payload, post, err := run(b, ctx, c, env)
 	if err != nil {
 		return b.errorReply(env, err), nil
 	}
 	reply := b.reply(env, payload)
-	if sess != "" {
-		reply.Session = sess // session.create: the new session's id
+	if info, ok := payload.(SessionInfo); ok && env.Type == TypeSessionCreate {
+		reply.Session = info.ID // session.create: the new session's id
 	}
 	if key != "" {
 		win.put(key, reply)
@@ -254,11 +305,53 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 	return reply, post
 }
 
+// runFunc runs one command with b.mu held. It returns the reply payload
+// and an optional step to run once the reply is queued.
+type runFunc func(b *Broker, ctx context.Context, c *conn, env Envelope) (any, func(), error)
+
+// commandFor returns the command of type typ, nil when there is none.
+func commandFor(typ string) runFunc {
+	switch typ {
+	case TypeSessionCreate:
+		return (*Broker).sessionCreate
+	case TypeSessionList:
+		return (*Broker).sessionList
+	case TypeSessionClose:
+		return (*Broker).sessionClose
+	case TypeAgentAdd:
+		return (*Broker).agentAdd
+	case TypeAgentRemove:
+		return (*Broker).agentRemove
+	case TypeAgentList:
+		return (*Broker).agentList
+	case TypeAgentUpdate:
+		return (*Broker).agentUpdate
+	case TypeMessageCreated:
+		return (*Broker).messageCreated
+	case TypeActionSubmit:
+		return (*Broker).actionSubmit
+	case TypeActionResult:
+		return (*Broker).actionResult
+	case TypeTaskUpdated, TypeTaskDone:
+		return (*Broker).taskEvent
+	case TypeEventsHistory:
+		return (*Broker).eventsHistory
+	case TypeEventsStream:
+		return (*Broker).eventsStream
+	case TypeRelaySubmit:
+		return (*Broker).relaySubmit
+	case TypeRelayDone:
+		return (*Broker).relayDone
+	}
+	return nil
+}
+
 var commandTypes = []string{
 	TypeSessionCreate, TypeSessionList, TypeSessionClose,
 	TypeAgentAdd, TypeAgentRemove, TypeAgentList, TypeAgentUpdate,
 	TypeMessageCreated, TypeActionSubmit, TypeActionResult,
 	TypeTaskUpdated, TypeTaskDone, TypeEventsHistory, TypeEventsStream,
+	TypeRelaySubmit, TypeRelayDone,
 }
 
 // checkEnvelope enforces the fields every envelope carries.
@@ -302,12 +395,16 @@ func (b *Broker) idemScope(env Envelope) (*idemWindow, string) {
 		return nil, ""
 	}
 	key := env.IdempotencyKey
-	if key == "" && env.Type == TypeActionSubmit {
+	if key == "" && (env.Type == TypeActionSubmit || env.Type == TypeRelaySubmit) {
 		var p struct {
 			GroupID any `json:"group_id"`
+			RelayID any `json:"relay_id"`
 		}
 		_ = json.Unmarshal(env.Payload, &p)
 		key, _ = p.GroupID.(string)
+		if env.Type == TypeRelaySubmit {
+			key, _ = p.RelayID.(string)
+		}
 	}
 	if key == "" {
 		return nil, ""
@@ -367,19 +464,44 @@ func (b *Broker) errorReply(req Envelope, err error) Envelope {
 	}
 }
 
-// lookup returns the session env names, open unless allowClosed.
-func (b *Broker) lookup(env Envelope, allowClosed bool) (*session, error) {
+// lookup returns the session env names, open unless allowClosed, brought
+// up to date with the bus first.
+func (b *Broker) lookup(ctx context.Context, env Envelope, allowClosed bool) (*session, error) {
 	if env.Session == "" {
 		return nil, errorf(CodeInvalidRequest, "%s needs a session; create one with session.create", env.Type)
 	}
 	s, ok := b.sessions[env.Session]
 	if !ok {
+		// Another server on the bus may have created it.
+		if err := b.catchUpIndex(ctx); err != nil {
+			return nil, err
+		}
+		s, ok = b.sessions[env.Session]
+	}
+	if !ok {
 		return nil, errorf(CodeNotFound, "no session %q (have: %s)", env.Session, b.sessionNames())
+	}
+	if err := b.catchUp(ctx, s); err != nil {
+		return nil, err
 	}
 	if !allowClosed && s.info.Status == "closed" {
 		return nil, errorf(CodeConflict, "session %q is closed; create a new one with session.create", env.Session)
 	}
 	return s, nil
+}
+
+// inSession is the prologue of every session command: the session (open
+// unless allowClosed) and the payload decoded as a T.
+func inSession[T any](b *Broker, ctx context.Context, env Envelope, allowClosed bool) (*session, T, error) {
+	var p T
+	s, err := b.lookup(ctx, env, allowClosed)
+	if err != nil {
+		return nil, p, err
+	}
+	if err := decode(env, &p); err != nil {
+		return nil, p, err
+	}
+	return s, p, nil
 }
 
 func (b *Broker) sessionNames() string {
@@ -398,39 +520,33 @@ func (b *Broker) sessionNames() string {
 	return out
 }
 
-// emit stamps ev as the session's next event, records it, publishes it and
-// fans it out to streams and agents. b.mu is held.
-func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) Envelope {
-	s.seq++
+// emit records ev as the session's next event on the bus: its seq is its
+// offset on the session's topic. The broker then applies it (state, then
+// streams and agents) as every broker on the bus does. b.mu is held.
+func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, error) {
+	now := b.opts.Now()
 	ev.V = Version
-	ev.Seq = s.seq
 	ev.Session = s.info.ID
 	if ev.ID == "" {
 		ev.ID = NewID()
 	}
-	ev.TS = FormatTime(b.opts.Now())
-	ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = "", "", nil, ""
-	s.log = append(s.log, ev)
-	// Trim in batches so keeping the window costs O(1) per event.
-	if limit := b.opts.HistoryLimit; len(s.log) > limit+limit/4 {
-		s.log = append(s.log[:0:0], s.log[len(s.log)-limit:]...)
+	ev.TS = FormatTime(now)
+	ev.Seq, ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = 0, "", "", nil, ""
+	raw, err := fastjson.Marshal(ev)
+	if err != nil {
+		return ev, fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
-	if b.opts.Publisher != nil {
-		raw, err := json.Marshal(ev)
-		if err == nil {
-			err = b.opts.Publisher.Publish(ctx, "session:"+s.info.ID, raw)
-		}
-		if err != nil {
-			b.opts.Logger.Warn("publish envelope event", "session", s.info.ID, "type", ev.Type, "err", err)
-		}
+	res, err := b.bus.Publish(ctx, bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
+	if err != nil {
+		return ev, fmt.Errorf("record %s on the bus: %w", ev.Type, err)
 	}
-	for st := range s.streams {
-		if !st.deliver(ev) {
-			delete(s.streams, st)
-		}
+	ev.Seq = int64(res.Offset)
+	if ev.Seq == s.seq+1 {
+		b.apply(s, ev)
+		return ev, nil
 	}
-	b.deliverToAgents(s, ev)
-	return ev
+	// Another server wrote in between: read up to ours, in order.
+	return ev, b.catchUp(ctx, s)
 }
 
 // deliverToAgents pushes ev to the connections bound to its dst, or to every
@@ -545,18 +661,23 @@ func (b *Broker) detach(c *conn) {
 // subscribe replays the events of session id after seq (none when after is
 // negative) and then follows it. It reports a closed session, which has
 // nothing more to follow.
-func (b *Broker) subscribe(id string, after int64, st *stream) (closed bool, err error) {
+func (b *Broker) subscribe(ctx context.Context, id string, after int64, st *stream) (closed bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.sessions[id]
-	if !ok {
-		return false, errorf(CodeNotFound, "no session %q (have: %s)", id, b.sessionNames())
+	s, err := b.lookup(ctx, Envelope{Type: "events", Session: id}, true)
+	if err != nil {
+		return false, err
 	}
-	for _, ev := range s.log {
-		if after < 0 {
-			break // live events only
+	if after >= 0 {
+		overflow := false
+		err := b.replay(ctx, s, after, func(ev Envelope) bool {
+			overflow = !st.deliver(ev)
+			return !overflow
+		})
+		if err != nil {
+			return false, err
 		}
-		if ev.Seq > after && !st.deliver(ev) {
+		if overflow {
 			return false, errorf(CodeSlowConsumer, "replay of session %q overflowed the stream queue; resume with a later Last-Event-ID", id)
 		}
 	}

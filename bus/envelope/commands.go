@@ -31,60 +31,82 @@ func mustJSON(v any) json.RawMessage {
 	return raw
 }
 
-func (b *Broker) sessionCreate(ctx context.Context, env Envelope) (any, string, error) {
+func (b *Broker) sessionCreate(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
 	var p struct {
 		Name string `json:"name"`
 	}
 	if err := decode(env, &p); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	now := FormatTime(b.opts.Now())
-	s := &session{
-		info:       SessionInfo{ID: NewID(), Name: strings.TrimSpace(p.Name), Status: "open", CreatedAt: now, UpdatedAt: now},
-		streams:    make(map[*stream]struct{}),
-		idem:       newIdemWindow(b.opts.IdempotencyWindow),
-		actions:    make(map[string]*actionState),
-		actionByID: make(map[string]*actionState),
-		keepDone:   b.opts.IdempotencyWindow,
-		groups:     make(map[string]int),
-		owners:     make(map[string]string),
+	info := SessionInfo{ID: NewID(), Name: strings.TrimSpace(p.Name), Status: "open", CreatedAt: now, UpdatedAt: now}
+	created := Envelope{V: Version, Type: TypeSessionCreated, ID: NewID(), TS: now, Src: env.Src, Session: info.ID, Payload: mustJSON(info)}
+	if err := b.indexEntry(ctx, created); err != nil {
+		return nil, nil, err
 	}
-	b.sessions[s.info.ID] = s
-	b.order = append(b.order, s.info.ID)
-	b.emit(ctx, s, Envelope{Type: TypeSessionCreated, Src: env.Src, Payload: mustJSON(s.info)})
-	return s.info, s.info.ID, nil
+	s := b.sessions[info.ID]
+	if s == nil {
+		return nil, nil, fmt.Errorf("session %s was recorded but is not in the index", info.ID)
+	}
+	if _, err := b.emit(ctx, s, created); err != nil {
+		return nil, nil, err
+	}
+	b.snapshot(ctx, s)
+	return info, nil, nil
 }
 
-func (b *Broker) sessionList(env Envelope) (any, error) {
+// sessionList lists the open sessions; payload.all (or include_closed)
+// lists the closed ones kept too. Clients that do not read status see only
+// sessions they can still use.
+func (b *Broker) sessionList(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	var p struct {
+		All           bool `json:"all"`
+		IncludeClosed bool `json:"include_closed"`
+	}
+	if err := decode(env, &p); err != nil {
+		return nil, nil, err
+	}
+	if err := b.catchUpIndex(ctx); err != nil {
+		return nil, nil, err
+	}
 	out := make([]SessionInfo, 0, len(b.order))
 	for _, id := range b.order {
-		out = append(out, b.sessions[id].info)
+		s := b.sessions[id]
+		if err := b.catchUp(ctx, s); err != nil {
+			return nil, nil, err
+		}
+		if s.info.Status == "closed" && !p.All && !p.IncludeClosed {
+			continue
+		}
+		out = append(out, s.info)
 	}
-	return SessionList{Sessions: out}, nil
+	return SessionList{Sessions: out}, nil, nil
 }
 
-func (b *Broker) sessionClose(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, true)
+func (b *Broker) sessionClose(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, err := b.lookup(ctx, env, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.info.Status == "closed" {
-		return s.info, nil
+		return s.info, nil, nil
 	}
 	// Nothing is left hanging: unfinished actions end with an error result.
-	b.failPending(ctx, s, func(*actionState) bool { return true }, "session closed before the action finished")
-	s.info.Status = "closed"
-	s.info.UpdatedAt = FormatTime(b.opts.Now())
-	b.closed = append(b.closed, s.info.ID)
-	b.emit(ctx, s, Envelope{Type: TypeSessionClosed, Src: env.Src, Payload: mustJSON(s.info)})
-	for st := range s.streams {
-		if st.sse {
-			st.out.finish()
-		}
-		delete(s.streams, st)
+	if err := b.failPending(ctx, s, func(*actionState) bool { return true }, "session closed before the action finished"); err != nil {
+		return nil, nil, err
 	}
-	b.forgetClosed()
-	return s.info, nil
+	info := s.info
+	info.Status = "closed"
+	info.UpdatedAt = FormatTime(b.opts.Now())
+	closed, err := b.emit(ctx, s, Envelope{Type: TypeSessionClosed, Src: env.Src, Payload: mustJSON(info)})
+	if err != nil {
+		return nil, nil, err
+	}
+	b.snapshot(ctx, s)
+	if err := b.indexEntry(ctx, closed); err != nil {
+		return nil, nil, err
+	}
+	return info, nil, nil
 }
 
 // forgetClosed drops the oldest closed sessions beyond KeepClosed.
@@ -104,19 +126,44 @@ func (b *Broker) forgetClosed() {
 
 // failPending ends every unfinished action that match selects with an error
 // result from the bus to its submitter.
-func (b *Broker) failPending(ctx context.Context, s *session, match func(*actionState) bool, detail string) {
+func (b *Broker) failPending(ctx context.Context, s *session, match func(*actionState) bool, detail string) error {
+	var pending []*actionState
 	for _, st := range s.actionOrder {
-		if st.terminal || !match(st) {
-			continue
+		if !st.terminal && match(st) {
+			pending = append(pending, st)
 		}
-		s.finish(st, ResultError)
-		b.emit(ctx, s, Envelope{
-			Type: TypeActionResult, Src: BusSrc, Dst: st.submitter,
-			Payload: mustJSON(Result{GroupID: st.groupID, ActionID: st.action.ActionID,
-				ActionIndex: IntPtr(st.action.Index()), Status: ResultError, Detail: detail}),
-		})
 	}
-	s.compactActions()
+	for _, st := range pending {
+		if err := b.result(ctx, s, Envelope{Src: BusSrc, Dst: st.submitter},
+			Result{GroupID: st.groupID, ActionID: st.action.ActionID, ActionIndex: IntPtr(st.action.Index()), Status: ResultError, Detail: detail}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result records an action.result event, and relay.done when it was the
+// last action of a relay to finish.
+func (b *Broker) result(ctx context.Context, s *session, ev Envelope, r Result) error {
+	st := s.actions[r.GroupID+"\x00"+r.ActionID]
+	ev.Type, ev.Payload = TypeActionResult, mustJSON(r)
+	if _, err := b.emit(ctx, s, ev); err != nil {
+		return err
+	}
+	if st == nil || st.action.RelayID == "" || isReply(st.action) {
+		return nil
+	}
+	rs := s.relays[st.action.RelayID]
+	if rs == nil || rs.done || rs.pending > 0 {
+		return nil
+	}
+	summary := "every action of the relay finished"
+	if rs.failed > 0 {
+		summary = fmt.Sprintf("the relay finished; %d action(s) did not complete", rs.failed)
+	}
+	_, err := b.emit(ctx, s, Envelope{Type: TypeRelayDone, Src: BusSrc, Dst: rs.owner,
+		Payload: mustJSON(RelayDone{RelayID: st.action.RelayID, Summary: summary})})
+	return err
 }
 
 // remember records a newly submitted action.
@@ -180,12 +227,8 @@ type agentPayload struct {
 }
 
 func (b *Broker) agentAdd(ctx context.Context, c *conn, env Envelope) (any, func(), error) {
-	s, err := b.lookup(env, false)
+	s, p, err := inSession[agentPayload](b, ctx, env, false)
 	if err != nil {
-		return nil, nil, err
-	}
-	var p agentPayload
-	if err := decode(env, &p); err != nil {
 		return nil, nil, err
 	}
 	id := p.ID
@@ -205,12 +248,18 @@ func (b *Broker) agentAdd(ctx context.Context, c *conn, env Envelope) (any, func
 	rejoined := a != nil
 	switch {
 	case a == nil:
-		a = &agent{info: AgentInfo{ID: id, Name: name}, sinks: make(map[*conn]struct{})}
-		s.agents = append(s.agents, a)
-		b.emit(ctx, s, Envelope{Type: TypeAgentAdded, Src: env.Src, Payload: mustJSON(a.info)})
+		if _, err := b.emit(ctx, s, Envelope{Type: TypeAgentAdded, Src: env.Src, Payload: mustJSON(AgentInfo{ID: id, Name: name})}); err != nil {
+			return nil, nil, err
+		}
+		b.snapshot(ctx, s)
 	case name != "" && name != a.info.Name:
-		a.info.Name = name
-		b.emit(ctx, s, Envelope{Type: TypeAgentUpdated, Src: env.Src, Payload: mustJSON(agentPayload{ID: id, Name: name})})
+		if _, err := b.emit(ctx, s, Envelope{Type: TypeAgentUpdated, Src: env.Src, Payload: mustJSON(agentPayload{ID: id, Name: name})}); err != nil {
+			return nil, nil, err
+		}
+		b.snapshot(ctx, s)
+	}
+	if a = s.agent(id); a == nil {
+		return nil, nil, errorf(CodeConflict, "agent %q was removed while joining; add it again", id)
 	}
 	var post func()
 	if c != nil {
@@ -239,38 +288,42 @@ func (b *Broker) redeliver(s *session, a *agent, c *conn) {
 	}
 }
 
-func (b *Broker) agentRemove(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, false)
+func (b *Broker) agentRemove(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[agentPayload](b, ctx, env, true)
 	if err != nil {
-		return nil, err
-	}
-	var p agentPayload
-	if err := decode(env, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.ID == "" {
-		return nil, errorf(CodeInvalidRequest, "agent.remove needs payload.id, the agent to remove")
+		return nil, nil, errorf(CodeInvalidRequest, "agent.remove needs payload.id, the agent to remove")
 	}
 	a := s.agent(p.ID)
-	if a == nil {
-		return nil, errorf(CodeNotFound, "no agent %q in session %q (agents: %s)", p.ID, s.info.ID, s.agentIDs())
-	}
-	b.failPending(ctx, s, func(st *actionState) bool { return st.target == a.info.ID },
-		fmt.Sprintf("agent %q was removed before finishing the action", a.info.ID))
-	b.emit(ctx, s, Envelope{Type: TypeAgentRemoved, Src: env.Src, Payload: mustJSON(AgentInfo{ID: a.info.ID, Name: a.info.Name})})
-	for i, x := range s.agents {
-		if x == a {
-			s.agents = append(s.agents[:i], s.agents[i+1:]...)
-			break
+	if s.info.Status == "closed" {
+		// The session is gone and so is everyone in it: a client that
+		// leaves after closing it has nothing left to do.
+		if a != nil {
+			return AgentInfo{ID: a.info.ID, Name: a.info.Name}, nil, nil
 		}
+		return AgentInfo{ID: p.ID}, nil, nil
 	}
-	return AgentInfo{ID: a.info.ID, Name: a.info.Name}, nil
+	if a == nil {
+		return nil, nil, errorf(CodeNotFound, "no agent %q in session %q (agents: %s)", p.ID, s.info.ID, s.agentIDs())
+	}
+	info := AgentInfo{ID: a.info.ID, Name: a.info.Name}
+	if err := b.failPending(ctx, s, func(st *actionState) bool { return st.target == info.ID },
+		fmt.Sprintf("agent %q was removed before finishing the action", info.ID)); err != nil {
+		return nil, nil, err
+	}
+	if _, err := b.emit(ctx, s, Envelope{Type: TypeAgentRemoved, Src: env.Src, Payload: mustJSON(info)}); err != nil {
+		return nil, nil, err
+	}
+	b.snapshot(ctx, s)
+	return info, nil, nil
 }
 
-func (b *Broker) agentList(env Envelope) (any, error) {
-	s, err := b.lookup(env, true)
+func (b *Broker) agentList(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, err := b.lookup(ctx, env, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]AgentInfo, 0, len(s.agents))
 	for _, a := range s.agents {
@@ -280,39 +333,36 @@ func (b *Broker) agentList(env Envelope) (any, error) {
 		}
 		out = append(out, info)
 	}
-	return AgentList{Agents: out}, nil
+	return AgentList{Agents: out}, nil, nil
 }
 
-func (b *Broker) agentUpdate(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, false)
+func (b *Broker) agentUpdate(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[agentPayload](b, ctx, env, false)
 	if err != nil {
-		return nil, err
-	}
-	var p agentPayload
-	if err := decode(env, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.ID == "" {
-		return nil, errorf(CodeInvalidRequest, "agent.update needs payload.id (your own agent id)")
+		return nil, nil, errorf(CodeInvalidRequest, "agent.update needs payload.id (your own agent id)")
 	}
 	if p.ID != env.Src {
-		return nil, errorf(CodeForbidden, "agent.update: payload.id %q must equal src %q; agents update only themselves", p.ID, env.Src)
+		return nil, nil, errorf(CodeForbidden, "agent.update: payload.id %q must equal src %q; agents update only themselves", p.ID, env.Src)
 	}
 	name := strings.TrimSpace(p.Name)
 	if name == "" {
-		return nil, errorf(CodeInvalidRequest, "agent.update needs a non-empty payload.name")
+		return nil, nil, errorf(CodeInvalidRequest, "agent.update needs a non-empty payload.name")
 	}
-	a := s.agent(p.ID)
-	if a == nil {
-		return nil, errorf(CodeNotFound, "no agent %q in session %q; join with agent.add first", p.ID, s.info.ID)
+	if s.agent(p.ID) == nil {
+		return nil, nil, errorf(CodeNotFound, "no agent %q in session %q; join with agent.add first", p.ID, s.info.ID)
 	}
 	if other := s.nameTaken(name, p.ID); other != "" {
-		return nil, errorf(CodeConflict, "agent name %q is taken by agent %q in this session; pick another name", name, other)
+		return nil, nil, errorf(CodeConflict, "agent name %q is taken by agent %q in this session; pick another name", name, other)
 	}
-	a.info.Name = name
 	out := agentPayload{ID: p.ID, Name: name}
-	b.emit(ctx, s, Envelope{Type: TypeAgentUpdated, Src: env.Src, Payload: mustJSON(out)})
-	return out, nil
+	if _, err := b.emit(ctx, s, Envelope{Type: TypeAgentUpdated, Src: env.Src, Payload: mustJSON(out)}); err != nil {
+		return nil, nil, err
+	}
+	b.snapshot(ctx, s)
+	return out, nil, nil
 }
 
 func validMessageKind(k string) bool {
@@ -323,115 +373,178 @@ func validMessageKind(k string) bool {
 	return false
 }
 
-func (b *Broker) messageCreated(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, false)
-	if err != nil {
-		return nil, err
-	}
-	var p struct {
+func (b *Broker) messageCreated(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[struct {
 		Message
 		PayloadRef json.RawMessage `json:"payload_ref"`
-	}
-	if err := decode(env, &p); err != nil {
-		return nil, err
+	}](b, ctx, env, false)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(p.PayloadRef) > 0 {
-		return nil, errorf(CodeInvalidRequest, "message.created carries its text inline in payload.text; payload_ref is not allowed")
+		return nil, nil, errorf(CodeInvalidRequest, "message.created carries its text inline in payload.text; payload_ref is not allowed")
 	}
 	if strings.TrimSpace(p.Text) == "" {
-		return nil, errorf(CodeInvalidRequest, "message.created needs a non-empty payload.text")
+		return nil, nil, errorf(CodeInvalidRequest, "message.created needs a non-empty payload.text")
 	}
 	if p.Kind != "" && !validMessageKind(p.Kind) {
-		return nil, errorf(CodeInvalidRequest, "message kind %q is not one of user, reply, control, system", p.Kind)
+		return nil, nil, errorf(CodeInvalidRequest, "message kind %q is not one of user, reply, control, system", p.Kind)
 	}
-	ev := Envelope{Type: TypeMessageCreated, ID: env.ID, Src: env.Src, Payload: env.Payload}
+	ev, err := b.routed(s, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ev, err = b.emit(ctx, s, ev); err != nil {
+		return nil, nil, err
+	}
+	return MessageRecorded{MessageID: ev.ID, Seq: ev.Seq}, nil, nil
+}
+
+// routed is the event recording a client's message or task envelope: its
+// own id, src and payload, and dst resolved to an agent id.
+func (b *Broker) routed(s *session, env Envelope) (Envelope, error) {
+	ev := Envelope{Type: env.Type, ID: env.ID, Src: env.Src, Payload: env.Payload}
 	if env.Dst != "" {
 		a, err := s.resolve(env.Dst)
 		if err != nil {
-			return nil, err
+			return ev, err
 		}
 		ev.Dst = a.info.ID
 	}
-	ev = b.emit(ctx, s, ev)
-	return MessageRecorded{MessageID: ev.ID, Seq: ev.Seq}, nil
+	return ev, nil
 }
 
-func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, false)
+func (b *Broker) actionSubmit(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[Submit](b, ctx, env, false)
 	if err != nil {
-		return nil, err
-	}
-	var p Submit
-	if err := decode(env, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if strings.TrimSpace(p.GroupID) == "" {
-		return nil, errorf(CodeInvalidRequest, "action.submit needs payload.group_id")
+		return nil, nil, errorf(CodeInvalidRequest, "action.submit needs payload.group_id")
 	}
 	if s.groups[p.GroupID] > 0 {
-		return nil, errorf(CodeConflict, "group_id %q was already submitted under another idempotency_key; use a new group_id", p.GroupID)
+		return nil, nil, errorf(CodeConflict, "group_id %q was already submitted under another idempotency_key; use a new group_id", p.GroupID)
 	}
 	if len(p.Actions) == 0 {
-		return nil, errorf(CodeInvalidRequest, "action.submit needs a non-empty payload.actions")
+		return nil, nil, errorf(CodeInvalidRequest, "action.submit needs a non-empty payload.actions")
 	}
-	targets := make([]*agent, len(p.Actions))
+	targets, err := s.checkActions(p.Actions)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkOwner(env.Src, p.Context, p.Actions); err != nil {
+		return nil, nil, err
+	}
+	s.correlateReplies(p.Actions)
+	sent, rejected, err := b.deliver(ctx, s, env, p, targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return SubmitRecorded{GroupID: p.GroupID, Targets: sent, Rejected: rejected}, nil, nil
+}
+
+// checkActions validates each action and resolves its target. Any fault
+// fails the whole submit: nothing is delivered.
+func (s *session) checkActions(actions []Action) ([]*agent, error) {
+	targets := make([]*agent, len(actions))
 	ids := make(map[string]bool)
 	indexes := make(map[int]bool)
-	for i, a := range p.Actions {
-		if err := checkAction(a); err != nil {
-			return nil, errorf(CodeInvalidRequest, "actions[%d]: %s", i, err.Message)
-		}
-		if ids[a.ActionID] {
-			return nil, errorf(CodeInvalidRequest, "actions[%d]: action_id %q appears twice; each action needs its own id", i, a.ActionID)
-		}
-		if s.actionByID[a.ActionID] != nil {
-			return nil, errorf(CodeConflict, "actions[%d]: action_id %q was used by an earlier action; action ids are unique", i, a.ActionID)
-		}
-		if indexes[*a.ActionIndex] {
-			return nil, errorf(CodeInvalidRequest, "actions[%d]: action_index %d appears twice", i, *a.ActionIndex)
-		}
-		ids[a.ActionID], indexes[*a.ActionIndex] = true, true
-		ag, err := s.resolve(a.Dst)
+	for i, a := range actions {
+		ag, err := s.checkAction(a, ids, indexes)
 		if err != nil {
 			return nil, &Error{Code: err.Code, Message: fmt.Sprintf("actions[%d]: %s", i, err.Message)}
 		}
 		targets[i] = ag
 	}
+	return targets, nil
+}
 
-	// Conversation ownership: the first relay in a conversation fixes its
-	// owner, and only the owner relays in it afterwards.
-	if p.Context != nil && p.Context.ContextID != "" {
-		cid := p.Context.ContextID
-		owner, known := s.owners[cid]
-		if !known {
-			owner = p.Context.OwnerID
-			if owner == "" {
-				owner = env.Src
-			}
-		}
-		if p.Context.OwnerID != "" && p.Context.OwnerID != owner {
-			return nil, errorf(CodeForbidden, "conversation %q is owned by %q, not %q; ownership does not transfer", cid, owner, p.Context.OwnerID)
-		}
-		if env.Src != owner {
-			return nil, errorf(CodeForbidden, "only %q, the owner of conversation %q, relays in it; answer it with a reply instead", owner, cid)
-		}
-		s.owners[cid] = owner
+// checkAction validates one action against the others of its submit (ids
+// and indexes seen so far) and the session, and resolves its target.
+func (s *session) checkAction(a Action, ids map[string]bool, indexes map[int]bool) (*agent, *Error) {
+	if err := checkAction(a); err != nil {
+		return nil, err
 	}
+	if ids[a.ActionID] {
+		return nil, errorf(CodeInvalidRequest, "action_id %q appears twice; each action needs its own id", a.ActionID)
+	}
+	if s.actionByID[a.ActionID] != nil {
+		return nil, errorf(CodeConflict, "action_id %q was used by an earlier action; action ids are unique", a.ActionID)
+	}
+	if indexes[*a.ActionIndex] {
+		return nil, errorf(CodeInvalidRequest, "action_index %d appears twice", *a.ActionIndex)
+	}
+	ids[a.ActionID], indexes[*a.ActionIndex] = true, true
+	return s.resolve(a.Dst)
+}
 
-	// Loop guard: a reply to a reply is a ping-pong and is not relayed.
-	rejected := make(map[int]string)
-	for i, a := range p.Actions {
-		if a.Type != ActionMessage || a.Kind != KindReply || a.ReplyToActionID == "" {
+// checkOwner enforces conversation ownership: the first relay in a
+// conversation fixes its owner, and only the owner sends follow-ups and
+// relays in it. Replies are how everyone else answers, so a submit of
+// replies only may come from anyone.
+func (s *session) checkOwner(src string, c *Context, actions []Action) error {
+	if c == nil || c.ContextID == "" {
+		return nil
+	}
+	cid := c.ContextID
+	owner, known := s.owners[cid]
+	if !known {
+		owner = c.OwnerID
+		if owner == "" {
+			owner = src
+		}
+	}
+	if c.OwnerID != "" && c.OwnerID != owner {
+		return errorf(CodeForbidden, "conversation %q is owned by %q, not %q; ownership does not transfer", cid, owner, c.OwnerID)
+	}
+	if src == owner || !slices.ContainsFunc(actions, func(a Action) bool { return !isReply(a) }) {
+		return nil
+	}
+	return errorf(CodeForbidden, "only %q, the owner of conversation %q, relays in it; answer it with a reply instead", owner, cid)
+}
+
+func isReply(a Action) bool { return a.Type == ActionMessage && a.Kind == KindReply }
+
+// correlateReplies gives a reply to a relayed action the relay_id and
+// plan_step_id of what it answers, so the relay's owner can match them.
+func (s *session) correlateReplies(actions []Action) {
+	for i, a := range actions {
+		if !isReply(a) || a.ReplyToActionID == "" {
 			continue
 		}
-		if prev := s.actionByID[a.ReplyToActionID]; prev != nil && prev.action.Type == ActionMessage && prev.action.Kind == KindReply {
+		if prev := s.actionByID[a.ReplyToActionID]; prev != nil {
+			if actions[i].RelayID == "" {
+				actions[i].RelayID = prev.action.RelayID
+			}
+			if actions[i].PlanStepID == "" {
+				actions[i].PlanStepID = prev.action.PlanStepID
+			}
+		}
+	}
+}
+
+// loopGuard returns the actions to reject, by index, with the reason: a
+// reply to a reply is a ping-pong and is not relayed.
+func (s *session) loopGuard(actions []Action) map[int]string {
+	rejected := make(map[int]string)
+	for i, a := range actions {
+		if !isReply(a) || a.ReplyToActionID == "" {
+			continue
+		}
+		if prev := s.actionByID[a.ReplyToActionID]; prev != nil && isReply(prev.action) {
 			rejected[i] = fmt.Sprintf("loop guard: %q is itself a reply; replies are not re-relayed", a.ReplyToActionID)
 		}
 	}
+	return rejected
+}
 
-	// One action.submit event per target, actions in their original order.
+// deliver records one action.submit event per target, its actions in
+// their original order, and a rejected result for each action the loop
+// guard stops. It returns the targets and the rejected action ids.
+func (b *Broker) deliver(ctx context.Context, s *session, env Envelope, p Submit, targets []*agent) (sent, rejectedIDs []string, err error) {
+	rejected := s.loopGuard(p.Actions)
 	var order []*agent
-	perTarget := make(map[*agent][]int)
+	perTarget := make(map[*agent][]Action)
 	for i, ag := range targets {
 		if _, skip := rejected[i]; skip {
 			continue
@@ -439,39 +552,137 @@ func (b *Broker) actionSubmit(ctx context.Context, env Envelope) (any, error) {
 		if _, ok := perTarget[ag]; !ok {
 			order = append(order, ag)
 		}
-		perTarget[ag] = append(perTarget[ag], i)
+		perTarget[ag] = append(perTarget[ag], p.Actions[i])
 	}
-	targetIDs := make([]string, 0, len(order))
+	sent = make([]string, 0, len(order))
 	for _, ag := range order {
-		group := Submit{GroupID: p.GroupID, Context: p.Context, TaskID: p.TaskID}
-		for _, i := range perTarget[ag] {
-			group.Actions = append(group.Actions, p.Actions[i])
-		}
+		group := Submit{GroupID: p.GroupID, Context: p.Context, TaskID: p.TaskID, Actions: perTarget[ag]}
 		ev := Envelope{Type: TypeActionSubmit, Src: env.Src, Dst: ag.info.ID, Payload: mustJSON(group)}
 		if len(order) == 1 {
 			ev.ID = env.ID
 		}
-		ev = b.emit(ctx, s, ev)
-		for _, i := range perTarget[ag] {
-			s.remember(&actionState{action: p.Actions[i], groupID: p.GroupID, submitter: env.Src,
-				target: ag.info.ID, event: &ev})
+		if _, err := b.emit(ctx, s, ev); err != nil {
+			return nil, nil, err
 		}
-		targetIDs = append(targetIDs, ag.info.ID)
+		sent = append(sent, ag.info.ID)
 	}
-	rejectedIDs := []string{}
+	rejectedIDs = []string{}
 	for i, a := range p.Actions {
 		detail, ok := rejected[i]
 		if !ok {
 			continue
 		}
-		s.remember(&actionState{action: a, groupID: p.GroupID, submitter: env.Src, target: targets[i].info.ID,
-			status: ResultRejected, terminal: true})
-		b.emit(ctx, s, Envelope{Type: TypeActionResult, Src: BusSrc, Dst: env.Src,
+		if _, err := b.emit(ctx, s, Envelope{Type: TypeActionResult, Src: BusSrc, Dst: env.Src,
 			Payload: mustJSON(Result{GroupID: p.GroupID, ActionID: a.ActionID, ActionIndex: a.ActionIndex,
-				Status: ResultRejected, Detail: detail})})
+				Status: ResultRejected, Detail: detail})}); err != nil {
+			return nil, nil, err
+		}
 		rejectedIDs = append(rejectedIDs, a.ActionID)
 	}
-	return SubmitRecorded{GroupID: p.GroupID, Targets: targetIDs, Rejected: rejectedIDs}, nil
+	return sent, rejectedIDs, nil
+}
+
+// relaySubmit takes an owner's outbound relay (codex-weave's relay.submit):
+// ordered actions for its targets, delivered as action.submit events per
+// target with the sender recorded as the conversation's owner. Unlike
+// action.submit, an action that cannot be delivered does not stop the
+// others: it is listed in failures. The reply's payload is relay.accepted.
+func (b *Broker) relaySubmit(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[RelaySubmit](b, ctx, env, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(p.RelayID) == "" {
+		return nil, nil, errorf(CodeInvalidRequest, "relay.submit needs payload.relay_id")
+	}
+	if len(p.Actions) == 0 {
+		return nil, nil, errorf(CodeInvalidRequest, "relay.submit needs a non-empty payload.actions")
+	}
+	if s.relays[p.RelayID] != nil || s.groups[p.RelayID] > 0 {
+		return nil, nil, errorf(CodeConflict, "relay_id %q was already used in this session; use a new relay_id", p.RelayID)
+	}
+	rc := &Context{ContextID: p.RelayID, OwnerID: env.Src}
+	if p.Context != nil && p.Context.ContextID != "" {
+		rc = &Context{ContextID: p.Context.ContextID, OwnerID: env.Src, ParentMessageID: p.Context.ParentMessageID}
+	}
+	if err := s.checkOwner(env.Src, rc, nil); err != nil {
+		return nil, nil, err
+	}
+	out := RelayAccepted{RelayID: p.RelayID, Failures: []RelayFailure{}}
+	sub := Submit{GroupID: p.RelayID, Context: rc, TaskID: p.TaskID}
+	var targets []*agent
+	ids, indexes := make(map[string]bool), make(map[int]bool)
+	for i, a := range p.Actions {
+		a = relayAction(p.RelayID, i, a)
+		ag, cerr := s.checkAction(a, ids, indexes)
+		if cerr != nil {
+			out.Failures = append(out.Failures, RelayFailure{Dst: a.Dst, ActionIndex: i, Code: cerr.Code, Message: cerr.Message})
+			continue
+		}
+		sub.Actions = append(sub.Actions, a)
+		targets = append(targets, ag)
+	}
+	s.correlateReplies(sub.Actions)
+	if len(targets) > 0 {
+		sent, _, err := b.deliver(ctx, s, env, sub, targets)
+		if err != nil {
+			return nil, nil, err
+		}
+		out.TargetCount = len(sent)
+	}
+	out.ActionCount = len(sub.Actions)
+	switch {
+	case len(out.Failures) == 0:
+		out.Status = "accepted"
+	case len(sub.Actions) > 0:
+		out.Status = "partial"
+	default:
+		out.Status = "rejected"
+	}
+	return out, nil, nil
+}
+
+// relayAction fills what a relay action may leave out: its id and index
+// (from its position), its type (message) and kind (user), and ties it to
+// the relay.
+func relayAction(relayID string, i int, a Action) Action {
+	if a.ActionID == "" {
+		a.ActionID = fmt.Sprintf("%s/%d", relayID, i)
+	}
+	if a.ActionIndex == nil {
+		a.ActionIndex = IntPtr(i)
+	}
+	if a.Type == "" {
+		a.Type = ActionMessage
+	}
+	if a.Type == ActionMessage && a.Kind == "" {
+		a.Kind = KindUser
+	}
+	a.RelayID = relayID
+	return a
+}
+
+// relayDone ends a relay from its owner's side (the model said task_done):
+// relay.done goes to everyone in the session. A relay the bus already
+// announced as done is not announced again.
+func (b *Broker) relayDone(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[RelayDone](b, ctx, env, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := s.relays[p.RelayID]
+	if r == nil {
+		return nil, nil, errorf(CodeNotFound, "no relay %q in session %q; relay.done ends a relay sent with relay.submit", p.RelayID, s.info.ID)
+	}
+	if r.owner != env.Src {
+		return nil, nil, errorf(CodeForbidden, "only %q, who sent relay %q, ends it", r.owner, p.RelayID)
+	}
+	if !r.done {
+		if _, err := b.emit(ctx, s, Envelope{Type: TypeRelayDone, ID: env.ID, Src: env.Src, Payload: mustJSON(p)}); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, nil, nil
 }
 
 // checkAction validates one action's own fields.
@@ -508,120 +719,103 @@ func checkAction(a Action) *Error {
 	return nil
 }
 
-func (b *Broker) actionResult(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, false)
+func (b *Broker) actionResult(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[Result](b, ctx, env, false)
 	if err != nil {
-		return nil, err
-	}
-	var p Result
-	if err := decode(env, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.GroupID == "" || p.ActionID == "" {
-		return nil, errorf(CodeInvalidRequest, "action.result needs payload.group_id and payload.action_id")
+		return nil, nil, errorf(CodeInvalidRequest, "action.result needs payload.group_id and payload.action_id")
 	}
 	if !validResultStatus(p.Status) {
-		return nil, errorf(CodeInvalidRequest, "result status %q is not one of accepted, completed, blocked, queued, rejected, error", p.Status)
+		return nil, nil, errorf(CodeInvalidRequest, "result status %q is not one of accepted, completed, blocked, queued, rejected, error", p.Status)
 	}
 	st := s.actions[p.GroupID+"\x00"+p.ActionID]
 	if st == nil {
-		return nil, errorf(CodeNotFound, "no action %q in group %q in session %q", p.ActionID, p.GroupID, s.info.ID)
+		return nil, nil, errorf(CodeNotFound, "no action %q in group %q in session %q", p.ActionID, p.GroupID, s.info.ID)
 	}
 	if p.ActionIndex == nil {
-		return nil, errorf(CodeInvalidRequest, "action.result needs payload.action_index (%d for action %q)", st.action.Index(), p.ActionID)
+		return nil, nil, errorf(CodeInvalidRequest, "action.result needs payload.action_index (%d for action %q)", st.action.Index(), p.ActionID)
 	}
 	if *p.ActionIndex != st.action.Index() {
-		return nil, errorf(CodeInvalidRequest, "action_index %d does not match action %q (index %d)", *p.ActionIndex, p.ActionID, st.action.Index())
-	}
-	if env.Src != st.target {
-		return nil, errorf(CodeForbidden, "only %q, the action's target, reports results for action %q", st.target, p.ActionID)
+		return nil, nil, errorf(CodeInvalidRequest, "action_index %d does not match action %q (index %d)", *p.ActionIndex, p.ActionID, st.action.Index())
 	}
 	if st.terminal {
-		return nil, errorf(CodeConflict, "action %q already finished with %q; nothing follows a terminal status", p.ActionID, st.status)
+		return nil, nil, errorf(CodeConflict, "action %q already finished with %q; nothing follows a terminal status", p.ActionID, st.status)
 	}
-	if Terminal(p.Status) {
-		s.finish(st, p.Status)
-	} else {
-		st.status = p.Status
+	if env.Src != st.target {
+		return nil, nil, errorf(CodeForbidden, "only %q, the action's target, reports results for action %q", st.target, p.ActionID)
 	}
 	if p.Data != nil && *p.Data == (ResultData{}) {
 		p.Data = nil
 	}
-	b.emit(ctx, s, Envelope{Type: TypeActionResult, ID: env.ID, Src: env.Src, Dst: st.submitter, Payload: mustJSON(p)})
-	if st.terminal {
-		s.compactActions()
+	if err := b.result(ctx, s, Envelope{ID: env.ID, Src: env.Src, Dst: st.submitter}, p); err != nil {
+		return nil, nil, err
 	}
-	return ResultRecorded{ActionID: p.ActionID, Status: p.Status, Terminal: st.terminal}, nil
+	return ResultRecorded{ActionID: p.ActionID, Status: p.Status, Terminal: Terminal(p.Status)}, nil, nil
 }
 
-func (b *Broker) taskEvent(ctx context.Context, env Envelope) (any, error) {
-	s, err := b.lookup(env, false)
+func (b *Broker) taskEvent(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[TaskUpdate](b, ctx, env, false)
 	if err != nil {
-		return nil, err
-	}
-	var p TaskUpdate
-	if err := decode(env, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.TaskID == "" {
-		return nil, errorf(CodeInvalidRequest, "%s needs payload.task_id", env.Type)
+		return nil, nil, errorf(CodeInvalidRequest, "%s needs payload.task_id", env.Type)
 	}
 	status := TaskStatusDone
 	if env.Type == TypeTaskUpdated {
 		switch p.Status {
 		case TaskStatusRunning, TaskStatusBlocked, TaskStatusReady, TaskStatusDone:
 		default:
-			return nil, errorf(CodeInvalidRequest, "task status %q is not one of running, blocked, ready, done", p.Status)
+			return nil, nil, errorf(CodeInvalidRequest, "task status %q is not one of running, blocked, ready, done", p.Status)
 		}
 		status = p.Status
 	}
-	ev := Envelope{Type: env.Type, ID: env.ID, Src: env.Src, Payload: env.Payload}
-	if env.Dst != "" {
-		a, err := s.resolve(env.Dst)
-		if err != nil {
-			return nil, err
-		}
-		ev.Dst = a.info.ID
+	ev, err := b.routed(s, env)
+	if err != nil {
+		return nil, nil, err
 	}
-	b.emit(ctx, s, ev)
-	return TaskRecorded{TaskID: p.TaskID, Status: status}, nil
+	if _, err := b.emit(ctx, s, ev); err != nil {
+		return nil, nil, err
+	}
+	return TaskRecorded{TaskID: p.TaskID, Status: status}, nil, nil
 }
 
-func (b *Broker) eventsHistory(env Envelope) (any, error) {
-	s, err := b.lookup(env, true)
-	if err != nil {
-		return nil, err
-	}
-	var p struct {
+func (b *Broker) eventsHistory(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[struct {
 		Limit *int `json:"limit"`
-	}
-	if err := decode(env, &p); err != nil {
-		return nil, err
+	}](b, ctx, env, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	limit := 100
 	if p.Limit != nil {
 		if *p.Limit < 0 {
-			return nil, errorf(CodeInvalidRequest, "events.history limit %d is negative", *p.Limit)
+			return nil, nil, errorf(CodeInvalidRequest, "events.history limit %d is negative", *p.Limit)
 		}
 		if *p.Limit > 0 {
 			limit = *p.Limit
 		}
 	}
-	from := max(len(s.log)-limit, 0)
-	return Records{Records: append([]Envelope{}, s.log[from:]...)}, nil
-}
-
-func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
-	s, err := b.lookup(env, true)
+	records := []Envelope{}
+	err = b.replay(ctx, s, max(s.seq-int64(limit), 0), func(ev Envelope) bool {
+		records = append(records, ev)
+		return true
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	var p struct {
+	return Records{Records: records}, nil, nil
+}
+
+func (b *Broker) eventsStream(ctx context.Context, c *conn, env Envelope) (any, func(), error) {
+	s, p, err := inSession[struct {
 		Follow bool   `json:"follow"`
 		After  *int64 `json:"after"`
 		Agent  string `json:"agent"`
-	}
-	if err := decode(env, &p); err != nil {
+	}](b, ctx, env, true)
+	if err != nil {
 		return nil, nil, err
 	}
 	if !p.Follow {
@@ -630,10 +824,14 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 			after = *p.After
 		}
 		records := []Envelope{}
-		for _, ev := range s.log {
-			if ev.Seq > after && (p.Agent == "" || addressedTo(ev, p.Agent)) {
+		err := b.replay(ctx, s, after, func(ev Envelope) bool {
+			if p.Agent == "" || addressedTo(ev, p.Agent) {
 				records = append(records, ev)
 			}
+			return true
+		})
+		if err != nil {
+			return nil, nil, err
 		}
 		return Records{Records: records}, nil, nil
 	}
@@ -644,10 +842,9 @@ func (b *Broker) eventsStream(c *conn, env Envelope) (any, func(), error) {
 	post := func() {
 		st := &stream{out: c.out, corr: env.ID, agent: p.Agent}
 		if p.After != nil {
-			for _, ev := range s.log {
-				if ev.Seq > *p.After && !st.deliver(ev) {
-					return
-				}
+			if err := b.replay(ctx, s, *p.After, st.deliver); err != nil {
+				b.opts.Logger.Warn("replay for events.stream", "session", s.info.ID, "err", err)
+				return
 			}
 		}
 		if s.info.Status != "closed" {

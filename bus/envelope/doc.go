@@ -1,17 +1,34 @@
 // Package envelope is the bus's v1 envelope face: newline-delimited JSON
 // envelopes over a Unix socket, the same commands over HTTP, and the
 // runtime rules that go with them (relay output, receivers, the loop guard).
+// The wire, with examples of every command, the error codes, the guarantees
+// and the Settled list of choices where the seed documents and real clients
+// (codex-weave) disagree, is docs/weave-protocol.md in the repository.
 //
 // # Usage
 //
-// One Broker holds all state; the transports are thin:
+// A Broker is a face over a bus.Bus; the transports are thin:
 //
-//	b := envelope.NewBroker(envelope.Options{})
+//	b, err := envelope.Open(ctx, theBus, envelope.Options{})
 //	go b.ServeUnix(ctx, filepath.Join(home, ".weave", "coord.sock"))
 //	http.ListenAndServe("127.0.0.1:7777", b.Handler())
 //
-// Broker.Handle runs an envelope without a transport. Dial returns a Go
-// client for the socket.
+// NewBroker makes one on a memory bus of its own. Broker.Handle runs an
+// envelope without a transport. Dial returns a Go client for the socket.
+//
+// # State on the bus
+//
+// Sessions, agents and events live on the bus: each session's events are
+// the append-only topic session:<id> (an event's seq is its offset there),
+// sessions are listed on the append-only session-index, and the retained
+// topics session-info:<id> and session-agents:<id> hold each session's
+// info and agents (AppendOnlyTopics, RetainedTopics; bus.DefaultOptions
+// has them). A broker keeps a view built by applying those events in
+// offset order: its own when it writes them, others' when the bus tells it
+// of them (an observer subscription, outside last match wins) or before it
+// runs a command. So brokers on one bus (two `weave bus serve` on one NATS)
+// serve the same sessions, and a client may reconnect to any of them.
+// Connections, streams and idempotency keys are a broker's own.
 //
 // # Envelopes
 //
@@ -25,12 +42,15 @@
 // conflict, too_large) and a message saying what to do. A malformed or
 // oversize line gets an error reply and the connection stays open.
 //
-// Commands: session.create, session.list, session.close; agent.add,
-// agent.remove, agent.list, agent.update; message.created; action.submit,
-// action.result; task.updated, task.done; events.history, events.stream.
-// Besides the events clients send, the bus records session.created,
-// session.closed, agent.added, agent.removed and agent.updated, and its own
-// action.result events (src "bus") for actions it rejects or abandons.
+// Commands: session.create, session.list (open sessions; payload.all for
+// all), session.close; agent.add, agent.remove (quiet after session.close),
+// agent.list, agent.update; message.created; action.submit, action.result;
+// relay.submit (answered with a relay.accepted payload), relay.done;
+// task.updated, task.done; events.history, events.stream. Besides the
+// events clients send, the bus records session.created, session.closed,
+// agent.added, agent.removed and agent.updated, its own action.result
+// events (src "bus") for actions it rejects or abandons, and relay.done
+// when every action of a relay has finished.
 //
 // events.stream with follow acknowledges and then pushes events.record
 // frames (corr = the request id, the event in payload): only new events, or
@@ -62,7 +82,9 @@
 //     action_id).
 //   - Ownership. The first action.submit in a conversation (payload.context
 //     .context_id) fixes its owner (context.owner_id, else src); afterwards
-//     only the owner relays in it.
+//     only the owner relays in it, while anyone may answer with replies.
+//     relay.submit records its sender as the owner. A reply to a relayed
+//     action carries that action's relay_id and plan_step_id.
 //   - Loop guard. A reply to an action that was itself a reply is rejected
 //     (action.result "rejected") rather than delivered; MayRelay gives the
 //     runtime the same kind-based rule.
@@ -77,11 +99,12 @@
 // Pushes never block the broker. Each connection and stream has a bounded
 // queue (Options.QueueLen); a consumer that falls that far behind is
 // disconnected and resumes from its last seq (events.stream "after", SSE
-// Last-Event-ID). Memory is bounded: each session keeps Options.HistoryLimit
-// events and remembers Options.IdempotencyWindow finished actions and
-// idempotency keys; Options.KeepClosed closed sessions stay readable. Lines
-// and HTTP bodies are capped at Options.MaxFrameBytes. Nothing is durable:
-// state lives in memory for the life of the process.
+// Last-Event-ID). Memory is bounded: each session's log keeps the bus's
+// max_log_messages events, and a broker remembers Options.IdempotencyWindow
+// finished actions and idempotency keys per session; Options.KeepClosed
+// closed sessions stay readable. Lines and HTTP bodies are capped at
+// Options.MaxFrameBytes. State is as durable as the bus: in memory for the
+// life of the process on the memory backend, in JetStream on nats.
 //
 // The socket is the access control (mode 0600, owner only). The HTTP face
 // has no authentication of its own: serve it on a loopback address.

@@ -86,6 +86,8 @@ const (
 	TypeTaskDone       = "task.done"
 	TypeEventsHistory  = "events.history"
 	TypeEventsStream   = "events.stream"
+	TypeRelaySubmit    = "relay.submit"
+	TypeRelayDone      = "relay.done"
 
 	// Events the broker writes into a session's log.
 	TypeSessionCreated = "session.created"
@@ -94,7 +96,9 @@ const (
 	TypeAgentRemoved   = "agent.removed"
 	TypeAgentUpdated   = "agent.updated"
 	TypeEventsRecord   = "events.record"
-	TypeError          = "error"
+	// TypeRelayAccepted names the payload of relay.submit's reply.
+	TypeRelayAccepted = "relay.accepted"
+	TypeError         = "error"
 )
 
 // NewID returns a fresh envelope id (a random UUID).
@@ -204,6 +208,12 @@ type Action struct {
 	Plan            *Plan  `json:"plan,omitempty"`
 	Command         string `json:"command,omitempty"`
 	Args            string `json:"args,omitempty"`
+	// RelayID and PlanStepID tie an action to the relay that sent it and
+	// the plan step it serves (relay.submit); the bus copies them onto
+	// replies to that action.
+	RelayID      string `json:"relay_id,omitempty"`
+	PlanStepID   string `json:"plan_step_id,omitempty"`
+	ExpectsReply bool   `json:"expects_reply,omitempty"`
 }
 
 // Index returns the action's action_index, or -1 when it is missing.
@@ -311,6 +321,42 @@ const (
 // SessionList is the reply to session.list.
 type SessionList struct {
 	Sessions []SessionInfo `json:"sessions"`
+}
+
+// RelaySubmit is the payload of relay.submit: the owner's outbound relay,
+// ordered actions for its targets.
+type RelaySubmit struct {
+	RelayID string   `json:"relay_id"`
+	Targets []string `json:"targets,omitempty"`
+	Actions []Action `json:"actions"`
+	Context *Context `json:"context,omitempty"`
+	TaskID  string   `json:"task_id,omitempty"`
+}
+
+// RelayAccepted is the payload of relay.submit's reply.
+type RelayAccepted struct {
+	RelayID     string         `json:"relay_id"`
+	Status      string         `json:"status"` // accepted, partial, rejected
+	ActionCount int            `json:"action_count"`
+	TargetCount int            `json:"target_count"`
+	Failures    []RelayFailure `json:"failures"`
+	// RetryAfterMS is never set by this bus (it does not throttle); the
+	// field is part of the reply clients read.
+	RetryAfterMS int `json:"retry_after_ms,omitempty"`
+}
+
+// RelayFailure is one action of a relay that was not delivered.
+type RelayFailure struct {
+	Dst         string `json:"dst"`
+	ActionIndex int    `json:"action_index"`
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+}
+
+// RelayDone is the payload of relay.done, the end of a relay.
+type RelayDone struct {
+	RelayID string `json:"relay_id"`
+	Summary string `json:"summary,omitempty"`
 }
 
 // AgentList is the reply to agent.list.

@@ -21,7 +21,9 @@ func newTestBroker(t *testing.T, opts Options) *Broker {
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
-	return NewBroker(opts)
+	b := NewBroker(opts)
+	t.Cleanup(func() { b.Close() })
+	return b
 }
 
 // mk builds a request envelope; payload may be a struct, a map or a

@@ -121,7 +121,7 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 	// A consumer that cannot keep up is cut off; it resumes by Last-Event-ID.
 	out.onKill = func() { _ = rc.SetWriteDeadline(time.Now()) }
 	st := &stream{out: out, sse: true, agent: r.URL.Query().Get("agent")}
-	closed, err := b.subscribe(id, after, st)
+	closed, err := b.subscribe(r.Context(), id, after, st)
 	if err != nil {
 		var e *Error
 		errors.As(err, &e)

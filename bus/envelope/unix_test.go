@@ -336,7 +336,7 @@ func TestOrderPerTargetUnderConcurrentSubmits(t *testing.T) {
 }
 
 func TestSlowConsumerIsDisconnected(t *testing.T) {
-	b := newTestBroker(t, Options{QueueLen: 4, HistoryLimit: 16})
+	b := newTestBroker(t, Options{QueueLen: 4})
 	path := serveUnix(t, b)
 	slow := dialRaw(t, path)
 	s := newSession(t, b, "")

@@ -163,7 +163,8 @@ func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
 		}
 	}
 	var server InitializeResult
-	if err := init("initialize", initializeParams{ClientID: c.id, ClientInfo: &c.info}, &server); err != nil {
+	info, _ := json.Marshal(c.info)
+	if err := init("initialize", initializeParams{ClientID: c.id, ClientInfo: info}, &server); err != nil {
 		_ = ws.CloseNow()
 		return nil, fmt.Errorf("initialize with bus %s: %w", c.url, err)
 	}

@@ -1,15 +1,19 @@
 // Package jsonrpc is the bus's JSON-RPC 2.0 face over WebSocket
 // (github.com/coder/websocket): peers in any language subscribe to topic
 // patterns, send messages through the interceptor walk and answer the
-// deliveries made to them. It implements bus-jsonrpc-protocol.md with the
-// settled rules of the architecture.
+// deliveries made to them. The wire, with examples of every method, the
+// error codes, the guarantees and the Settled list of choices where bub's
+// protocol document and its clients disagree, is docs/bus-jsonrpc.md in
+// the repository; this comment is the summary.
 //
 // # Server
 //
 // NewServer wraps a bus.Bus in an http.Handler; Server.ListenAndServe and
-// Server.Serve run it. Each connection must send initialize first (clientId
-// and clientInfo{name, version}, else -32002; a second one is -32001); any
-// method but initialize and ping before it is -32005. Methods:
+// Server.Serve run it. Each connection must send initialize first: a
+// clientId, and a clientInfo that may be null or absent (-32002 when it is
+// not an object). A second initialize answers like the first. Any method
+// but initialize and ping before it is -32001 "Not initialized". The
+// result always lists capabilities.topics ([] when none). Methods:
 //
 //   - subscribe {topic, policy?, method?}: a bus subscription named after
 //     the clientId with the given propagation policy. Deliveries are
@@ -21,13 +25,16 @@
 //     the policy, retries and dead letters of the bus. The bus bounds the
 //     wait (bus.Options.RequestTimeout); a peer that disconnects
 //     mid-request gives a not-processed ack at once, never a hang.
-//     Missing topic -32602, same pattern twice on one connection -32003,
-//     more than Options.MaxSubscriptions -32006.
+//     Missing topic -32602; the same pattern twice on one connection is
+//     the same subscription (success); more than Options.MaxSubscriptions
+//     -32006.
 //   - unsubscribe {topic}: the exact string given to subscribe, else -32004.
 //   - sendMessage {topic, payload, headers?, idempotencyKey?}: bus.Request,
 //     answered with {success, acks[{client_id, processed, message, ...}],
-//     stopPropagation, messageId, delivered, ...}. payload.type is
-//     required (-32602). The message carries the sender's clientId in the
+//     stopPropagation, messageId, delivered, ...}, stopPropagation being
+//     true when a subscriber asked for it. payload is any object;
+//     Options.RequirePayloadType (bus.require_payload_type) asks for a
+//     string payload.type (-32602 without). The message carries the sender's clientId in the
 //     header weave-client-id, set by the server. As a notification it runs
 //     the same walk and the result is dropped.
 //   - ping: {timestamp}.

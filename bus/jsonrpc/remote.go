@@ -111,7 +111,9 @@ type remoteSendResult struct {
 
 func (s remoteSendResult) result() bus.Result {
 	out := bus.Result{
-		Delivered:    s.Delivered,
+		Delivered: s.Delivered,
+		// The wire reports what subscribers asked for, not why the walk
+		// ended: Stopped means a subscriber asked to stop.
 		Stopped:      s.StopPropagation,
 		DeadLettered: s.DeadLettered,
 		Duplicate:    s.Duplicate,

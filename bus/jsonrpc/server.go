@@ -44,6 +44,10 @@ type Options struct {
 	ServerInfo ServerInfo
 	// Topics is advertised in the initialize capabilities.
 	Topics []string
+	// RequirePayloadType refuses a sendMessage whose payload has no
+	// string field type (config bus.require_payload_type). Off by default:
+	// bub's publish helpers send payloads without one.
+	RequirePayloadType bool
 	// Token, when set, must be sent by clients as "Authorization: Bearer
 	// <token>". NewServer refuses a non-loopback server without one.
 	Token string
@@ -222,7 +226,7 @@ type conn struct {
 	rbuf     bytes.Buffer // the current reader's frame
 
 	initialized atomic.Bool
-	clientID    string // set once by initialize
+	clientID    string // set once, by the first initialize
 
 	mu      sync.Mutex
 	subs    map[string]bus.Subscription // by pattern
@@ -459,7 +463,7 @@ func (c *conn) dispatch(in incoming) (any, *Error) {
 		return pingResult{Timestamp: time.Now().UTC().Format(time.RFC3339)}, nil
 	}
 	if !c.initialized.Load() {
-		return nil, errorf(CodeNotInitialized, "not initialized: send initialize first")
+		return nil, &Error{Code: CodeNotInitialized, Message: "Not initialized", Data: "send initialize first"}
 	}
 	switch in.method {
 	case "subscribe":
@@ -493,20 +497,29 @@ func (c *conn) initialize(raw json.RawMessage) (any, *Error) {
 	if why := validClientID(p.ClientID); why != "" {
 		return nil, errorf(CodeInvalidClientInfo, "invalid client info: clientId %s", why)
 	}
-	if p.ClientInfo == nil || strings.TrimSpace(p.ClientInfo.Name) == "" || strings.TrimSpace(p.ClientInfo.Version) == "" {
-		return nil, errorf(CodeInvalidClientInfo, "invalid client info: clientInfo needs a non-empty name and version")
+	// clientInfo is informational: null or absent is fine (bub's client
+	// sends null), and so is an object with any fields. Only a value that
+	// is not an object is refused.
+	if info := bytes.TrimSpace(p.ClientInfo); len(info) > 0 && !bytes.Equal(info, []byte("null")) && info[0] != '{' {
+		return nil, errorf(CodeInvalidClientInfo, "invalid client info: clientInfo must be an object such as {\"name\":\"my-client\",\"version\":\"1\"} or null")
 	}
-	// The read loop runs initialize, so there is no race between two.
-	if c.initialized.Load() {
-		return nil, errorf(CodeAlreadyInitialized, "already initialized as %q", c.clientID)
+	// The read loop runs initialize, so there is no race between two. A
+	// second initialize answers like the first, as bub's server does; the
+	// connection keeps the clientId it started with, which names its
+	// subscriptions and the messages it sent.
+	if !c.initialized.Load() {
+		c.clientID = p.ClientID
+		c.initialized.Store(true)
 	}
-	c.clientID = p.ClientID
-	c.initialized.Store(true)
+	topics := c.s.opts.Topics
+	if topics == nil {
+		topics = []string{}
+	}
 	return InitializeResult{
 		ServerID:   c.s.opts.ServerID,
 		ServerInfo: c.s.opts.ServerInfo,
 		Capabilities: Capabilities{
-			Subscribe: true, Publish: true, ProcessMessage: true, Topics: c.s.opts.Topics,
+			Subscribe: true, Publish: true, ProcessMessage: true, Topics: topics,
 		},
 	}, nil
 }
@@ -553,7 +566,8 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.subs[pattern]; dup {
-		return nil, errorf(CodeAlreadySubscribed, "already subscribed to %q on this connection", pattern)
+		// Idempotent: the same subscription stays, as in bub's server.
+		return map[string]bool{"success": true}, nil
 	}
 	if len(c.subs) >= c.s.opts.MaxSubscriptions {
 		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached: unsubscribe from one first", c.s.opts.MaxSubscriptions)
@@ -603,7 +617,7 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	if err := bus.ValidateTopic(*p.Topic); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
-	if e := checkPayload(p.Payload); e != nil {
+	if e := checkPayload(p.Payload, c.s.opts.RequirePayloadType); e != nil {
 		return nil, e
 	}
 	m := bus.Message{Topic: *p.Topic, Payload: p.Payload, Headers: p.Headers, IdempotencyKey: p.IdempotencyKey}
@@ -619,9 +633,15 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	return sendResultOf(res), nil
 }
 
-func checkPayload(raw json.RawMessage) *Error {
+// checkPayload accepts any object; with requireType it also wants a
+// non-empty string payload.type, as the seed document asks (bub's own
+// publish helpers send none).
+func checkPayload(raw json.RawMessage, requireType bool) *Error {
 	if len(raw) == 0 || firstByte(raw) != '{' {
-		return errorf(CodeInvalidParams, "invalid params: payload must be an object with a string field type")
+		return errorf(CodeInvalidParams, "invalid params: payload must be a JSON object")
+	}
+	if !requireType {
+		return nil
 	}
 	var p struct {
 		Type *string `json:"type"`

@@ -19,11 +19,14 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternal       = -32603
 
-	CodeAlreadyInitialized   = -32001
+	// CodeNotInitialized answers any method but initialize and ping before
+	// the handshake, with the message "Not initialized", as bub's server
+	// does.
+	CodeNotInitialized = -32001
+	// CodeInvalidClientInfo answers an initialize whose clientInfo is
+	// present but not an object, or whose clientId is unusable.
 	CodeInvalidClientInfo    = -32002
-	CodeAlreadySubscribed    = -32003
 	CodeSubscriptionNotFound = -32004
-	CodeNotInitialized       = -32005
 	// CodeLimit is returned when a connection reaches
 	// Options.MaxSubscriptions.
 	CodeLimit = -32006
@@ -211,8 +214,9 @@ type ServerInfo struct {
 }
 
 type initializeParams struct {
-	ClientID   string      `json:"clientId"`
-	ClientInfo *ClientInfo `json:"clientInfo"`
+	ClientID string `json:"clientId"`
+	// ClientInfo is optional: bub's client sends null.
+	ClientInfo json.RawMessage `json:"clientInfo"`
 }
 
 // InitializeResult is the server's answer to initialize.
@@ -224,10 +228,12 @@ type InitializeResult struct {
 
 // Capabilities is what the server offers.
 type Capabilities struct {
-	Subscribe      bool     `json:"subscribe"`
-	Publish        bool     `json:"publish"`
-	ProcessMessage bool     `json:"processMessage"`
-	Topics         []string `json:"topics,omitempty"`
+	Subscribe      bool `json:"subscribe"`
+	Publish        bool `json:"publish"`
+	ProcessMessage bool `json:"processMessage"`
+	// Topics is always sent, [] when there is nothing to advertise: bub's
+	// client rejects a result without it.
+	Topics []string `json:"topics"`
 }
 
 type subscribeParams struct {
@@ -311,28 +317,31 @@ type AckInfo struct {
 // SendResult is the result of sendMessage.
 type SendResult struct {
 	// Success is true when at least one subscriber got the message.
-	Success         bool      `json:"success"`
-	Acks            []AckInfo `json:"acks"`
-	StopPropagation bool      `json:"stopPropagation"`
-	MessageID       string    `json:"messageId"`
-	Delivered       int       `json:"delivered"`
-	DeadLettered    bool      `json:"deadLettered,omitempty"`
-	Duplicate       bool      `json:"duplicate,omitempty"`
-	Offset          uint64    `json:"offset,omitempty"`
+	Success bool      `json:"success"`
+	Acks    []AckInfo `json:"acks"`
+	// StopPropagation is true when a subscriber asked for it in its ack;
+	// whether the walk stopped for another reason (a processed ack under
+	// stopPropagationOnProcessed) is not reported here.
+	StopPropagation bool   `json:"stopPropagation"`
+	MessageID       string `json:"messageId"`
+	Delivered       int    `json:"delivered"`
+	DeadLettered    bool   `json:"deadLettered,omitempty"`
+	Duplicate       bool   `json:"duplicate,omitempty"`
+	Offset          uint64 `json:"offset,omitempty"`
 }
 
 func sendResultOf(r bus.Result) SendResult {
 	out := SendResult{
-		Success:         r.Delivered > 0,
-		Acks:            make([]AckInfo, 0, len(r.Acks)),
-		StopPropagation: r.Stopped,
-		MessageID:       r.MessageID,
-		Delivered:       r.Delivered,
-		DeadLettered:    r.DeadLettered,
-		Duplicate:       r.Duplicate,
-		Offset:          r.Offset,
+		Success:      r.Delivered > 0,
+		Acks:         make([]AckInfo, 0, len(r.Acks)),
+		MessageID:    r.MessageID,
+		Delivered:    r.Delivered,
+		DeadLettered: r.DeadLettered,
+		Duplicate:    r.Duplicate,
+		Offset:       r.Offset,
 	}
 	for _, a := range r.Acks {
+		out.StopPropagation = out.StopPropagation || a.StopPropagation
 		out.Acks = append(out.Acks, AckInfo{
 			ClientID:        a.Subscriber,
 			Processed:       a.Processed,

@@ -169,7 +169,11 @@ func (b *Bus) connect(ctx context.Context, url string) error {
 		return fmt.Errorf("subscribe to forwarded requests: %w", err)
 	}
 	b.natsSubs = append(b.natsSubs, pub, req)
-	if err := nc.FlushWithContext(ctx); err != nil {
+	// FlushWithContext wants a deadline; a caller's context (a command's)
+	// may have none.
+	fctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
+	defer cancel()
+	if err := nc.FlushWithContext(fctx); err != nil {
 		return fmt.Errorf("flush NATS subscriptions: %w", err)
 	}
 	_, err = b.inner.Subscribe(ctx, dlqCapture, b.persistDeadLetter, bus.SubscribeOptions{Name: "natsbus-dead-letter-store", Policy: bus.ContinueAll})

@@ -57,8 +57,9 @@ and serve it until Ctrl-C on the faces asked for:
   --uds PATH   the v1 envelope protocol over a Unix socket (mode 0600).
   --http ADDR  the v1 envelope protocol over HTTP, with its SSE event stream.
 
-The envelope faces share one broker, whose session events are also published
-on the bus as session:<id>. Off loopback, a token is required (bus.token or
+The envelope faces keep their sessions and events on the bus (session:<id>,
+append-only), so several bus serve processes on one nats bus serve the same
+sessions and a client may reconnect to any of them. Off loopback, a token is required (bus.token or
 WEAVE_BUS_TOKEN) and clients send it as "Authorization: Bearer <token>".
 Prints the address of each face once it listens. Port 0 picks a free port.`,
 		Args: argsBetween(0, 0),
@@ -133,14 +134,15 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		}
 		url := "ws://" + ln.Addr().String()
 		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{
-			Token:            token,
-			Loopback:         jsonrpc.IsLoopback(opts.WS),
-			MaxFrameBytes:    int64(cfg.Bus.MaxFrameBytes),
-			MaxSubscriptions: cfg.Bus.MaxSubscriptions,
-			AgentCommand:     agentCommand(cfg.Bus.AgentCommand),
-			Workspace:        project,
-			BusURL:           url,
-			AgentOutput:      opts.Streams.ErrOut,
+			Token:              token,
+			Loopback:           jsonrpc.IsLoopback(opts.WS),
+			MaxFrameBytes:      int64(cfg.Bus.MaxFrameBytes),
+			MaxSubscriptions:   cfg.Bus.MaxSubscriptions,
+			RequirePayloadType: cfg.Bus.RequirePayloadType,
+			AgentCommand:       agentCommand(cfg.Bus.AgentCommand),
+			Workspace:          project,
+			BusURL:             url,
+			AgentOutput:        opts.Streams.ErrOut,
 		})
 		if err != nil {
 			ln.Close()
@@ -153,11 +155,16 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		fmt.Fprintf(opts.Streams.Out, "ws       %s\n", url)
 	}
 	if opts.UDS != "" || opts.HTTP != "" {
-		broker := envelope.NewBroker(envelope.Options{
+		// The envelope face keeps its sessions, agents and events on the
+		// bus itself, so servers sharing a nats bus serve the same sessions.
+		broker, err := envelope.Open(ctx, b, envelope.Options{
 			MaxFrameBytes: cfg.Bus.MaxFrameBytes,
-			Publisher:     envelopePublisher{b: b, log: logger},
 			Logger:        logger,
 		})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, func() { _ = broker.Close() })
 		if opts.UDS != "" {
 			ln, err := envelope.ListenUnix(opts.UDS)
 			if err != nil {
@@ -240,23 +247,6 @@ func agentCommand(cmd string) []string {
 		return nil
 	}
 	return []string{"sh", "-c", cmd}
-}
-
-// envelopePublisher puts the envelope broker's session events on the bus.
-// The broker calls it under its lock, so each publish is bounded.
-type envelopePublisher struct {
-	b   bus.Bus
-	log *slog.Logger
-}
-
-func (p envelopePublisher) Publish(ctx context.Context, topic string, payload []byte) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if _, err := p.b.Publish(ctx, bus.Message{Topic: topic, Payload: payload}); err != nil {
-		p.log.Warn("envelope event not published on the bus", "topic", topic, "err", err)
-		return err
-	}
-	return nil
 }
 
 // openBusFlag opens the bus a client command talks to: --bus, else config
