@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,68 @@ func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no denial published on " + DeniedTopic)
+	}
+}
+
+// Open builds what it is asked for and nothing more; nothing starts until
+// it is used, and Close may be called twice.
+func TestOpenAndClose(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv(BusURLEnv, "")
+	project := runtest.NewProject(t, nil)
+	ctx := context.Background()
+
+	bare, err := Open(ctx, project, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare.Gate() == nil || bare.Supervisor() == nil || bare.Bus() != nil || bare.Pipeline() != nil || bare.Tools() != nil {
+		t.Errorf("Open() = gate %v, supervisor %v, bus %v, pipeline %v, tools %v; want only the gate and the supervisor",
+			bare.Gate() != nil, bare.Supervisor() != nil, bare.Bus() != nil, bare.Pipeline() != nil, bare.Tools() != nil)
+	}
+	if _, err := bare.StartWork(ctx, "", nil); err == nil || !strings.Contains(err.Error(), "WithTools") {
+		t.Errorf("StartWork on a host without tools = %v, want an error naming WithTools", err)
+	}
+	if err := bare.Close(ctx); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+
+	h, err := Open(ctx, project, nil, WithBus(""), WithTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Bus() == nil || h.Pipeline() == nil || h.Tools() == nil {
+		t.Fatalf("Open(WithBus, WithTools) left out a part: bus %v, pipeline %v, tools %v", h.Bus() != nil, h.Pipeline() != nil, h.Tools() != nil)
+	}
+	var builtinAgents, running int
+	for _, st := range h.Supervisor().Status() {
+		if strings.HasPrefix(st.Name, agents.AgentID("")) {
+			builtinAgents++
+		}
+		if st.Running {
+			running++
+		}
+	}
+	if builtinAgents != len(agents.RoleNames()) || running != 0 {
+		t.Errorf("supervisor has %d built-in agents and %d running plugins, want %d and none", builtinAgents, running, len(agents.RoleNames()))
+	}
+	all, _ := h.Hooks()
+	var sources []string
+	for _, r := range all {
+		if !slices.Contains(sources, r.Source) {
+			sources = append(sources, r.Source)
+		}
+	}
+	if !slices.Contains(sources, "builtin") || !slices.Contains(sources, "bus") {
+		t.Errorf("hook sources = %v, want the built-ins and the bus peers", sources)
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	if _, err := h.Bus().Publish(ctx, bus.Message{Topic: "x"}); err == nil {
+		t.Error("the bus still publishes after Close")
 	}
 }

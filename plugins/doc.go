@@ -14,8 +14,8 @@
 // prints its Manifest as JSON and exits; that is what `weave plugins list`
 // shows. Test it with package plugintest, without the weave binary.
 //
-// An agent offers its model the host's tools from Tools (or ToolSpec of one
-// tool from LookupTool): the same table the host's capability gate, its
+// An agent offers its model the host's tools from Tools (ToolDef.Spec is
+// what a model reads): the same table the host's capability gate, its
 // Claude Code hook mapping and its configuration read.
 //
 // # Protocol

@@ -112,6 +112,16 @@ func ToolNames() []string {
 	return out
 }
 
+// IsTool reports whether name is a tool of the host.
+func IsTool(name string) bool {
+	for _, d := range toolTable {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // LookupTool returns the tool called name.
 func LookupTool(name string) (ToolDef, bool) {
 	for _, d := range toolTable {

@@ -238,7 +238,7 @@ func (g *Gate) check(_ context.Context, project string, c Caller, tool string, a
 	if c.Agent != "" && !strings.EqualFold(c.Agent, agent) {
 		return deny("the caller %q does not match the end of its delegation chain (%s)", c.Agent, c)
 	}
-	if !slices.Contains(agents.ToolNames(), tool) {
+	if !plugins.IsTool(tool) {
 		return deny("there is no tool %q; the tools are %s", tool, strings.Join(agents.ToolNames(), ", "))
 	}
 	if p := g.chainProblem(chain); p != "" {

@@ -317,7 +317,7 @@ var registry = map[string]impl{}
 // a tool of the host's table (plugins.Tools). A second registration of a
 // name, or an unknown name, is a programming error and panics.
 func register(name string, f impl) {
-	if _, ok := plugins.LookupTool(name); !ok {
+	if !plugins.IsTool(name) {
 		panic(fmt.Sprintf("tools: register %q: not in the table of tools (plugins.Tools)", name))
 	}
 	if _, dup := registry[name]; dup {
