@@ -51,6 +51,12 @@
 //     whichever face or process subscribed. That is how every bidder of a
 //     contract net hears its call for proposals. Policies still apply to a
 //     Request's walk; Publish delivers to the whole set.
+//   - Observer subscriptions (SubscribeOptions.Observer) stand outside the
+//     rule on any topic: a face that keeps state from a topic, such as the
+//     v1 envelope face reading session:<id>, subscribes this way so that a
+//     peer subscribing to the same pattern cannot take its messages away.
+//     SubscribeOptions.Accept lets such a subscriber refuse messages (its
+//     own writes) before they are queued.
 //
 // # Policies
 //
