@@ -119,7 +119,9 @@
 // Options.MaxLogMessages messages (100,000 by default) with an offset from 1
 // (Result.Offset, Replay); offsets keep counting past the dropped ones, and
 // a Replay from an offset no longer kept starts at the oldest kept. Both are
-// stored before delivery, whether or not anyone is subscribed.
+// stored before delivery, whether or not anyone is subscribed. Both
+// backends also have Forget(ctx, topic), which drops what a topic keeps; a
+// face calls it for topics nobody will read again.
 //
 // # Idempotency
 //
