@@ -51,6 +51,12 @@
 //     whichever face or process subscribed. That is how every bidder of a
 //     contract net hears its call for proposals. Policies still apply to a
 //     Request's walk; Publish delivers to the whole set.
+//   - Observer subscriptions (SubscribeOptions.Observer) stand outside the
+//     rule on any topic: a face that keeps state from a topic, such as the
+//     v1 envelope face reading session:<id>, subscribes this way so that a
+//     peer subscribing to the same pattern cannot take its messages away.
+//     SubscribeOptions.Accept lets such a subscriber refuse messages (its
+//     own writes) before they are queued.
 //
 // # Policies
 //
@@ -113,7 +119,9 @@
 // Options.MaxLogMessages messages (100,000 by default) with an offset from 1
 // (Result.Offset, Replay); offsets keep counting past the dropped ones, and
 // a Replay from an offset no longer kept starts at the oldest kept. Both are
-// stored before delivery, whether or not anyone is subscribed.
+// stored before delivery, whether or not anyone is subscribed. Both
+// backends also have Forget(ctx, topic), which drops what a topic keeps; a
+// face calls it for topics nobody will read again.
 //
 // # Idempotency
 //

@@ -385,6 +385,21 @@ func (b *Memory) Replay(ctx context.Context, topic string, from uint64, fn func(
 	return nil
 }
 
+// Forget drops what topic keeps: its retained message and its append-only
+// log. A later message on it starts afresh, from offset 1. Faces call it
+// for topics nobody will read again (a forgotten session's log), so that a
+// long-lived bus stays bounded.
+func (b *Memory) Forget(ctx context.Context, topic string) error {
+	if err := ValidateTopic(topic); err != nil {
+		return err
+	}
+	b.storeMu.Lock()
+	defer b.storeMu.Unlock()
+	delete(b.logs, topic)
+	delete(b.last, topic)
+	return nil
+}
+
 // memLog is an append-only topic's log: msgs[i] has offset first+i.
 type memLog struct {
 	first uint64

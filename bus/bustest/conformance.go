@@ -34,6 +34,7 @@ func Run(t *testing.T, newBus NewBus) {
 		{"LastMatchWins", testLastMatchWins},
 		{"BroadcastReachesEveryone", testBroadcast},
 		{"ObserverAndAccept", testObserverAndAccept},
+		{"Forget", testForget},
 		{"Policies", testPolicies},
 		{"RequestAcks", testRequestAcks},
 		{"RequestHandlerFailures", testRequestHandlerFailures},
@@ -255,6 +256,41 @@ func testObserverAndAccept(t *testing.T, newBus NewBus) {
 	m.Headers = map[string]string{"origin": "me"}
 	if diff := cmp.Diff([]string{"peer"}, ackers(request(t, b, m))); diff != "" {
 		t.Errorf("Request(log:2 from me) acks (-want +got):\n%s", diff)
+	}
+}
+
+// testForget: a backend that can forget a topic's stored messages (an
+// optional method faces use to stay bounded) drops its log and retained
+// value; the topic then starts afresh.
+func testForget(t *testing.T, newBus NewBus) {
+	b := open(t, newBus, bus.Options{Retained: []string{"r:*"}, AppendOnly: []string{"log:*"}})
+	f, ok := b.(interface {
+		Forget(ctx context.Context, topic string) error
+	})
+	if !ok {
+		t.Skip("backend cannot forget topics")
+	}
+	ctx := context.Background()
+	for _, topic := range []string{"log:1", "log:1", "r:1"} {
+		if _, err := b.Publish(ctx, msg(topic)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, topic := range []string{"log:1", "r:1"} {
+		if err := f.Forget(ctx, topic); err != nil {
+			t.Fatalf("Forget(%s) = %v", topic, err)
+		}
+	}
+	n := 0
+	if err := b.Replay(ctx, "log:1", 1, func(uint64, bus.Message) bool { n++; return true }); err != nil || n != 0 {
+		t.Errorf("Replay(log:1) after Forget = %d messages, %v; want none", n, err)
+	}
+	if _, ok, err := b.Retained(ctx, "r:1"); ok || err != nil {
+		t.Errorf("Retained(r:1) after Forget = %v, %v; want nothing", ok, err)
+	}
+	res, err := b.Publish(ctx, msg("log:1"))
+	if err != nil || res.Offset != 1 {
+		t.Errorf("Publish(log:1) after Forget = offset %d, %v; want 1", res.Offset, err)
 	}
 }
 

@@ -646,4 +646,15 @@ func TestOldClosedSessionsAreForgotten(t *testing.T) {
 	if r := do(t, b, mk(t, TypeEventsHistory, "ui", ids[0], nil)); r.Error == nil || r.Error.Code != CodeNotFound {
 		t.Errorf("history of a forgotten session = %+v, want not_found", r.Error)
 	}
+	// Its topics are dropped from the bus too; a kept one's are not.
+	for _, id := range []string{ids[0], ids[2]} {
+		n := 0
+		if err := b.bus.Replay(context.Background(), "session:"+id, 1, func(uint64, bus.Message) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		_, kept, _ := b.bus.Retained(context.Background(), "session-info:"+id)
+		if want := id == ids[2]; (n > 0) != want || kept != want {
+			t.Errorf("session %s: %d events and retained info %v on the bus, want kept = %v", id, n, kept, want)
+		}
+	}
 }

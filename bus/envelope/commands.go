@@ -109,21 +109,6 @@ func (b *Broker) sessionClose(ctx context.Context, _ *conn, env Envelope) (any, 
 	return info, nil, nil
 }
 
-// forgetClosed drops the oldest closed sessions beyond KeepClosed.
-func (b *Broker) forgetClosed() {
-	over := len(b.closed) - b.opts.KeepClosed
-	if over <= 0 {
-		return
-	}
-	gone := make(map[string]bool, over)
-	for _, id := range b.closed[:over] {
-		gone[id] = true
-		delete(b.sessions, id)
-	}
-	b.closed = append(b.closed[:0:0], b.closed[over:]...)
-	b.order = slices.DeleteFunc(b.order, func(id string) bool { return gone[id] })
-}
-
 // failPending ends every unfinished action that match selects with an error
 // result from the bus to its submitter.
 func (b *Broker) failPending(ctx context.Context, s *session, match func(*actionState) bool, detail string) error {

@@ -102,7 +102,8 @@
 // Last-Event-ID). Memory is bounded: each session's log keeps the bus's
 // max_log_messages events, and a broker remembers Options.IdempotencyWindow
 // finished actions and idempotency keys per session; Options.KeepClosed
-// closed sessions stay readable. Lines and HTTP bodies are capped at
+// closed sessions stay readable, and older ones' topics are dropped from
+// the bus when it can forget topics (memory and nats can). Lines and HTTP bodies are capped at
 // Options.MaxFrameBytes. State is as durable as the bus: in memory for the
 // life of the process on the memory backend, in JetStream on nats.
 //

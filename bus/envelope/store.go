@@ -139,7 +139,7 @@ func (b *Broker) applyIndex(ctx context.Context, ev Envelope) error {
 			return nil
 		}
 		b.closed = append(b.closed, info.ID)
-		b.forgetClosed()
+		b.forgetClosed(ctx)
 	}
 	return nil
 }
@@ -335,4 +335,35 @@ func (b *Broker) snapshot(ctx context.Context, s *session) {
 			b.opts.Logger.Warn("write the session snapshot", "topic", topic, "err", err)
 		}
 	}
+}
+
+// forgetter is a bus that can drop a topic's stored messages.
+type forgetter interface {
+	Forget(ctx context.Context, topic string) error
+}
+
+// forgetClosed drops the oldest closed sessions beyond KeepClosed, and
+// their topics when the bus can forget them, which keeps a long-lived bus
+// bounded. Every broker does the same at the same index entry.
+func (b *Broker) forgetClosed(ctx context.Context) {
+	over := len(b.closed) - b.opts.KeepClosed
+	if over <= 0 {
+		return
+	}
+	f, _ := b.bus.(forgetter)
+	gone := make(map[string]bool, over)
+	for _, id := range b.closed[:over] {
+		gone[id] = true
+		delete(b.sessions, id)
+		if f == nil {
+			continue
+		}
+		for _, topic := range []string{EventsTopicPrefix + id, SessionInfoTopicPrefix + id, AgentsTopicPrefix + id} {
+			if err := f.Forget(ctx, topic); err != nil {
+				b.opts.Logger.Warn("forget a closed session's topic", "topic", topic, "err", err)
+			}
+		}
+	}
+	b.closed = append(b.closed[:0:0], b.closed[over:]...)
+	b.order = slices.DeleteFunc(b.order, func(id string) bool { return gone[id] })
 }

@@ -635,6 +635,27 @@ func (b *Bus) Retained(ctx context.Context, topic string) (bus.Message, bool, er
 	return m, true, nil
 }
 
+// Forget drops what topic keeps in JetStream: its retained message and its
+// append-only stream. A later message on it starts afresh, from offset 1.
+func (b *Bus) Forget(ctx context.Context, topic string) error {
+	if err := bus.ValidateTopic(topic); err != nil {
+		return err
+	}
+	if b.isAppendOnly(topic) {
+		name := logStream(topic)
+		b.logs.Delete(name)
+		if err := b.js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("forget %s: %w", topic, err)
+		}
+	}
+	if b.isRetained(topic) {
+		if err := b.retStream.Purge(ctx, jetstream.WithPurgeSubject(retainedPrefix+EncodeTopic(topic))); err != nil {
+			return fmt.Errorf("forget %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
 // Replay implements bus.Bus. Offsets are the sequence numbers of the
 // topic's own stream.
 func (b *Bus) Replay(ctx context.Context, topic string, from uint64, fn func(offset uint64, m bus.Message) bool) error {
