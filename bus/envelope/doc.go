@@ -62,10 +62,11 @@
 //
 // # Guarantees
 //
-//   - Order. Each session's events get a seq (1, 2, ...) in the order the
-//     broker records them, and every consumer sees them in that order. Actions
-//     reach each target in submission order: one lock orders recording and
-//     queuing, and each connection has one writer.
+//   - Order. Each session's events get a seq (1, 2, ...), their offset on
+//     the session's topic, and every consumer of every broker sees them in
+//     that order: a broker applies and fans out events strictly by offset,
+//     under one lock, and each connection has one writer. Actions reach
+//     each target in submission order.
 //   - Routing. An event with dst goes to that agent's connections; one
 //     without dst goes to every agent of the session but its src. Streams
 //     (events.stream, SSE) see every event of the session. Both faces read the

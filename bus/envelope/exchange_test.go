@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/natsbus"
 )
 
 // TestRecordedExchanges replays the frames codex-weave's client sent over
@@ -27,19 +30,66 @@ func TestRecordedExchanges(t *testing.T) {
 	}
 }
 
-func runScript(t *testing.T, path string) {
-	s, err := bustest.ReadScript(path)
+// TestRecordedExchangesOnNATS runs the same exchanges with each broker on
+// a nats bus of its own, both joined to one embedded nats-server, as two
+// `weave bus serve` processes are.
+func TestRecordedExchangesOnNATS(t *testing.T) {
+	files, err := filepath.Glob("testdata/exchanges/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no exchanges in testdata/exchanges: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
+			url := startNATS(t)
+			runScriptOn(t, f, func() bus.Bus {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				nb, err := natsbus.New(ctx, url, bus.DefaultOptions())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { nb.Close() })
+				return nb
+			})
+		})
+	}
+}
+
+func startNATS(t *testing.T) string {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT,
+		JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready after 10s")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return srv.ClientURL()
+}
+
+// runScript runs the script with both brokers on one memory bus.
+func runScript(t *testing.T, path string) {
 	mb, err := bus.NewMemory(bus.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mb.Close() })
+	runScriptOn(t, path, func() bus.Bus { return mb })
+}
+
+// runScriptOn runs the script with two brokers, each on the bus newBus
+// returns for it.
+func runScriptOn(t *testing.T, path string, newBus func() bus.Bus) {
+	s, err := bustest.ReadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	socks := map[string]string{}
 	for _, n := range []string{"1", "2"} {
-		b, err := Open(context.Background(), mb, Options{Logger: quietLogger()})
+		b, err := Open(context.Background(), newBus(), Options{Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -171,21 +171,17 @@ func (b *Broker) replay(ctx context.Context, s *session, after int64, fn func(En
 	if after >= last {
 		return nil
 	}
-	var ferr error
 	err := b.bus.Replay(ctx, EventsTopicPrefix+s.info.ID, uint64(after)+1, func(off uint64, m bus.Message) bool {
 		if int64(off) > last {
 			return false
 		}
 		var ev Envelope
 		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
-			return true
+			return true // logged when it was applied
 		}
 		ev.Seq = int64(off)
 		return fn(ev)
 	})
-	if err == nil {
-		err = ferr
-	}
 	if err != nil {
 		return fmt.Errorf("read session %s from the bus: %w", s.info.ID, err)
 	}
