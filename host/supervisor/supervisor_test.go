@@ -238,12 +238,14 @@ func TestSupervisorBadOutput(t *testing.T) {
 }
 
 func TestSupervisorStartTimeout(t *testing.T) {
-	s, _ := newTestSupervisor(t, Options{StartTimeout: 500 * time.Millisecond}, supEntry("slow", "hang-start"))
+	// Long enough for a race-instrumented helper to start and say why it
+	// hangs, on a busy machine.
+	s, _ := newTestSupervisor(t, Options{StartTimeout: 3 * time.Second}, supEntry("slow", "hang-start"))
 	_, err := s.Hook("slow").Info(testCtx(t))
 	if err == nil {
 		t.Fatal("Info on a plugin that never handshakes succeeded")
 	}
-	for _, want := range []string{`plugin "slow"`, "within 500ms", "hanging before the handshake"} {
+	for _, want := range []string{`plugin "slow"`, "within 3s", "hanging before the handshake"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
