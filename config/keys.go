@@ -74,8 +74,8 @@ func keyTable() []Key {
 		{Name: "log.format", Kind: KindString, Default: "text", Allowed: []string{"text", "json"},
 			Doc: "Log line format."},
 
-		{Name: "runbook.shell", Kind: KindString, Default: "bash", check: nonEmpty,
-			Doc: "Shell that runs a task's sh/bash blocks."},
+		{Name: "runbook.shell", Kind: KindString, Default: "sh", check: shellName,
+			Doc: "Shell that runs a task's sh blocks (sh, bash, zsh, dash... or a path); bash blocks always run under bash."},
 		{Name: "runbook.block_timeout", Kind: KindDuration, Default: 30 * time.Minute, check: minDuration(0),
 			Doc: "Longest one shell block may run; 0 means no limit."},
 		{Name: "runbook.retries", Kind: KindInt, Default: 1, check: minInt(0),
@@ -362,6 +362,18 @@ func describe(raw any) string {
 		return "a mapping"
 	}
 	return fmt.Sprintf("a %T", raw)
+}
+
+// shellName accepts one command name or path, with no arguments.
+func shellName(v any) string {
+	s := v.(string)
+	switch {
+	case s == "":
+		return "must not be empty; name a shell such as sh or bash"
+	case strings.ContainsAny(s, " \t\n"):
+		return fmt.Sprintf("%q is not one shell: name the program only (sh, bash, zsh or a path), without arguments", s)
+	}
+	return ""
 }
 
 func nonEmpty(v any) string {
