@@ -130,13 +130,15 @@ func keyTable() []Key {
 			Doc: "Longest one model call may take; 0 means no limit."},
 
 		{Name: "plugins", Kind: KindList, Default: []PluginConfig{},
-			Doc: "Extra plugin binaries: name, path, args, env. A later layer's entry replaces an earlier one of the same name.",
+			Doc: "Extra plugin binaries: name, path, args, env, optional. A plugin that cannot start stops the run unless optional: true; an entry with a name and optional: true but no path marks a plugin found in .weave/plugins/ optional. A later layer's entry replaces an earlier one of the same name.",
 			Example: `plugins:
   - name: no-rm-rf
     path: /usr/local/bin/weave-no-rm-rf
     args: [--strict]
     env:
-      NO_RM_RF_LOG: /tmp/no-rm-rf.log`},
+      NO_RM_RF_LOG: /tmp/no-rm-rf.log
+  - name: stats          # found in .weave/plugins/; the run goes on without it
+    optional: true`},
 		{Name: "plugin.start_timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
 			Doc: "Longest a plugin may take to start and answer the handshake."},
 		{Name: "plugin.max_restarts", Kind: KindInt, Default: 5, check: minInt(0),

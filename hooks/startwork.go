@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/weavehq/weave/plans"
@@ -58,7 +57,7 @@ func (h *StartWork) Handle(ctx context.Context, ev plugins.Event) (plugins.Decis
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	state, _, err := plans.NewStore(filepath.Join(project, ".weave")).Load()
+	state, _, err := plans.ProjectStore(project).Load()
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("read work state: %w", err)
 	}
