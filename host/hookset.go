@@ -8,6 +8,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -36,7 +37,7 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 // directory and config `plugins:`. A plugin that cannot say what it is is
 // left out with an error in the log: one broken plugin must not stop the
 // others.
-func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, logger *slog.Logger) ([]hooks.Registered, error) {
+func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, procs *proc.Set, logger *slog.Logger) ([]hooks.Registered, error) {
 	var out []hooks.Registered
 	for _, r := range hooks.BuiltinHooks(BuiltinHookConfig(project, cfg)) {
 		r.Hook = sup.Hook(r.Info.Name)
@@ -48,7 +49,7 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project})
+	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs})
 	if err != nil {
 		return nil, err
 	}

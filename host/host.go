@@ -17,6 +17,8 @@ import (
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -29,6 +31,7 @@ type Host struct {
 	logger  *slog.Logger
 
 	sup      *supervisor.Supervisor
+	procs    *proc.Set
 	gate     *tools.Gate
 	bus      bus.Bus
 	hooks    []hooks.Registered
@@ -97,11 +100,20 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	}
 	// Every plugin ends with the host, however it ends.
 	h.closers = append(h.closers, h.sup.Close)
+	// So does every command a hook or a tool call started: Close waits for
+	// the kill sequence of each. They are recorded under .weave/run/ for the
+	// next start to end if this process is killed outright.
+	var ledger *proc.Ledger
+	if project != "" {
+		ledger = proc.NewLedger(layout.NewProject(project).Run())
+	}
+	h.procs = proc.NewSet(proc.DefaultGrace, ledger)
+	h.closers = append(h.closers, h.procs.Close)
 	if h.gate, err = tools.NewGate(cfg, o.logger); err != nil {
 		return nil, err
 	}
 	if o.hooks {
-		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, o.logger); err != nil {
+		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, h.procs, o.logger); err != nil {
 			return nil, err
 		}
 	}
@@ -144,7 +156,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 	if h.bus != nil {
 		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
 	}
-	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), delegation, tools.WithEventFunc(h.denied))
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied))
 }
 
 // Close stops everything the host started, in the reverse order of its

@@ -19,6 +19,8 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -100,7 +102,7 @@ type Result struct {
 // the plans directory is missing); how an attempted run ended is in the
 // Result.
 func StartWork(ctx context.Context, o Options) (Result, error) {
-	r := &runner{o: o, store: plans.NewStore(filepath.Join(o.Project, ".weave"))}
+	r := &runner{o: o, store: plans.ProjectStore(o.Project)}
 	if r.o.Now == nil {
 		r.o.Now = time.Now
 	}
@@ -138,6 +140,9 @@ func StartWork(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer func() { _ = release() }()
+	// A run killed outright may have left its block or a hook running;
+	// they end before anything runs again, the task in flight above all.
+	r.reapLeftovers()
 	if r.o.ServeAgents != nil {
 		stop, err := r.o.ServeAgents(ctx, r.session)
 		if err != nil {
@@ -665,4 +670,22 @@ func commandLine(code string) string {
 		return code[:i] + " …"
 	}
 	return code
+}
+
+// reapLeftovers ends the process groups that a host killed outright left
+// running (recorded in .weave/run/), saying so.
+func (r *runner) reapLeftovers() {
+	reaped, err := proc.NewLedger(layout.NewProject(r.o.Project).Run()).Reap()
+	if err != nil {
+		r.o.Logger.Warn("end what the last run left running", "err", err)
+	}
+	for _, g := range reaped {
+		switch {
+		case g.Err != nil:
+			r.o.Logger.Warn("process group left by the last run not ended", "pgid", g.PGID, "what", g.What, "err", g.Err)
+		case g.Killed > 0:
+			r.o.Logger.Info("ended a process group the last run left running", "pgid", g.PGID, "what", g.What, "processes", g.Killed)
+			r.warn(fmt.Sprintf("ended %d process(es) the last run left running (%s)", g.Killed, g.What))
+		}
+	}
 }
