@@ -54,6 +54,9 @@ type CommandOptions struct {
 	// Env is the host environment the hook's environment is picked from
 	// (proc.CommandHook: everything but secrets); nil means the host's.
 	Env []string
+	// Hide names further host variables the hook must not get
+	// (model.api_key_env).
+	Hide []string
 	// Procs tracks the hook's process group, so that the host's shutdown
 	// ends a hook in flight; nil runs it untracked. Either way nothing the
 	// hook starts outlives its run.
@@ -176,7 +179,7 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	}
 	cmd := exec.Command("sh", "-c", h.spec.Command)
 	cmd.Dir = dir
-	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env,
+	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env, Hide: h.opts.Hide,
 		Set: []string{"CLAUDE_PROJECT_DIR=" + dir, "WEAVE_PROJECT_DIR=" + dir}})
 	cmd.Stdin = bytes.NewReader(input)
 	var stdout, stderr cappedBuffer

@@ -49,7 +49,7 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs})
+	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: []string{cfg.Model.APIKeyEnv}})
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@
 //
 // No child gets the host's secrets. A variable is secret when a word of its
 // name (split at "_") is KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, PWD,
-// PASSPHRASE, CREDENTIAL(S), AUTH, DSN or COOKIE, or ends in KEY, TOKEN,
+// PASSPHRASE, CRED(S), CREDENTIAL(S), AUTH, DSN or COOKIE, or ends in KEY, TOKEN,
 // SECRET or PASSWORD (APIKEY, AUTHTOKEN, PGPASSWORD), or when its value is a
 // URL carrying a password (postgres://user:pass@host/db). PWD and OLDPWD are
 // the working directory, not secrets. What each child receives:
@@ -17,7 +17,8 @@
 //	             variables, then what the host adds (plugin name, host PID,
 //	             the entry's env).
 //	CommandHook  the host's environment minus secrets (so WEAVE_BUS_TOKEN
-//	             never reaches it), then CLAUDE_PROJECT_DIR and
+//	             never reaches it) and minus the variable named by
+//	             model.api_key_env, then CLAUDE_PROJECT_DIR and
 //	             WEAVE_PROJECT_DIR.
 //	Block        a runbook block: the host's environment minus secrets and
 //	             minus the variable named by model.api_key_env.

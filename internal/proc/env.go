@@ -84,7 +84,7 @@ func Env(role Role, o EnvOptions) []string {
 
 // secretWords are the words of a variable name that mark it secret.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE",
-	"CREDENTIAL", "CREDENTIALS", "AUTH", "DSN", "COOKIE"}
+	"CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "AUTH", "DSN", "COOKIE"}
 
 // secretEndings mark a word that glues a secret word to another
 // (APIKEY, AUTHTOKEN, PGPASSWORD).
