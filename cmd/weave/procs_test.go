@@ -194,16 +194,19 @@ func TestKilledRunLeavesNoBlockRunning(t *testing.T) {
 }
 
 func TestInterruptWaitsForATrappingBlock(t *testing.T) {
-	plan := "# Trap\n\n## TODOs\n\n- [ ] 1. Ignore signals\n  ```bash\n  trap '' INT TERM\n  echo $$ > block.pid\n  echo started\n  sleep 30\n  ```\n"
+	plan := "# Trap\n\n## TODOs\n\n- [ ] 1. Ignore signals\n  ```bash\n  trap '' INT TERM\n  echo $$ > block.pid\n  echo started\n  sleep 30\n  echo slept\n  ```\n"
 	dir := project(t, map[string]string{"trap": plan})
 	cmd := weaveCmd(t, dir, nil, "start-work", "--json", "trap")
+	// weave runs as a terminal job does: the leader of its own process
+	// group, which Ctrl-C signals as a whole (plugins included).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	startUntil(t, cmd, `"output":"started"`)
 	pgid := readInt(t, filepath.Join(dir, "block.pid"))
 	if len(groupAlive(pgid)) == 0 {
 		t.Fatal("the block is not running")
 	}
-	// Ctrl-C reaches weave (the block runs in its own process group).
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	// Ctrl-C reaches weave's group; the block runs in a group of its own.
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
