@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
@@ -34,10 +36,11 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 // material: the built-in hooks, each served as a plugin through sup (see
 // addBuiltins; started on first use); the command hooks of config `hooks:`;
 // and the hook plugins sup knows from .weave/plugins/, the user's plugin
-// directory and config `plugins:`. A plugin that cannot say what it is is
-// left out with an error in the log: one broken plugin must not stop the
-// others.
-func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, procs *proc.Set, logger *slog.Logger) ([]hooks.Registered, error) {
+// directory and config `plugins:`. A plugin that cannot start or say what it
+// is may be a guard: when strict (something is about to run), that is an
+// error that names it, says why and how to go on without it, unless config
+// marks it optional; otherwise it is left out with an error in the log.
+func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, procs *proc.Set, strict bool, logger *slog.Logger) ([]hooks.Registered, error) {
 	var out []hooks.Registered
 	for _, r := range hooks.BuiltinHooks(BuiltinHookConfig(project, cfg)) {
 		r.Hook = sup.Hook(r.Info.Name)
@@ -61,7 +64,10 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 		}
 		m, err := sup.Manifest(ctx, e.Name)
 		if err != nil {
-			logger.Error("plugin left out: it did not describe itself", "plugin", e.Name, "err", err)
+			if strict && !e.Optional {
+				return nil, brokenPluginError(e, err)
+			}
+			logger.Error("plugin left out: it did not describe itself", "plugin", e.Name, "err", err, "optional", e.Optional)
 			continue
 		}
 		if m.Kind != plugins.KindHook {
@@ -76,6 +82,17 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 		})
 	}
 	return out, nil
+}
+
+// brokenPluginError says that a plugin which may be a guard cannot start,
+// and how to go on: fix it, remove it, or mark it optional.
+func brokenPluginError(e supervisor.Entry, err error) error {
+	where := "remove it from config plugins:"
+	if e.Source != "config" {
+		where = "remove " + e.Path
+	}
+	return fmt.Errorf("%w\nnothing runs without it, because it may be a guard: fix it, %s, or let runs go on without it in .weave/config.yaml:\n  plugins:\n    - name: %s\n      optional: true",
+		err, where, e.Name)
 }
 
 // commandSpecs turns config `hooks:` (Claude Code's shape) into command hook
@@ -110,7 +127,16 @@ func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logge
 	}
 	var configured []supervisor.Entry
 	for _, p := range cfg.Plugins {
-		configured = append(configured, supervisor.Entry{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Dir: project, Source: "config"})
+		if p.Path == "" {
+			// Only marks the discovered plugin of that name optional.
+			if i := slices.IndexFunc(found, func(e supervisor.Entry) bool { return e.Name == p.Name }); i >= 0 {
+				found[i].Optional = true
+			} else {
+				logger.Warn("config plugins: names a plugin that is not installed", "plugin", p.Name)
+			}
+			continue
+		}
+		configured = append(configured, supervisor.Entry{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Dir: project, Source: "config", Optional: p.Optional})
 	}
 	entries := supervisor.Merge(found, configured)
 	builtins, err := builtinEntries(project, cfg)

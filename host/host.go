@@ -39,6 +39,10 @@ type Host struct {
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
 
+	// guardDown records the first failure of a hook whose failure policy
+	// is closed; a run stops on it.
+	guardDown guardFailure
+
 	closeOnce sync.Once
 	closeErr  error
 	// closers run in reverse order on Close.
@@ -113,7 +117,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		return nil, err
 	}
 	if o.hooks {
-		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, h.procs, o.logger); err != nil {
+		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, h.procs, o.tools, o.logger); err != nil {
 			return nil, err
 		}
 	}
@@ -135,7 +139,8 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		}
 		h.hooks = append(h.hooks, busHooks...)
 	}
-	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout}
+	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout,
+		OnFailClosed: h.guardDown.record}
 	if !o.tools {
 		return h, nil
 	}
@@ -229,6 +234,7 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Tools:   h.tools,
 		Logger:  h.logger,
 		Observe: observe,
+		Halted:  h.guardDown.err,
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
@@ -259,4 +265,28 @@ func (h *Host) denied(ev plugins.Event) {
 	if _, err := h.bus.Publish(context.Background(), bus.Message{Topic: DeniedTopic, Payload: payload}); err != nil {
 		h.logger.Warn("publish the denial", "err", fmt.Errorf("%s: %w", DeniedTopic, err))
 	}
+}
+
+// guardFailure is the first failure of a hook whose failure policy is
+// closed. Such a hook may be a guard: what it guards must not go on without
+// it, so the run stops, saying which hook, why, and how to turn it off.
+type guardFailure struct {
+	mu    sync.Mutex
+	first error
+}
+
+func (g *guardFailure) record(ev plugins.Event, rep hooks.Report) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.first != nil {
+		return
+	}
+	g.first = fmt.Errorf("hook %s failed on %s (%s) and its failure policy is closed, so the run stops; fix it, or turn it off with disabled_hooks: [%s] in .weave/config.yaml",
+		rep.Hook, ev.Name, rep.Error, rep.Hook)
+}
+
+func (g *guardFailure) err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.first
 }

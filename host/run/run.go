@@ -74,6 +74,9 @@ type Options struct {
 	ServeAgents func(ctx context.Context, session string) (stop func() error, err error)
 	// Logger is the host log; nil discards it.
 	Logger *slog.Logger
+	// Halted, when set, says why the run must stop now (a hook whose
+	// failure policy is closed failed); nil means go on.
+	Halted func() error
 	// Observe receives the run's events; nil discards them.
 	Observe Observer
 	// Now is the clock; nil means time.Now.
@@ -311,6 +314,9 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 		if ctx.Err() != nil {
 			return r.pause(p, "interrupted")
 		}
+		if herr := r.halted(); herr != nil {
+			return r.fail(p, nil, herr)
+		}
 		next, err := r.runTask(ctx, p, t)
 		if err != nil || next == nil {
 			return r.res, err
@@ -387,8 +393,12 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			return np, nil
 		}
 
+		if herr := r.halted(); herr != nil {
+			// A guard failed: no retry goes past it.
+			err = herr
+		}
 		rec.LastError = err.Error()
-		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel)
+		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && r.halted() == nil
 		ev = base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
@@ -688,4 +698,12 @@ func (r *runner) reapLeftovers() {
 			r.warn(fmt.Sprintf("ended %d process(es) the last run left running (%s)", g.Killed, g.What))
 		}
 	}
+}
+
+// halted says why the run must stop now, if it must.
+func (r *runner) halted() error {
+	if r.o.Halted == nil {
+		return nil
+	}
+	return r.o.Halted()
 }

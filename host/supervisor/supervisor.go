@@ -39,6 +39,9 @@ type Entry struct {
 	// Source says where the entry came from: "project", "user", "config"
 	// or "builtin".
 	Source string
+	// Optional marks a plugin a run may go on without when it cannot start
+	// or describe itself (config plugins: optional: true).
+	Optional bool
 }
 
 // SupervisorOptions tune a Supervisor. Zero values take the defaults.
