@@ -144,6 +144,8 @@ func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logge
 		return nil, err
 	}
 	return supervisor.New(supervisor.Options{
+		// The plugin environment policy: see package proc.
+		Environ:      PluginEnviron(),
 		Logger:       logger,
 		StartTimeout: cfg.Plugin.StartTimeout,
 		MaxRestarts:  cfg.Plugin.MaxRestarts,
@@ -178,3 +180,7 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 	}
 	return out, nil
 }
+
+// PluginEnviron is the base environment of every plugin: the host's, as the
+// plugin policy of package proc narrows it (no secrets, little else).
+func PluginEnviron() []string { return proc.Env(proc.Plugin, proc.EnvOptions{}) }

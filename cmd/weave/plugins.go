@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -122,7 +121,7 @@ func listPlugins(ctx context.Context, g *globalOptions, s *Streams) ([]pluginLis
 	// Nothing is started here (describe runs outside the supervisor), but
 	// Close is the one shutdown path all the same.
 	defer h.Close(context.WithoutCancel(ctx))
-	return describeAll(ctx, h.Supervisor().Entries(), os.Environ()), nil
+	return describeAll(ctx, h.Supervisor().Entries(), host.PluginEnviron()), nil
 }
 
 // describeParallel bounds the describe processes run at once.
