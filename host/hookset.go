@@ -10,6 +10,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
@@ -117,11 +118,11 @@ func commandSpecs(cfg *config.Config) ([]hooks.CommandSpec, error) {
 // the same name), and the built-in hooks and agents. Nothing is started
 // until it is used.
 func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logger) (*supervisor.Supervisor, error) {
-	userDir, err := supervisor.UserPluginDir()
-	if err != nil {
-		userDir = ""
+	dirs := []supervisor.Dir{{Path: layout.NewProject(project).Plugins(), Source: "project"}}
+	for _, d := range layout.UserFrom(nil).Plugins() {
+		dirs = append(dirs, supervisor.Dir{Path: d, Source: "user"})
 	}
-	found, err := supervisor.Discover(project, userDir)
+	found, err := supervisor.Discover(dirs...)
 	if err != nil {
 		return nil, err
 	}

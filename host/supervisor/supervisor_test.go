@@ -432,7 +432,7 @@ func TestDiscoverPlugins(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pdir := ProjectPluginDir(project)
+	pdir := filepath.Join(project, ".weave", "plugins")
 	write(filepath.Join(pdir, "guard"), 0o755)
 	write(filepath.Join(pdir, "notes.txt"), 0o644)
 	write(filepath.Join(pdir, ".hidden"), 0o755)
@@ -442,7 +442,7 @@ func TestDiscoverPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := Discover(project, user)
+	got, err := Discover(Dir{pdir, "project"}, Dir{user, "user"})
 	if err != nil {
 		t.Fatalf("DiscoverPlugins: %v", err)
 	}
@@ -459,7 +459,7 @@ func TestDiscoverPlugins(t *testing.T) {
 		t.Errorf("MergePluginEntries = %+v, want config's lint to replace the discovered one", merged)
 	}
 
-	none, err := Discover(t.TempDir(), "")
+	none, err := Discover(Dir{filepath.Join(t.TempDir(), "plugins"), "project"})
 	if err != nil || len(none) != 0 {
 		t.Errorf("DiscoverPlugins(empty project) = %v, %v; want nothing, no error", none, err)
 	}
