@@ -610,7 +610,7 @@ func reloadIfChanged(p *plans.Plan) (*plans.Plan, error) {
 }
 
 func (r *runner) logPath(p *plans.Plan, t plans.Task) string {
-	return filepath.Join(r.o.Project, ".weave", "logs", p.Name, logName(t)+".log")
+	return filepath.Join(layout.NewProject(r.o.Project).PlanLogs(p.Name), logName(t)+".log")
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -656,7 +656,7 @@ func problemText(p *plans.Plan, pr plans.Problem) string {
 }
 
 func relPlan(p *plans.Plan) string {
-	return filepath.Join(".weave", "plans", filepath.Base(p.Path))
+	return filepath.Join(layout.DirName, "plans", filepath.Base(p.Path))
 }
 
 func relTo(base, path string) string {

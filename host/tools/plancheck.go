@@ -2,7 +2,6 @@ package tools
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -80,7 +79,7 @@ func (t *Tools) planFor(name string) (*plans.Plan, plugins.ToolResult, bool) {
 		}
 		return p, plugins.ToolResult{}, false
 	}
-	st, _, err := plans.NewStore(filepath.Join(t.root, ".weave")).Load()
+	st, _, err := plans.ProjectStore(t.root).Load()
 	if err != nil {
 		return fail("plan_check: %v", err)
 	}

@@ -56,6 +56,12 @@ func (p Project) State() string { return filepath.Join(p.Dir(), StateFile) }
 // StateFile is the work state's file name.
 const StateFile = "state.json"
 
+// Config is .weave/config.yaml, the project's config file.
+func (p Project) Config() string { return filepath.Join(p.Dir(), "config.yaml") }
+
+// Ignore is .weave/.gitignore.
+func (p Project) Ignore() string { return filepath.Join(p.Dir(), ".gitignore") }
+
 // Lock is .weave/weave.lock, held by the process that drives the project.
 func (p Project) Lock() string { return filepath.Join(p.Dir(), "weave.lock") }
 
