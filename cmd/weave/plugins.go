@@ -65,7 +65,7 @@ func newCmdPluginsList(g *globalOptions, s *Streams) *cobra.Command {
 		Short: "List every plugin: built-ins, .weave/plugins/, the user's plugin directory and config plugins:",
 		Long: `List every plugin the project knows, sorted by name: the built-in hooks and
 agents (served by weave itself), the executables in .weave/plugins/ and in the
-user's plugin directory ($XDG_CONFIG_HOME/weave/plugins/), and the entries of
+user's plugin directory ($XDG_DATA_HOME/weave/plugins/), and the entries of
 config ` + "`plugins:`" + ` (which win over a discovered plugin of the same name).
 
 Each plugin is run once with the argument "describe" (no handshake) and shows
