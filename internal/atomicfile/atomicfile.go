@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/weavehq/weave/internal/proc"
 )
 
 // WriteFile writes data to path atomically. When path already exists its
@@ -112,7 +114,7 @@ func RemoveTemps(dir string) ([]string, error) {
 		}
 		if m[2] != "" {
 			pid, err := strconv.Atoi(m[1])
-			if err != nil || pid == os.Getpid() || running(pid) {
+			if err != nil || pid == os.Getpid() || proc.Running(pid) {
 				continue
 			}
 		} else if fi, err := de.Info(); err != nil || time.Since(fi.ModTime()) < staleAge {
