@@ -13,9 +13,10 @@
 // the working directory, not secrets. What each child receives:
 //
 //	Plugin       only PATH, HOME, USER, LOGNAME, LANG, LC_*, TMPDIR, TZ,
-//	             XDG_CONFIG_HOME, XDG_DATA_HOME and the non-secret WEAVE_*
-//	             variables, then what the host adds (plugin name, host PID,
-//	             the entry's env).
+//	             XDG_CONFIG_HOME, XDG_DATA_HOME, SYSTEMROOT and the
+//	             non-secret WEAVE_* variables, then what the host adds
+//	             (plugin name, host PID, the entry's env). A bus agent the
+//	             bus server launches gets the same.
 //	CommandHook  the host's environment minus secrets (so WEAVE_BUS_TOKEN
 //	             never reaches it) and minus the variable named by
 //	             model.api_key_env, then CLAUDE_PROJECT_DIR and

@@ -53,7 +53,7 @@ type EnvOptions struct {
 }
 
 // pluginNames are the host variables a plugin gets besides WEAVE_* ones.
-var pluginNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}
+var pluginNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "SYSTEMROOT"}
 
 // Env returns the environment of a child process of the given role.
 func Env(role Role, o EnvOptions) []string {
