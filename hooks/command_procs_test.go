@@ -12,19 +12,11 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/proctest"
 	"github.com/weavehq/weave/plugins"
 )
 
-// running reports whether process pid is alive (not gone, not a zombie).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z"
-}
+func running(pid int) bool { return !proctest.Gone(pid) }
 
 func readPID(t *testing.T, path string) int {
 	t.Helper()

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weavehq/weave/internal/proctest"
 )
 
 // These tests run the real weave binary and kill it the way a user or the
@@ -55,47 +57,11 @@ func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd 
 	return cmd
 }
 
-// procState is the state letter of process pid ("" when it is gone).
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 3 {
-		return ""
-	}
-	return f[0]
-}
-
 // alive reports whether pid runs (exists and is not a zombie).
-func alive(pid int) bool {
-	st := procState(pid)
-	return st != "" && st != "Z"
-}
+func alive(pid int) bool { return !proctest.Gone(pid) }
 
 // groupAlive lists the running members of process group pgid.
-func groupAlive(pgid int) []int {
-	des, _ := os.ReadDir("/proc")
-	var out []int
-	for _, de := range des {
-		pid, err := strconv.Atoi(de.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + de.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func groupAlive(pgid int) []int { return proctest.Group(pgid) }
 
 func readInt(t *testing.T, path string) int {
 	t.Helper()
