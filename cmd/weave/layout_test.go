@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -38,5 +40,32 @@ func TestUserPluginsFollowXDGDataHome(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "relative")); err == nil {
 		t.Error("a relative XDG_CONFIG_HOME was used")
+	}
+}
+
+func TestStartWorkRemovesCrashLeftovers(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan})
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	// What a weave killed between an atomic write's temp file and its
+	// rename leaves beside the state and the plan.
+	left := []string{
+		filepath.Join(dir, ".weave", fmt.Sprintf(".state.json.tmp%d.123", dead.Process.Pid)),
+		filepath.Join(dir, ".weave", "plans", fmt.Sprintf(".ok.md.tmp%d.456", dead.Process.Pid)),
+	}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := runCLI(t, "--dir", dir, "start-work", "ok"); code != exitOK {
+		t.Fatalf("start-work = %d\n%s\n%s", code, out, errOut)
+	}
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("after start-work, the leftover %s is still there", filepath.Base(p))
+		}
 	}
 }
