@@ -3,13 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/viper"
+
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // Config is Weave's whole effective configuration. Load fills every field;
@@ -102,9 +102,15 @@ type ModelConfig struct {
 // PluginConfig is one plugins: entry.
 type PluginConfig struct {
 	Name string
+	// Path is the executable; empty (only with Optional) names a plugin
+	// found in .weave/plugins/ or the user's plugin directory.
 	Path string
 	Args []string
 	Env  map[string]string // names keep their case
+	// Optional lets a run go on without the plugin when it cannot start or
+	// describe itself; by default such a plugin stops the run, because it
+	// may be a guard.
+	Optional bool
 }
 
 // PluginHostConfig governs the plugin supervisor.
@@ -222,23 +228,7 @@ func (o Options) UserDir() string {
 	if o.UserConfigDir != "" {
 		return o.UserConfigDir
 	}
-	lookup := os.LookupEnv
-	if o.Environ != nil {
-		env := environMap(o.Environ)
-		lookup = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	}
-	// The XDG spec says to ignore a relative XDG_CONFIG_HOME.
-	if x, _ := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "weave")
-	}
-	home, _ := lookup("HOME")
-	if home == "" && o.Environ == nil {
-		home, _ = os.UserHomeDir()
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".config", "weave")
+	return layout.UserFrom(o.Environ).Config
 }
 
 // ProjectConfigDir is ProjectDir/.weave, or "" without a project.
@@ -246,7 +236,7 @@ func (o Options) ProjectConfigDir() string {
 	if o.ProjectDir == "" {
 		return ""
 	}
-	return filepath.Join(o.ProjectDir, ".weave")
+	return layout.NewProject(o.ProjectDir).Dir()
 }
 
 // configNames are the file names looked for in a config directory; the

@@ -55,7 +55,7 @@ func mustLoad(t *testing.T, opts Options) (*Config, *Sources) {
 func TestDefaults(t *testing.T) {
 	want := &Config{
 		Log:              LogConfig{Level: "info", Format: "text"},
-		Runbook:          RunbookConfig{Shell: "bash", BlockTimeout: 30 * time.Minute, Retries: 1, OutputTail: 10},
+		Runbook:          RunbookConfig{Shell: "sh", BlockTimeout: 30 * time.Minute, Retries: 1, OutputTail: 10},
 		WorkContinuation: WorkContinuationConfig{Enabled: false, MaxStaleNudges: 3},
 		ContextWindow:    ContextWindowConfig{WarnRatio: 0.80, CompactRatio: 0.95},
 		Delegation:       DelegationConfig{MaxDepth: 3},

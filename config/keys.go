@@ -93,8 +93,8 @@ func keyTable() []Key {
 		{Name: "log.format", Kind: KindString, Default: "text", Allowed: []string{"text", "json"},
 			Doc: "Log line format."},
 
-		{Name: "runbook.shell", Kind: KindString, Default: "bash", check: nonEmpty,
-			Doc: "Shell that runs a task's sh/bash blocks."},
+		{Name: "runbook.shell", Kind: KindString, Default: "sh", check: shellName,
+			Doc: "Shell that runs a task's sh blocks (sh, bash, zsh, dash... or a path); bash blocks always run under bash."},
 		{Name: "runbook.block_timeout", Kind: KindDuration, Default: 30 * time.Minute, check: minDuration(0),
 			Doc: "Longest one shell block may run; 0 means no limit."},
 		{Name: "runbook.retries", Kind: KindInt, Default: 1, check: minInt(0),
@@ -149,13 +149,15 @@ func keyTable() []Key {
 			Doc: "Longest one model call may take; 0 means no limit."},
 
 		{Name: "plugins", Kind: KindList, Default: []PluginConfig{},
-			Doc: "Extra plugin binaries: name, path, args, env. A later layer's entry replaces an earlier one of the same name.",
+			Doc: "Extra plugin binaries: name, path, args, env, optional. A plugin that cannot start stops the run unless optional: true; an entry with a name and optional: true but no path marks a plugin found in .weave/plugins/ optional. A later layer's entry replaces an earlier one of the same name.",
 			Example: `plugins:
   - name: no-rm-rf
     path: /usr/local/bin/weave-no-rm-rf
     args: [--strict]
     env:
-      NO_RM_RF_LOG: /tmp/no-rm-rf.log`},
+      NO_RM_RF_LOG: /tmp/no-rm-rf.log
+  - name: stats          # found in .weave/plugins/; the run goes on without it
+    optional: true`},
 		{Name: "plugin.start_timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
 			Doc: "Longest a plugin may take to start and answer the handshake."},
 		{Name: "plugin.max_restarts", Kind: KindInt, Default: 5, check: minInt(0),
@@ -383,6 +385,18 @@ func describe(raw any) string {
 		return "a mapping"
 	}
 	return fmt.Sprintf("a %T", raw)
+}
+
+// shellName accepts one command name or path, with no arguments.
+func shellName(v any) string {
+	s := v.(string)
+	switch {
+	case s == "":
+		return "must not be empty; name a shell such as sh or bash"
+	case strings.ContainsAny(s, " \t\n"):
+		return fmt.Sprintf("%q is not one shell: name the program only (sh, bash, zsh or a path), without arguments", s)
+	}
+	return ""
 }
 
 func nonEmpty(v any) string {

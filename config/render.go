@@ -167,7 +167,12 @@ func (r renderer) plugins(plugins []PluginConfig) *yaml.Node {
 		key := fmt.Sprintf("plugins[%d]", i)
 		e := &yaml.Node{Kind: yaml.MappingNode}
 		r.field(e, key, "name", p.Name)
-		r.field(e, key, "path", p.Path)
+		if p.Path != "" {
+			r.field(e, key, "path", p.Path)
+		}
+		if p.Optional {
+			r.field(e, key, "optional", true)
+		}
 		if len(p.Args) > 0 {
 			r.field(e, key, "args", p.Args)
 		}

@@ -316,7 +316,7 @@ func parseCommandHook(el *errorList, key string, raw any) (CommandHook, bool) {
 func parsePlugins(el *errorList, raw any) []PluginConfig {
 	list, ok := raw.([]any)
 	if !ok {
-		el.add("plugins", "want a list of {name, path, args, env}, got %s", describe(raw))
+		el.add("plugins", "want a list of {name, path, args, env, optional}, got %s", describe(raw))
 		return nil
 	}
 	var out []PluginConfig
@@ -341,7 +341,7 @@ func parsePlugin(el *errorList, key string, raw any) (PluginConfig, bool) {
 	var p PluginConfig
 	m, ok := raw.(map[string]any)
 	if !ok {
-		el.add(key, "want a mapping {name, path, args, env}, got %s", describe(raw))
+		el.add(key, "want a mapping {name, path, args, env, optional}, got %s", describe(raw))
 		return p, false
 	}
 	n := len(el.errs)
@@ -371,14 +371,24 @@ func parsePlugin(el *errorList, key string, raw any) (PluginConfig, bool) {
 			p.Args = args
 		case "env":
 			p.Env = parseEnv(el, key+".env", val)
+		case "optional":
+			b, ok := val.(bool)
+			if !ok {
+				el.add(key+".optional", "want true or false, got %s", describe(val))
+				continue
+			}
+			p.Optional = b
 		default:
-			el.unknown(key, name, []string{"name", "path", "args", "env"})
+			el.unknown(key, name, []string{"name", "path", "args", "env", "optional"})
 		}
 	}
-	for _, req := range []string{"name", "path"} {
-		if _, ok := m[req]; !ok {
-			el.add(key+"."+req, "missing; every plugin needs a name and a path")
-		}
+	if _, ok := m["name"]; !ok {
+		el.add(key+".name", "missing; every plugin needs a name")
+	}
+	// An entry without a path only marks the plugin of that name found in
+	// .weave/plugins/ or the user's plugin directory as optional.
+	if _, ok := m["path"]; !ok && !p.Optional {
+		el.add(key+".path", "missing; give the plugin's path, or set optional: true to mark a plugin found in .weave/plugins/ optional")
 	}
 	return p, len(el.errs) == n
 }

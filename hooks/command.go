@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -51,8 +51,16 @@ type CommandSpec struct {
 type CommandOptions struct {
 	// ProjectDir is the working directory and CLAUDE_PROJECT_DIR.
 	ProjectDir string
-	// Env is the environment; nil means the host's.
+	// Env is the host environment the hook's environment is picked from
+	// (proc.CommandHook: everything but secrets); nil means the host's.
 	Env []string
+	// Hide names further host variables the hook must not get
+	// (model.api_key_env).
+	Hide []string
+	// Procs tracks the hook's process group, so that the host's shutdown
+	// ends a hook in flight; nil runs it untracked. Either way nothing the
+	// hook starts outlives its run.
+	Procs *proc.Set
 }
 
 // CommandHook runs a shell command as a hook, speaking Claude Code's hook
@@ -169,25 +177,25 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	if dir == "" {
 		dir = ev.Cwd
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", h.spec.Command)
+	cmd := exec.Command("sh", "-c", h.spec.Command)
 	cmd.Dir = dir
-	env := h.opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	cmd.Env = append(env[:len(env):len(env)], "CLAUDE_PROJECT_DIR="+dir, "WEAVE_PROJECT_DIR="+dir)
+	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env, Hide: h.opts.Hide,
+		Set: []string{"CLAUDE_PROJECT_DIR=" + dir, "WEAVE_PROJECT_DIR=" + dir}})
 	cmd.Stdin = bytes.NewReader(input)
 	var stdout, stderr cappedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	setProcessGroup(cmd)
-	// A background grandchild holding the pipes must not hold the hook.
+	// A background grandchild holding the pipes must not hold the hook
+	// where the group's leftovers cannot be killed at the shell's exit.
 	cmd.WaitDelay = time.Second
 
-	runErr := cmd.Run()
+	g, err := h.opts.Procs.Start(cmd, "command hook "+h.spec.Name)
+	if err != nil {
+		return plugins.Decision{}, "", fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, err)
+	}
+	// The hook's process group ends with the hook: on a timeout through the
+	// kill sequence, otherwise as soon as the shell exits.
+	runErr := g.Wait(ctx)
 	if ctx.Err() != nil {
-		// Cancel killed the group already; make sure of stragglers forked
-		// while it was being killed.
-		killProcessGroup(cmd)
 		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, ctx.Err())
 	}
 	code := 0

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/realpath"
 
 	"context"
@@ -63,7 +64,7 @@ func (h *PatternMDOnly) Handle(_ context.Context, ev plugins.Event) (plugins.Dec
 	if err != nil {
 		return block(fmt.Sprintf("%s may only %s .md files under .weave/; cannot resolve %s: %v", h.agent, ev.Tool, p, err)), nil
 	}
-	weave := filepath.Join(root, ".weave")
+	weave := layout.NewProject(root).Dir()
 	if !realpath.Within(weave, real) || real == weave || !strings.HasSuffix(filepath.Base(real), ".md") || filepath.Base(real) == ".md" {
 		shown := real
 		if rel, err := filepath.Rel(root, real); err == nil && !strings.HasPrefix(rel, "..") {

@@ -63,6 +63,10 @@ type Options struct {
 	// DefaultTimeout applies to hooks without their own; zero means
 	// DefaultTimeout.
 	DefaultTimeout time.Duration
+	// OnFailClosed, when set, hears of every failure of a hook whose
+	// failure policy is closed, after the event was blocked for it: a run
+	// stops on it rather than going on without a guard. It must not block.
+	OnFailClosed func(ev plugins.Event, rep Report)
 }
 
 // Report is what happened to one hook during a run. Every hook that handles
@@ -114,6 +118,7 @@ type Pipeline struct {
 	all     []Registered
 	log     *slog.Logger
 	timeout time.Duration
+	onFail  func(plugins.Event, Report)
 }
 
 // noteHandler is implemented by hooks that can explain a decision without
@@ -136,6 +141,7 @@ func NewPipeline(hooks []Registered, opts Options) (*Pipeline, error) {
 		byEvent: make(map[string][]Registered),
 		log:     opts.Logger,
 		timeout: opts.DefaultTimeout,
+		onFail:  opts.OnFailClosed,
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -386,6 +392,9 @@ func (p *Pipeline) call(ctx context.Context, r Registered, ev plugins.Event) (Re
 	if rep.Policy == FailClosed {
 		d := plugins.Decision{Action: plugins.Block, Reason: fmt.Sprintf("hook %s failed (%s) and its failure policy is closed", r.Info.Name, failure)}
 		rep.Action, rep.Reason = d.Action, d.Reason
+		if p.onFail != nil {
+			p.onFail(ev, rep)
+		}
 		return rep, d
 	}
 	rep.Action = plugins.Allow

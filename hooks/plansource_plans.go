@@ -72,7 +72,7 @@ func (plansSource) Plan(ctx context.Context, path string) (PlanInfo, error) {
 }
 
 func (plansSource) State(ctx context.Context, project string) (WorkState, error) {
-	st, _, err := plans.NewStore(filepath.Join(project, ".weave")).Load()
+	st, _, err := plans.ProjectStore(project).Load()
 	if err != nil {
 		return WorkState{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/weavehq/weave/plans"
@@ -112,7 +111,7 @@ func (h *StartWork) Handle(ctx context.Context, ev plugins.Event) (plugins.Decis
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	state, _, err := plans.NewStore(filepath.Join(project, ".weave")).Load()
+	state, _, err := plans.ProjectStore(project).Load()
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("read work state: %w", err)
 	}

@@ -11,7 +11,9 @@
 //	  └── supervisor plugin processes: start, restart with backoff, warm
 //	                 start, shutdown; imports nothing of weave but plugins
 //
-// Imports point down: run uses tools, tools uses supervisor (for its
-// environment rule), host uses all three; only cmd/weave
-// imports host.
+// Imports point down: run uses tools, host uses all three; only cmd/weave
+// imports host. Every child process (plugins, command hooks, blocks, bash
+// calls, git) gets its environment, process group and kill sequence from
+// internal/proc; every path under .weave/ and the user's directories comes
+// from internal/layout.
 package host

@@ -2,12 +2,16 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -33,10 +37,11 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 // material: the built-in hooks, each served as a plugin through sup (see
 // addBuiltins; started on first use); the command hooks of config `hooks:`;
 // and the hook plugins sup knows from .weave/plugins/, the user's plugin
-// directory and config `plugins:`. A plugin that cannot say what it is is
-// left out with an error in the log: one broken plugin must not stop the
-// others.
-func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, logger *slog.Logger) ([]hooks.Registered, error) {
+// directory and config `plugins:`. A plugin that cannot start or say what it
+// is may be a guard: when strict (something is about to run), that is an
+// error that names it, says why and how to go on without it, unless config
+// marks it optional; otherwise it is left out with an error in the log.
+func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, procs *proc.Set, strict bool, logger *slog.Logger) ([]hooks.Registered, error) {
 	var out []hooks.Registered
 	for _, r := range hooks.BuiltinHooks(BuiltinHookConfig(project, cfg)) {
 		r.Hook = sup.Hook(r.Info.Name)
@@ -48,7 +53,7 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project})
+	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: []string{cfg.Model.APIKeyEnv}})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +65,10 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 		}
 		m, err := sup.Manifest(ctx, e.Name)
 		if err != nil {
-			logger.Error("plugin left out: it did not describe itself", "plugin", e.Name, "err", err)
+			if strict && !e.Optional {
+				return nil, brokenPluginError(e, err)
+			}
+			logger.Error("plugin left out: it did not describe itself", "plugin", e.Name, "err", err, "optional", e.Optional)
 			continue
 		}
 		if m.Kind != plugins.KindHook {
@@ -75,6 +83,17 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 		})
 	}
 	return out, nil
+}
+
+// brokenPluginError says that a plugin which may be a guard cannot start,
+// and how to go on: fix it, remove it, or mark it optional.
+func brokenPluginError(e supervisor.Entry, err error) error {
+	where := "remove it from config plugins:"
+	if e.Source != "config" {
+		where = "remove " + e.Path
+	}
+	return fmt.Errorf("%w\nnothing runs without it, because it may be a guard: fix it, %s, or let runs go on without it in .weave/config.yaml:\n  plugins:\n    - name: %s\n      optional: true",
+		err, where, e.Name)
 }
 
 // commandSpecs turns config `hooks:` (Claude Code's shape) into command hook
@@ -99,17 +118,26 @@ func commandSpecs(cfg *config.Config) ([]hooks.CommandSpec, error) {
 // the same name), and the built-in hooks and agents. Nothing is started
 // until it is used.
 func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logger) (*supervisor.Supervisor, error) {
-	userDir, err := supervisor.UserPluginDir()
-	if err != nil {
-		userDir = ""
+	dirs := []supervisor.Dir{{Path: layout.NewProject(project).Plugins(), Source: "project"}}
+	for _, d := range layout.UserFrom(nil).Plugins() {
+		dirs = append(dirs, supervisor.Dir{Path: d, Source: "user"})
 	}
-	found, err := supervisor.Discover(project, userDir)
+	found, err := supervisor.Discover(dirs...)
 	if err != nil {
 		return nil, err
 	}
 	var configured []supervisor.Entry
 	for _, p := range cfg.Plugins {
-		configured = append(configured, supervisor.Entry{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Dir: project, Source: "config"})
+		if p.Path == "" {
+			// Only marks the discovered plugin of that name optional.
+			if i := slices.IndexFunc(found, func(e supervisor.Entry) bool { return e.Name == p.Name }); i >= 0 {
+				found[i].Optional = true
+			} else {
+				logger.Warn("config plugins: names a plugin that is not installed", "plugin", p.Name)
+			}
+			continue
+		}
+		configured = append(configured, supervisor.Entry{Name: p.Name, Path: p.Path, Args: p.Args, Env: p.Env, Dir: project, Source: "config", Optional: p.Optional})
 	}
 	entries := supervisor.Merge(found, configured)
 	builtins, err := builtinEntries(project, cfg)
@@ -117,6 +145,8 @@ func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logge
 		return nil, err
 	}
 	return supervisor.New(supervisor.Options{
+		// The plugin environment policy: see package proc.
+		Environ:      PluginEnviron(),
 		Logger:       logger,
 		StartTimeout: cfg.Plugin.StartTimeout,
 		MaxRestarts:  cfg.Plugin.MaxRestarts,
@@ -151,3 +181,7 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 	}
 	return out, nil
 }
+
+// PluginEnviron is the base environment of every plugin: the host's, as the
+// plugin policy of package proc narrows it (no secrets, little else).
+func PluginEnviron() []string { return proc.Env(proc.Plugin, proc.EnvOptions{}) }

@@ -17,6 +17,8 @@ import (
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -29,6 +31,7 @@ type Host struct {
 	logger  *slog.Logger
 
 	sup      *supervisor.Supervisor
+	procs    *proc.Set
 	gate     *tools.Gate
 	bus      bus.Bus
 	hooks    []hooks.Registered
@@ -36,6 +39,10 @@ type Host struct {
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
 	model    tools.Model
+
+	// guardDown records the first failure of a hook whose failure policy
+	// is closed; a run stops on it.
+	guardDown guardFailure
 
 	closeOnce sync.Once
 	closeErr  error
@@ -107,11 +114,20 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	}
 	// Every plugin ends with the host, however it ends.
 	h.closers = append(h.closers, h.sup.Close)
+	// So does every command a hook or a tool call started: Close waits for
+	// the kill sequence of each. They are recorded under .weave/run/ for the
+	// next start to end if this process is killed outright.
+	var ledger *proc.Ledger
+	if project != "" {
+		ledger = proc.NewLedger(layout.NewProject(project).Run())
+	}
+	h.procs = proc.NewSet(proc.DefaultGrace, ledger)
+	h.closers = append(h.closers, h.procs.Close)
 	if h.gate, err = tools.NewGate(cfg, o.logger); err != nil {
 		return nil, err
 	}
 	if o.hooks {
-		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, o.logger); err != nil {
+		if h.hooks, err = buildHooks(ctx, project, cfg, h.sup, h.procs, o.tools, o.logger); err != nil {
 			return nil, err
 		}
 	}
@@ -133,7 +149,8 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		}
 		h.hooks = append(h.hooks, busHooks...)
 	}
-	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout}
+	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout,
+		OnFailClosed: h.guardDown.record}
 	if !o.tools {
 		return h, nil
 	}
@@ -154,7 +171,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 	if h.bus != nil {
 		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
 	}
-	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), delegation, tools.WithEventFunc(h.denied), tools.WithModel(h.model))
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied), tools.WithModel(h.model))
 }
 
 // Close stops everything the host started, in the reverse order of its
@@ -227,6 +244,7 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Tools:   h.tools,
 		Logger:  h.logger,
 		Observe: observe,
+		Halted:  h.guardDown.err,
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
@@ -257,4 +275,28 @@ func (h *Host) denied(ev plugins.Event) {
 	if _, err := h.bus.Publish(context.Background(), bus.Message{Topic: DeniedTopic, Payload: payload}); err != nil {
 		h.logger.Warn("publish the denial", "err", fmt.Errorf("%s: %w", DeniedTopic, err))
 	}
+}
+
+// guardFailure is the first failure of a hook whose failure policy is
+// closed. Such a hook may be a guard: what it guards must not go on without
+// it, so the run stops, saying which hook, why, and how to turn it off.
+type guardFailure struct {
+	mu    sync.Mutex
+	first error
+}
+
+func (g *guardFailure) record(ev plugins.Event, rep hooks.Report) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.first != nil {
+		return
+	}
+	g.first = fmt.Errorf("hook %s failed on %s (%s) and its failure policy is closed, so the run stops; fix it, or turn it off with disabled_hooks: [%s] in .weave/config.yaml",
+		rep.Hook, ev.Name, rep.Error, rep.Hook)
+}
+
+func (g *guardFailure) err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.first
 }

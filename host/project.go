@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // ErrNoProject reports that no directory holding .weave/ was found.
@@ -18,7 +20,7 @@ func FindProject(start string) (string, error) {
 		return "", fmt.Errorf("resolve %s: %w", start, err)
 	}
 	for dir := abs; ; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(filepath.Join(dir, ".weave")); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(layout.NewProject(dir).Dir()); err == nil && fi.IsDir() {
 			return dir, nil
 		}
 		if dir == filepath.Dir(dir) {

@@ -9,11 +9,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // PlansDir is the directory holding a project's plans.
 func PlansDir(project string) string {
-	return filepath.Join(project, ".weave", "plans")
+	return layout.NewProject(project).Plans()
 }
 
 // Load reads and parses the plan at path and sets its Path (made absolute),

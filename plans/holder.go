@@ -1,9 +1,6 @@
 package plans
 
-import (
-	"errors"
-	"syscall"
-)
+import "github.com/weavehq/weave/internal/proc"
 
 // Holder returns the PID of the live process that holds the project's lock,
 // or 0 when none does. It reads the PID the holder recorded instead of trying
@@ -13,7 +10,7 @@ func (s *Store) Holder() int {
 	if pid <= 0 {
 		return 0
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !proc.Running(pid) {
 		return 0
 	}
 	return pid

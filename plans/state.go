@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/weavehq/weave/internal/atomicfile"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 )
 
 // SchemaVersion is the version of state.json this package writes.
@@ -78,10 +79,15 @@ func NewStore(weaveDir string) *Store {
 	return &Store{dir: weaveDir, now: time.Now}
 }
 
-// Path is the path of state.json.
-func (s *Store) Path() string { return filepath.Join(s.dir, "state.json") }
+// ProjectStore returns the store of the project at root.
+func ProjectStore(root string) *Store { return NewStore(layout.NewProject(root).Dir()) }
 
-func (s *Store) lockPath() string { return filepath.Join(s.dir, "weave.lock") }
+func (s *Store) layout() layout.Project { return layout.NewProject(filepath.Dir(s.dir)) }
+
+// Path is the path of state.json.
+func (s *Store) Path() string { return s.layout().State() }
+
+func (s *Store) lockPath() string { return s.layout().Lock() }
 
 // Load reads state.json. A missing file gives (nil, "", nil). A file that is
 // not valid state (bad JSON, no active_plan, unreadable) is moved aside to
@@ -219,7 +225,9 @@ func (e *LockedError) Error() string {
 // Lock takes the project's lock (.weave/weave.lock, an flock) without
 // waiting, and writes this process's PID into the file. A busy lock gives a
 // *LockedError naming the holder. The lock is released by calling release or
-// when the process exits, even by a crash, so it is never stale.
+// when the process exits, even by a crash, so it is never stale. Taking the
+// lock removes the temporary files that a writer killed in the middle of an
+// atomic write left beside state.json and the plans.
 func (s *Store) Lock() (release func() error, err error) {
 	if err := s.checkDir(); err != nil {
 		return nil, fmt.Errorf("lock project: %w", err)
@@ -240,6 +248,11 @@ func (s *Store) Lock() (release func() error, err error) {
 		_ = fl.Unlock()
 		_ = fl.Close()
 		return nil, fmt.Errorf("lock project %s: write pid: %w", path, err)
+	}
+	// A writer killed in the middle of an atomic write left its temporary
+	// file beside the state or a plan; the lock holder clears them.
+	for _, dir := range []string{s.dir, s.layout().Plans()} {
+		_, _ = atomicfile.RemoveTemps(dir)
 	}
 	return func() error {
 		// Empty the file while still holding the lock, so that no later
@@ -277,10 +290,7 @@ const gitTimeout = 10 * time.Second
 func GitHead(dir string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--verify", "-q", "HEAD")
-	cmd.Dir = dir
-	cmd.Env = gitEnv()
-	out, err := cmd.Output()
+	out, err := proc.GitOutput(ctx, dir, "rev-parse", "--verify", "-q", "HEAD")
 	if err != nil {
 		return ""
 	}
@@ -294,16 +304,4 @@ func GitHead(dir string) string {
 		}
 	}
 	return sha
-}
-
-// gitEnv is the environment without GIT_* variables, so that a caller's
-// GIT_DIR (as set inside git hooks) does not point git elsewhere.
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

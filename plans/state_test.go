@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/weavehq/weave/internal/proc"
 )
 
 func newStore(t testing.TB) *Store {
@@ -260,10 +263,8 @@ func TestGitHead(t *testing.T) {
 	repo := t.TempDir()
 	git := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = repo
-		cmd.Env = gitEnv()
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := proc.GitOutput(context.Background(), repo, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		if err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
@@ -297,5 +298,37 @@ func TestStoreSaveMinimal(t *testing.T) {
 	}
 	if err := s.Save(nil); err == nil {
 		t.Errorf("Save(nil) = nil, want an error")
+	}
+}
+
+func TestLockRemovesCrashLeftovers(t *testing.T) {
+	s := newStore(t)
+	plansDir := filepath.Join(s.dir, "plans")
+	if err := os.Mkdir(plansDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	// What a writer killed between its temp file and its rename leaves.
+	left := []string{
+		filepath.Join(s.dir, fmt.Sprintf(".state.json.tmp%d.123", dead.Process.Pid)),
+		filepath.Join(plansDir, fmt.Sprintf(".auth.md.tmp%d.456", dead.Process.Pid)),
+	}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release, err := s.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("after Lock, %s is still there (stat: %v)", p, err)
+		}
 	}
 }

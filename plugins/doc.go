@@ -9,7 +9,7 @@
 //	func main() { plugins.ServeHook(guard{}) }
 //
 // Build the binary and drop it in .weave/plugins/ (or
-// $XDG_CONFIG_HOME/weave/plugins/), or list it under plugins: in
+// $XDG_DATA_HOME/weave/plugins/), or list it under plugins: in
 // .weave/config.yaml. Run with the single argument "describe", the binary
 // prints its Manifest as JSON and exits; that is what `weave plugins list`
 // shows. Test it with package plugintest, without the weave binary.
@@ -57,10 +57,11 @@
 //
 // # Environment
 //
-// A plugin gets an explicit environment: PATH, HOME, USER, LANG, LC_ALL,
-// LC_CTYPE, TMPDIR, TZ, the host's WEAVE_* variables whose names do not look
-// secret, EnvPluginName, EnvHostPID and its config entry's env. API keys and
-// other host variables are never passed on. A plugin dies with its host.
+// A plugin gets an explicit environment: PATH, HOME, USER, LOGNAME, LANG,
+// LC_*, TMPDIR, TZ, XDG_CONFIG_HOME, XDG_DATA_HOME, the host's WEAVE_*
+// variables that are not secret, EnvPluginName, EnvHostPID and its config
+// entry's env. API keys and other host variables are never passed on. A
+// plugin dies with its host.
 //
 // # Built-ins
 //

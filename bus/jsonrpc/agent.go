@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/weavehq/weave/internal/proc"
 )
 
 // launcher is the default handler: it starts the agent command for a topic
@@ -84,6 +85,7 @@ func (l *launcher) launch(ctx context.Context, topic string) error {
 	cmd := exec.Command(opts.AgentCommand[0], opts.AgentCommand[1:]...)
 	cmd.Dir = opts.Workspace
 	cmd.Env = agentEnv(opts, topic, id)
+	cmd.SysProcAttr = proc.ChildAttr()
 	out := opts.AgentOutput
 	if out == nil {
 		out = io.Discard
@@ -139,17 +141,12 @@ func (l *launcher) stopAll() {
 	l.wg.Wait()
 }
 
-// agentEnv is an explicit environment: enough of ours to run a program
-// (PATH, HOME, locale, temp dir), Options.AgentEnv, and the agent's
-// identity under both the WEAVE_ and the protocol's BUB_ names.
+// agentEnv is an explicit environment: what a plugin gets of ours (the
+// plugin policy of package proc: PATH, HOME, locale, temp dir, non-secret
+// WEAVE_*), Options.AgentEnv, and the agent's identity under both the
+// WEAVE_ and the protocol's BUB_ names.
 func agentEnv(opts Options, topic, id string) []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	env = append(env, opts.AgentEnv...)
+	env := proc.Env(proc.Plugin, proc.EnvOptions{Set: opts.AgentEnv})
 	for _, prefix := range []string{"WEAVE_", "BUB_"} {
 		env = append(env,
 			prefix+"WORKSPACE="+opts.Workspace,

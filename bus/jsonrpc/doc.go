@@ -75,9 +75,11 @@
 // same under BUB_, plus WEAVE_BUS_TOKEN when a token is set), waits up to
 // Options.AgentStartTimeout for a subscription matching the topic, then
 // walks again. Concurrent messages on one topic share one start. The
-// agent gets an explicit environment (PATH, HOME, USER, LANG, LC_ALL,
-// TMPDIR, Options.AgentEnv and the variables above), never the host's
-// secrets, runs in Options.Workspace and is killed by Server.Close.
+// agent gets the explicit environment of a plugin (PATH, HOME, USER,
+// locale, TMPDIR, non-secret WEAVE_*; see internal/proc), Options.AgentEnv
+// and the variables above, never the host's secrets; it runs in
+// Options.Workspace, is killed by Server.Close, and on Linux dies with the
+// server's process.
 //
 // # Security
 //

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/internal/layout"
 )
 
 //go:embed templates/hello-weave.md
@@ -24,6 +24,7 @@ state.json
 state.json.*
 weave.lock
 logs/
+run/
 `
 
 type initOptions struct {
@@ -59,17 +60,17 @@ func initRun(opts *initOptions) error {
 		}
 		dir = wd
 	}
-	weaveDir := filepath.Join(dir, ".weave")
-	if err := os.MkdirAll(filepath.Join(weaveDir, "plans"), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Join(weaveDir, "plans"), err)
+	l := layout.NewProject(dir)
+	if err := os.MkdirAll(l.Plans(), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", l.Plans(), err)
 	}
 	files := []struct {
 		path string
 		data []byte
 	}{
-		{filepath.Join(weaveDir, "config.yaml"), config.DefaultYAML()},
-		{filepath.Join(weaveDir, ".gitignore"), []byte(weaveIgnore)},
-		{filepath.Join(weaveDir, "plans", "hello-weave.md"), samplePlan},
+		{l.Config(), config.DefaultYAML()},
+		{l.Ignore(), []byte(weaveIgnore)},
+		{l.Plan("hello-weave"), samplePlan},
 	}
 	for _, f := range files {
 		rel := relPath(dir, f.path)

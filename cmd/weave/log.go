@@ -8,17 +8,18 @@ import (
 	"path/filepath"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // openHostLog opens the host log, .weave/logs/weave.log, where the host and
 // its plugins log (each plugin under its name). It is a file and not the
 // terminal so that logs never tear the live view.
 func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, error) {
-	dir := filepath.Join(project, ".weave", "logs")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("create %s: %w", dir, err)
+	path := layout.NewProject(project).HostLog()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "weave.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the host log: %w", err)
 	}

@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/weavehq/weave/internal/proc"
 )
 
 func main() { os.Exit(Main()) }
@@ -16,6 +19,10 @@ func main() { os.Exit(Main()) }
 // and returns its exit code. SIGINT and SIGTERM cancel the command's
 // context; a running plan pauses.
 func Main() int {
+	// On Linux weave adopts what its children orphan, so that it can end
+	// them on the way out: nothing a run starts outlives it.
+	_ = proc.BecomeSubreaper()
+	defer proc.KillChildren(time.Second)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runArgs(ctx, SystemStreams(), os.Args[1:])

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -66,7 +65,7 @@ func newCmdPluginsList(g *globalOptions, s *Streams) *cobra.Command {
 		Short: "List every plugin: built-ins, .weave/plugins/, the user's plugin directory and config plugins:",
 		Long: `List every plugin the project knows, sorted by name: the built-in hooks and
 agents (served by weave itself), the executables in .weave/plugins/ and in the
-user's plugin directory ($XDG_CONFIG_HOME/weave/plugins/), and the entries of
+user's plugin directory ($XDG_DATA_HOME/weave/plugins/), and the entries of
 config ` + "`plugins:`" + ` (which win over a discovered plugin of the same name).
 
 Each plugin is run once with the argument "describe" (no handshake) and shows
@@ -122,7 +121,7 @@ func listPlugins(ctx context.Context, g *globalOptions, s *Streams) ([]pluginLis
 	// Nothing is started here (describe runs outside the supervisor), but
 	// Close is the one shutdown path all the same.
 	defer h.Close(context.WithoutCancel(ctx))
-	return describeAll(ctx, h.Supervisor().Entries(), os.Environ()), nil
+	return describeAll(ctx, h.Supervisor().Entries(), host.PluginEnviron()), nil
 }
 
 // describeParallel bounds the describe processes run at once.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/internal/layout"
 )
 
 type statusOptions struct {
@@ -119,7 +120,7 @@ func watchStatus(ctx context.Context, opts *statusOptions, project string) error
 		return fmt.Errorf("watch .weave: %w", err)
 	}
 	defer w.Close()
-	for _, dir := range []string{filepath.Join(project, ".weave"), filepath.Join(project, ".weave", "plans")} {
+	for _, dir := range []string{layout.NewProject(project).Dir(), layout.NewProject(project).Plans()} {
 		if err := w.Add(dir); err != nil {
 			return fmt.Errorf("watch %s: %w", dir, err)
 		}
@@ -162,5 +163,5 @@ func watchStatus(ctx context.Context, opts *statusOptions, project string) error
 
 func relevant(name string) bool {
 	base := filepath.Base(name)
-	return base == "state.json" || filepath.Ext(base) == ".md"
+	return base == layout.StateFile || filepath.Ext(base) == ".md"
 }

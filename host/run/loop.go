@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -193,10 +193,7 @@ func planFile(project, name string) string {
 func gitOutput(dir string, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnviron()
-	out, err := cmd.Output()
+	out, err := proc.GitOutput(ctx, dir, args...)
 	if err != nil {
 		return ""
 	}
@@ -226,18 +223,6 @@ func modifiedFiles(dir string) string {
 		}
 	}
 	return strings.Join(files, ",")
-}
-
-// gitEnviron keeps the caller's GIT_* variables (a hook's GIT_DIR) away
-// from git runs on the project.
-func gitEnviron() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 // LoopState reads the last loop event on loop:current. It returns nil when

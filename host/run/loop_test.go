@@ -16,6 +16,7 @@ import (
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/internal/proc"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -162,10 +163,8 @@ func TestLoopObserverGitAnchor(t *testing.T) {
 	project := loopProject(t)
 	git := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = project
-		cmd.Env = append(gitEnviron(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := proc.GitOutput(context.Background(), project, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}

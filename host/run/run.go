@@ -18,6 +18,8 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -71,6 +73,9 @@ type Options struct {
 	ServeAgents func(ctx context.Context, session string) (stop func() error, err error)
 	// Logger is the host log; nil discards it.
 	Logger *slog.Logger
+	// Halted, when set, says why the run must stop now (a hook whose
+	// failure policy is closed failed); nil means go on.
+	Halted func() error
 	// Observe receives the run's events; nil discards them.
 	Observe Observer
 	// Now is the clock; nil means time.Now.
@@ -99,7 +104,7 @@ type Result struct {
 // the plans directory is missing); how an attempted run ended is in the
 // Result.
 func StartWork(ctx context.Context, o Options) (Result, error) {
-	r := &runner{o: o, store: plans.NewStore(filepath.Join(o.Project, ".weave"))}
+	r := &runner{o: o, store: plans.ProjectStore(o.Project)}
 	if r.o.Now == nil {
 		r.o.Now = time.Now
 	}
@@ -137,6 +142,9 @@ func StartWork(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer func() { _ = release() }()
+	// A run killed outright may have left its block or a hook running;
+	// they end before anything runs again, the task in flight above all.
+	r.reapLeftovers()
 	if r.o.ServeAgents != nil {
 		stop, err := r.o.ServeAgents(ctx, r.session)
 		if err != nil {
@@ -297,6 +305,9 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 		if ctx.Err() != nil {
 			return r.pause(p, "interrupted")
 		}
+		if herr := r.halted(); herr != nil {
+			return r.fail(p, nil, herr)
+		}
 		next, err := r.runTask(ctx, p, t)
 		if err != nil || next == nil {
 			return r.res, err
@@ -364,8 +375,12 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			return np, nil
 		}
 
+		if herr := r.halted(); herr != nil {
+			// A guard failed: no retry goes past it.
+			err = herr
+		}
 		r.st.Failed(t, err)
-		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel)
+		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && r.halted() == nil
 		ev = base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
@@ -556,7 +571,7 @@ func reloadIfChanged(p *plans.Plan) (*plans.Plan, error) {
 }
 
 func (r *runner) logPath(p *plans.Plan, t plans.Task) string {
-	return filepath.Join(r.o.Project, ".weave", "logs", p.Name, logName(t)+".log")
+	return filepath.Join(layout.NewProject(r.o.Project).PlanLogs(p.Name), logName(t)+".log")
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -588,7 +603,7 @@ func problemText(p *plans.Plan, pr plans.Problem) string {
 }
 
 func relPlan(p *plans.Plan) string {
-	return filepath.Join(".weave", "plans", filepath.Base(p.Path))
+	return filepath.Join(layout.DirName, "plans", filepath.Base(p.Path))
 }
 
 func relTo(base, path string) string {
@@ -603,4 +618,30 @@ func NewSessionID(now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("ses_%s_%s", now.UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
+}
+
+// reapLeftovers ends the process groups that a host killed outright left
+// running (recorded in .weave/run/), saying so.
+func (r *runner) reapLeftovers() {
+	reaped, err := proc.NewLedger(layout.NewProject(r.o.Project).Run()).Reap()
+	if err != nil {
+		r.o.Logger.Warn("end what the last run left running", "err", err)
+	}
+	for _, g := range reaped {
+		switch {
+		case g.Err != nil:
+			r.o.Logger.Warn("process group left by the last run not ended", "pgid", g.PGID, "what", g.What, "err", g.Err)
+		case g.Killed > 0:
+			r.o.Logger.Info("ended a process group the last run left running", "pgid", g.PGID, "what", g.What, "processes", g.Killed)
+			r.warn(fmt.Sprintf("ended %d process(es) the last run left running (%s)", g.Killed, g.What))
+		}
+	}
+}
+
+// halted says why the run must stop now, if it must.
+func (r *runner) halted() error {
+	if r.o.Halted == nil {
+		return nil
+	}
+	return r.o.Halted()
 }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/weavehq/weave/plans"
@@ -43,7 +42,7 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 	if err != nil {
 		return out, err
 	}
-	store := plans.NewStore(filepath.Join(project, ".weave"))
+	store := plans.ProjectStore(project)
 	st, warning, err := store.Load()
 	if err != nil {
 		return out, err

@@ -17,38 +17,23 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// ProjectPluginDir is where a project's plugin executables live.
-func ProjectPluginDir(projectDir string) string {
-	return filepath.Join(projectDir, ".weave", "plugins")
+// Dir is a directory of plugin executables and the source its plugins are
+// listed under ("project", "user").
+type Dir struct {
+	Path   string
+	Source string
 }
 
-// UserPluginDir is where a user's plugin executables live:
-// $XDG_CONFIG_HOME/weave/plugins, or ~/.config/weave/plugins.
-func UserPluginDir() (string, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the user plugin directory: set XDG_CONFIG_HOME or HOME: %w", err)
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "weave", "plugins"), nil
-}
-
-// DiscoverPlugins lists the executables in the project's plugin directory
-// and in userDir (skipped when empty), named after their file names. A
-// project plugin wins over a user plugin of the same name. Hidden files and
-// files that are not executable are skipped; a missing directory is empty.
-func Discover(projectDir, userDir string) ([]Entry, error) {
+// Discover lists the executables in dirs, named after their file names; a
+// plugin found in an earlier directory wins over one of the same name in a
+// later one. Hidden files and files that are not executable are skipped; a
+// missing directory is empty. Where the directories are is the host's to say
+// (see internal/layout).
+func Discover(dirs ...Dir) ([]Entry, error) {
 	var out []Entry
 	seen := map[string]bool{}
-	dirs := []struct{ dir, source string }{{ProjectPluginDir(projectDir), "project"}}
-	if userDir != "" {
-		dirs = append(dirs, struct{ dir, source string }{userDir, "user"})
-	}
 	for _, d := range dirs {
-		found, err := executablesIn(d.dir)
+		found, err := executablesIn(d.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +43,7 @@ func Discover(projectDir, userDir string) ([]Entry, error) {
 				continue
 			}
 			seen[name] = true
-			out = append(out, Entry{Name: name, Path: path, Source: d.source})
+			out = append(out, Entry{Name: name, Path: path, Source: d.Source})
 		}
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,6 +38,9 @@ type Entry struct {
 	// Source says where the entry came from: "project", "user", "config"
 	// or "builtin".
 	Source string
+	// Optional marks a plugin a run may go on without when it cannot start
+	// or describe itself (config plugins: optional: true).
+	Optional bool
 }
 
 // SupervisorOptions tune a Supervisor. Zero values take the defaults.
@@ -57,8 +59,11 @@ type Options struct {
 	// StableAfter is how long a plugin must run for its restart count to
 	// start again from zero. Default 1m.
 	StableAfter time.Duration
-	// Environ is the host environment the plugins' explicit environment is
-	// picked from. Default os.Environ().
+	// Environ is the base of every plugin's explicit environment, already
+	// narrowed by the host's policy (the host passes proc.Env(proc.Plugin):
+	// PATH, HOME, locale, non-secret WEAVE_* and little else). The
+	// supervisor adds the plugin's name, the host's PID and the entry's
+	// env. Nil means an empty base.
 	Environ []string
 	// StderrLines is how many of a plugin's last stderr lines are kept for
 	// error messages. Default 50.
@@ -83,9 +88,6 @@ func (o *Options) setDefaults() {
 	}
 	if o.StableAfter <= 0 {
 		o.StableAfter = time.Minute
-	}
-	if o.Environ == nil {
-		o.Environ = os.Environ()
 	}
 	if o.StderrLines <= 0 {
 		o.StderrLines = 50
@@ -561,36 +563,19 @@ func (i *instance) gone() bool { return i.dead.Load() || i.client.Exited() }
 func (i *instance) kill() { i.client.Kill() }
 
 func (i *instance) forceKill() {
-	if i.pid > 0 {
-		_ = syscall.Kill(i.pid, syscall.SIGKILL)
+	if i.pid <= 0 {
+		return
+	}
+	if p, err := os.FindProcess(i.pid); err == nil {
+		_ = p.Kill()
 	}
 }
 
-// pluginEnvNames are the host variables a plugin gets. Everything else,
-// API keys above all, stays in the host.
-var pluginEnvNames = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"}
-
-// secretWords mark WEAVE_ variables that are not passed on.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
-
-// pluginEnv builds a plugin's explicit environment from the host's: a few
-// basics, non-secret WEAVE_ variables, what the host tells every plugin,
-// and the entry's own variables.
-func pluginEnv(environ []string, e Entry) []string {
-	var env []string
-	for _, kv := range environ {
-		k, _, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		switch {
-		case slices.Contains(pluginEnvNames, k):
-		case strings.HasPrefix(k, "WEAVE_") && !IsSecretName(k):
-		default:
-			continue
-		}
-		env = append(env, kv)
-	}
+// pluginEnv is a plugin's explicit environment: the base the host chose by
+// its policy (Options.Environ), what the host tells every plugin, and the
+// entry's own variables.
+func pluginEnv(base []string, e Entry) []string {
+	env := slices.Clip(slices.Clone(base))
 	env = append(env,
 		plugins.EnvPluginName+"="+e.Name,
 		plugins.EnvHostPID+"="+strconv.Itoa(os.Getpid()),
@@ -599,18 +584,6 @@ func pluginEnv(environ []string, e Entry) []string {
 		env = append(env, k+"="+e.Env[k])
 	}
 	return env
-}
-
-// IsSecretName reports whether an environment variable named k looks like
-// it holds a secret (a key, token or password), which a child never gets.
-func IsSecretName(k string) bool {
-	up := strings.ToUpper(k)
-	for _, w := range secretWords {
-		if strings.Contains(up, w) {
-			return true
-		}
-	}
-	return false
 }
 
 type supervisedHook struct {

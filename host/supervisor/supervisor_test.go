@@ -263,14 +263,13 @@ func TestSupervisorKindMismatch(t *testing.T) {
 }
 
 func TestSupervisorExplicitEnvironment(t *testing.T) {
+	// The plugin gets the base it is given and nothing else of the host's.
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("SOME_HOST_VAR", "1")
 	environ := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=/home/someone",
-		"OPENAI_API_KEY=sk-secret",
-		"ANTHROPIC_API_KEY=sk-ant-secret",
-		"WEAVE_API_TOKEN=weave-secret",
 		"WEAVE_PROJECT=demo",
-		"SOME_HOST_VAR=1",
 	}
 	e := supEntry("envy", "hook")
 	e.Env["EXTRA"] = "from-entry"
@@ -435,7 +434,7 @@ func TestDiscoverPlugins(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pdir := ProjectPluginDir(project)
+	pdir := filepath.Join(project, ".weave", "plugins")
 	write(filepath.Join(pdir, "guard"), 0o755)
 	write(filepath.Join(pdir, "notes.txt"), 0o644)
 	write(filepath.Join(pdir, ".hidden"), 0o755)
@@ -445,7 +444,7 @@ func TestDiscoverPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := Discover(project, user)
+	got, err := Discover(Dir{pdir, "project"}, Dir{user, "user"})
 	if err != nil {
 		t.Fatalf("DiscoverPlugins: %v", err)
 	}
@@ -462,7 +461,7 @@ func TestDiscoverPlugins(t *testing.T) {
 		t.Errorf("MergePluginEntries = %+v, want config's lint to replace the discovered one", merged)
 	}
 
-	none, err := Discover(t.TempDir(), "")
+	none, err := Discover(Dir{filepath.Join(t.TempDir(), "plugins"), "project"})
 	if err != nil || len(none) != 0 {
 		t.Errorf("DiscoverPlugins(empty project) = %v, %v; want nothing, no error", none, err)
 	}

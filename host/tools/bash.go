@@ -2,28 +2,24 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
 func init() {
 	register(plugins.ToolBash, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.bash(ctx, c.args) })
 }
-
-// bashGrace is how long a command that timed out or was cancelled has
-// between SIGTERM and SIGKILL of its process group.
-const bashGrace = time.Second
 
 // cappedBuffer keeps the first max bytes written and counts the rest. The
 // command's stdout and stderr share it, so writes are serialised.
@@ -49,10 +45,11 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// shellArgv picks the interpreter: bash (the default) or sh, as a runbook
-// block's info string says; errexit stops at the first failing command, as
-// CI runners do, so that a broken step is not hidden by a later one.
-func shellArgv(args map[string]any, command string) ([]string, error) {
+// shellArgv picks the interpreter: bash (the default) for bash, and
+// runbook.shell (sh unless configured) for sh, as a runbook block's info
+// string says; errexit stops at the first failing command, as CI runners do,
+// so that a broken step is not hidden by a later one.
+func (t *Tools) shellArgv(args map[string]any, command string) ([]string, error) {
 	shell, err := stringArg(args, argShell, false)
 	if err != nil {
 		return nil, err
@@ -63,17 +60,9 @@ func shellArgv(args map[string]any, command string) ([]string, error) {
 	}
 	switch shell {
 	case "", "bash":
-		argv := []string{"bash", "--noprofile", "--norc"}
-		if errexit {
-			argv = append(argv, "-e", "-o", "pipefail")
-		}
-		return append(argv, "-c", command), nil
+		return proc.ShellArgv("bash", errexit, command), nil
 	case "sh":
-		argv := []string{"sh"}
-		if errexit {
-			argv = append(argv, "-e")
-		}
-		return append(argv, "-c", command), nil
+		return proc.ShellArgv(cmp.Or(t.cfg.Runbook.Shell, "sh"), errexit, command), nil
 	}
 	return nil, badArg("shell must be bash or sh, got %q", shell)
 }
@@ -112,26 +101,12 @@ func callScopeOf(ctx context.Context) callScope {
 	return s
 }
 
-// bashEnv is the host's environment without its secrets: the model's API
-// key and anything named like a key, token or password stay in weave.
-func (t *Tools) bashEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if supervisor.IsSecretName(k) || (t.cfg.Model.APIKeyEnv != "" && k == t.cfg.Model.APIKeyEnv) {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
 func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
 	command, err := stringArg(args, argCommand, true)
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
-	argv, err := shellArgv(args, command)
+	argv, err := t.shellArgv(args, command)
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
@@ -159,32 +134,24 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 		// The run shows the output as it comes; the result keeps the capped copy.
 		sink = io.MultiWriter(out, scope.output)
 	}
+	role := proc.BashTool
+	if scope.timeoutSet {
+		role = proc.Block
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.root
-	cmd.Env = t.bashEnv()
+	cmd.Env = proc.Env(role, proc.EnvOptions{Hide: []string{t.cfg.Model.APIKeyEnv}})
 	cmd.Stdout, cmd.Stderr = sink, sink
-	cmd.SysProcAttr = scriptProcAttr()
 	// A background child that keeps the output pipe open must not hold the
-	// call once bash itself has exited; the group kill below ends it.
-	cmd.WaitDelay = bashGrace
-	if err := cmd.Start(); err != nil {
+	// call once bash itself has exited where the group cannot be watched.
+	cmd.WaitDelay = proc.DefaultGrace
+	g, err := t.procs.Start(cmd, role.String()+": "+firstLine(command))
+	if err != nil {
 		return plugins.ToolResult{}, fmt.Errorf("bash: start: %w", err)
 	}
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-done:
-		case <-runCtx.Done():
-			killGroup(cmd.Process.Pid, bashGrace, done)
-		}
-	}()
-	werr := cmd.Wait()
-	close(done)
-	<-stopped
-	// Whatever the command left running in its group ends with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// The kill sequence runs on a timeout or a cancellation, and whatever the
+	// command left running in its group ends with it.
+	werr := g.Wait(runCtx)
 
 	text := out.buf.String()
 	if out.dropped > 0 {
@@ -220,4 +187,10 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 		text += fmt.Sprintf("\n[exit code %d]\n", code)
 	}
 	return plugins.ToolResult{Output: text, IsError: code != 0, ExitCode: code}, nil
+}
+
+// firstLine names a command by its first line in the process ledger.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }

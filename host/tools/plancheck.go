@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -106,7 +105,7 @@ func (t *Tools) planFor(name string) (*plans.Plan, error) {
 		}
 		return plans.Find(t.root, name)
 	}
-	st, _, err := plans.NewStore(filepath.Join(t.root, ".weave")).Load()
+	st, _, err := plans.ProjectStore(t.root).Load()
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"github.com/weavehq/weave/internal/realpath"
-
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/realpath"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -106,6 +106,10 @@ type Option func(*Tools)
 // synchronously and must not block.
 func WithEventFunc(f func(plugins.Event)) Option { return func(t *Tools) { t.publish = f } }
 
+// WithProcs tracks the process groups of bash calls in s, so that the host's
+// shutdown ends a command in flight with the kill sequence.
+func WithProcs(s *proc.Set) Option { return func(t *Tools) { t.procs = s } }
+
 // WithLogger sets the logger; the default discards.
 func WithLogger(l *slog.Logger) Option { return func(t *Tools) { t.log = l } }
 
@@ -126,6 +130,7 @@ type Tools struct {
 	delegator Delegator
 	publish   func(plugins.Event)
 	log       *slog.Logger
+	procs     *proc.Set // the process groups of bash calls; nil: untracked
 	httpBase  *http.Client
 	model     Model
 	now       func() time.Time

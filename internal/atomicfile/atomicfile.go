@@ -13,7 +13,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/weavehq/weave/internal/proc"
 )
 
 // WriteFile writes data to path atomically. When path already exists its
@@ -29,7 +34,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 		perm = fi.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	// The writer's PID in the name lets RemoveTemps tell a crash's leftover
+	// from a write in progress.
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp"+strconv.Itoa(os.Getpid())+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -78,4 +85,44 @@ func syncDir(dir string) error {
 		return err
 	}
 	return d.Close()
+}
+
+// tempName matches the temporary files of WriteFile: .<name>.tmp<pid>.<n>,
+// and .<name>.tmp<n> as older versions named them.
+var tempName = regexp.MustCompile(`^\..+\.tmp(\d+)(\.\d+)?$`)
+
+// staleAge is how old a temporary file without a writer's PID must be to be
+// taken for a crash's leftover.
+const staleAge = time.Minute
+
+// RemoveTemps removes the temporary files that writers killed in the middle
+// of a WriteFile left in dir: those whose writer is no longer running. It
+// returns the names it removed; a missing dir has none.
+func RemoveTemps(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look for leftover temporary files in %s: %w", dir, err)
+	}
+	var removed []string
+	for _, de := range des {
+		m := tempName.FindStringSubmatch(de.Name())
+		if m == nil || !de.Type().IsRegular() {
+			continue
+		}
+		if m[2] != "" {
+			pid, err := strconv.Atoi(m[1])
+			if err != nil || pid == os.Getpid() || proc.Running(pid) {
+				continue
+			}
+		} else if fi, err := de.Info(); err != nil || time.Since(fi.ModTime()) < staleAge {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, de.Name())); err == nil {
+			removed = append(removed, de.Name())
+		}
+	}
+	return removed, nil
 }

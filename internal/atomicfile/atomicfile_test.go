@@ -2,10 +2,14 @@ package atomicfile
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -142,5 +146,70 @@ func BenchmarkWriteFile(b *testing.B) {
 		if err := WriteFile(path, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	name := func(base string, pid int) string { return fmt.Sprintf(".%s.tmp%d.12345", base, pid) }
+	files := map[string]bool{ // name: removed
+		name("state.json", dead.Process.Pid): true,
+		name("plan.md", dead.Process.Pid):    true,
+		name("state.json", os.Getpid()):      false, // a write in progress here
+		name("plan.md", live.Process.Pid):    false, // a write in progress elsewhere
+		".plan.md.tmp987654":                 false, // old naming, recent
+		".old.md.tmp123456":                  true,  // old naming, an hour old
+		"plan.md":                            false,
+		".plan.md.tmpx":                      false,
+	}
+	for n := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".old.md.tmp123456"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := RemoveTemps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range files {
+		_, statErr := os.Stat(filepath.Join(dir, n))
+		if gone := os.IsNotExist(statErr); gone != want {
+			t.Errorf("RemoveTemps: %s removed = %v, want %v", n, gone, want)
+		}
+	}
+	if len(removed) != 3 {
+		t.Errorf("RemoveTemps() = %v, want 3 names", removed)
+	}
+	if got, err := RemoveTemps(filepath.Join(dir, "missing")); err != nil || got != nil {
+		t.Errorf("RemoveTemps(missing) = %v, %v, want nil, nil", got, err)
+	}
+}
+
+func TestWriteFileNamesTempsWithItsPID(t *testing.T) {
+	dir := t.TempDir()
+	// A temp file left by this writer is never taken for a leftover.
+	if err := WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(dir, ".f.tmp"+strconv.Itoa(os.Getpid())+".*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if !tempName.MatchString(filepath.Base(f.Name())) {
+		t.Errorf("temp name %q does not match the leftover pattern", filepath.Base(f.Name()))
 	}
 }

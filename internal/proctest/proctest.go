@@ -33,3 +33,25 @@ func WaitGone(t testing.TB, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Group lists the running members of process group pgid (zombies are
+// left out).
+func Group(pgid int) []int {
+	des, _ := os.ReadDir("/proc")
+	var out []int
+	for _, de := range des {
+		var pid int
+		if _, err := fmt.Sscanf(de.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[0] != "X" && f[2] == fmt.Sprint(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

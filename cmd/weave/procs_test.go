@@ -1,0 +1,327 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/internal/proctest"
+)
+
+// These tests run the real weave binary and kill it the way a user or the
+// system would, then look at what is left running (through /proc).
+
+var (
+	procsBinOnce sync.Once
+	procsBin     string
+	procsBinErr  error
+)
+
+// weaveBin builds weave once for the tests of this file.
+func weaveBin(t *testing.T) string {
+	t.Helper()
+	procsBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weave-procs-bin")
+		if err != nil {
+			procsBinErr = err
+			return
+		}
+		procsBin = filepath.Join(dir, "weave")
+		if out, err := exec.Command("go", "build", "-o", procsBin, ".").CombinedOutput(); err != nil {
+			procsBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if procsBinErr != nil {
+		t.Fatal(procsBinErr)
+	}
+	return procsBin
+}
+
+// weaveCmd is weave --dir dir args..., with its own user config directory.
+func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(weaveBin(t), append([]string{"--dir", dir}, args...)...)
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...)
+	return cmd
+}
+
+// alive reports whether pid runs (exists and is not a zombie).
+func alive(pid int) bool { return !proctest.Gone(pid) }
+
+// groupAlive lists the running members of process group pgid.
+func groupAlive(pgid int) []int { return proctest.Group(pgid) }
+
+func readInt(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return n
+}
+
+// startUntil starts cmd with --json output and returns once a line of its
+// output contains want.
+func startUntil(t *testing.T, cmd *exec.Cmd, want string) *bytes.Buffer {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), want) {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return &stderr
+		}
+	}
+	t.Fatalf("weave ended before printing %q: %s", want, stderr.String())
+	return nil
+}
+
+func writeConfig(t *testing.T, dir, yaml string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitGone waits (bounded) for pid to stop running; a SIGKILLed process
+// leaves at once, bar scheduling.
+func waitGone(pid int) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+func TestKilledRunLeavesNoBlockRunning(t *testing.T) {
+	// The first run starts a long block and is killed with SIGKILL; the
+	// resumed run checks, from inside the retried block, whether the first
+	// one's sleep still runs beside it.
+	plan := "# Long\n\n## TODOs\n\n- [ ] 1. Wait\n  ```sh\n" +
+		"  if [ -e sleep.pid ]; then\n" +
+		"    st=$(sed 's/.*) //' /proc/$(cat sleep.pid)/stat 2>/dev/null | cut -c1)\n" +
+		"    echo \"first=${st:-gone}\" >> resumed.txt; exit 0\n" +
+		"  fi\n" +
+		"  sleep 20 & echo $! > sleep.pid\n  echo started\n  wait\n  ```\n"
+	dir := project(t, map[string]string{"long": plan})
+	first := weaveCmd(t, dir, nil, "start-work", "--json", "long")
+	startUntil(t, first, `"output":"started"`)
+	sleepPID := readInt(t, filepath.Join(dir, "sleep.pid"))
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+
+	out, err := weaveCmd(t, dir, nil, "start-work", "long").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "resumed.txt"))
+	if got := strings.TrimSpace(string(b)); got != "first=gone" && got != "first=Z" {
+		t.Errorf("the retried task ran beside the killed run's block (%s), want first=gone", got)
+	}
+	if alive(sleepPID) {
+		t.Errorf("the killed run's block (sleep 20, pid %d) is still running after the next start", sleepPID)
+	}
+	if !strings.Contains(string(out), "left running") {
+		t.Errorf("the resumed run did not say it ended what the last run left:\n%s", out)
+	}
+}
+
+func TestInterruptWaitsForATrappingBlock(t *testing.T) {
+	plan := "# Trap\n\n## TODOs\n\n- [ ] 1. Ignore signals\n  ```bash\n  trap '' INT TERM\n  echo $$ > block.pid\n  echo started\n  sleep 30\n  echo slept\n  ```\n"
+	dir := project(t, map[string]string{"trap": plan})
+	cmd := weaveCmd(t, dir, nil, "start-work", "--json", "trap")
+	// weave runs as a terminal job does: the leader of its own process
+	// group, which Ctrl-C signals as a whole (plugins included).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	startUntil(t, cmd, `"output":"started"`)
+	pgid := readInt(t, filepath.Join(dir, "block.pid"))
+	if len(groupAlive(pgid)) == 0 {
+		t.Fatal("the block is not running")
+	}
+	// Ctrl-C reaches weave's group; the block runs in a group of its own.
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitPaused {
+		t.Errorf("weave after Ctrl-C: %v, want exit %d (paused)", err, exitPaused)
+	}
+	// weave has exited: by then the block's group must be gone.
+	if left := groupAlive(pgid); len(left) > 0 {
+		t.Errorf("weave exited with the block's process group still running: pids %v", left)
+	}
+}
+
+func TestCommandHookChildrenDoNotOutliveTheRun(t *testing.T) {
+	plan := "# Hooked\n\n## TODOs\n\n- [ ] 1. Echo\n  ```sh\n  echo hi\n  ```\n"
+	dir := project(t, map[string]string{"hooked": plan})
+	hook := `(sleep 300; echo late >> late.txt) & echo $! > bg.pid; echo '{}'`
+	writeConfig(t, dir, "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: "+strconvQuote(hook)+"\n")
+	if out, err := weaveCmd(t, dir, nil, "start-work", "hooked").CombinedOutput(); err != nil {
+		t.Fatalf("start-work: %v\n%s", err, out)
+	}
+	bg := readInt(t, filepath.Join(dir, "bg.pid"))
+	if !waitGone(bg) {
+		t.Errorf("the command hook's background child (pid %d) outlived the run", bg)
+	}
+}
+
+func TestKilledDuringCommandHookLeavesNothing(t *testing.T) {
+	plan := "# Hooked\n\n## TODOs\n\n- [ ] 1. Echo\n  ```sh\n  echo hi\n  ```\n"
+	dir := project(t, map[string]string{"hooked": plan})
+	// The first time, the hook hangs with a child; the next time it allows.
+	hook := `if [ -e hook.pid ]; then echo '{}'; exit 0; fi; echo $$ > hook.pid; sleep 300 & wait`
+	writeConfig(t, dir, "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: "+strconvQuote(hook)+"\n")
+	first := weaveCmd(t, dir, nil, "start-work", "--json", "hooked")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "hook.pid")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(pidFile); bytes.HasSuffix(b, []byte("\n")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command hook never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	pgid := readInt(t, pidFile)
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if out, err := weaveCmd(t, dir, nil, "start-work", "hooked").CombinedOutput(); err != nil {
+		t.Fatalf("next run: %v\n%s", err, out)
+	}
+	if left := groupAlive(pgid); len(left) > 0 {
+		t.Errorf("the killed run's command hook is still running after the next start: pids %v", left)
+	}
+}
+
+func TestChildrenGetNoSecrets(t *testing.T) {
+	plan := "# Env\n\n## TODOs\n\n- [ ] 1. Dump\n  ```sh\n  env > block.env\n  ```\n"
+	dir := project(t, map[string]string{"env": plan})
+	writeConfig(t, dir, "model:\n  api_key_env: MY_MODEL_VALUE\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: \"env > hook.env\"\n")
+	secrets := []string{
+		"WEAVE_BUS_TOKEN=fake-bus-token", "MY_MODEL_VALUE=fake-model-value", "ANTHROPIC_API_KEY=fake-anthropic",
+		"DB_PASS=fake-db-pass", "MYSQL_PWD=fake-mysql-pwd", "SENTRY_DSN=https://fake-dsn@sentry.example/1",
+		"DATABASE_URL=postgres://app:fake-url-pass@localhost/app",
+	}
+	cmd := weaveCmd(t, dir, append(secrets, "HARMLESS_SETTING=visible"), "start-work", "env")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("start-work: %v\n%s", err, out)
+	}
+	for _, f := range []string{"block.env", "hook.env"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			_, v, _ := strings.Cut(s, "=")
+			if bytes.Contains(b, []byte(v)) {
+				t.Errorf("%s holds the secret of %s", f, s)
+			}
+		}
+		if !bytes.Contains(b, []byte("HARMLESS_SETTING=visible")) {
+			t.Errorf("%s lacks an ordinary variable:\n%s", f, b)
+		}
+	}
+}
+
+func TestRunbookShellRunsShBlocks(t *testing.T) {
+	plan := "# Shell\n\n## TODOs\n\n- [ ] 1. Test\n  ```sh\n  [[ 1 -eq 1 ]] && echo ok > shell.txt\n  ```\n"
+	for _, tc := range []struct {
+		name, config string
+		env          []string
+	}{
+		{"config", "runbook:\n  shell: bash\n", nil},
+		{"environment", "", []string{"WEAVE_RUNBOOK_SHELL=bash"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, map[string]string{"shell": plan})
+			writeConfig(t, dir, tc.config)
+			if out, err := weaveCmd(t, dir, tc.env, "start-work", "shell").CombinedOutput(); err != nil {
+				t.Fatalf("start-work with runbook.shell bash: %v\n%s", err, out)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "shell.txt")); strings.TrimSpace(string(b)) != "ok" {
+				t.Errorf("shell.txt = %q, want ok", b)
+			}
+		})
+	}
+}
+
+func TestBrokenGuardPluginStopsTheRun(t *testing.T) {
+	plan := "# Guarded\n\n## TODOs\n\n- [ ] 1. Touch\n  ```sh\n  touch ran.txt\n  ```\n"
+	dir := project(t, map[string]string{"guarded": plan})
+	plugins := filepath.Join(dir, ".weave", "plugins")
+	if err := os.MkdirAll(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A plugin that crashes at start, as a binary for another architecture
+	// or a broken build would.
+	if err := os.WriteFile(filepath.Join(plugins, "no-rm"), []byte("#!/bin/sh\necho 'exec format error' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := weaveCmd(t, dir, nil, "start-work", "guarded")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
+		t.Fatalf("start-work with a broken plugin: %v, want exit %d\n%s", err, exitFailed, stderr.String())
+	}
+	msg := stderr.String()
+	for _, want := range []string{"no-rm", "exited before completing the plugin handshake", "optional: true"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error on screen lacks %q:\n%s", want, msg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Error("the task ran although a plugin that may be its guard could not start")
+	}
+
+	// Marked optional, the plugin is left out and the run goes on.
+	writeConfig(t, dir, "plugins:\n  - name: no-rm\n    optional: true\n")
+	if out, err := weaveCmd(t, dir, nil, "start-work", "guarded").CombinedOutput(); err != nil {
+		t.Fatalf("start-work with the broken plugin optional: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err != nil {
+		t.Error("the task did not run with the broken plugin marked optional")
+	}
+}

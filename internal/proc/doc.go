@@ -1,0 +1,53 @@
+// Package proc starts weave's child processes: it decides what environment
+// each kind of child gets, puts a child in its own process group, stops a
+// group with one kill sequence, and records groups on disk so that the next
+// start can end what a killed host left behind.
+//
+// # Environment policy
+//
+// No child gets the host's secrets. A variable is secret when a word of its
+// name (split at "_") is KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, PWD,
+// PASSPHRASE, CRED(S), CREDENTIAL(S), AUTH, DSN or COOKIE, or ends in KEY, TOKEN,
+// SECRET or PASSWORD (APIKEY, AUTHTOKEN, PGPASSWORD), or when its value is a
+// URL carrying a password (postgres://user:pass@host/db). PWD and OLDPWD are
+// the working directory, not secrets. What each child receives:
+//
+//	Plugin       only PATH, HOME, USER, LOGNAME, LANG, LC_*, TMPDIR, TZ,
+//	             XDG_CONFIG_HOME, XDG_DATA_HOME, SYSTEMROOT and the
+//	             non-secret WEAVE_* variables, then what the host adds
+//	             (plugin name, host PID, the entry's env). A bus agent the
+//	             bus server launches gets the same.
+//	CommandHook  the host's environment minus secrets (so WEAVE_BUS_TOKEN
+//	             never reaches it) and minus the variable named by
+//	             model.api_key_env, then CLAUDE_PROJECT_DIR and
+//	             WEAVE_PROJECT_DIR.
+//	Block        a runbook block: the host's environment minus secrets and
+//	             minus the variable named by model.api_key_env.
+//	BashTool     a bash tool call a model asked for: as Block.
+//	Git          git run by weave for its own bookkeeping: the host's
+//	             environment minus secrets and minus GIT_* (a hook's GIT_DIR
+//	             must not point weave's git at another repository).
+//
+// # Process groups and the kill sequence
+//
+// Blocks, bash tool calls and command hooks run in their own process group
+// (on unix). Stop sends SIGTERM to the group, waits up to the grace period
+// for the leader to exit, then sends SIGKILL to the group and waits for the
+// leader. When the leader exits by itself, whatever it left running in its
+// group is killed at once: a background child never outlives its command.
+//
+// # Nothing outlives the run
+//
+// A Set tracks the groups a run started; Set.Close stops every one with the
+// kill sequence and returns only when they are gone, so an interrupted run
+// exits after its children, not before. On Linux each child also gets a
+// parent-death signal (SIGKILL when weave dies, even by SIGKILL), and
+// BecomeSubreaper makes orphaned descendants weave's own children, so that
+// KillChildren can end them on the way out. A host killed outright cannot
+// clean up, so a Set with a Ledger records each group in a file under
+// .weave/run/; Ledger.Reap, called by the next start before it retries the
+// task in flight, kills the groups whose host is gone. On Linux a group is
+// killed only after checking, by process start times, that its number was
+// not reused. Off unix there are no process groups: only the direct child
+// is killed.
+package proc

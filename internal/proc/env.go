@@ -1,0 +1,114 @@
+package proc
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Role is what a child process is to weave; it decides the child's
+// environment (see the package documentation for the policy).
+type Role int
+
+// The roles of weave's child processes.
+const (
+	// Plugin is a plugin subprocess (go-plugin over gRPC), built-in or not.
+	Plugin Role = iota + 1
+	// CommandHook is a command hook run with sh -c.
+	CommandHook
+	// Block is a runbook block of a plan task.
+	Block
+	// BashTool is a bash tool call a model asked for.
+	BashTool
+	// Git is git run by weave for its bookkeeping.
+	Git
+)
+
+func (r Role) String() string {
+	switch r {
+	case Plugin:
+		return "plugin"
+	case CommandHook:
+		return "command hook"
+	case Block:
+		return "block"
+	case BashTool:
+		return "bash tool call"
+	case Git:
+		return "git"
+	}
+	return "child process"
+}
+
+// EnvOptions add to or narrow what Env picks from the host's environment.
+type EnvOptions struct {
+	// Environ is the host's environment in os.Environ() form; nil means
+	// os.Environ().
+	Environ []string
+	// Hide names further variables to withhold (model.api_key_env).
+	Hide []string
+	// Set is added last, in order, as KEY=VALUE; it is not filtered.
+	Set []string
+}
+
+// pluginNames are the host variables a plugin gets besides WEAVE_* ones.
+var pluginNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "SYSTEMROOT"}
+
+// Env returns the environment of a child process of the given role.
+func Env(role Role, o EnvOptions) []string {
+	environ := o.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	env := make([]string, 0, len(environ)+len(o.Set))
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || IsSecret(k, v) || slices.Contains(o.Hide, k) {
+			continue
+		}
+		switch role {
+		case Plugin:
+			if !slices.Contains(pluginNames, k) && !strings.HasPrefix(k, "LC_") && !strings.HasPrefix(k, "WEAVE_") {
+				continue
+			}
+		case Git:
+			if strings.HasPrefix(k, "GIT_") {
+				continue
+			}
+		}
+		env = append(env, kv)
+	}
+	return append(env, o.Set...)
+}
+
+// secretWords are the words of a variable name that mark it secret.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE",
+	"CRED", "CREDS", "CREDENTIAL", "CREDENTIALS", "AUTH", "DSN", "COOKIE"}
+
+// secretEndings mark a word that glues a secret word to another
+// (APIKEY, AUTHTOKEN, PGPASSWORD).
+var secretEndings = []string{"KEY", "TOKEN", "SECRET", "PASSWORD"}
+
+// credentialURL matches a URL whose user info carries a password.
+var credentialURL = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@`)
+
+// IsSecret reports whether a variable must not reach a child process, by its
+// name or by its value.
+func IsSecret(name, value string) bool {
+	up := strings.ToUpper(name)
+	if up == "PWD" || up == "OLDPWD" {
+		return false
+	}
+	for _, w := range strings.Split(up, "_") {
+		if slices.Contains(secretWords, w) {
+			return true
+		}
+		for _, e := range secretEndings {
+			if strings.HasSuffix(w, e) {
+				return true
+			}
+		}
+	}
+	return credentialURL.MatchString(value)
+}

@@ -1,0 +1,87 @@
+package proc
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestIsSecret(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        bool
+	}{
+		{"OPENAI_API_KEY", "sk-fake", true},
+		{"GITHUB_TOKEN", "ghp_fake", true},
+		{"AWS_SECRET_ACCESS_KEY", "fake", true},
+		{"DB_PASS", "hunter2", true},
+		{"MYSQL_PWD", "hunter2", true},
+		{"SENTRY_DSN", "https://abc@sentry.example/1", true},
+		{"PGPASSWORD", "hunter2", true},
+		{"NPM_AUTHTOKEN", "fake", true},
+		{"OPENAI_APIKEY", "fake", true},
+		{"WEAVE_BUS_TOKEN", "fake", true},
+		{"GOOGLE_APPLICATION_CREDENTIALS", "/tmp/c.json", true},
+		{"DATABASE_URL", "postgres://app:hunter2@localhost:5432/app", true},
+		{"UPSTREAM", "https://user:pa55@example.com/x", true},
+		{"PWD", "/work", false},
+		{"OLDPWD", "/", false},
+		{"PATH", "/usr/bin", false},
+		{"GIT_AUTHOR_NAME", "Ann", false},
+		{"KEYBOARD_LAYOUT", "us", false},
+		{"HOMEPAGE", "https://example.com/a:b", false},
+		{"REPO", "ssh://git@github.com/x/y", false},
+	}
+	for _, tt := range tests {
+		if got := IsSecret(tt.name, tt.value); got != tt.want {
+			t.Errorf("IsSecret(%q, %q) = %v, want %v", tt.name, tt.value, got, tt.want)
+		}
+	}
+}
+
+// fakeEnviron is a host environment with fake secrets of every kind.
+var fakeEnviron = []string{
+	"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_TIME=C", "PWD=/work",
+	"WEAVE_LOG_LEVEL=debug", "WEAVE_BUS_TOKEN=fake-bus-token",
+	"ANTHROPIC_API_KEY=fake-anthropic", "MY_MODEL_CRED=fake-model",
+	"DB_PASS=fake-pass", "MYSQL_PWD=fake-pwd", "SENTRY_DSN=https://fake-dsn@sentry.example/1",
+	"DATABASE_URL=postgres://app:fake-url-pass@localhost/app",
+	"GIT_DIR=/elsewhere/.git", "GIT_AUTHOR_NAME=Ann", "EDITOR=vi",
+}
+
+var fakeSecrets = []string{"fake-bus-token", "fake-anthropic", "fake-model", "fake-pass", "fake-pwd", "fake-dsn", "fake-url-pass"}
+
+func TestEnvPolicy(t *testing.T) {
+	tests := []struct {
+		role     Role
+		want     []string // must be present
+		dontWant []string // names that must be absent
+	}{
+		{Plugin, []string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_TIME=C", "WEAVE_LOG_LEVEL=debug"}, []string{"EDITOR", "PWD", "GIT_DIR"}},
+		{CommandHook, []string{"PATH=/usr/bin", "EDITOR=vi", "PWD=/work", "GIT_DIR=/elsewhere/.git", "GIT_AUTHOR_NAME=Ann"}, nil},
+		{Block, []string{"PATH=/usr/bin", "EDITOR=vi", "WEAVE_LOG_LEVEL=debug"}, []string{"MY_MODEL_CRED"}},
+		{BashTool, []string{"PATH=/usr/bin", "EDITOR=vi"}, []string{"MY_MODEL_CRED"}},
+		{Git, []string{"PATH=/usr/bin", "HOME=/home/u"}, []string{"GIT_DIR", "GIT_AUTHOR_NAME"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.role.String(), func(t *testing.T) {
+			env := Env(tt.role, EnvOptions{Environ: fakeEnviron, Hide: []string{"MY_MODEL_CRED"}, Set: []string{"ADDED=1"}})
+			joined := strings.Join(env, "\n")
+			for _, s := range fakeSecrets {
+				if strings.Contains(joined, s) {
+					t.Errorf("Env(%s) passes the secret %q:\n%s", tt.role, s, joined)
+				}
+			}
+			for _, w := range append(tt.want, "ADDED=1") {
+				if !slices.Contains(env, w) {
+					t.Errorf("Env(%s) lacks %q:\n%s", tt.role, w, joined)
+				}
+			}
+			for _, name := range tt.dontWant {
+				if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+					t.Errorf("Env(%s) passes %s:\n%s", tt.role, name, joined)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+//go:build linux
+
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitGone fails the test unless process group pgid has no live member
+// once the call returns (a killed process is gone at once, bar scheduling).
+func waitGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(groupMembers(pgid)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still has live members %v", pgid, groupMembers(pgid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestGroupKillsWhatTheLeaderLeft(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", "(sleep 300; echo late >> late.txt) & echo '{}'")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	// Without the group kill, Wait would wait for the child holding stdout.
+	cmd.WaitDelay = time.Minute
+	g, err := (*Set)(nil).Start(cmd, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait = %v, want nil", err)
+	}
+	if got := strings.TrimSpace(out.String()); got != "{}" {
+		t.Errorf("stdout = %q, want {}", got)
+	}
+	waitGone(t, g.PID())
+}
+
+func TestStopTermThenKill(t *testing.T) {
+	set := NewSet(200*time.Millisecond, nil)
+	cmd := exec.Command("bash", "-c", "trap '' INT TERM; echo ready; sleep 30")
+	r, w, _ := os.Pipe()
+	cmd.Stdout = w
+	g, err := set.Start(cmd, "trapping block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	buf := make([]byte, 6)
+	if _, err := r.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := make(chan error, 1)
+	go func() { waited <- g.Wait(ctx) }()
+	cancel()
+	if err := set.Close(context.Background()); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	// Close returned only after the group was gone.
+	if m := groupMembers(g.PID()); len(m) > 0 {
+		t.Fatalf("Close returned with the group still running: %v", m)
+	}
+	err = <-waited
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("Wait = %v, want killed by SIGKILL (it ignores SIGTERM)", err)
+	}
+	if _, err := set.Start(exec.Command("true"), "late"); err != ErrClosed {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestLedgerReapsGroupsOfADeadHost(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLedger(filepath.Join(dir, "run"))
+	// A group left by a host that is gone: started here, recorded under a
+	// host PID that has exited.
+	left := exec.Command("sh", "-c", "sleep 300 & sleep 300")
+	left.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go left.Wait()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"pgid":` + strconv.Itoa(left.Process.Pid) + `,"start":` + strconv.FormatUint(startTime(left.Process.Pid), 10) +
+		`,"host_pid":` + strconv.Itoa(dead.Process.Pid) + `,"what":"block"}`
+	if err := os.WriteFile(filepath.Join(dir, "run", "x.json"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A group of this (live) host is left alone.
+	mine := exec.Command("sleep", "300")
+	g, err := NewSet(0, l).Start(mine, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { g.Stop(); _ = g.Wait(context.Background()) }()
+
+	reaped, err := l.Reap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reaped) != 1 || reaped[0].PGID != left.Process.Pid || reaped[0].Killed == 0 || reaped[0].Err != nil {
+		t.Fatalf("Reap() = %+v, want the dead host's group with its processes killed", reaped)
+	}
+	waitGone(t, left.Process.Pid)
+	if len(groupMembers(g.PID())) == 0 {
+		t.Fatal("Reap killed a group of a live host")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "run", "*.json"))
+	if len(files) != 1 {
+		t.Errorf("ledger files after Reap = %v, want only the live group's", files)
+	}
+}
+
+func TestLedgerLeavesAReusedGroupNumberAlone(t *testing.T) {
+	// The recorded leader start time does not match the live process with
+	// that number: its number was reused.
+	other := exec.Command("sleep", "300")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	n, err := killLeftGroup(other.Process.Pid, startTime(other.Process.Pid)-1)
+	if err == nil || n != 0 {
+		t.Fatalf("killLeftGroup(reused) = %d, %v, want 0 and an error", n, err)
+	}
+	if len(groupMembers(other.Process.Pid)) == 0 {
+		t.Fatal("a reused group number was killed")
+	}
+}

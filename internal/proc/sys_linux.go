@@ -1,0 +1,195 @@
+//go:build linux
+
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// groupAttr puts a child in its own process group and has the kernel kill it
+// when weave dies, even by SIGKILL. The signal fires when the thread that
+// started the child exits; Go ends only threads whose goroutine locked them
+// and returned, which no caller of this package does.
+func groupAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// ChildAttr is for a child that stays in weave's process group (a plugin):
+// only the parent-death signal.
+func ChildAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+func termGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// leaderExit returns a channel closed when the process pid has exited,
+// without reaping it (waitid with WNOWAIT), so that cmd.Wait still gets its
+// status.
+func leaderExit(pid int) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		var info [128]byte // siginfo_t
+		for {
+			_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, 1 /* P_PID */, uintptr(pid),
+				uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|0x1000000 /* WNOWAIT */, 0, 0)
+			if errno != syscall.EINTR {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// BecomeSubreaper makes weave the parent of every orphaned descendant
+// (PR_SET_CHILD_SUBREAPER), so that a process that escaped its group is
+// still weave's to end with KillChildren.
+func BecomeSubreaper() error {
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, 36 /* PR_SET_CHILD_SUBREAPER */, 1, 0); errno != 0 {
+		return fmt.Errorf("become child subreaper: %w", errno)
+	}
+	return nil
+}
+
+// KillChildren kills every child process weave still has (with a
+// subreaper, the orphans of its descendants too) and waits, up to timeout,
+// until none is left running. It is for the last moments of the process,
+// when no exec.Cmd is waiting any more.
+func KillChildren(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	self := os.Getpid()
+	for {
+		left := 0
+		for _, pid := range children(self) {
+			st, ok := readStat(pid)
+			if !ok {
+				continue
+			}
+			var ws syscall.WaitStatus
+			if st.state == 'Z' {
+				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+				continue
+			}
+			left++
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// children lists pid's children from /proc/<pid>/task/*/children.
+func children(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// procStat is what weave reads of /proc/<pid>/stat.
+type procStat struct {
+	state byte
+	pgrp  int
+	start uint64 // clock ticks after boot
+}
+
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// The command name is in parentheses and may hold anything; the fields
+	// after the last ')' are plain.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return procStat{}, false
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || len(f[0]) == 0 {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], pgrp: pgrp, start: start}, true
+}
+
+// startTime is the identity of a running process: its start time in clock
+// ticks after boot, or 0 when it is not running.
+func startTime(pid int) uint64 {
+	st, ok := readStat(pid)
+	if !ok || st.state == 'Z' {
+		return 0
+	}
+	return st.start
+}
+
+// groupMembers lists the live processes of process group pgid.
+func groupMembers(pgid int) []int {
+	des, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, de := range des {
+		pid, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok && st.pgrp == pgid && st.state != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// killLeftGroup kills a recorded group after checking that its number still
+// names the group that was recorded: a live leader with another start time
+// means the number was reused. (While any member lives, the kernel does not
+// give its group's number to a new process.) It waits, up to a second, for
+// the members to die.
+func killLeftGroup(pgid int, leaderStart uint64) (int, error) {
+	members := groupMembers(pgid)
+	if len(members) == 0 {
+		return 0, nil
+	}
+	if st := startTime(pgid); st != 0 && leaderStart != 0 && st != leaderStart {
+		return 0, errors.New("its process group number now belongs to another process; left alone")
+	}
+	killGroup(pgid)
+	deadline := time.Now().Add(time.Second)
+	for len(groupMembers(pgid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return len(members), nil
+}
+
+// alive reports whether the process pid that started at start is running.
+func alive(pid int, start uint64) bool {
+	st := startTime(pid)
+	return st != 0 && (start == 0 || st == start)
+}

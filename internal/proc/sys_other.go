@@ -1,0 +1,39 @@
+//go:build !unix
+
+package proc
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Off unix there are no process groups: only the direct child is started
+// and killed.
+func groupAttr() *syscall.SysProcAttr { return nil }
+
+// ChildAttr has nothing to ask for here.
+func ChildAttr() *syscall.SysProcAttr { return nil }
+
+func termGroup(pid int) { killGroup(pid) }
+
+func killGroup(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}
+
+func leaderExit(int) <-chan struct{} { return nil }
+
+// BecomeSubreaper is Linux only.
+func BecomeSubreaper() error { return errors.ErrUnsupported }
+
+// KillChildren is Linux only.
+func KillChildren(time.Duration) {}
+
+func startTime(int) uint64 { return 0 }
+
+func killLeftGroup(int, uint64) (int, error) { return 0, nil }
+
+func alive(int, uint64) bool { return false }
