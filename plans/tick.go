@@ -43,9 +43,9 @@ func SetDone(path string, t Task, done bool) (*Plan, error) {
 // for concurrent changes, so tests can make one.
 func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) {
 	for range setRetries {
-		src, err := os.ReadFile(path)
+		src, err := readPlanFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("tick task in %s: %w", path, err)
+			return nil, fmt.Errorf("tick task: %w", err)
 		}
 		out, p, err := setMark(src, t, done)
 		if err != nil {
@@ -67,7 +67,7 @@ func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) 
 		if beforeCheck != nil {
 			beforeCheck()
 		}
-		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) {
+		if now, err := readPlanFile(path); err != nil || !bytes.Equal(now, src) {
 			continue
 		}
 		if err := atomicfile.WriteFile(path, out, 0o644); err != nil {

@@ -1,0 +1,25 @@
+// Package textcap bounds text that comes from outside weave (a plugin's block
+// reason, a command's error output) before it is stored or logged, so that
+// one call cannot grow state.json or weave.log without limit.
+package textcap
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Cap returns s when it is at most limit bytes, else its first bytes, cut
+// on a character boundary, followed by a note of how much was left out.
+// The result is never longer than limit plus the note (under 40 bytes).
+func Cap(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := max(limit, 0)
+	// Back up to the start of a character, at most utf8.UTFMax-1 bytes, so
+	// that cutting never makes valid text invalid.
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
+		cut--
+	}
+	return s[:cut] + " … (" + strconv.Itoa(len(s)-cut) + " more bytes cut)"
+}
