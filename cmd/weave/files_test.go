@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func runCLIBounded(t *testing.T, args ...string) (int, string, string) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	go func() {
 		var out, errOut bytes.Buffer
-		code := run(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+		code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 		done <- result{code, out.String(), errOut.String()}
 	}()
 	select {
@@ -107,6 +108,79 @@ func TestOversizedStateIsMovedAside(t *testing.T) {
 	code, out, errOut := runCLIBounded(t, "--dir", dir, "status")
 	if code != exitOK || !strings.Contains(out+errOut, "larger than") {
 		t.Errorf("status with a 1 GiB state.json = %d %q %q, want it moved aside as too large", code, out, errOut)
+	}
+}
+
+// nestedQuotes is a plan whose one line nests block quotes 100,000 deep:
+// quadratic to a markdown parser.
+func nestedQuotes() string {
+	return "# Deep\n\n## TODOs\n\n- [ ] 1. Task\n\n" + strings.Repeat(">", 100_000) + " x\n"
+}
+
+// nestedList is a plan whose list nests one level deeper on each line.
+func nestedList() string {
+	var b strings.Builder
+	b.WriteString("# Deep list\n\n## TODOs\n\n")
+	for i := 0; b.Len() < 900<<10; i++ {
+		b.WriteString(strings.Repeat("  ", i%2000) + "- [ ] x\n")
+	}
+	return b.String()
+}
+
+func TestPathologicalPlansAreListedInvalid(t *testing.T) {
+	huge := "# Huge\n\n## TODOs\n\n- [ ] 1. Task\n\n" + strings.Repeat("word ", 300_000) + "\n"
+	dir := project(t, map[string]string{"ok": okPlan, "quotes": nestedQuotes(), "list": nestedList(), "huge": huge})
+
+	code, out, errOut := runCLIBounded(t, "--dir", dir, "plan", "list", "--json")
+	if code != exitOK {
+		t.Fatalf("plan list = %d %q", code, errOut)
+	}
+	var list []planEntry
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("plan list --json = %q: %v", out, err)
+	}
+	why := map[string]string{}
+	for _, e := range list {
+		why[e.Name] = e.Invalid
+	}
+	for name, want := range map[string]string{"quotes": "32 levels", "list": "32 levels", "huge": "larger than 1 MiB", "ok": ""} {
+		if got, ok := why[name]; !ok || !strings.Contains(got, want) || (want == "") != (got == "") {
+			t.Errorf("plan list: %s invalid = %q, want %q", name, got, want)
+		}
+	}
+	code, out, _ = runCLIBounded(t, "--dir", dir, "plan", "list")
+	if code != exitOK || !strings.Contains(out, "invalid") {
+		t.Errorf("plan list = %d %q, want the deep plans marked invalid", code, out)
+	}
+	for _, name := range []string{"quotes", "list", "huge"} {
+		code, _, errOut := runCLIBounded(t, "--dir", dir, "plan", "validate", name)
+		if code != exitFailed || !strings.Contains(errOut, "error") {
+			t.Errorf("plan validate %s = %d %q, want exit 1 with the reason", name, code, errOut)
+		}
+		code, _, errOut = runCLIBounded(t, "--dir", dir, "start-work", name)
+		if code == exitOK {
+			t.Errorf("start-work %s = exit 0, want a refusal: %q", name, errOut)
+		}
+	}
+	if code, _, errOut := runCLIBounded(t, "--dir", dir, "status"); code != exitOK {
+		t.Errorf("status = %d %q", code, errOut)
+	}
+}
+
+// TestListingStopsOnCtrlC cancels the command's context, as Ctrl-C does
+// (Main turns SIGINT into a cancelled context), before a listing that parses
+// every plan: it stops instead of reading them.
+func TestListingStopsOnCtrlC(t *testing.T) {
+	dir := project(t, map[string]string{"a": okPlan, "b": okPlan})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, args := range [][]string{{"plan", "list"}, {"status"}} {
+		var out, errOut bytes.Buffer
+		code := runArgs(ctx, &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, append([]string{"--dir", dir}, args...))
+		if code == exitOK || strings.Contains(out.String(), "0/2") || !strings.Contains(errOut.String(), "interrupted") {
+			t.Errorf("%s after Ctrl-C = %d %q %q, want it interrupted before listing", args[0], code, out.String(), errOut.String())
+		}
 	}
 }
 
