@@ -236,3 +236,30 @@ func TestSymlinkedPlansDirectoryIsRefused(t *testing.T) {
 		t.Errorf("the plan outside the project was changed:\n%s", b)
 	}
 }
+
+func TestConfigThatIsNotARegularFileOrTooLarge(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file"},
+		{"link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "not a regular file"},
+		{"huge", func(p string) error {
+			return os.WriteFile(p, []byte("log:\n  level: info\n"+strings.Repeat("# padding\n", 200_000)), 0o644)
+		}, "larger than 1 MiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, map[string]string{"ok": okPlan})
+			path := filepath.Join(dir, ".weave", "config.yaml")
+			if err := tc.make(path); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errOut := runCLIBounded(t, "--dir", dir, "config", "show")
+			if code == exitOK || !strings.Contains(errOut, tc.want) {
+				t.Errorf("config show with config.yaml %s = %d %q, want a refusal saying %q", tc.name, code, errOut, tc.want)
+			}
+		})
+	}
+}

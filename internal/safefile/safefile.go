@@ -88,6 +88,12 @@ func open(path string, flag int, perm os.FileMode, follow bool) (*os.File, error
 
 // notRegular names what a file is instead of a regular file.
 func notRegular(m fs.FileMode) error {
+	return fmt.Errorf("%s, %w", Kind(m), ErrNotRegular)
+}
+
+// Kind names the kind of file m describes, for messages: "a named pipe",
+// "a directory", "a symbolic link".
+func Kind(m fs.FileMode) string {
 	what := "a special file"
 	switch {
 	case m.IsDir():
@@ -100,8 +106,12 @@ func notRegular(m fs.FileMode) error {
 		what = "a character device"
 	case m&fs.ModeDevice != 0:
 		what = "a device"
+	case m&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	case m.IsRegular():
+		what = "a regular file"
 	}
-	return fmt.Errorf("%s, %w", what, ErrNotRegular)
+	return what
 }
 
 // ReadFile reads the regular file at path, following symbolic links, and
