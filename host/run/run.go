@@ -18,6 +18,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/logfile"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -385,12 +386,19 @@ type pauseError struct{ reason string }
 
 func (e *pauseError) Error() string { return "paused: " + e.reason }
 
+// maxTaskLog is the size at which a task's log rotates (one older file is
+// kept).
+const maxTaskLog = 10 << 20
+
 // runLogged has the agent carry out the task, with the output of its
 // commands going to the observer, one event per line, and to the task's log.
 func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
 	var log io.Writer
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
-		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		// A task's log is bounded like the host's: a command that prints
+		// without end rotates it instead of filling the disk, and a link
+		// planted in its place is not written through.
+		if f, err := logfile.Open(logPath, maxTaskLog, 1); err == nil {
 			defer f.Close()
 			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
 			log = f
