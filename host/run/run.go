@@ -76,6 +76,9 @@ type Options struct {
 	Observe Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Sleep waits d or until ctx is done, between the attempts of a
+	// failing task; nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Result is what a start-work run did.
@@ -373,6 +376,41 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 		if !retry {
 			return nil, r.failErr(p, &t, err)
 		}
+		// Back off before the next attempt, so that a task failing at once
+		// does not spin; Ctrl-C during the wait pauses as during a task.
+		if serr := r.sleep(ctx, RetryBackoff(attempt)); serr != nil || ctx.Err() != nil {
+			return nil, r.pauseErr(p, "interrupted")
+		}
+	}
+}
+
+// The backoff between the attempts of a failing task: retryBackoffMin after
+// the first failure, doubling up to retryBackoffMax.
+const (
+	retryBackoffMin = 250 * time.Millisecond
+	retryBackoffMax = 10 * time.Second
+)
+
+// RetryBackoff is the wait after the attempt-th failed attempt of a task.
+func RetryBackoff(attempt int) time.Duration {
+	d := retryBackoffMin
+	for i := 1; i < attempt && d < retryBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, retryBackoffMax)
+}
+
+func (r *runner) sleep(ctx context.Context, d time.Duration) error {
+	if r.o.Sleep != nil {
+		return r.o.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
