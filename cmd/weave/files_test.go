@@ -263,3 +263,17 @@ func TestConfigThatIsNotARegularFileOrTooLarge(t *testing.T) {
 		})
 	}
 }
+
+func TestRunbookRetriesIsBounded(t *testing.T) {
+	dir := project(t, map[string]string{"bad": failPlan})
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte("runbook:\n  retries: 1000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLIBounded(t, "--dir", dir, "start-work", "bad")
+	if code == exitOK || !strings.Contains(errOut, "runbook.retries") || !strings.Contains(errOut, "limit of 10") {
+		t.Errorf("start-work with runbook.retries 1000000 = %d %q, want a config error naming the limit of 10", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".weave", "state.json")); err == nil {
+		t.Error("the run started despite the bad config")
+	}
+}
