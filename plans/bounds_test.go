@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -105,5 +106,36 @@ func BenchmarkParseAtTheNestingBound(b *testing.B) {
 		if p := Parse(src); p.Invalid != "" {
 			b.Fatal(p.Invalid)
 		}
+	}
+}
+
+func TestDiscoverListsPlanFilesThatAreNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	pd := PlansDir(dir)
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pd, "ok.md"), []byte("## TODOs\n\n- [ ] 1. a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(pd, "pipe.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(pd, "zero.md")); err != nil {
+		t.Fatal(err)
+	}
+	all, err := Discover(dir)
+	if err != nil {
+		t.Fatalf("Discover = %v, want the odd files listed, not an error", err)
+	}
+	got := map[string]string{}
+	for _, p := range all {
+		got[p.Name] = p.Invalid
+	}
+	if got["ok"] != "" || !strings.Contains(got["pipe"], "named pipe") || !strings.Contains(got["zero"], "character device") {
+		t.Errorf("Discover invalid reasons = %q", got)
+	}
+	if _, err := Find(dir, "pipe"); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Errorf("Find(pipe) = %v, want a refusal naming the pipe", err)
 	}
 }

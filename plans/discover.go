@@ -109,6 +109,13 @@ func DiscoverContext(ctx context.Context, project string) ([]*Plan, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if f.invalid != "" {
+			p := &Plan{Invalid: f.invalid}
+			setFile(p, f.path, nil)
+			p.ModTime = f.modTime
+			ps = append(ps, p)
+			continue
+		}
 		p, err := Load(f.path)
 		if err != nil {
 			return nil, err
@@ -122,6 +129,7 @@ func DiscoverContext(ctx context.Context, project string) ([]*Plan, error) {
 type planFile struct {
 	path, name string
 	modTime    time.Time
+	invalid    string // why it is not read, for what is not a regular file
 }
 
 // planFiles lists the plan files of a project, newest modified first, ties
@@ -148,10 +156,15 @@ func planFiles(project string) ([]planFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read plan %s: %w", path, err)
 		}
-		if !fi.Mode().IsRegular() {
+		if fi.IsDir() {
 			continue
 		}
-		files = append(files, planFile{path: path, name: planName(path), modTime: fi.ModTime()})
+		pf := planFile{path: path, name: planName(path), modTime: fi.ModTime()}
+		if !fi.Mode().IsRegular() {
+			// Never opened: a named pipe would block, a device never ends.
+			pf.invalid = fmt.Sprintf("the plan file is %s, not a regular file; replace it with a plain file", safefile.Kind(fi.Mode()))
+		}
+		files = append(files, pf)
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if !files[i].modTime.Equal(files[j].modTime) {
