@@ -11,10 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host/run/runtest"
 )
 
 func TestFailingAttemptsBackOff(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Bad", "echo run >> runs.txt", "false"))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Bad", "echo run >> runs.txt", "false"))})
 	cfg := config.Default()
 	cfg.Runbook.Retries = 4
 	var waits []time.Duration
@@ -37,7 +38,7 @@ func TestFailingAttemptsBackOff(t *testing.T) {
 }
 
 func TestInterruptDuringBackoffPauses(t *testing.T) {
-	project := newProject(t, map[string]string{"p": plan(task(1, "Bad", "echo run >> runs.txt", "false"))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Bad", "echo run >> runs.txt", "false"))})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := StartWork(ctx, Options{Project: project, Name: "p",

@@ -11,7 +11,9 @@ import (
 )
 
 func init() {
-	register(plugins.ToolWrite, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.write(c.caller, c.args) })
+	register(plugins.ToolWrite, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) {
+		return t.write(c.caller, c.args)
+	})
 }
 
 func (t *Tools) write(c Caller, args map[string]any) (plugins.ToolResult, error) {
