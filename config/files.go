@@ -13,6 +13,8 @@ import (
 
 	toml "github.com/pelletier/go-toml/v2"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/weavehq/weave/internal/safefile"
 )
 
 // findFile returns the config file in dir, "" when there is none, and an
@@ -30,6 +32,8 @@ func findFile(dir string) (string, error) {
 			return "", fmt.Errorf("look for config in %s: %w", dir, err)
 		case fi.IsDir():
 			return "", fmt.Errorf("config %s is a directory; remove it or replace it with a file", p)
+		case !fi.Mode().IsRegular():
+			return "", fmt.Errorf("config %s is %s, not a regular file; replace it with a plain file", p, safefile.Kind(fi.Mode()))
 		}
 		found = append(found, p)
 	}
@@ -42,12 +46,17 @@ func findFile(dir string) (string, error) {
 	return "", fmt.Errorf("config files %s both exist; keep one of them", strings.Join(found, " and "))
 }
 
+// maxConfigSize bounds what is read of a config file; a real one is a few
+// KiB.
+const maxConfigSize = 1 << 20
+
 // readFile decodes a config file by its extension into plain maps, keeping
-// the case of every key (plugin env names, hook event names).
+// the case of every key (plugin env names, hook event names). A file past
+// maxConfigSize, or one that is not a regular file, is refused unread.
 func readFile(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, maxConfigSize)
 	if err != nil {
-		return nil, fmt.Errorf("read config %s: %w", path, err)
+		return nil, fmt.Errorf("read config: %w; fix or remove the file", err)
 	}
 	var raw any
 	switch filepath.Ext(path) {

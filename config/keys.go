@@ -97,8 +97,8 @@ func keyTable() []Key {
 			Doc: "Shell that runs a task's sh blocks (sh, bash, zsh, dash... or a path); bash blocks always run under bash."},
 		{Name: "runbook.block_timeout", Kind: KindDuration, Default: 30 * time.Minute, check: minDuration(0),
 			Doc: "Longest one shell block may run; 0 means no limit."},
-		{Name: "runbook.retries", Kind: KindInt, Default: 1, check: minInt(0),
-			Doc: "Retries of a failing task before the plan pauses."},
+		{Name: "runbook.retries", Kind: KindInt, Default: 1, check: intBetween(0, MaxRetries),
+			Doc: "Retries of a failing task before the plan pauses, at most 10; the attempts are spaced by a backoff from 250ms doubling to 10s."},
 		{Name: "runbook.output_tail", Kind: KindInt, Default: 10, check: minInt(0),
 			Doc: "Lines of a running task's output shown live."},
 
@@ -404,6 +404,23 @@ func nonEmpty(v any) string {
 		return "must not be empty"
 	}
 	return ""
+}
+
+// MaxRetries bounds runbook.retries: a task that failed eleven times will
+// not pass on the twelfth, and every attempt may cost a model's tokens.
+const MaxRetries = 10
+
+// intBetween accepts lo to hi, both included.
+func intBetween(lo, hi int) func(any) string {
+	return func(v any) string {
+		switch n := v.(int); {
+		case n < lo:
+			return fmt.Sprintf("%d is too small; want %d or more", n, lo)
+		case n > hi:
+			return fmt.Sprintf("%d is over the limit of %d; use %d or less", n, hi, hi)
+		}
+		return ""
+	}
 }
 
 func minInt(lo int) func(any) string {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/weavehq/weave/internal/safefile"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -201,11 +201,14 @@ func ClaudeInput(ev plugins.Event, claudeEvent string) ([]byte, error) {
 	return b, nil
 }
 
+// maxEventFile bounds a sample event file.
+const maxEventFile = 4 << 20
+
 // LoadEventFile reads a sample event for `weave hooks test`. The file holds
 // either a Weave event (see plugins.Event) or a Claude Code hook input (it
 // has hook_event_name), which is converted.
 func LoadEventFile(path string) (plugins.Event, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, maxEventFile)
 	if err != nil {
 		return plugins.Event{}, fmt.Errorf("read event file: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -218,7 +219,7 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 		d, note := h.interpret(ev, stdout.Bytes())
 		return d, note, nil
 	case 2:
-		reason := capText(errText, maxReason)
+		reason := textcap.Cap(errText, MaxReason)
 		if reason == "" {
 			reason = fmt.Sprintf("command hook %s exited 2 without a message", h.spec.Name)
 		}
@@ -344,16 +345,6 @@ func (h *CommandHook) interpret(ev plugins.Event, stdout []byte) (plugins.Decisi
 		d.Args = args
 	}
 	return d, ""
-}
-
-// maxReason caps a block reason taken from a command's stderr.
-const maxReason = 8 << 10
-
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + " [truncated]"
 }
 
 func orDefault(s, def string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -81,8 +82,8 @@ exit 2
 			name: "a huge stderr reason is capped",
 			spec: CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; head -c 100000 /dev/zero | tr '\0' x >&2; exit 2`},
 			ev:   bashEvent("ls"),
-			want: summary{Action: plugins.Block, BlockedBy: "cmd", Reason: "cmd: " + strings.Repeat("x", 8<<10) + " [truncated]", Args: map[string]any{"command": "ls"},
-				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: strings.Repeat("x", 8<<10) + " [truncated]"}}},
+			want: summary{Action: plugins.Block, BlockedBy: "cmd", Reason: "cmd: " + textcap.Cap(strings.Repeat("x", 100000), MaxReason), Args: map[string]any{"command": "ls"},
+				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: textcap.Cap(strings.Repeat("x", 100000), MaxReason)}}},
 		},
 		{
 			name: "permissionDecision deny blocks",

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -316,6 +317,14 @@ func joinNote(a, b string) string {
 
 // call runs one hook with its timeout, turns a failure into a decision by
 // the hook's policy, and reports it.
+// The bounds of one hook decision's texts, in bytes; the rest is cut with a
+// note of how much. Added context is for a model and may carry rules files
+// (up to 64 KiB each), so its bound is wider.
+const (
+	MaxReason  = 8 << 10
+	MaxContext = 1 << 20
+)
+
 func (p *Pipeline) call(ctx context.Context, r Registered, ev plugins.Event) (Report, plugins.Decision) {
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -373,6 +382,10 @@ func (p *Pipeline) call(ctx context.Context, r Registered, ev plugins.Event) (Re
 		if res.d.Action == plugins.Block && strings.TrimSpace(res.d.Reason) == "" {
 			res.d.Reason = "blocked (the hook gave no reason)"
 		}
+		// A hook's words are shown, stored in state.json and logged: one
+		// runaway hook must not grow them without limit.
+		res.d.Reason = textcap.Cap(res.d.Reason, MaxReason)
+		res.d.Context = textcap.Cap(res.d.Context, MaxContext)
 		rep.Action = res.d.Action
 		rep.Reason = res.d.Reason
 		return rep, res.d

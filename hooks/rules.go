@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"github.com/weavehq/weave/internal/realpath"
+	"github.com/weavehq/weave/internal/safefile"
 
 	"context"
 	"errors"
@@ -131,7 +132,8 @@ func nearestRules(root, dir string) ([]string, error) {
 }
 
 func readCapped(path string, limit int64) (string, error) {
-	f, err := os.Open(path)
+	// Opening never blocks on a named pipe, and only a regular file is read.
+	f, err := safefile.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("read rules: %w", err)
 	}

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/safefile"
 )
 
 // PlansDir is the directory holding a project's plans.
@@ -19,19 +21,51 @@ func PlansDir(project string) string {
 }
 
 // Load reads and parses the plan at path and sets its Path (made absolute),
-// Name and ModTime.
+// Name and ModTime. A file past MaxPlanSize is not read: the plan comes back
+// with Invalid saying so. Anything but a regular file is an error.
 func Load(path string) (*Plan, error) {
-	src, err := os.ReadFile(path)
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("read plan %s: %w", path, err)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	var p *Plan
+	src, err := readPlan(f, path)
+	var tl *safefile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		p = &Plan{Invalid: tooLarge()}
+	case err != nil:
+		return nil, err
+	default:
+		p = Parse(src)
 	}
-	p := Parse(src)
 	setFile(p, path, fi)
 	return p, nil
+}
+
+// readPlan reads a plan file, at most MaxPlanSize bytes of it.
+func readPlan(f *os.File, path string) ([]byte, error) {
+	src, err := safefile.ReadAll(f, path, MaxPlanSize)
+	var tl *safefile.TooLargeError
+	if err != nil && !errors.As(err, &tl) {
+		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	}
+	return src, err
+}
+
+// readPlanFile reads the plan file at path, at most MaxPlanSize bytes, as
+// ticking and reloading do; a file past the bound is an error there.
+func readPlanFile(path string) ([]byte, error) {
+	src, err := safefile.ReadFile(path, MaxPlanSize)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	return src, nil
 }
 
 func setFile(p *Plan, path string, fi fs.FileInfo) {
@@ -58,14 +92,31 @@ func isPlanFile(name string) bool {
 }
 
 // Discover loads every plan in .weave/plans/*.md, newest modified first
-// (ties by name). Hidden files and subdirectories are skipped.
+// (ties by name). Hidden files and subdirectories are skipped. A plan past
+// the bounds is listed with Invalid set.
 func Discover(project string) ([]*Plan, error) {
+	return DiscoverContext(context.Background(), project)
+}
+
+// DiscoverContext is Discover that stops when ctx is done: each plan's
+// parse is bounded, and ctx is checked before each one.
+func DiscoverContext(ctx context.Context, project string) ([]*Plan, error) {
 	files, err := planFiles(project)
 	if err != nil {
 		return nil, err
 	}
 	ps := make([]*Plan, 0, len(files))
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if f.invalid != "" {
+			p := &Plan{Invalid: f.invalid}
+			setFile(p, f.path, nil)
+			p.ModTime = f.modTime
+			ps = append(ps, p)
+			continue
+		}
 		p, err := Load(f.path)
 		if err != nil {
 			return nil, err
@@ -79,12 +130,16 @@ func Discover(project string) ([]*Plan, error) {
 type planFile struct {
 	path, name string
 	modTime    time.Time
+	invalid    string // why it is not read, for what is not a regular file
 }
 
 // planFiles lists the plan files of a project, newest modified first, ties
 // by name, without reading them.
 func planFiles(project string) ([]planFile, error) {
 	dir := PlansDir(project)
+	if err := checkPlansDir(dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no plans directory %s: run `weave init` in the project first", dir)
@@ -102,10 +157,15 @@ func planFiles(project string) ([]planFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read plan %s: %w", path, err)
 		}
-		if !fi.Mode().IsRegular() {
+		if fi.IsDir() {
 			continue
 		}
-		files = append(files, planFile{path: path, name: planName(path), modTime: fi.ModTime()})
+		pf := planFile{path: path, name: planName(path), modTime: fi.ModTime()}
+		if !fi.Mode().IsRegular() {
+			// Never opened: a named pipe would block, a device never ends.
+			pf.invalid = fmt.Sprintf("the plan file is %s, not a regular file; replace it with a plain file", safefile.Kind(fi.Mode()))
+		}
+		files = append(files, pf)
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if !files[i].modTime.Equal(files[j].modTime) {
@@ -114,6 +174,24 @@ func planFiles(project string) ([]planFile, error) {
 		return files[i].name < files[j].name
 	})
 	return files, nil
+}
+
+// checkPlansDir refuses a plans directory that is a symbolic link, as a
+// plan file that links outside .weave/plans is refused: plans are read, and
+// ticked, only inside the project.
+func checkPlansDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil // reading the directory reports it
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(dir)
+		return fmt.Errorf("plans directory %s is a symbolic link (to %s); weave reads plans only from a real directory in the project: replace the link with a directory holding the plans", dir, target)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("plans directory %s is not a directory; move it away and run `weave init`", dir)
+	}
+	return nil
 }
 
 // NotFoundError says that no plan matched a name.

@@ -93,11 +93,15 @@ func (t rawParagraphs) Transform(node *ast.Paragraph, reader text.Reader, pc par
 }
 
 // Parse parses a plan. It is a pure function of src, never panics, and
-// returns a Plan with no tasks for empty or task-less input. The returned
-// Plan keeps src (not a copy) in Src.
+// returns a Plan with no tasks for empty or task-less input. Input past the
+// bounds (MaxPlanSize, MaxNesting) is not parsed: the Plan has no tasks and
+// says why in Invalid. The returned Plan keeps src (not a copy) in Src.
 func Parse(src []byte) *Plan { return parseWith(mdParser, src) }
 
 func parseWith(md parser.Parser, src []byte) *Plan {
+	if why := checkBounds(src); why != "" {
+		return &Plan{Src: src, Invalid: why}
+	}
 	ps := newParseState(src)
 	p := &Plan{Src: src}
 	doc := md.Parse(text.NewReader(ps.body))

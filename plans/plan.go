@@ -24,6 +24,11 @@ type Plan struct {
 	// HasTODOs reports whether the plan has a TODOs section, in which case
 	// only the task items inside it are tasks.
 	HasTODOs bool
+
+	// Invalid says why the file could not be read as a plan (it is past
+	// MaxPlanSize or MaxNesting); such a plan has no tasks and never runs.
+	// It is "" for a plan that was parsed.
+	Invalid string
 }
 
 // Section is a heading at the top level of the document.

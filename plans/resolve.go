@@ -121,16 +121,21 @@ func writePlanList(b *strings.Builder, ps []*Plan) {
 	for _, p := range ps {
 		pr := p.Progress()
 		fmt.Fprintf(b, "\n  %-30s %d/%d", p.Name, pr.Completed, pr.Total)
-		if pr.Complete() {
+		switch {
+		case p.Invalid != "":
+			b.WriteString("  invalid: " + p.Invalid)
+		case pr.Complete():
 			b.WriteString("  complete")
 		}
 	}
 }
 
+// incomplete returns the plans that could still run: not complete, and not
+// past the bounds.
 func incomplete(ps []*Plan) []*Plan {
 	var out []*Plan
 	for _, p := range ps {
-		if !p.Progress().Complete() {
+		if !p.Progress().Complete() && p.Invalid == "" {
 			out = append(out, p)
 		}
 	}

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/weavehq/weave/internal/atomicfile"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/safefile"
+	"github.com/weavehq/weave/internal/textcap"
 )
 
 // SchemaVersion is the version of state.json this package writes.
@@ -89,22 +90,37 @@ func (s *Store) Path() string { return s.layout().State() }
 
 func (s *Store) lockPath() string { return s.layout().Lock() }
 
-// Load reads state.json. A missing file gives (nil, "", nil). A file that is
-// not valid state (bad JSON, no active_plan, unreadable) is moved aside to
+// MaxStateSize bounds what Load reads of state.json. The state a run writes
+// stays far below it: the texts it stores are capped (see MaxStoredText).
+const MaxStateSize = 16 << 20
+
+// Load reads state.json. A missing file gives (nil, "", nil). A symbolic
+// link, a named pipe or anything else that is not a regular file is refused
+// with an error and left alone. A file that is
+// not valid state (bad JSON, no active_plan, unreadable, larger than
+// MaxStateSize) is moved aside to
 // state.json.corrupt-<UTC time> and Load returns (nil, warning, nil): the
 // plan's checkboxes stay the truth for progress. A state written by a newer
 // weave (schema_version above SchemaVersion) is left alone and is an error.
 // An error is returned only when the file can be neither read nor moved.
 func (s *Store) Load() (st *State, warning string, err error) {
 	path := s.Path()
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFileNoFollow(path, MaxStateSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil
 	}
+	if errors.Is(err, safefile.ErrSymlink) || errors.Is(err, safefile.ErrNotRegular) {
+		// Never read through it, never move it: it is not ours.
+		return nil, "", fmt.Errorf("state %w; weave keeps its state in a regular file: remove it and run again", err)
+	}
 	var why string
-	if err != nil {
+	var tl *safefile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		why = fmt.Sprintf("larger than %s", safefile.FormatSize(MaxStateSize))
+	case err != nil:
 		why = fmt.Sprintf("unreadable (%v)", err)
-	} else {
+	default:
 		var v int
 		st, why, v = decodeState(data)
 		if st != nil {
@@ -161,7 +177,8 @@ func (s *Store) moveAside() (string, error) {
 }
 
 // Save writes st atomically (temp file, fsync, rename, fsync the directory),
-// after setting st.UpdatedAt and, when unset, st.SchemaVersion.
+// after setting st.UpdatedAt and, when unset, st.SchemaVersion, and capping
+// its texts at MaxStoredText bytes each.
 func (s *Store) Save(st *State) error {
 	if st == nil {
 		return errors.New("save state: nil state")
@@ -176,6 +193,7 @@ func (s *Store) Save(st *State) error {
 		st.SessionIDs = []string{} // an array in the file, never null
 	}
 	st.UpdatedAt = s.now().UTC()
+	capTexts(st)
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
@@ -185,6 +203,24 @@ func (s *Store) Save(st *State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
+}
+
+// MaxStoredText bounds each text Save stores (errors, reasons): they come
+// from commands and plugins, and one runaway error must not grow state.json
+// without limit. The full text goes to the run's logs.
+const MaxStoredText = 4 << 10
+
+func capTexts(st *State) {
+	st.LastError = textcap.Cap(st.LastError, MaxStoredText)
+	st.PausedReason = textcap.Cap(st.PausedReason, MaxStoredText)
+	if st.InFlight != nil {
+		st.InFlight.Title = textcap.Cap(st.InFlight.Title, MaxStoredText)
+	}
+	for _, r := range st.Tasks {
+		if r != nil {
+			r.LastError = textcap.Cap(r.LastError, MaxStoredText)
+		}
+	}
 }
 
 // Clear removes state.json; a missing file is not an error.
@@ -228,25 +264,36 @@ func (e *LockedError) Error() string {
 // when the process exits, even by a crash, so it is never stale. Taking the
 // lock removes the temporary files that a writer killed in the middle of an
 // atomic write left beside state.json and the plans.
+//
+// The lock file is opened without following a symbolic link and must be a
+// regular file: a link planted there is refused, never truncated through.
 func (s *Store) Lock() (release func() error, err error) {
 	if err := s.checkDir(); err != nil {
 		return nil, fmt.Errorf("lock project: %w", err)
 	}
 	path := s.lockPath()
-	fl := flock.New(path)
-	ok, err := fl.TryLock()
+	f, err := safefile.OpenNoFollow(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		if errors.Is(err, safefile.ErrSymlink) || errors.Is(err, safefile.ErrNotRegular) {
+			return nil, fmt.Errorf("lock project: %w; remove it and run again (weave creates it)", err)
+		}
 		return nil, fmt.Errorf("lock project %s: %w", path, err)
 	}
-	if !ok {
-		_ = fl.Close()
-		return nil, &LockedError{PID: readPID(path), Path: path}
+	if err := flockTry(f); err != nil {
+		_ = f.Close()
+		if errors.Is(err, errLockBusy) {
+			return nil, &LockedError{PID: readPID(path), Path: path}
+		}
+		return nil, fmt.Errorf("lock project %s: %w", path, err)
 	}
-	// The PID goes through a second descriptor: flock locks belong to the
-	// lock's descriptor, which this does not disturb.
-	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		_ = fl.Unlock()
-		_ = fl.Close()
+	// The PID is written through the locked descriptor itself, so what is
+	// written is the file that was checked and locked.
+	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt(pid, 0)
+	}
+	if err != nil {
+		_ = f.Close()
 		return nil, fmt.Errorf("lock project %s: write pid: %w", path, err)
 	}
 	// A writer killed in the middle of an atomic write left its temporary
@@ -256,12 +303,11 @@ func (s *Store) Lock() (release func() error, err error) {
 	}
 	return func() error {
 		// Empty the file while still holding the lock, so that no later
-		// holder's PID is wiped.
-		terr := os.Truncate(path, 0)
-		if err := fl.Unlock(); err != nil {
+		// holder's PID is wiped. Closing the descriptor releases the lock.
+		terr := f.Truncate(0)
+		if err := f.Close(); err != nil {
 			return fmt.Errorf("unlock project %s: %w", path, err)
 		}
-		_ = fl.Close()
 		if terr != nil {
 			return fmt.Errorf("unlock project %s: %w", path, terr)
 		}
@@ -269,8 +315,11 @@ func (s *Store) Lock() (release func() error, err error) {
 	}, nil
 }
 
+// maxPIDFile bounds what readPID reads of the lock file.
+const maxPIDFile = 64
+
 func readPID(path string) int {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFileNoFollow(path, maxPIDFile)
 	if err != nil {
 		return 0
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/weavehq/weave/internal/atomicfile"
 )
@@ -43,9 +45,9 @@ func SetDone(path string, t Task, done bool) (*Plan, error) {
 // for concurrent changes, so tests can make one.
 func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) {
 	for range setRetries {
-		src, err := os.ReadFile(path)
+		src, err := readPlanFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("tick task in %s: %w", path, err)
+			return nil, fmt.Errorf("tick task: %w", err)
 		}
 		out, p, err := setMark(src, t, done)
 		if err != nil {
@@ -67,7 +69,7 @@ func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) 
 		if beforeCheck != nil {
 			beforeCheck()
 		}
-		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) {
+		if now, err := readPlanFile(path); err != nil || !bytes.Equal(now, src) {
 			continue
 		}
 		if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
@@ -146,7 +148,21 @@ func taskAt(p *Plan, mark int) (Task, bool) {
 	return Task{}, false
 }
 
-func same(a, b Task) bool { return a.Number == b.Number && a.Title == b.Title }
+// same reports whether a and b are one task: the same number and title. A
+// title that is not UTF-8 matches its U+FFFD form too, which is how it
+// arrives when it crossed the plugin protocol (gRPC strings are UTF-8).
+func same(a, b Task) bool {
+	if a.Number != b.Number {
+		return false
+	}
+	if a.Title == b.Title {
+		return true
+	}
+	if utf8.ValidString(a.Title) && utf8.ValidString(b.Title) {
+		return false
+	}
+	return strings.ToValidUTF8(a.Title, "\uFFFD") == strings.ToValidUTF8(b.Title, "\uFFFD")
+}
 
 // findTask finds t in p by Number and Title. Among several candidates it
 // prefers one still to be changed, then the one nearest t's old position.

@@ -18,9 +18,9 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 	if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) {
 		return SetDone(p.Path, t, done)
 	}
-	src, err := os.ReadFile(p.Path)
+	src, err := readPlanFile(p.Path)
 	if err != nil {
-		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
+		return nil, fmt.Errorf("tick task: %w", err)
 	}
 	if !bytes.Equal(src, p.Src) {
 		return SetDone(p.Path, t, done)
@@ -49,9 +49,9 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 // another writer, such as the plan_check tool), the new plan is derived from
 // p without parsing; any other change is parsed in full.
 func Reload(p *Plan) (*Plan, error) {
-	src, err := os.ReadFile(p.Path)
+	src, err := readPlanFile(p.Path)
 	if err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+		return nil, err
 	}
 	fi, err := os.Stat(p.Path)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is one finding of Validate. Line is 1-based, 0 when the finding is
@@ -62,6 +63,10 @@ var templateSections = []struct {
 func Validate(project string, p *Plan) Report {
 	var r Report
 	validateFile(project, p, &r)
+	if p.Invalid != "" {
+		r.errorf(0, "%s", p.Invalid)
+		return r
+	}
 	validateTasks(project, p, &r)
 
 	have := map[string]bool{}
@@ -119,6 +124,10 @@ func validateFile(project string, p *Plan, r *Report) {
 	}
 	if !within(dir, path) {
 		r.errorf(0, "plan %s is outside %s; move it into .weave/plans/", p.Path, dir)
+		return
+	}
+	if err := checkPlansDir(dir); err != nil {
+		r.errorf(0, "%v", err)
 		return
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -191,6 +200,24 @@ func validateTasks(project string, p *Plan, r *Report) {
 		}
 		for _, f := range t.FileRefs() {
 			checkFileRef(project, t, name, f, r)
+		}
+		checkBytes(t, name, r)
+	}
+}
+
+// checkBytes reports the bytes of a task that keep it from running as
+// written. Blocks run byte for byte, whatever their encoding, but a shell
+// takes its script as an argument, which cannot hold a NUL byte.
+func checkBytes(t Task, name string, r *Report) {
+	if !utf8.ValidString(t.Title) {
+		r.warnf(t.Line, "%s: the title is not valid UTF-8 (it shows as %q); save the plan as UTF-8", name, strings.ToValidUTF8(t.Title, "\uFFFD"))
+	}
+	for _, b := range t.Blocks {
+		if !b.IsShell() {
+			continue
+		}
+		if i := strings.IndexByte(b.Code, 0); i >= 0 {
+			r.errorf(b.Line+1+strings.Count(b.Code[:i], "\n"), "%s: the %s block holds a NUL byte, which no shell can run; remove it", name, b.Lang)
 		}
 	}
 }

@@ -16,6 +16,17 @@ func marshalObject(m map[string]any) ([]byte, error) {
 	if m == nil {
 		return nil, nil
 	}
+	raw := map[string]any{}
+	collectRaw(m, "", raw)
+	if len(raw) > 0 {
+		// A shallow copy: the caller's map is not the place for the key.
+		c := make(map[string]any, len(m)+1)
+		for k, v := range m {
+			c[k] = v
+		}
+		c[rawStringsKey] = raw
+		m = c
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode arguments as JSON: %w", err)
@@ -31,6 +42,7 @@ func unmarshalObject(b []byte) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("decode JSON object: %w", err)
 	}
+	restoreRaw(m)
 	return m, nil
 }
 
@@ -68,7 +80,7 @@ func taskToProto(t *TaskRef) *pb.TaskRef {
 	if t == nil {
 		return nil
 	}
-	return &pb.TaskRef{Number: int32(t.Number), Title: t.Title}
+	return validUTF8(&pb.TaskRef{Number: int32(t.Number), Title: t.Title})
 }
 
 func taskFromProto(t *pb.TaskRef) *TaskRef {
@@ -82,7 +94,7 @@ func toolResultToProto(r *ToolResult) *pb.ToolResult {
 	if r == nil {
 		return nil
 	}
-	return &pb.ToolResult{Output: r.Output, IsError: r.IsError, ExitCode: int32(r.ExitCode), Denied: r.Denied}
+	return validUTF8(&pb.ToolResult{Output: r.Output, IsError: r.IsError, ExitCode: int32(r.ExitCode), Denied: r.Denied})
 }
 
 func toolResultFromProto(r *pb.ToolResult) *ToolResult {
@@ -135,7 +147,7 @@ func eventToProto(ev Event) (*pb.Event, error) {
 	if !ev.Time.IsZero() {
 		out.Time = timestamppb.New(ev.Time)
 	}
-	return out, nil
+	return validUTF8(out), nil
 }
 
 func eventFromProto(ev *pb.Event) (Event, error) {
@@ -173,7 +185,7 @@ func decisionToProto(d Decision) (*pb.Decision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decision args: %w", err)
 	}
-	return &pb.Decision{Action: string(d.Action), Reason: d.Reason, ArgsJson: args, Text: d.Text, Context: d.Context}, nil
+	return validUTF8(&pb.Decision{Action: string(d.Action), Reason: d.Reason, ArgsJson: args, Text: d.Text, Context: d.Context}), nil
 }
 
 func decisionFromProto(d *pb.Decision) (Decision, error) {
@@ -193,14 +205,14 @@ func decisionFromProto(d *pb.Decision) (Decision, error) {
 }
 
 func agentRequestToProto(callID uint64, r AgentRequest) *pb.AgentHandleRequest {
-	return &pb.AgentHandleRequest{
+	return validUTF8(&pb.AgentHandleRequest{
 		CallId:    callID,
 		SessionId: r.SessionID,
 		Prompt:    r.Prompt,
 		Plan:      r.Plan,
 		Task:      taskToProto(r.Task),
 		DataJson:  r.Data,
-	}
+	})
 }
 
 func agentRequestFromProto(r *pb.AgentHandleRequest) AgentRequest {
@@ -214,7 +226,7 @@ func agentRequestFromProto(r *pb.AgentHandleRequest) AgentRequest {
 }
 
 func agentResponseToProto(r AgentResponse) *pb.AgentResponse {
-	return &pb.AgentResponse{Output: r.Output, Done: r.Done, Error: r.Error}
+	return validUTF8(&pb.AgentResponse{Output: r.Output, Done: r.Done, Error: r.Error})
 }
 
 func agentResponseFromProto(r *pb.AgentResponse) AgentResponse {
@@ -230,7 +242,7 @@ func chatMessageToProto(m ChatMessage) (*pb.ChatMessage, error) {
 		}
 		out.ToolCalls = append(out.ToolCalls, pc)
 	}
-	return out, nil
+	return validUTF8(out), nil
 }
 
 func chatMessageFromProto(m *pb.ChatMessage) (ChatMessage, error) {
@@ -260,7 +272,7 @@ func chatRequestToProto(callID uint64, r ChatRequest) (*pb.CompleteRequest, erro
 	for _, t := range r.Tools {
 		out.Tools = append(out.Tools, &pb.ToolSpec{Name: t.Name, Description: t.Description, SchemaJson: t.Schema})
 	}
-	return out, nil
+	return validUTF8(out), nil
 }
 
 func chatRequestFromProto(r *pb.CompleteRequest) (ChatRequest, error) {
@@ -295,7 +307,7 @@ func chatResponseToProto(r ChatResponse) (*pb.CompleteResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pb.CompleteResponse{Message: m, StopReason: r.StopReason, Usage: usageToProto(r.Usage), Model: r.Model}, nil
+	return validUTF8(&pb.CompleteResponse{Message: m, StopReason: r.StopReason, Usage: usageToProto(r.Usage), Model: r.Model}), nil
 }
 
 func chatResponseFromProto(r *pb.CompleteResponse) (ChatResponse, error) {
@@ -311,7 +323,7 @@ func progressToProto(p PlanProgress) *pb.PlanProgress {
 	for _, t := range p.Tasks {
 		out.Tasks = append(out.Tasks, &pb.PlanTask{Number: int32(t.Number), Title: t.Title, Done: t.Done})
 	}
-	return out
+	return validUTF8(out)
 }
 
 func progressFromProto(p *pb.PlanProgress) PlanProgress {

@@ -47,12 +47,21 @@
 //     must be safe for concurrent use.
 //   - Until a model is configured, Host.Complete fails with ErrNoModel
 //     (errors.Is works across the process boundary).
+//   - Strings that are not UTF-8 cross byte-exact in tool arguments, event
+//     args and data, and decision args (a shell block with a Latin-1 byte
+//     runs as written): they travel under a reserved key of the JSON object,
+//     which this package adds and removes. In the plain string fields
+//     (titles, prompts, outputs, reasons) such bytes become U+FFFD, since
+//     gRPC sends only UTF-8 there.
 //
 // # Logging and output
 //
 // Serve points slog's default logger and the log package at stderr as JSON
 // lines that the host shows in its log under the plugin's name, and keeps
-// the last lines for its error messages. Stdout belongs to the protocol:
+// the last lines for its error messages. The host takes stderr at a bounded
+// rate (64 KiB/s, in bursts of 256 KiB) and counts the lines it leaves out;
+// each logged value, like a decision's reason (8 KiB), is capped. Stdout
+// belongs to the protocol:
 // anything else written there before the handshake makes the start fail.
 //
 // # Environment

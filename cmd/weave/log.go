@@ -9,6 +9,17 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/logfile"
+)
+
+// The host log's bounds: it rotates at maxHostLog bytes keeping
+// hostLogBackups older files (weave.log.1, ...), and each message or value
+// of a record is cut at maxLogValue bytes, so that neither a flooding plugin
+// nor one huge reason can fill the disk.
+const (
+	maxHostLog     = 10 << 20
+	hostLogBackups = 3
+	maxLogValue    = 8 << 10
 )
 
 // openHostLog opens the host log, .weave/logs/weave.log, where the host and
@@ -19,9 +30,9 @@ func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := logfile.Open(path, maxHostLog, hostLogBackups)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the host log: %w", err)
+		return nil, nil, fmt.Errorf("open the host log: %w; remove it (weave creates it)", err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
@@ -32,5 +43,5 @@ func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, e
 	if cfg.Log.Format == "json" {
 		h = slog.NewJSONHandler(f, hopts)
 	}
-	return slog.New(h).With("host_pid", os.Getpid()), f, nil
+	return slog.New(logfile.Bounded(h, maxLogValue)).With("host_pid", os.Getpid()), f, nil
 }

@@ -26,6 +26,8 @@ type planEntry struct {
 	Completed int    `json:"completed"`
 	Total     int    `json:"total"`
 	Complete  bool   `json:"complete"`
+	// Invalid says why the plan cannot run, "" when it can.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 func newCmdPlanList(g *globalOptions, s *Streams) *cobra.Command {
@@ -39,14 +41,14 @@ func newCmdPlanList(g *globalOptions, s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all, err := plans.Discover(project)
+			all, err := plans.DiscoverContext(c.Context(), project)
 			if err != nil {
 				return err
 			}
 			entries := make([]planEntry, 0, len(all))
 			for _, p := range all {
 				pr := p.Progress()
-				entries = append(entries, planEntry{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete()})
+				entries = append(entries, planEntry{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), Invalid: p.Invalid})
 			}
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
@@ -59,7 +61,10 @@ func newCmdPlanList(g *globalOptions, s *Streams) *cobra.Command {
 			}
 			for _, e := range entries {
 				done := ""
-				if e.Complete {
+				switch {
+				case e.Invalid != "":
+					done = "  invalid: " + e.Invalid
+				case e.Complete:
 					done = "  complete"
 				}
 				fmt.Fprintf(s.Out, "%-30s %d/%d%s\n", e.Name, e.Completed, e.Total, done)

@@ -132,6 +132,11 @@ func runArgs(ctx context.Context, s *Streams, args []string) int {
 			code = exitUsage
 		}
 	}
+	if !errors.As(err, &ee) && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Ctrl-C: the command stopped where it was.
+		fmt.Fprintln(s.ErrOut, "weave: interrupted")
+		return code
+	}
 	if !errors.As(err, &ee) || ee.err != nil {
 		fmt.Fprintf(s.ErrOut, "weave: %v\n", err)
 	}

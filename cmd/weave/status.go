@@ -60,7 +60,7 @@ func statusRun(ctx context.Context, opts *statusOptions) error {
 
 func printStatus(ctx context.Context, opts *statusOptions, project string) error {
 	now := time.Now()
-	st, err := run.ReadStatus(project, now)
+	st, err := run.ReadStatus(ctx, project, now)
 	if err != nil {
 		return err
 	}
@@ -99,6 +99,9 @@ func writeStatus(w io.Writer, st run.ProjectStatus) {
 			mark = "*"
 		}
 		fmt.Fprintf(w, "%s %-30s %s %d/%d  %s\n", mark, p.Name, bar(p.Completed, p.Total, 16), p.Completed, p.Total, p.State)
+		if p.Invalid != "" {
+			fmt.Fprintf(w, "    invalid: %s\n", p.Invalid)
+		}
 		if p.Active && p.Current != "" {
 			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/logfile"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
@@ -80,6 +81,9 @@ type Options struct {
 	Observe Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Sleep waits d or until ctx is done, between the attempts of a
+	// failing task; nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Result is what a start-work run did.
@@ -387,6 +391,41 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 		if !retry {
 			return nil, r.failErr(p, &t, err)
 		}
+		// Back off before the next attempt, so that a task failing at once
+		// does not spin; Ctrl-C during the wait pauses as during a task.
+		if serr := r.sleep(ctx, RetryBackoff(attempt)); serr != nil || ctx.Err() != nil {
+			return nil, r.pauseErr(p, "interrupted")
+		}
+	}
+}
+
+// The backoff between the attempts of a failing task: retryBackoffMin after
+// the first failure, doubling up to retryBackoffMax.
+const (
+	retryBackoffMin = 250 * time.Millisecond
+	retryBackoffMax = 10 * time.Second
+)
+
+// RetryBackoff is the wait after the attempt-th failed attempt of a task.
+func RetryBackoff(attempt int) time.Duration {
+	d := retryBackoffMin
+	for i := 1; i < attempt && d < retryBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, retryBackoffMax)
+}
+
+func (r *runner) sleep(ctx context.Context, d time.Duration) error {
+	if r.o.Sleep != nil {
+		return r.o.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -400,12 +439,19 @@ type pauseError struct{ reason string }
 
 func (e *pauseError) Error() string { return "paused: " + e.reason }
 
+// maxTaskLog is the size at which a task's log rotates (one older file is
+// kept).
+const maxTaskLog = 10 << 20
+
 // runLogged has the agent carry out the task, with the output of its
 // commands going to the observer, one event per line, and to the task's log.
 func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
 	var log io.Writer
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
-		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		// A task's log is bounded like the host's: a command that prints
+		// without end rotates it instead of filling the disk, and a link
+		// planted in its place is not written through.
+		if f, err := logfile.Open(logPath, maxTaskLog, 1); err == nil {
 			defer f.Close()
 			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
 			log = f

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -18,7 +19,10 @@ type PlanStatus struct {
 	Active bool `json:"active"`
 	// State is running, paused, active (recorded but no process drives it),
 	// complete or idle.
-	State        string `json:"state"`
+	State string `json:"state"`
+	// Invalid says why the plan cannot run (past the size or nesting
+	// bound); State is then "invalid".
+	Invalid      string `json:"invalid,omitempty"`
 	Current      string `json:"current,omitempty"`
 	PausedReason string `json:"paused_reason,omitempty"`
 	LastError    string `json:"last_error,omitempty"`
@@ -35,10 +39,10 @@ type ProjectStatus struct {
 }
 
 // ReadStatus reads the plans and the work state of project. It takes no lock:
-// it must work while a plan runs.
-func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
+// it must work while a plan runs. It stops when ctx is done.
+func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStatus, error) {
 	out := ProjectStatus{Project: project, Plans: []PlanStatus{}}
-	all, err := plans.Discover(project)
+	all, err := plans.DiscoverContext(ctx, project)
 	if err != nil {
 		return out, err
 	}
@@ -54,6 +58,9 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 		ps := PlanStatus{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), State: "idle"}
 		if pr.Complete() {
 			ps.State = "complete"
+		}
+		if p.Invalid != "" {
+			ps.State, ps.Invalid = "invalid", p.Invalid
 		}
 		if st.IsActive(p.Path) {
 			ps.Active = true

@@ -10,12 +10,20 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // pluginStderr receives a plugin's stderr: it forwards each line to the host
 // log under the plugin's name (hclog JSON lines keep their level, message and
 // fields) and keeps the last lines for error messages. Anything a plugin
 // writes is accepted; nothing it writes can make the host fail.
+//
+// What is forwarded to the log is rate-limited (stderrRate bytes a second,
+// in bursts of up to stderrBurst): a plugin that floods stderr loses lines,
+// counted in one line logged once it slows down, instead of filling the
+// disk. The last lines are kept whatever the rate.
 type pluginStderr struct {
 	logger *slog.Logger
 	keep   int
@@ -23,10 +31,18 @@ type pluginStderr struct {
 	mu      sync.Mutex
 	partial []byte
 	lines   []string
+	limit   *rate.Limiter
+	dropped int
 }
 
+// The rate at which a plugin's stderr reaches the host log.
+const (
+	stderrRate  = 64 << 10
+	stderrBurst = 256 << 10
+)
+
 func newPluginStderr(logger *slog.Logger, keep int) *pluginStderr {
-	return &pluginStderr{logger: logger, keep: keep}
+	return &pluginStderr{logger: logger, keep: keep, limit: rate.NewLimiter(stderrRate, stderrBurst)}
 }
 
 // maxLine bounds a line kept in memory; longer lines are cut.
@@ -70,7 +86,15 @@ func (w *pluginStderr) line(b []byte) {
 			level = slog.LevelError
 		}
 	}
-	w.logger.Log(context.Background(), level, msg, attrs...)
+	if w.limit.AllowN(time.Now(), len(raw)) {
+		if w.dropped > 0 {
+			w.logger.Warn("plugin stderr over its rate: lines left out of the log", "dropped", w.dropped, "rate_bytes_per_second", stderrRate)
+			w.dropped = 0
+		}
+		w.logger.Log(context.Background(), level, msg, attrs...)
+	} else {
+		w.dropped++
+	}
 	shown := raw
 	if ok {
 		shown = fmt.Sprintf("[%s] %s", strings.ToLower(level.String()), msg)

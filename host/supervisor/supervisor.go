@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -292,6 +293,30 @@ type supervised struct {
 	restarts int
 	failed   error // why the last instance failed to start or died
 	disabled error
+	// binary is the plugin's executable as it was when the plugin was
+	// disabled: a new file there (a fixed build) earns it a new start.
+	binary fs.FileInfo
+}
+
+// reenable clears a disabled plugin whose executable changed since it was
+// disabled, so that the next call starts it afresh. p.stateMu is held.
+func (p *supervised) reenable() {
+	if p.disabled == nil || p.binary == nil {
+		return
+	}
+	now, err := os.Stat(p.entry.Path)
+	if err != nil || sameBinary(p.binary, now) {
+		return
+	}
+	p.logger.Info("plugin executable changed since it was disabled: trying it again", "path", p.entry.Path)
+	p.disabled, p.binary, p.failed, p.restarts = nil, nil, nil, 0
+}
+
+// sameBinary reports whether two looks at an executable saw the same file,
+// unchanged: a rebuild either replaces the file (a new inode) or rewrites
+// it (a new size or modification time).
+func sameBinary(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 func (p *supervised) acquire(ctx context.Context) error {
@@ -317,6 +342,7 @@ func (p *supervised) startSeq() int {
 // get returns the running instance, starting one if there is none.
 func (p *supervised) get(ctx context.Context) (*instance, error) {
 	p.stateMu.Lock()
+	p.reenable()
 	inst, disabled := p.inst, p.disabled
 	p.stateMu.Unlock()
 	if disabled != nil {
@@ -359,9 +385,10 @@ func (p *supervised) get(ctx context.Context) (*instance, error) {
 		p.restarts++
 		n = p.restarts
 		if n > p.s.opts.MaxRestarts {
-			p.disabled = fmt.Errorf("plugin %q (%s) was %w after %d restarts; last failure: %v; fix it and restart weave; %s",
+			p.disabled = fmt.Errorf("plugin %q (%s) was %w after %d restarts; last failure: %v; fix it: weave tries it again once its executable changes; %s",
 				p.entry.Name, p.entry.Path, ErrDisabled, p.s.opts.MaxRestarts, failed, p.stderr.tailText())
 			disabled = p.disabled
+			p.binary, _ = os.Stat(p.entry.Path)
 		}
 	}
 	p.stateMu.Unlock()

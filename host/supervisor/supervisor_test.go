@@ -675,3 +675,48 @@ func (f *fakeServices) Progress(context.Context, string) (plugins.PlanProgress, 
 func (f *fakeServices) TickTask(ctx context.Context, plan string, task plugins.TaskRef) (plugins.PlanProgress, error) {
 	return f.tick(ctx, plan, task)
 }
+
+func TestSupervisorRetriesADisabledPluginWhenItsBinaryChanges(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "plugin.sh")
+	script := func(mode string) string {
+		return fmt.Sprintf("#!/bin/sh\nexec %q -test.run='^TestSupervisorHelperProcess$' -- %s\n", os.Args[0], mode)
+	}
+	if err := os.WriteFile(bin, []byte(script("crash-start")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, sink := newTestSupervisor(t, Options{MaxRestarts: 1}, Entry{Name: "fixme", Path: bin, Env: map[string]string{supHelperEnv: "1"}})
+	ctx := testCtx(t)
+	hook := s.Hook("fixme")
+	var err error
+	for range 4 {
+		if _, err = hook.Info(ctx); errors.Is(err, ErrDisabled) {
+			break
+		}
+	}
+	if !errors.Is(err, ErrDisabled) || !strings.Contains(err.Error(), "once its executable changes") {
+		t.Fatalf("error after the restarts = %v, want the plugin disabled, saying what re-enables it", err)
+	}
+	// Untouched, it stays disabled.
+	if _, err := hook.Info(ctx); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("call with the binary unchanged = %v, want still disabled", err)
+	}
+	// A fixed build is a new file in its place.
+	fixed := bin + ".new"
+	if err := os.WriteFile(fixed, []byte(script("hook")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fixed, bin); err != nil {
+		t.Fatal(err)
+	}
+	info, err := hook.Info(ctx)
+	if err != nil {
+		t.Fatalf("call after the binary changed = %v, want the plugin started again", err)
+	}
+	if info.Name != "sup-hook" {
+		t.Errorf("info = %+v, want the helper hook", info)
+	}
+	sink.waitFor(t, "plugin executable changed since it was disabled")
+	if st := statusOf(t, s, "fixme"); st.Disabled != "" || !st.Running || st.Restarts != 0 {
+		t.Errorf("status = %+v, want running, enabled, restarts reset", st)
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/time/rate"
 )
 
 func TestPluginEnv(t *testing.T) {
@@ -60,5 +62,35 @@ func TestPluginStderr(t *testing.T) {
 	}
 	if !strings.Contains(w.tailText(), "last stderr lines:\n  plain text") {
 		t.Errorf("tailText() = %q", w.tailText())
+	}
+}
+
+func TestPluginStderrFloodIsRateLimited(t *testing.T) {
+	sink := newLogSink()
+	start := time.Now() // the limiter's tokens accrue from its creation
+	w := newPluginStderr(slog.New(sink).With("plugin", "p"), 3)
+	line := strings.Repeat("f", 1000) + "\n"
+	for range 50_000 { // 50 MB, written as fast as a flooding plugin can
+		w.Write([]byte(line))
+	}
+	logged := 0
+	sink.mu.Lock()
+	for _, r := range sink.records {
+		logged += len(r.Message)
+	}
+	sink.mu.Unlock()
+	elapsed := time.Since(start)
+	// A few lines of slack: the limiter and this test read the clock apart.
+	if bound := stderrBurst + int(elapsed.Seconds()*stderrRate) + 8*len(line); logged > bound {
+		t.Errorf("a 50 MB flood logged %d bytes in %v, want at most %d", logged, elapsed, bound)
+	}
+	if got := w.Tail(); len(got) != 3 || got[2] != strings.TrimSpace(line) {
+		t.Errorf("Tail after the flood = %d lines, want the last 3 kept", len(got))
+	}
+	// Once the plugin slows down, the count of lines left out is logged.
+	w.limit.SetLimit(rate.Inf)
+	w.Write([]byte("calm\n"))
+	if attrs := sink.waitFor(t, "plugin stderr over its rate: lines left out of the log"); attrs["dropped"] == "" || attrs["dropped"] == "0" {
+		t.Errorf("drop notice attrs = %v, want the count of dropped lines", attrs)
 	}
 }

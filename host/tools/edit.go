@@ -4,18 +4,19 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"strings"
 
-	"github.com/weavehq/weave/internal/atomicfile"
 	"github.com/weavehq/weave/plugins"
 )
 
 func init() {
-	register(plugins.ToolEdit, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.edit(c.args) })
+	register(plugins.ToolEdit, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.edit(c.caller, c.args) })
 }
 
-func (t *Tools) edit(args map[string]any) (plugins.ToolResult, error) {
+// maxEditFile bounds the file edit reads and rewrites whole.
+const maxEditFile = 64 << 20
+
+func (t *Tools) edit(c Caller, args map[string]any) (plugins.ToolResult, error) {
 	real, rel, err := t.pathOf(args)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -38,17 +39,24 @@ func (t *Tools) edit(args map[string]any) (plugins.ToolResult, error) {
 	if oldS == newS {
 		return failf("edit %s: old_string and new_string are the same; nothing to change", rel)
 	}
-	fi, err := os.Stat(real)
-	if errors.Is(err, fs.ErrNotExist) {
-		return failf("edit %s: no such file; use write to create it", rel)
-	}
+	dir, name, err := t.confined(c, plugins.ToolEdit, args, real, false)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return failf("edit %s: no such file; use write to create it", rel)
+		}
 		return failf("edit %s: %v", rel, err)
 	}
-	if fi.IsDir() {
+	defer dir.Close()
+	st, exists, err := dir.stat(name)
+	switch {
+	case err != nil:
+		return failf("edit %s: %v", rel, err)
+	case !exists:
+		return failf("edit %s: no such file; use write to create it", rel)
+	case st.IsDir():
 		return failf("edit %s: it is a directory; name a file", rel)
 	}
-	src, err := os.ReadFile(real)
+	src, err := dir.readFile(name, maxEditFile)
 	if err != nil {
 		return failf("edit %s: %v", rel, err)
 	}
@@ -65,7 +73,7 @@ func (t *Tools) edit(args map[string]any) (plugins.ToolResult, error) {
 	} else {
 		out = strings.Replace(string(src), oldS, newS, 1)
 	}
-	if err := atomicfile.WriteFile(real, []byte(out), fi.Mode().Perm()); err != nil {
+	if err := dir.writeFile(name, []byte(out), st.Perm()); err != nil {
 		return failf("edit %s: %v", rel, err)
 	}
 	if n == 1 {

@@ -337,7 +337,7 @@ func (g *Gate) delegation(chain []string, args map[string]any) string {
 
 // scopeProblem checks a write or edit by a scoped role.
 func scopeProblem(project, agent, tool string, s agents.Scope, args map[string]any) string {
-	what := fmt.Sprintf("%s may only %s %s files under %s/ (lower-case %s, checked on the real path)", agent, tool, s.Ext, s.Dir, s.Ext)
+	what := scopeWhat(agent, tool, s)
 	p, ok := plugins.ToolPath(args)
 	if !ok {
 		return what + ", and this call names no path"
@@ -353,10 +353,32 @@ func scopeProblem(project, agent, tool string, s agents.Scope, args map[string]a
 	if err != nil {
 		return fmt.Sprintf("%s; cannot resolve %s: %v", what, p, err)
 	}
+	return realScopeProblem(root, agent, tool, s, p, real)
+}
+
+func scopeWhat(agent, tool string, s agents.Scope) string {
+	return fmt.Sprintf("%s may only %s %s files under %s/ (lower-case %s, checked on the real path)", agent, tool, s.Ext, s.Dir, s.Ext)
+}
+
+// realScopeProblem checks real, the resolved path p of a write or edit, against s.
+func realScopeProblem(root, agent, tool string, s agents.Scope, p, real string) string {
 	dir := filepath.Join(root, filepath.FromSlash(s.Dir))
 	base := filepath.Base(real)
 	if !realpath.Within(dir, real) || real == dir || filepath.Ext(base) != s.Ext || base == s.Ext {
-		return fmt.Sprintf("%s; %s resolves to %s", what, p, projectRel(root, real))
+		return fmt.Sprintf("%s; %s resolves to %s", scopeWhat(agent, tool, s), p, projectRel(root, real))
+	}
+	return ""
+}
+
+// scopeOnReal checks a resolved path against the write scopes of c's chain,
+// as the tool is about to write it: the path may have changed since Check.
+func (g *Gate) scopeOnReal(c Caller, tool, root, p, real string) string {
+	for _, name := range c.Path() {
+		if s := g.rows[name].Role.WriteScope; !s.IsZero() {
+			if prob := realScopeProblem(root, name, tool, s, p, real); prob != "" {
+				return prob
+			}
+		}
 	}
 	return ""
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/weavehq/weave/internal/safefile"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -107,7 +108,7 @@ func (t *Tools) grep(ctx context.Context, args map[string]any) (plugins.ToolResu
 // grepFile appends the matching lines of one file; stop reports that the
 // match limit was reached with more to come.
 func grepFile(path, rel string, re *regexp.Regexp, lines *[]string) (stop bool, err error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/weavehq/weave/internal/safefile"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -35,7 +36,11 @@ func (t *Tools) read(args map[string]any) (plugins.ToolResult, error) {
 	if offset == 0 {
 		offset = 1
 	}
-	f, err := os.Open(real)
+	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+		return failf("read %s: it is a directory; use glob to list its files", rel)
+	}
+	// Opening never blocks: a named pipe or a device is refused, not read.
+	f, err := safefile.Open(real)
 	if errors.Is(err, fs.ErrNotExist) {
 		return failf("read %s: no such file; use glob to find the right path", rel)
 	}
@@ -46,9 +51,6 @@ func (t *Tools) read(args map[string]any) (plugins.ToolResult, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return failf("read %s: %v", rel, err)
-	}
-	if fi.IsDir() {
-		return failf("read %s: it is a directory; use glob to list its files", rel)
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(sniffBytes)

@@ -2,18 +2,19 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"path/filepath"
 
-	"github.com/weavehq/weave/internal/atomicfile"
 	"github.com/weavehq/weave/plugins"
 )
 
 func init() {
-	register(plugins.ToolWrite, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.write(c.args) })
+	register(plugins.ToolWrite, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) {
+		return t.write(c.caller, c.args)
+	})
 }
 
-func (t *Tools) write(args map[string]any) (plugins.ToolResult, error) {
+func (t *Tools) write(c Caller, args map[string]any) (plugins.ToolResult, error) {
 	real, rel, err := t.pathOf(args)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -23,18 +24,33 @@ func (t *Tools) write(args map[string]any) (plugins.ToolResult, error) {
 	if !present || !isString {
 		return failf("write %s: argument %q must be a string with the whole file's text (got %s)", rel, argContent, jsonType(v))
 	}
+	dir, name, err := t.confined(c, plugins.ToolWrite, args, real, true)
+	if err != nil {
+		return failf("write %s: %v", rel, err)
+	}
+	defer dir.Close()
 	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(real); err == nil {
-		if fi.IsDir() {
+	if st, ok, err := dir.stat(name); err != nil {
+		return failf("write %s: %v", rel, err)
+	} else if ok {
+		if st.IsDir() {
 			return failf("write %s: it is a directory; name a file", rel)
 		}
-		perm = fi.Mode().Perm()
+		perm = st.Perm()
 	}
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return failf("write %s: create its directory: %v", rel, err)
-	}
-	if err := atomicfile.WriteFile(real, []byte(content), perm); err != nil {
+	if err := dir.writeFile(name, []byte(content), perm); err != nil {
 		return failf("write %s: %v", rel, err)
 	}
 	return ok("wrote %d bytes to %s", len(content), rel)
+}
+
+// confined checks real, the resolved path of a write or edit, against the
+// caller's write scope once more and opens its directory by handle (see
+// confinedDir), so that the file written is the file checked.
+func (t *Tools) confined(c Caller, tool string, args map[string]any, real string, create bool) (*confinedDir, string, error) {
+	p, _ := plugins.ToolPath(args)
+	if prob := t.gate.scopeOnReal(c, tool, t.root, p, real); prob != "" {
+		return nil, "", fmt.Errorf("the path changed while the call was checked: %s", prob)
+	}
+	return openConfined(t.root, real, create)
 }

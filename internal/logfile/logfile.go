@@ -1,0 +1,116 @@
+// Package logfile is the host log's file: .weave/logs/weave.log, rotated by
+// size so that no plugin and no run can grow it without limit, opened
+// without following a symbolic link, and written through a slog handler
+// that bounds each record.
+//
+// Rotation renames weave.log to weave.log.1 (and .1 to .2, up to the number
+// of backups kept) and starts a new file. Several weave processes may log to
+// one project; a process that finds the file rotated by another reopens it.
+package logfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/weavehq/weave/internal/safefile"
+)
+
+// File is an append-only log file that rotates past a size. It is safe for
+// concurrent use.
+type File struct {
+	path    string
+	maxSize int64
+	backups int
+
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+}
+
+// Open opens (creating it) the log at path, which rotates once it would
+// pass maxSize bytes, keeping backups older files. A path that is a
+// symbolic link or not a regular file is refused.
+func Open(path string, maxSize int64, backups int) (*File, error) {
+	l := &File{path: path, maxSize: maxSize, backups: max(backups, 1)}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *File) open() error {
+	f, err := safefile.OpenNoFollow(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("open log: %w", err)
+	}
+	l.f, l.size = f, fi.Size()
+	return nil
+}
+
+// Write appends p, rotating first when p would take the file past its
+// size. A record is never split across two files.
+func (l *File) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return 0, errors.New("write log: closed")
+	}
+	if l.size+int64(len(p)) > l.maxSize && l.size > 0 {
+		if err := l.rotate(); err != nil {
+			// Keep logging into the file we have rather than lose records.
+			l.size = 0
+		}
+	}
+	n, err := l.f.Write(p)
+	l.size += int64(n)
+	return n, err
+}
+
+// rotate moves the current file to .1, shifting older ones, and opens a new
+// one. When another process rotated the file already, it only reopens.
+func (l *File) rotate() error {
+	mine, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	if now, err := os.Lstat(l.path); err == nil && os.SameFile(mine, now) {
+		for i := l.backups - 1; i >= 1; i-- {
+			if err := os.Rename(l.backup(i), l.backup(i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		if err := os.Rename(l.path, l.backup(1)); err != nil {
+			return err
+		}
+	}
+	old := l.f
+	if err := l.open(); err != nil {
+		l.f = old
+		return err
+	}
+	_ = old.Close()
+	return nil
+}
+
+func (l *File) backup(i int) string { return l.path + "." + strconv.Itoa(i) }
+
+// Close closes the file.
+func (l *File) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

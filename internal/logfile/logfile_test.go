@@ -1,0 +1,94 @@
+package logfile
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weavehq/weave/internal/safefile"
+)
+
+func TestFileRotates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weave.log")
+	l, err := Open(path, 1000, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	line := strings.Repeat("x", 99) + "\n"
+	for range 50 { // 5,000 bytes through a 1,000-byte file
+		if _, err := l.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"weave.log", "weave.log.1", "weave.log.2"} {
+		fi, err := os.Stat(filepath.Join(filepath.Dir(path), name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if fi.Size() > 1000 || fi.Size()%100 != 0 {
+			t.Errorf("%s is %d bytes, want at most 1000 and whole records", name, fi.Size())
+		}
+	}
+	if _, err := os.Stat(path + ".3"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("weave.log.3 exists (%v), want only 2 backups kept", err)
+	}
+}
+
+func TestFileFollowsAnotherProcessRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weave.log")
+	a, err := Open(path, 300, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(path, 300, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rec := []byte(strings.Repeat("a", 99) + "\n")
+	for range 3 {
+		a.Write(rec)
+	}
+	a.Write(rec) // a rotates
+	for range 3 {
+		b.Write(rec) // b's count says full: it sees a rotated, and reopens
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files = %v, want weave.log and one backup", names)
+	}
+}
+
+func TestOpenRefusesALink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	path := filepath.Join(dir, "weave.log")
+	os.Symlink(victim, path)
+	if _, err := Open(path, 1<<20, 1); !errors.Is(err, safefile.ErrSymlink) {
+		t.Errorf("Open(link) error = %v, want ErrSymlink", err)
+	}
+}
+
+func TestBoundedHandler(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Bounded(slog.NewTextHandler(&buf, nil), 100))
+	huge := strings.Repeat("r", 1<<20)
+	log.Info(huge, "reason", huge, "err", errors.New(huge), "data", map[string]any{"k": huge}, "n", 3)
+	if buf.Len() > 1000 {
+		t.Errorf("a record with four 1 MiB texts logged %d bytes, want under 1000", buf.Len())
+	}
+	if !strings.Contains(buf.String(), "n=3") || !strings.Contains(buf.String(), "more bytes cut") {
+		t.Errorf("record = %q, want the small value kept and the cut noted", buf.String())
+	}
+}
