@@ -234,16 +234,15 @@ func TestKilledDuringCommandHookLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestChildrenGetNoSecrets: a block and a command hook get the person's
+// environment, as Claude Code's hooks do, but never weave's own credentials.
 func TestChildrenGetNoSecrets(t *testing.T) {
 	plan := "# Env\n\n## TODOs\n\n- [ ] 1. Dump\n  ```sh\n  env > block.env\n  ```\n"
 	dir := project(t, map[string]string{"env": plan})
 	writeConfig(t, dir, "model:\n  api_key_env: MY_MODEL_VALUE\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: \"env > hook.env\"\n")
-	secrets := []string{
-		"WEAVE_BUS_TOKEN=fake-bus-token", "MY_MODEL_VALUE=fake-model-value", "ANTHROPIC_API_KEY=fake-anthropic",
-		"DB_PASS=fake-db-pass", "MYSQL_PWD=fake-mysql-pwd", "SENTRY_DSN=https://fake-dsn@sentry.example/1",
-		"DATABASE_URL=postgres://app:fake-url-pass@localhost/app",
-	}
-	cmd := weaveCmd(t, dir, append(secrets, "HARMLESS_SETTING=visible"), "start-work", "env")
+	secrets := []string{"WEAVE_BUS_TOKEN=fake-bus-token", "MY_MODEL_VALUE=fake-model-value", "ANTHROPIC_API_KEY=fake-anthropic"}
+	users := []string{"DB_PASS=fake-db-pass", "HARMLESS_SETTING=visible"}
+	cmd := weaveCmd(t, dir, append(secrets, users...), "start-work", "env")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("start-work: %v\n%s", err, out)
 	}
@@ -258,8 +257,10 @@ func TestChildrenGetNoSecrets(t *testing.T) {
 				t.Errorf("%s holds the secret of %s", f, s)
 			}
 		}
-		if !bytes.Contains(b, []byte("HARMLESS_SETTING=visible")) {
-			t.Errorf("%s lacks an ordinary variable:\n%s", f, b)
+		for _, u := range users {
+			if !bytes.Contains(b, []byte(u)) {
+				t.Errorf("%s lacks the person's %s:\n%s", f, u, b)
+			}
 		}
 	}
 }

@@ -5,28 +5,30 @@
 //
 // # Environment policy
 //
-// No child gets the host's secrets. A variable is secret when a word of its
-// name (split at "_") is KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, PWD,
-// PASSPHRASE, CRED(S), CREDENTIAL(S), AUTH, DSN or COOKIE, or ends in KEY, TOKEN,
-// SECRET or PASSWORD (APIKEY, AUTHTOKEN, PGPASSWORD), or when its value is a
-// URL carrying a password (postgres://user:pass@host/db). PWD and OLDPWD are
-// the working directory, not secrets. What each child receives:
+// No child gets weave's own credentials: the secret WEAVE_* variables
+// (WEAVE_BUS_TOKEN), the model key variable (model.api_key_env) and the
+// providers' default key variables (OPENAI_API_KEY, ANTHROPIC_API_KEY).
+// Children that weave or a model starts get no secret at all. A variable is
+// secret when a word of its name (split at "_") is KEY, TOKEN, SECRET,
+// PASSWORD, PASSWD, PASS, PWD, PASSPHRASE, CRED(S), CREDENTIAL(S), AUTH, DSN
+// or COOKIE, or ends in KEY, TOKEN, SECRET or PASSWORD (APIKEY, AUTHTOKEN,
+// PGPASSWORD), or when its value is a URL carrying a password
+// (postgres://user:pass@host/db). PWD and OLDPWD are the working directory,
+// not secrets. What each child receives:
 //
 //	Plugin       only PATH, HOME, USER, LOGNAME, LANG, LC_*, TMPDIR, TZ,
-//	             XDG_CONFIG_HOME, XDG_DATA_HOME, SYSTEMROOT and the
-//	             non-secret WEAVE_* variables, then what the host adds
-//	             (plugin name, host PID, the entry's env). A bus agent the
-//	             bus server launches gets the same.
-//	CommandHook  the host's environment minus secrets (so WEAVE_BUS_TOKEN
-//	             never reaches it) and minus the variable named by
-//	             model.api_key_env, then CLAUDE_PROJECT_DIR and
-//	             WEAVE_PROJECT_DIR.
-//	Block        a runbook block: the host's environment minus secrets and
-//	             minus the variable named by model.api_key_env.
-//	BashTool     a bash tool call a model asked for: as Block.
-//	Git          git run by weave for its own bookkeeping: the host's
-//	             environment minus secrets and minus GIT_* (a hook's GIT_DIR
-//	             must not point weave's git at another repository).
+//	             XDG_CONFIG_HOME, XDG_DATA_HOME and the non-secret WEAVE_*
+//	             variables, then what the host adds (plugin name, host PID,
+//	             the entry's env).
+//	CommandHook  the person's full environment, as Claude Code's hooks get
+//	             it, less weave's own credentials; then CLAUDE_PROJECT_DIR
+//	             and WEAVE_PROJECT_DIR.
+//	Block        a runbook block the person wrote: as CommandHook.
+//	BashTool     a bash tool call a model asked for: the environment less
+//	             every secret, so that a model never reads one.
+//	Git          git run by weave for its own bookkeeping: the environment
+//	             less every secret and less GIT_* (a hook's GIT_DIR must not
+//	             point weave's git at another repository).
 //
 // # Process groups and the kill sequence
 //

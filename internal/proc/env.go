@@ -64,22 +64,44 @@ func Env(role Role, o EnvOptions) []string {
 	env := make([]string, 0, len(environ)+len(o.Set))
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || IsSecret(k, v) || slices.Contains(o.Hide, k) {
+		if !ok || k == "" || slices.Contains(o.Hide, k) {
 			continue
 		}
 		switch role {
+		case CommandHook, Block:
+			// The person's own commands get the person's environment, as
+			// Claude Code's hooks do, less weave's own credentials.
+			if IsWeaveCredential(k, v) {
+				continue
+			}
 		case Plugin:
-			if !slices.Contains(pluginNames, k) && !strings.HasPrefix(k, "LC_") && !strings.HasPrefix(k, "WEAVE_") {
+			if IsSecret(k, v) || !slices.Contains(pluginNames, k) && !strings.HasPrefix(k, "LC_") && !strings.HasPrefix(k, "WEAVE_") {
 				continue
 			}
 		case Git:
-			if strings.HasPrefix(k, "GIT_") {
+			if IsSecret(k, v) || strings.HasPrefix(k, "GIT_") {
+				continue
+			}
+		default:
+			if IsSecret(k, v) {
 				continue
 			}
 		}
 		env = append(env, kv)
 	}
 	return append(env, o.Set...)
+}
+
+// providerKeys are the variables weave's model providers read by default.
+var providerKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+
+// IsWeaveCredential reports whether a variable is one of weave's own
+// credentials: a secret WEAVE_* variable (WEAVE_BUS_TOKEN) or a model
+// provider's default key variable. The configured model.api_key_env is
+// withheld through EnvOptions.Hide.
+func IsWeaveCredential(name, value string) bool {
+	up := strings.ToUpper(name)
+	return slices.Contains(providerKeys, up) || strings.HasPrefix(up, "WEAVE_") && IsSecret(name, value)
 }
 
 // secretWords are the words of a variable name that mark it secret.

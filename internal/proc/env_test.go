@@ -51,6 +51,9 @@ var fakeEnviron = []string{
 
 var fakeSecrets = []string{"fake-bus-token", "fake-anthropic", "fake-model", "fake-pass", "fake-pwd", "fake-dsn", "fake-url-pass"}
 
+// weaveSecrets are the fake secrets that are weave's own credentials.
+var weaveSecrets = []string{"fake-bus-token", "fake-anthropic", "fake-model"}
+
 func TestEnvPolicy(t *testing.T) {
 	tests := []struct {
 		role     Role
@@ -58,8 +61,8 @@ func TestEnvPolicy(t *testing.T) {
 		dontWant []string // names that must be absent
 	}{
 		{Plugin, []string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_TIME=C", "WEAVE_LOG_LEVEL=debug"}, []string{"EDITOR", "PWD", "GIT_DIR"}},
-		{CommandHook, []string{"PATH=/usr/bin", "EDITOR=vi", "PWD=/work", "GIT_DIR=/elsewhere/.git", "GIT_AUTHOR_NAME=Ann"}, nil},
-		{Block, []string{"PATH=/usr/bin", "EDITOR=vi", "WEAVE_LOG_LEVEL=debug"}, []string{"MY_MODEL_CRED"}},
+		{CommandHook, []string{"PATH=/usr/bin", "EDITOR=vi", "PWD=/work", "GIT_DIR=/elsewhere/.git", "GIT_AUTHOR_NAME=Ann", "DB_PASS=fake-pass", "DATABASE_URL=postgres://app:fake-url-pass@localhost/app"}, nil},
+		{Block, []string{"PATH=/usr/bin", "EDITOR=vi", "WEAVE_LOG_LEVEL=debug", "MYSQL_PWD=fake-pwd", "SENTRY_DSN=https://fake-dsn@sentry.example/1"}, []string{"MY_MODEL_CRED"}},
 		{BashTool, []string{"PATH=/usr/bin", "EDITOR=vi"}, []string{"MY_MODEL_CRED"}},
 		{Git, []string{"PATH=/usr/bin", "HOME=/home/u"}, []string{"GIT_DIR", "GIT_AUTHOR_NAME"}},
 	}
@@ -67,7 +70,11 @@ func TestEnvPolicy(t *testing.T) {
 		t.Run(tt.role.String(), func(t *testing.T) {
 			env := Env(tt.role, EnvOptions{Environ: fakeEnviron, Hide: []string{"MY_MODEL_CRED"}, Set: []string{"ADDED=1"}})
 			joined := strings.Join(env, "\n")
-			for _, s := range fakeSecrets {
+			secrets := fakeSecrets
+			if tt.role == CommandHook || tt.role == Block {
+				secrets = weaveSecrets
+			}
+			for _, s := range secrets {
 				if strings.Contains(joined, s) {
 					t.Errorf("Env(%s) passes the secret %q:\n%s", tt.role, s, joined)
 				}
