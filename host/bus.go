@@ -440,12 +440,7 @@ func ToolServices(t *tools.Tools, session string, logger *slog.Logger) func(c to
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return func(c tools.Caller) plugins.Host {
-		return &tools.Services{
-			Logger: logger.With("agent", c.Role()),
-			ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
-				return t.Call(ctx, c, session, call)
-			},
-		}
+		return t.Services(c, session, logger.With("agent", c.Role()))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -148,6 +149,30 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 		if err := add(agents.AgentID(name), plugins.KindAgent); err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// BuiltinAgents returns the eight roles as agent plugins, by plugin ID,
+// configured by cfg: each role offers its model exactly its effective row
+// (the gate's, after agents.<name>.tools), and takes agents.<name>.model,
+// .temperature and .prompt_append. Tapestry carries out plan tasks.
+func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
+	gate, err := tools.NewGate(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]plugins.Agent{}
+	for _, row := range gate.Rows() {
+		id := agents.AgentID(row.Role.Name)
+		if row.Role.Name == agents.Tapestry {
+			out[id] = agents.TapestryAgent{}
+			continue
+		}
+		ac := cfg.Agents[row.Role.Name]
+		out[id] = agents.NewModelAgent(row.Role, agents.Overrides{
+			Tools: row.Tools, Model: ac.Model, Temperature: ac.Temperature, PromptAppend: ac.PromptAppend,
+		})
 	}
 	return out, nil
 }

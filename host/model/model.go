@@ -189,3 +189,13 @@ func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta 
 	}
 	return resp, nil
 }
+
+// DefaultContextWindow is the context window assumed when
+// model.context_window is 0: the size of the providers' current models.
+// Local models are often smaller; set model.context_window for them.
+func DefaultContextWindow(provider string) int {
+	if provider == "anthropic" {
+		return 200_000
+	}
+	return 128_000
+}

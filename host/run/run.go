@@ -469,17 +469,16 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 func (r *runner) services(out io.Writer) *tools.Services {
 	caller := tools.Caller{Agent: agents.Tapestry}
 	scope := tools.Scope{Output: out, Timeout: r.o.Config.Runbook.BlockTimeout, TimeoutSet: true}
-	return &tools.Services{
-		Logger: r.o.Logger.With("agent", agents.Tapestry),
-		ToolFunc: func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
-			if call.Tool == plugins.ToolBash {
-				if cmd, ok := call.Args["command"].(string); ok {
-					fmt.Fprintf(out, "$ %s\n", commandLine(cmd))
-				}
+	s := r.tools.Services(caller, r.session, r.o.Logger.With("agent", agents.Tapestry))
+	s.ToolFunc = func(ctx context.Context, call plugins.ToolCall) (plugins.ToolResult, error) {
+		if call.Tool == plugins.ToolBash {
+			if cmd, ok := call.Args["command"].(string); ok {
+				fmt.Fprintf(out, "$ %s\n", commandLine(cmd))
 			}
-			return r.tools.Call(tools.WithScope(ctx, scope), caller, r.session, call)
-		},
+		}
+		return r.tools.Call(tools.WithScope(ctx, scope), caller, r.session, call)
 	}
+	return s
 }
 
 // confirmTick makes sure the task the agent finished is ticked in the file:

@@ -46,7 +46,7 @@ func (d *agentDelegator) Delegate(ctx context.Context, caller Caller, session, a
 		logger = slog.New(slog.DiscardHandler)
 	}
 	callee := caller.Delegated(agent)
-	services := &Services{Logger: logger.With("agent", agent, "chain", callee.String()), ToolFunc: d.tools.For(callee, session)}
+	services := d.tools.Services(callee, session, logger.With("agent", agent, "chain", callee.String()))
 	resp, err := d.agent(agent).Handle(ctx, services, plugins.AgentRequest{SessionID: session, Prompt: prompt})
 	if err != nil {
 		return "", err

@@ -108,6 +108,25 @@ type Option func(*Tools)
 func WithEventFunc(f func(plugins.Event)) Option { return func(t *Tools) { t.publish = f } }
 
 // WithLogger sets the logger; the default discards.
+// ModelFunc gives the model service of one agent in one session: what
+// plugins.Host.Complete answers for it.
+type ModelFunc func(session, agent string) func(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error)
+
+// WithModel sets the host's model service, which every agent the tools
+// serve (delegated ones included) reaches through Services. Without it,
+// Complete answers plugins.ErrNoModel.
+func WithModel(m ModelFunc) Option { return func(t *Tools) { t.model = m } }
+
+// Services returns the host services of caller in session: its tools
+// through the gate and the hooks, and the model.
+func (t *Tools) Services(caller Caller, session string, logger *slog.Logger) *Services {
+	s := &Services{Logger: logger, ToolFunc: t.For(caller, session)}
+	if t.model != nil {
+		s.ModelFunc = t.model(session, caller.Role())
+	}
+	return s
+}
+
 func WithLogger(l *slog.Logger) Option { return func(t *Tools) { t.log = l } }
 
 // WithHTTPClient sets the client webfetch uses; its timeout and redirect
@@ -125,6 +144,7 @@ type Tools struct {
 	gate      *Gate
 	pipeline  Pipeline
 	delegator Delegator
+	model     ModelFunc
 	publish   func(plugins.Event)
 	log       *slog.Logger
 	httpBase  *http.Client
