@@ -141,7 +141,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.pipeline, err = hooks.NewPipeline(h.hooks, h.hookOpts); err != nil {
 		return nil, err
 	}
-	h.model = newModelService(cfg, h.pipeline, h.bus, o.logger, o.getenv)
+	h.model = newModelService(project, cfg, h.pipeline, h.bus, o.logger, o.getenv)
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}

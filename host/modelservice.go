@@ -44,7 +44,8 @@ type ModelEvent struct {
 // observers and the bus (session:<id>), fires chat.message for each user
 // message (before the call: hooks may modify, block or add context) and for
 // each answer (after: with tokens_used and context_window, so the
-// context-window monitor sees real use), and carries the context hooks add
+// context-window monitor sees real use), records the session's transcript
+// (.weave/sessions/<id>.jsonl), and carries the context hooks add
 // after an answer into the session's next call.
 type modelService struct {
 	provider model.Provider
@@ -54,6 +55,7 @@ type modelService struct {
 	pipeline *hooks.Pipeline
 	bus      bus.Bus
 	logger   *slog.Logger
+	sessions *sessionLog
 
 	mu        sync.Mutex
 	observers map[int]func(ModelEvent)
@@ -62,8 +64,9 @@ type modelService struct {
 	pending map[string][]string
 }
 
-func newModelService(cfg *config.Config, pipeline *hooks.Pipeline, b bus.Bus, logger *slog.Logger, getenv func(string) string) *modelService {
-	m := &modelService{pipeline: pipeline, bus: b, logger: logger, observers: map[int]func(ModelEvent){}, pending: map[string][]string{}}
+func newModelService(project string, cfg *config.Config, pipeline *hooks.Pipeline, b bus.Bus, logger *slog.Logger, getenv func(string) string) *modelService {
+	m := &modelService{pipeline: pipeline, bus: b, logger: logger, sessions: newSessionLog(project),
+		observers: map[int]func(ModelEvent){}, pending: map[string][]string{}}
 	m.provider, m.err = model.Open(cfg.Model, getenv)
 	m.window = cfg.Model.ContextWindow
 	if m.window <= 0 {
@@ -153,6 +156,9 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 	if err != nil {
 		m.logger.Warn("model call failed", "agent", agent, "session", session, "err", err)
 		return resp, err
+	}
+	if err := m.sessions.record(session, agent, req, resp); err != nil {
+		m.logger.Warn("write the session transcript", "session", session, "err", err)
 	}
 	u := resp.Usage
 	used := u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens

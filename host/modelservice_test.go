@@ -48,7 +48,7 @@ func newTestModelService(t *testing.T, srv *modeltest.Server, hook *recordingHoo
 	}
 	cfg := config.Default()
 	cfg.Model = config.ModelConfig{Provider: "anthropic", Name: "m", BaseURL: srv.URL, ContextWindow: 1000}
-	return newModelService(cfg, p, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
+	return newModelService(t.TempDir(), cfg, p, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
 }
 
 func TestModelServiceFiresChatMessageAndCarriesContext(t *testing.T) {
@@ -134,7 +134,7 @@ func TestModelServiceBlockedMessageAndNoModel(t *testing.T) {
 		t.Errorf("%d requests reached the model, want none", n)
 	}
 
-	none := newModelService(config.Default(), nil, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
+	none := newModelService("", config.Default(), nil, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
 	if _, err := none.funcFor("s", "loom")(context.Background(), plugins.ChatRequest{}); err == nil || !strings.Contains(err.Error(), "model.provider") {
 		t.Errorf("no model: error = %v, want one naming model.provider", err)
 	}

@@ -125,6 +125,7 @@ func TestChatThroughTheBinary(t *testing.T) {
 				t.Errorf("request %s sent key %q, want the one in WEAVE_TEST_MODEL_KEY", r.Path, r.APIKey)
 			}
 		}
+		assertSessionTranscript(t, dir)
 		assertNoKeyUnder(t, filepath.Join(dir, ".weave"))
 	})
 
@@ -224,4 +225,53 @@ func assertNoKeyUnder(t *testing.T, dir string) {
 		}
 		return nil
 	})
+}
+
+// assertSessionTranscript checks the one session file of the delegation
+// run: Loom's conversation and Thread's in it, each message once.
+func assertSessionTranscript(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files = %v, want one", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var l struct {
+			Type, Agent string
+			Message     *struct {
+				Role, Content string
+				ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+			}
+			Usage *struct {
+				InputTokens int64 `json:"input_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		desc := l.Agent + " " + l.Type
+		switch {
+		case l.Message != nil && len(l.Message.ToolCalls) > 0:
+			desc += " " + l.Message.Role + " calls"
+		case l.Message != nil:
+			desc += " " + l.Message.Role
+		case l.Usage == nil || l.Usage.InputTokens == 0:
+			desc += " without tokens"
+		}
+		got = append(got, desc)
+	}
+	want := []string{
+		"loom message user", "loom message assistant calls", "loom usage",
+		"thread message user", "thread message assistant calls", "thread usage",
+		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
+		"loom message tool", "loom message assistant", "loom usage",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
