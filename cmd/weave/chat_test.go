@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/host/model/modeltest"
+	"github.com/weavehq/weave/host/run"
 )
 
 const chatKey = "sk-chat-test-key-98765"
@@ -273,5 +274,27 @@ func assertSessionTranscript(t *testing.T, dir string) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("session lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLiveViewShowsModelText: the model's text streams into the current
+// task's tail, and model events leave the progress alone.
+func TestLiveViewShowsModelText(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	m := liveModel{tail: 3, width: 80, now: func() time.Time { return now }}
+	step := func(ev run.Event) {
+		nm, _ := m.apply(ev)
+		m = nm.(liveModel)
+	}
+	step(run.Event{Type: run.EventTaskStarted, Plan: "demo", Task: 2, Title: "Think", Completed: 1, Total: 3, Time: now})
+	for _, piece := range []string{"Reading ", "the code", ".\nThen "} {
+		step(run.Event{Type: run.EventModelDelta, Agent: "tapestry", Output: piece})
+	}
+	step(run.Event{Type: run.EventModelToolCall, Agent: "tapestry", Tool: "read"})
+	got := m.View()
+	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("View() = %q, want it to contain %q", got, want)
+		}
 	}
 }
