@@ -2,11 +2,14 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/model/modeltest"
@@ -137,5 +140,48 @@ func TestModelServiceBlockedMessageAndNoModel(t *testing.T) {
 	none := newModelService("", config.Default(), nil, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
 	if _, err := none.funcFor("s", "loom")(context.Background(), plugins.ChatRequest{}); err == nil || !strings.Contains(err.Error(), "model.provider") {
 		t.Errorf("no model: error = %v, want one naming model.provider", err)
+	}
+}
+
+func TestModelServicePublishesOnTheSessionTopic(t *testing.T) {
+	b, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got := make(chan ModelEvent, 16)
+	if _, err := b.Subscribe(context.Background(), "session:s9", func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		var ev ModelEvent
+		if err := json.Unmarshal(m.Payload, &ev); err != nil {
+			return bus.Ack{}, err
+		}
+		got <- ev
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "one two", ToolCalls: []modeltest.ToolCall{{ID: "t1", Name: "read", Args: `{"path":"a"}`}}})
+	cfg := config.Default()
+	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", BaseURL: srv.OpenAIURL()}
+	m := newModelService("", cfg, nil, b, slog.New(slog.DiscardHandler), func(string) string { return "" })
+	if _, err := m.funcFor("s9", "thread")(context.Background(), plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	var text strings.Builder
+	for len(types) < 4 {
+		select {
+		case ev := <-got:
+			types = append(types, ev.Type)
+			text.WriteString(ev.Text)
+			if ev.Agent != "thread" || ev.Session != "s9" {
+				t.Errorf("event %+v, want thread in s9", ev)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("bus events so far %v, want 4", types)
+		}
+	}
+	if strings.Join(types, " ") != "model.delta model.delta model.tool_call model.usage" || text.String() != "one two" {
+		t.Errorf("bus events %v with text %q, want two deltas, the tool call and the usage", types, text.String())
 	}
 }
