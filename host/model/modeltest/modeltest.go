@@ -17,6 +17,7 @@
 package modeltest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,7 +107,12 @@ func (c *ToolCall) UnmarshalJSON(b []byte) error {
 	case json.Unmarshal(p.Args, &s) == nil:
 		c.Args = s
 	default:
-		c.Args = string(p.Args)
+		// Compact, so the arguments go out as a model would send them.
+		var b bytes.Buffer
+		if err := json.Compact(&b, p.Args); err != nil {
+			return fmt.Errorf("tool call %s: args: %w", p.Name, err)
+		}
+		c.Args = b.String()
 	}
 	return nil
 }
