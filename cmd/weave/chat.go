@@ -16,6 +16,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/model"
 )
 
 type chatOptions struct {
@@ -88,6 +89,10 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	cfg, _, err := loadConfig(project, nil)
 	if err != nil {
 		return err
+	}
+	// Say what to configure before any plugin starts.
+	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
+		return &exitError{code: exitFailed, err: err}
 	}
 	logger, logFile, err := openHostLog(project, cfg)
 	if err != nil {
