@@ -2,7 +2,11 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/weavehq/weave/plugins"
 )
@@ -11,14 +15,50 @@ import (
 // that keeps calling tools cannot run forever.
 const DefaultMaxTurns = 50
 
+// MaxRepeatedFailures is how often the same call (tool and arguments) may
+// fail in one request before the loop stops: a model that repeats a failing
+// call is not going to get a different answer.
+const MaxRepeatedFailures = 3
+
+// Overrides are a role's settings from config (agents.<name>.*), applied by
+// NewModelAgent. The zero Overrides keeps the role as it is.
+type Overrides struct {
+	// Tools is the role's effective capability row (the gate's, after
+	// config narrowed or widened it); nil keeps the role's own row.
+	Tools []string
+	// Model names the model for this role; "" means model.name.
+	Model string
+	// Temperature replaces the role's temperature when set.
+	Temperature *float64
+	// PromptAppend is added to the end of the role's system prompt.
+	PromptAppend string
+}
+
 // ModelAgent is a role that thinks with a model. It asks the host's model
 // for the next step, runs the tool calls the model asks for through the host
-// (where the capability gate and the tool hooks apply), feeds the results
-// back, and stops when the model answers without calling a tool.
+// (where the capability gate and the tool hooks apply), several at once when
+// the model asks for several in one turn, feeds the results back, and stops
+// when the model answers without calling a tool.
 type ModelAgent struct {
 	Role Role
+	// Model overrides model.name for this role; "" means the host's default.
+	Model string
 	// MaxTurns bounds the model turns; zero means DefaultMaxTurns.
 	MaxTurns int
+}
+
+// NewModelAgent returns role's agent with the config's overrides applied.
+func NewModelAgent(role Role, o Overrides) ModelAgent {
+	if o.Tools != nil {
+		role.Tools = append([]string(nil), o.Tools...)
+	}
+	if o.Temperature != nil {
+		role.Temperature = *o.Temperature
+	}
+	if s := strings.TrimSpace(o.PromptAppend); s != "" {
+		role.Prompt = strings.TrimRight(role.Prompt, "\n") + "\n\n" + s + "\n"
+	}
+	return ModelAgent{Role: role, Model: o.Model}
 }
 
 // AgentID is the built-in plugin ID of a role.
@@ -37,33 +77,123 @@ func (a ModelAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 	}
 	temp := a.Role.Temperature
 	chat := plugins.ChatRequest{
+		Model:       a.Model,
 		System:      a.Role.Prompt,
 		Messages:    []plugins.ChatMessage{{Role: plugins.RoleUser, Content: req.Prompt}},
 		Tools:       ToolSpecs(a.Role.Tools),
 		Temperature: &temp,
 	}
-	for range turns {
+	failures := map[string]int{}
+	for turn := range turns {
 		resp, err := h.Complete(ctx, chat)
 		if err != nil {
+			if ctx.Err() != nil {
+				return plugins.AgentResponse{}, ctx.Err()
+			}
 			// No model, or the provider failed: a domain outcome the caller
 			// shows, not a broken transport.
 			return plugins.AgentResponse{Error: fmt.Sprintf("%s: %v", a.Role.Name, err)}, nil
 		}
-		chat.Messages = append(chat.Messages, resp.Message)
-		if len(resp.Message.ToolCalls) == 0 {
-			return plugins.AgentResponse{Output: resp.Message.Content, Done: true}, nil
-		}
-		for _, call := range resp.Message.ToolCalls {
-			res, err := h.CallTool(ctx, call)
-			if err != nil {
-				return plugins.AgentResponse{}, err
+		msg := resp.Message
+		msg.Role = plugins.RoleAssistant
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", turn+1, i+1)
 			}
+		}
+		chat.Messages = append(chat.Messages, msg)
+		if len(msg.ToolCalls) == 0 {
+			return plugins.AgentResponse{Output: msg.Content, Done: true}, nil
+		}
+		results, err := runCalls(ctx, h, msg.ToolCalls)
+		if err != nil {
+			return plugins.AgentResponse{}, err
+		}
+		var stuck string
+		for i, call := range msg.ToolCalls {
+			res := results[i]
 			chat.Messages = append(chat.Messages, plugins.ChatMessage{
-				Role: plugins.RoleTool, ToolCallID: call.ID, Content: res.Output, IsError: res.IsError,
+				Role: plugins.RoleTool, ToolCallID: call.ID, Content: toolResultText(res), IsError: res.IsError || res.Denied,
 			})
+			key := callKey(call)
+			if !res.IsError && !res.Denied {
+				delete(failures, key)
+				continue
+			}
+			failures[key]++
+			if failures[key] >= MaxRepeatedFailures && stuck == "" {
+				stuck = fmt.Sprintf("%s stopped: the same call failed %d times (%s): %s",
+					a.Role.Name, failures[key], shortCall(call), firstLine(res.Output))
+			}
+		}
+		if stuck != "" {
+			return plugins.AgentResponse{Error: stuck}, nil
 		}
 	}
 	return plugins.AgentResponse{Error: fmt.Sprintf("%s stopped after %d model turns without finishing", a.Role.Name, turns)}, nil
+}
+
+// runCalls runs one turn's tool calls at once and returns their results in
+// the calls' order. A Go error from the host (the transport failed) ends
+// the request once every call has returned.
+func runCalls(ctx context.Context, h plugins.Host, calls []plugins.ToolCall) ([]plugins.ToolResult, error) {
+	results := make([]plugins.ToolResult, len(calls))
+	errs := make([]error, len(calls))
+	if len(calls) == 1 {
+		results[0], errs[0] = h.CallTool(ctx, calls[0])
+		return results, errs[0]
+	}
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Go(func() { results[i], errs[i] = h.CallTool(ctx, call) })
+	}
+	wg.Wait()
+	return results, errors.Join(errs...)
+}
+
+// toolResultText is what the model reads for a result. A refusal says so
+// in words the model cannot mistake for the tool's output.
+func toolResultText(res plugins.ToolResult) string {
+	out := res.Output
+	if res.Denied {
+		if out == "" {
+			out = "no reason given"
+		}
+		return "This call was refused and did not run: " + out
+	}
+	if res.IsError && out == "" {
+		if res.ExitCode != 0 {
+			return fmt.Sprintf("The call failed with exit code %d and no output.", res.ExitCode)
+		}
+		return "The call failed with no output."
+	}
+	return out
+}
+
+// callKey identifies a call by its tool and arguments; encoding/json sorts
+// map keys, so equal arguments give equal keys.
+func callKey(c plugins.ToolCall) string {
+	b, _ := json.Marshal(c.Args)
+	return c.Tool + " " + string(b)
+}
+
+func shortCall(c plugins.ToolCall) string {
+	s := callKey(c)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
 }
 
 var _ plugins.Agent = ModelAgent{}

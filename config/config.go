@@ -94,7 +94,8 @@ type ModelConfig struct {
 	Provider      string        `mapstructure:"provider"` // none, openai, anthropic
 	Name          string        `mapstructure:"name"`
 	BaseURL       string        `mapstructure:"base_url"`
-	APIKeyEnv     string        `mapstructure:"api_key_env"`
+	APIKeyEnv     string        `mapstructure:"api_key_env"`    // "": OPENAI_API_KEY or ANTHROPIC_API_KEY by provider
+	MaxTokens     int           `mapstructure:"max_tokens"`     // 0: provider default
 	ContextWindow int           `mapstructure:"context_window"` // tokens; 0: provider default
 	Timeout       time.Duration `mapstructure:"timeout"`        // 0: no limit
 }
@@ -368,6 +369,11 @@ func load(opts Options, userDir string) (*Config, *Sources, error) {
 // crossCheck validates rules that span keys, blaming the key set in the
 // higher layer (the more recent change).
 func crossCheck(c *Config, src *Sources) error {
+	if c.Model.Provider != "none" && c.Model.Name == "" {
+		l, o := src.Of("model.provider")
+		return &FieldError{Layer: l, Origin: o, Key: "model.provider", Problem: fmt.Sprintf(
+			"%s needs a model: set model.name (or WEAVE_MODEL_NAME) too, e.g. %s", c.Model.Provider, exampleModel(c.Model.Provider))}
+	}
 	if c.ContextWindow.WarnRatio < c.ContextWindow.CompactRatio {
 		return nil
 	}
@@ -445,4 +451,11 @@ func nest(flat map[string]any) map[string]any {
 		m[parts[len(parts)-1]] = val
 	}
 	return out
+}
+
+func exampleModel(provider string) string {
+	if provider == "anthropic" {
+		return "claude-sonnet-4-5"
+	}
+	return "gpt-4.1 (or qwen3 on Ollama)"
 }

@@ -256,7 +256,7 @@ func TestRenderSources(t *testing.T) {
 // file that loads back to the same config.
 func TestRenderRoundTrip(t *testing.T) {
 	e := newEnv(t)
-	write(t, e.projectFile("config.yaml"), fullYAML+"disabled_hooks: [a, b]\nmodel: {provider: openai, base_url: 'https://api.example.com/v1', api_key_env: OPENAI_API_KEY}\n")
+	write(t, e.projectFile("config.yaml"), fullYAML+"disabled_hooks: [a, b]\nmodel: {provider: openai, name: gpt-4.1, max_tokens: 4096, base_url: 'https://api.example.com/v1', api_key_env: OPENAI_API_KEY}\n")
 	write(t, e.userFile("config.json"), claudeSettings)
 	c, _ := mustLoad(t, e.opts())
 	var buf bytes.Buffer

@@ -8,8 +8,14 @@
 //	  │              state.json, idle nudges, run events and loop events
 //	  ├── tools      the one door every tool call passes: the capability
 //	  │              gate, the tool hooks, the tools, delegation
-//	  └── supervisor plugin processes: start, restart with backoff, warm
-//	                 start, shutdown; imports nothing of weave but plugins
+//	  ├── supervisor plugin processes: start, restart with backoff, warm
+//	  │              start, shutdown; imports nothing of weave but plugins
+//	  └── model      model providers (one file each) on the official SDKs;
+//	                 modeltest is a fake model server for tests
+//
+// The host's model service (modelservice.go) answers plugins.Host.Complete
+// with the configured provider: it streams model events to observers and
+// the bus, fires chat.message, and writes .weave/sessions/<id>.jsonl.
 //
 // Imports point down: run uses tools, host uses all three; only cmd/weave
 // imports host. Every child process (plugins, command hooks, blocks, bash

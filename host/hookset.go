@@ -12,6 +12,7 @@ import (
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -185,3 +186,27 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 // PluginEnviron is the base environment of every plugin: the host's, as the
 // plugin policy of package proc narrows it (no secrets, little else).
 func PluginEnviron() []string { return proc.Env(proc.Plugin, proc.EnvOptions{}) }
+
+// BuiltinAgents returns the eight roles as agent plugins, by plugin ID,
+// configured by cfg: each role offers its model exactly its effective row
+// (the gate's, after agents.<name>.tools), and takes agents.<name>.model,
+// .temperature and .prompt_append. Tapestry carries out plan tasks.
+func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
+	gate, err := tools.NewGate(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]plugins.Agent{}
+	for _, row := range gate.Rows() {
+		id := agents.AgentID(row.Role.Name)
+		if row.Role.Name == agents.Tapestry {
+			out[id] = agents.NewTapestryAgent()
+			continue
+		}
+		ac := cfg.Agents[row.Role.Name]
+		out[id] = agents.NewModelAgent(row.Role, agents.Overrides{
+			Tools: row.Tools, Model: ac.Model, Temperature: ac.Temperature, PromptAppend: ac.PromptAppend,
+		})
+	}
+	return out, nil
+}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +40,7 @@ type Host struct {
 	hookOpts hooks.Options
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
-	model    tools.Model
+	model    *modelService
 
 	// guardDown records the first failure of a hook whose failure policy
 	// is closed; a run stops on it.
@@ -60,20 +62,19 @@ type openOptions struct {
 	busURL string
 	hooks  bool
 	tools  bool
-	model  tools.Model
+	getenv func(string) string
 }
 
 // WithLogger sets the host log; the default discards.
 func WithLogger(l *slog.Logger) Option { return func(o *openOptions) { o.logger = l } }
 
+// WithEnv sets where the model's API key is read (model.api_key_env);
+// the default is the process environment.
+func WithEnv(getenv func(string) string) Option { return func(o *openOptions) { o.getenv = getenv } }
+
 // WithBus opens the bus: the one at url (or config bus.url, or
 // $WEAVE_BUS_URL; see BusURL), else the embedded one.
 func WithBus(url string) Option { return func(o *openOptions) { o.bus, o.busURL = true, url } }
-
-// WithModel sets the model service agents complete chats with
-// (plugins.Host.Complete); without it, they are told no model is
-// configured.
-func WithModel(m tools.Model) Option { return func(o *openOptions) { o.model = m } }
 
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
@@ -99,10 +100,10 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	if o.model == nil {
-		o.model = tools.NoModel{}
+	if o.getenv == nil {
+		o.getenv = os.Getenv
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger, model: o.model}
+	h := &Host{project: project, cfg: cfg, logger: o.logger}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -157,6 +158,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.pipeline, err = hooks.NewPipeline(h.hooks, h.hookOpts); err != nil {
 		return nil, err
 	}
+	h.model = newModelService(project, cfg, h.pipeline, h.bus, o.logger, o.getenv)
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
@@ -171,7 +173,8 @@ func (h *Host) newTools() (*tools.Tools, error) {
 	if h.bus != nil {
 		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
 	}
-	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied), tools.WithModel(h.model))
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
+		tools.WithModel(h.model.funcFor))
 }
 
 // Close stops everything the host started, in the reverse order of its
@@ -235,6 +238,17 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		}
 	}
 	go h.sup.Warm(ctx, warm...)
+	if observe != nil {
+		stop := h.ObserveModel(func(ev ModelEvent) {
+			switch ev.Type {
+			case ModelDelta:
+				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
+			case ModelToolCall:
+				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			}
+		})
+		defer stop()
+	}
 	o := run.Options{
 		Project: h.project,
 		Name:    name,
@@ -253,6 +267,33 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		}
 	}
 	return run.StartWork(ctx, o)
+}
+
+// ObserveModel calls f with what every model call of this host streams
+// (text deltas, tool-call starts, usage) until stop is called. f must not
+// block for long: the model call waits for it.
+func (h *Host) ObserveModel(f func(ModelEvent)) (stop func()) {
+	if h.model == nil {
+		return func() {}
+	}
+	return h.model.observe(f)
+}
+
+// Ask has the agent of role handle prompt in session, as the person's
+// request: the agent's tools pass the gate as that role, and its model
+// calls stream to ObserveModel's observers. The host must be opened
+// WithTools.
+func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.AgentResponse, error) {
+	if h.tools == nil {
+		return plugins.AgentResponse{}, errors.New("ask: the host was opened without its tools (host.WithTools)")
+	}
+	r, ok := agents.RoleByName(role)
+	if !ok {
+		return plugins.AgentResponse{}, fmt.Errorf("no agent %q (have %s)", role, strings.Join(agents.RoleNames(), ", "))
+	}
+	caller := tools.Caller{Agent: r.Name}
+	services := h.tools.Services(caller, session, tools.Scope{}, h.logger.With("agent", r.Name, "session", session))
+	return h.sup.Agent(agents.AgentID(r.Name)).Handle(ctx, services, plugins.AgentRequest{SessionID: session, Prompt: prompt})
 }
 
 // DeniedTopic is where a host publishes the tool calls it refused.

@@ -153,7 +153,7 @@ func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Host{project: project, cfg: cfg, logger: slog.New(slog.DiscardHandler), gate: gate, bus: b, pipeline: pipeline, model: tools.NoModel{}}
+	h := &Host{project: project, cfg: cfg, logger: slog.New(slog.DiscardHandler), gate: gate, bus: b, pipeline: pipeline}
 	if h.tools, err = h.newTools(); err != nil {
 		t.Fatal(err)
 	}

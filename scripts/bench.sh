@@ -32,6 +32,7 @@ run ./host/supervisor 'Benchmark(PluginColdStart|HookRoundTrip)$' 1s
 run ./host/tools 'Benchmark(ToolCallThroughGate|ToolCallDirect)$' 1s
 run ./plugins 'Benchmark(BareGRPCUnix|BareGRPCUnixSubprocess|HookRoundTripInProcess)$' 1s
 run ./hooks 'BenchmarkPipelineRoundTrip' 1s
+run ./host 'BenchmarkModelCall(Direct|ThroughHost)$' 300x 5
 run ./bus 'Benchmark(Publish|ChannelFanout)' 1s
 run ./bus/jsonrpc 'Benchmark(SendMessage|SendMessageRawClient|BareEcho)$' 1s 5
 run ./bus/envelope 'BenchmarkRoundTrip' 1s 5
@@ -60,6 +61,8 @@ line "floor: bare gRPC over UDS, in process" "$bare ns p50   ratio $(ratio "$rt"
 line "floor: bare gRPC over UDS, subprocess" "$sub ns p50   ratio $(ratio "$rt" "$sub")"
 line "tool call through gate + hooks" "$(metric BenchmarkToolCallThroughGate ns/op) ns/op   direct $(metric BenchmarkToolCallDirect ns/op) ns/op"
 line "pipeline, 1 in-process hook" "$(metric BenchmarkPipelineRoundTrip/hooks=1 ns/op) ns/op"
+mh=$(metric BenchmarkModelCallThroughHost ns/op); md=$(metric BenchmarkModelCallDirect ns/op)
+line "model call through the host (fake model)" "$mh ns/op   provider alone $md ns/op   host adds $(awk -v a="$mh" -v b="$md" 'BEGIN { printf "%.2f ms", (a - b) / 1e6 }') (target <= 1 ms)"
 echo "== Bus (targets: memory within 3x of channels and > 1,000,000 msgs/s; faces within 1.5x of their floor at p50)"
 for n in 1 100; do
   p=$(metric "BenchmarkPublish/subs=$n" ns/op); c=$(metric "BenchmarkChannelFanout/subs=$n" ns/op)

@@ -20,17 +20,6 @@ import (
 	"github.com/weavehq/weave/plans"
 )
 
-// buildWeave builds the weave binary for tests that run it as a process.
-func buildWeave(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weave")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // crashPlan has n tasks; each records its effect, then a verify block that
 // checks the effect and records that it passed. A task may be ticked only
 // after its verify block recorded success.

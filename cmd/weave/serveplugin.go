@@ -44,12 +44,12 @@ func builtinRegistry(project string) (*plugins.Registry, error) {
 	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
 		reg.RegisterHook(r.Info.Name, r.Hook)
 	}
-	for _, role := range agents.Roles() {
-		var a plugins.Agent = agents.ModelAgent{Role: role}
-		if role.Name == agents.Tapestry {
-			a = agents.NewTapestryAgent()
-		}
-		reg.RegisterAgent(agents.AgentID(role.Name), a)
+	builtins, err := host.BuiltinAgents(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, role := range agents.RoleNames() {
+		reg.RegisterAgent(agents.AgentID(role), builtins[agents.AgentID(role)])
 	}
 	return reg, nil
 }

@@ -81,6 +81,8 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
 	case run.EventNote:
 		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
+	case run.EventModelToolCall:
+		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
 	}
 }
 
@@ -141,11 +143,13 @@ type liveModel struct {
 	task             string
 	taskStart        time.Time
 	lines            []string
-	tail             int
-	width            int
-	status           string
-	now              func() time.Time
-	quitting         bool
+	// streaming is set while model text is arriving into the last line.
+	streaming bool
+	tail      int
+	width     int
+	status    string
+	now       func() time.Time
+	quitting  bool
 }
 
 func (m liveModel) Init() tea.Cmd { return tick() }
@@ -178,7 +182,10 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 	if ev.Plan != "" {
 		m.plan = ev.Plan
 	}
-	if ev.Type != run.EventWarning && ev.Type != run.EventNote && ev.Type != run.EventTaskOutput {
+	switch ev.Type {
+	case run.EventWarning, run.EventNote, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall:
+		// These carry no progress.
+	default:
 		m.completed, m.total = ev.Completed, ev.Total
 	}
 	var printed string
@@ -193,9 +200,20 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 		m.lines = nil
 	case run.EventTaskOutput:
 		m.lines = append(m.lines, printable(ev.Output))
-		if m.tail > 0 && len(m.lines) > m.tail {
-			m.lines = m.lines[len(m.lines)-m.tail:]
+	case run.EventModelDelta:
+		// The model's text streams into the tail: pieces extend the last
+		// line until a newline starts the next.
+		parts := strings.Split(ev.Output, "\n")
+		if len(m.lines) == 0 || !m.streaming {
+			m.lines = append(m.lines, "")
 		}
+		m.lines[len(m.lines)-1] += printable(parts[0])
+		for _, p := range parts[1:] {
+			m.lines = append(m.lines, printable(p))
+		}
+		m.streaming = true
+	case run.EventModelToolCall:
+		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] → %s", ev.Agent, ev.Tool)))
 	case run.EventTaskDone:
 		printed = fmt.Sprintf("✓ %d. %s  %s", ev.Task, ev.Title, seconds(ev.Elapsed))
 		m.task = ""
@@ -214,6 +232,12 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 		printed = "warning: " + ev.Reason
 	case run.EventNote:
 		printed = "note: " + ev.Reason
+	}
+	if ev.Type != run.EventModelDelta {
+		m.streaming = false
+	}
+	if m.tail > 0 && len(m.lines) > m.tail {
+		m.lines = m.lines[len(m.lines)-m.tail:]
 	}
 	if printed != "" {
 		return m, tea.Println(printed)

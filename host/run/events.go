@@ -22,6 +22,10 @@ const (
 	// EventNote carries what a hook has to say to the user (in Reason),
 	// such as the reminder to run the plan's verification.
 	EventNote = "note"
+	// EventModelDelta carries a piece of an agent's model text (in Output)
+	// as it arrives; EventModelToolCall a tool call the model began (Tool).
+	EventModelDelta    = "model.delta"
+	EventModelToolCall = "model.tool_call"
 )
 
 // Event is one step of a start-work run. It is what the live view draws and
@@ -51,6 +55,10 @@ type Event struct {
 	Resumed bool `json:"resumed,omitempty"`
 	// Elapsed is how long the task ran (task.done, task.failed), in seconds.
 	Elapsed float64 `json:"elapsed,omitempty"`
+	// Agent and Tool are set on model events: the agent whose model spoke
+	// and the tool it began to call.
+	Agent string `json:"agent,omitempty"`
+	Tool  string `json:"tool,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:

@@ -88,25 +88,6 @@ func (h *Services) Log(ctx context.Context, level, msg string) error {
 
 var _ plugins.Host = (*Services)(nil)
 
-// Model answers chats for agents: the host holds the credentials and sees
-// the token use. plugins.Host.Complete reaches it.
-type Model interface {
-	Complete(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error)
-}
-
-// NoModel is the model service of a host with no model configured: it
-// answers plugins.ErrNoModel.
-type NoModel struct{}
-
-// Complete implements Model.
-func (NoModel) Complete(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error) {
-	return plugins.ChatResponse{}, plugins.ErrNoModel
-}
-
-// WithModel sets the model service agents complete chats with; the default
-// is NoModel.
-func WithModel(m Model) Option { return func(t *Tools) { t.model = m } }
-
 // Services returns the host services of one agent call: its tool calls pass
 // this door as caller in session (under scope: a zero Scope adds nothing),
 // its plans are read and ticked through the same door (a tick is a
@@ -127,10 +108,14 @@ func (t *Tools) Services(caller Caller, session string, scope Scope, logger *slo
 		}
 		return t.Call(ctx, caller, session, call)
 	}
+	var modelFunc func(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error)
+	if t.model != nil {
+		modelFunc = t.model(session, caller.Role())
+	}
 	return &Services{
 		Logger:    logger,
 		ToolFunc:  toolFunc,
-		ModelFunc: t.model.Complete,
+		ModelFunc: modelFunc,
 		ProgressFunc: func(_ context.Context, plan string) (plugins.PlanProgress, error) {
 			return t.Progress(plan)
 		},

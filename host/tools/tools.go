@@ -110,6 +110,15 @@ func WithEventFunc(f func(plugins.Event)) Option { return func(t *Tools) { t.pub
 // shutdown ends a command in flight with the kill sequence.
 func WithProcs(s *proc.Set) Option { return func(t *Tools) { t.procs = s } }
 
+// ModelFunc gives the model service of one agent in one session: what
+// plugins.Host.Complete answers for it.
+type ModelFunc func(session, agent string) func(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error)
+
+// WithModel sets the host's model service, which every agent the tools
+// serve (delegated ones included) reaches through Services. Without it,
+// Complete answers plugins.ErrNoModel.
+func WithModel(m ModelFunc) Option { return func(t *Tools) { t.model = m } }
+
 // WithLogger sets the logger; the default discards.
 func WithLogger(l *slog.Logger) Option { return func(t *Tools) { t.log = l } }
 
@@ -128,11 +137,11 @@ type Tools struct {
 	gate      *Gate
 	pipeline  Pipeline
 	delegator Delegator
+	model     ModelFunc
 	publish   func(plugins.Event)
 	log       *slog.Logger
 	procs     *proc.Set // the process groups of bash calls; nil: untracked
 	httpBase  *http.Client
-	model     Model
 	now       func() time.Time
 
 	mu    sync.Mutex
@@ -166,7 +175,7 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 		pipeline = nil
 	}
 	t := &Tools{project: abs, root: root, cfg: cfg, limits: toolLimits(cfg.Tools), gate: gate, pipeline: pipeline,
-		log: slog.New(slog.DiscardHandler), model: NoModel{}, now: time.Now, todos: map[string][]todo{}}
+		log: slog.New(slog.DiscardHandler), now: time.Now, todos: map[string][]todo{}}
 	for _, o := range opts {
 		o(t)
 	}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/host/model/modeltest"
+	"github.com/weavehq/weave/host/run"
+)
+
+const chatKey = "sk-chat-test-key-98765"
+
+// chatEnv is the environment of a weave process talking to srv: no user
+// config, the model settings in WEAVE_MODEL_*, the key in its own variable.
+func chatEnv(t *testing.T, srv *modeltest.Server) []string {
+	t.Helper()
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(),
+		"WEAVE_MODEL_PROVIDER=openai", "WEAVE_MODEL_NAME=fake-model", "WEAVE_MODEL_BASE_URL=" + srv.OpenAIURL(),
+		"WEAVE_MODEL_API_KEY_ENV=WEAVE_TEST_MODEL_KEY", "WEAVE_TEST_MODEL_KEY=" + chatKey,
+	}
+}
+
+func runWeave(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// TestChatThroughTheBinary runs weave chat -p as a process against the fake
+// model server: the model reaches the agents only through the host.
+func TestChatThroughTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+
+	t.Run("delegation to thread with a denied write", func(t *testing.T) {
+		dir := project(t, nil)
+		if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi from the file\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{Text: "Asking Thread.", ToolCalls: []modeltest.ToolCall{{Name: "task", Args: `{"agent":"thread","prompt":"what is in hello.txt?"}`}}},
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "read", Args: `{"path":"hello.txt"}`}, {Name: "write", Args: `{"path":"x.txt","content":"no"}`}}},
+			modeltest.Turn{Text: "It says hi from the file."},
+			modeltest.Turn{Text: "hello.txt says hi from the file."},
+		)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if !strings.Contains(out, "Asking Thread.") || !strings.HasSuffix(out, "hello.txt says hi from the file.\n") {
+			t.Errorf("stdout = %q, want Loom's text, ending with its answer", out)
+		}
+		if !strings.Contains(errOut, "→ task") || !strings.Contains(errOut, "[thread] → write") {
+			t.Errorf("stderr = %q, want the tool calls shown", errOut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
+			t.Error("thread, a read-only role, wrote x.txt")
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 4 {
+			t.Fatalf("%d model requests, want 4", len(reqs))
+		}
+		// Thread's second request carries the file and the refusal.
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+			Tools []struct {
+				Function struct{ Name string } `json:"function"`
+			} `json:"tools"`
+		}
+		if err := reqs[2].Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		var results []string
+		for _, m := range body.Messages {
+			if m.Role == "tool" {
+				results = append(results, m.Content)
+			}
+		}
+		if len(results) != 2 || !strings.Contains(results[0], "hi from the file") ||
+			!strings.Contains(results[1], "refused") || !strings.Contains(results[1], "capability row") {
+			t.Errorf("thread's tool results = %q, want the file and a refusal that says why", results)
+		}
+		var tools []string
+		for _, tl := range body.Tools {
+			tools = append(tools, tl.Function.Name)
+		}
+		if strings.Join(tools, ",") != "read,bash,glob,grep,webfetch" {
+			t.Errorf("thread was offered %v, want its row", tools)
+		}
+		// Loom's last request ties Thread's answer to the task call.
+		if err := reqs[3].Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		if last := body.Messages[len(body.Messages)-1]; last.Role != "tool" || !strings.Contains(last.Content, "It says hi from the file.") {
+			t.Errorf("loom's task result = %+v, want thread's answer", last)
+		}
+		for _, r := range reqs {
+			if r.APIKey != chatKey {
+				t.Errorf("request %s sent key %q, want the one in WEAVE_TEST_MODEL_KEY", r.Path, r.APIKey)
+			}
+		}
+		assertSessionTranscript(t, dir)
+		assertNoKeyUnder(t, filepath.Join(dir, ".weave"))
+	})
+
+	t.Run("429 then success", func(t *testing.T) {
+		srv := modeltest.NewServer(t, modeltest.Turn{Status: 429, RetryAfter: "1", Error: "slow down"}, modeltest.Turn{Text: "Here."})
+		code, out, errOut := runWeave(t, bin, project(t, nil), chatEnv(t, srv), "chat", "-p", "hi")
+		if code != 0 || out != "Here.\n" || len(srv.Requests()) != 2 {
+			t.Errorf("exit %d, stdout %q, %d requests; want 0, the answer, 2 requests\nstderr: %s", code, out, len(srv.Requests()), errOut)
+		}
+	})
+
+	t.Run("401 says which variable", func(t *testing.T) {
+		dir := project(t, nil)
+		srv := modeltest.NewServer(t, modeltest.Turn{Status: 401, Error: "Incorrect API key provided"})
+		code, _, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "hi")
+		if code != 1 || !strings.Contains(errOut, "401") || !strings.Contains(errOut, "WEAVE_TEST_MODEL_KEY") || strings.Contains(errOut, chatKey) {
+			t.Errorf("exit %d, stderr %q; want 1 and a message naming the key variable, not the key", code, errOut)
+		}
+		assertNoKeyUnder(t, filepath.Join(dir, ".weave"))
+	})
+
+	t.Run("no model configured", func(t *testing.T) {
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+		code, _, errOut := runWeave(t, bin, project(t, nil), env, "chat", "-p", "hi")
+		if code != 1 || !strings.Contains(errOut, "model.provider") {
+			t.Errorf("exit %d, stderr %q; want 1 and the config key to set", code, errOut)
+		}
+	})
+
+	t.Run("streaming reaches stdout before the turn ends", func(t *testing.T) {
+		hold := make(chan struct{})
+		srv := modeltest.NewServer(t, modeltest.Turn{Text: "First words, then the rest.", Hold: hold})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "chat", "-p", "hi")
+		cmd.Dir, cmd.Env = project(t, nil), chatEnv(t, srv)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The server holds the rest of the answer until this first word
+		// has reached weave's stdout.
+		first := make([]byte, len("First "))
+		if _, err := io.ReadFull(stdout, first); err != nil || string(first) != "First " {
+			t.Fatalf("first bytes %q, %v; want the first word while the turn is held", first, err)
+		}
+		close(hold)
+		rest := new(bytes.Buffer)
+		_, _ = rest.ReadFrom(stdout)
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(first) + rest.String(); got != "First words, then the rest.\n" {
+			t.Errorf("stdout = %q", got)
+		}
+	})
+
+	t.Run("json events", func(t *testing.T) {
+		srv := modeltest.NewServer(t, modeltest.Turn{Text: "a b", Usage: &modeltest.Usage{Input: 50, Output: 2}})
+		code, out, errOut := runWeave(t, bin, project(t, nil), chatEnv(t, srv), "chat", "--json", "-p", "hi")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var types []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Type, Text, Output string
+				ContextWindow      int `json:"context_window"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			types = append(types, ev.Type)
+			if ev.Type == "model.usage" && ev.ContextWindow != 128000 {
+				t.Errorf("model.usage context_window = %d, want the default 128000", ev.ContextWindow)
+			}
+		}
+		if strings.Join(types, " ") != "model.delta model.delta model.usage result" {
+			t.Errorf("event types = %v", types)
+		}
+	})
+}
+
+// assertNoKeyUnder fails if any file under dir holds the API key.
+func assertNoKeyUnder(t *testing.T, dir string) {
+	t.Helper()
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		if bytes.Contains(b, []byte(chatKey)) {
+			t.Errorf("%s holds the API key", path)
+		}
+		return nil
+	})
+}
+
+// assertSessionTranscript checks the one session file of the delegation
+// run: Loom's conversation and Thread's in it, each message once.
+func assertSessionTranscript(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files = %v, want one", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var l struct {
+			Type, Agent string
+			Message     *struct {
+				Role, Content string
+				ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+			}
+			Usage *struct {
+				InputTokens int64 `json:"input_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		desc := l.Agent + " " + l.Type
+		switch {
+		case l.Message != nil && len(l.Message.ToolCalls) > 0:
+			desc += " " + l.Message.Role + " calls"
+		case l.Message != nil:
+			desc += " " + l.Message.Role
+		case l.Usage == nil || l.Usage.InputTokens == 0:
+			desc += " without tokens"
+		}
+		got = append(got, desc)
+	}
+	want := []string{
+		"loom message user", "loom message assistant calls", "loom usage",
+		"thread message user", "thread message assistant calls", "thread usage",
+		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
+		"loom message tool", "loom message assistant", "loom usage",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLiveViewShowsModelText: the model's text streams into the current
+// task's tail, and model events leave the progress alone.
+func TestLiveViewShowsModelText(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	m := liveModel{tail: 3, width: 80, now: func() time.Time { return now }}
+	step := func(ev run.Event) {
+		nm, _ := m.apply(ev)
+		m = nm.(liveModel)
+	}
+	step(run.Event{Type: run.EventTaskStarted, Plan: "demo", Task: 2, Title: "Think", Completed: 1, Total: 3, Time: now})
+	for _, piece := range []string{"Reading ", "the code", ".\nThen "} {
+		step(run.Event{Type: run.EventModelDelta, Agent: "tapestry", Output: piece})
+	}
+	step(run.Event{Type: run.EventModelToolCall, Agent: "tapestry", Tool: "read"})
+	got := m.View()
+	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("View() = %q, want it to contain %q", got, want)
+		}
+	}
+}

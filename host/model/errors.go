@@ -1,0 +1,95 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// APIError is a provider's error answer, reduced to what the host needs to
+// explain it: the HTTP status and the provider's own message.
+type APIError struct {
+	Provider string
+	Status   int
+	// Type and Message are the provider's error type and text, if it sent
+	// them (e.g. "context_length_exceeded", "rate_limit_error").
+	Type    string
+	Message string
+	// Advice says what to change; Error prints it after the provider's words.
+	Advice string
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s answered %d %s", e.Provider, e.Status, http.StatusText(e.Status))
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.Advice != "" {
+		fmt.Fprintf(&b, " (%s)", e.Advice)
+	}
+	return b.String()
+}
+
+// ErrContextTooLong is wrapped by errors saying the chat no longer fits the
+// model's context window; a caller may compact and retry.
+var ErrContextTooLong = errors.New("the conversation is longer than the model's context window")
+
+func (e *APIError) Unwrap() error {
+	if e.contextTooLong() {
+		return ErrContextTooLong
+	}
+	return nil
+}
+
+func (e *APIError) contextTooLong() bool {
+	if e.Status != http.StatusBadRequest && e.Status != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	text := strings.ToLower(e.Type + " " + e.Message)
+	for _, s := range []string{"context_length_exceeded", "context length", "context window", "prompt is too long", "too many tokens", "maximum context", "exceeds the context"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// explain adds to a provider error what the person should change. It never
+// includes the key, only the name of the variable that holds it.
+func explain(ctx context.Context, err error, s Settings, modelName string) error {
+	var api *APIError
+	if !errors.As(err, &api) {
+		if errors.Is(err, context.DeadlineExceeded) && s.Timeout > 0 && ctx.Err() != nil {
+			return fmt.Errorf("%s model call took longer than model.timeout (%s): raise model.timeout or use a faster model: %w", s.Provider, s.Timeout, err)
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		where := s.BaseURL
+		if where == "" {
+			where = "the " + s.Provider + " API"
+		}
+		return fmt.Errorf("%s model call to %s failed after %d retries: %w (check model.base_url and the network)", s.Provider, where, s.MaxRetries, err)
+	}
+	switch {
+	case api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden:
+		api.Advice = fmt.Sprintf("the key in %s was refused: check it, or set model.api_key_env to the variable that holds a valid key", s.KeyEnv)
+	case api.Status == http.StatusNotFound:
+		api.Advice = fmt.Sprintf("no model %q here: set model.name (or agents.<name>.model) to a model this provider serves", modelName)
+		if s.BaseURL != "" {
+			api.Advice += fmt.Sprintf(", and check model.base_url (%s)", s.BaseURL)
+		}
+	case api.contextTooLong():
+		api.Advice = "the conversation no longer fits the model's context window: start a new session, compact it, or lower context_window.compact_ratio / set model.context_window to the model's real size"
+	case api.Status == http.StatusTooManyRequests:
+		api.Advice = fmt.Sprintf("still rate limited after %d retries: wait, or raise the account's limits", s.MaxRetries)
+	case api.Status >= 500:
+		api.Advice = fmt.Sprintf("the provider failed after %d retries: try again later", s.MaxRetries)
+	case api.Status == http.StatusBadRequest:
+		api.Advice = "the provider rejected the request: check model.name and model.max_tokens"
+	}
+	return api
+}

@@ -1,0 +1,201 @@
+// Package model is the host's room for model providers. One small interface,
+// Provider, answers a chat; each provider (OpenAI-compatible Chat
+// Completions, Anthropic Messages) lives in its own file and is registered
+// in the providers table below. The host holds the API key: it is read from
+// the environment variable the config names, given to the provider's SDK and
+// never logged, persisted or passed to a plugin.
+//
+// Retries are the official SDKs' own: both retry 408, 409, 429, 5xx and
+// connection errors with exponential backoff and jitter, honouring the
+// server's Retry-After (seconds or HTTP date) and Retry-After-Ms headers.
+// Settings.MaxRetries sets how many times.
+//
+// Servers that speak the OpenAI wire format but differ in the details
+// (Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter) are handled in
+// openai.go: tool-call deltas without an index or an id, finish reasons
+// spelled differently, and streams without usage (then usage is estimated
+// from the text, about four characters a token, so that the context-window
+// monitor still has a figure).
+package model
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/plugins"
+)
+
+// Provider answers chats with one model service.
+type Provider interface {
+	// Complete asks for the next assistant message of req. When onDelta is
+	// not nil the answer is streamed and onDelta is called, on the calling
+	// goroutine and in order, with each piece of text and each tool call as
+	// it starts; the full answer is returned at the end either way.
+	Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error)
+}
+
+// Delta is one piece of a streamed answer: either Text or a ToolCall that
+// has started (its ID and tool name are known, its arguments not yet).
+type Delta struct {
+	Text     string
+	ToolCall *plugins.ToolCall
+}
+
+// Settings configure a provider. They come from the model section of the
+// config (see FromConfig); APIKey is the key itself, read from the
+// environment, and is never printed.
+type Settings struct {
+	// Provider is "openai" or "anthropic".
+	Provider string
+	// Name is the default model; a request's Model overrides it.
+	Name    string
+	BaseURL string
+	// KeyEnv is the name of the variable APIKey came from, for messages.
+	KeyEnv string
+	APIKey string
+	// MaxTokens bounds an answer; 0 means the provider's default (none
+	// sent for OpenAI, DefaultAnthropicMaxTokens for Anthropic).
+	MaxTokens int
+	// Timeout bounds one Complete, retries included; 0 means no limit.
+	Timeout time.Duration
+	// MaxRetries is how often a failed call is retried; see the package doc.
+	MaxRetries int
+	// HTTPClient, when set, carries the requests (tests, proxies).
+	HTTPClient *http.Client
+}
+
+// DefaultMaxRetries is how often a call that failed with 429, 5xx or a
+// broken connection is retried.
+const DefaultMaxRetries = 4
+
+// DefaultKeyEnv is the variable that holds a provider's key when
+// model.api_key_env is not set.
+func DefaultKeyEnv(provider string) string {
+	switch provider {
+	case "openai":
+		return "OPENAI_API_KEY"
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	}
+	return ""
+}
+
+// providers is the registration table: adding a provider is its own file
+// and one line here.
+var providers = map[string]func(Settings) Provider{
+	"openai":    newOpenAI,
+	"anthropic": newAnthropic,
+}
+
+// Names lists the providers, sorted.
+func Names() []string {
+	out := make([]string, 0, len(providers))
+	for n := range providers {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FromConfig reads the model section and the key variable it names. getenv
+// is os.Getenv in production. It fails with a message naming the config
+// keys to set when no model is configured or the key variable is empty.
+func FromConfig(c config.ModelConfig, getenv func(string) string) (Settings, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if c.Provider == "" || c.Provider == "none" {
+		return Settings{}, fmt.Errorf("%w (openai or anthropic) and model.name, or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME", plugins.ErrNoModel)
+	}
+	if _, ok := providers[c.Provider]; !ok {
+		return Settings{}, fmt.Errorf("model.provider %q is not one of %s", c.Provider, strings.Join(Names(), ", "))
+	}
+	s := Settings{
+		Provider: c.Provider, Name: c.Name, BaseURL: c.BaseURL, KeyEnv: c.APIKeyEnv,
+		MaxTokens: c.MaxTokens, Timeout: c.Timeout, MaxRetries: DefaultMaxRetries,
+	}
+	if s.Name == "" {
+		return Settings{}, fmt.Errorf("model.provider is %s but model.name is empty: set model.name (or WEAVE_MODEL_NAME) to the model to use, e.g. %s", c.Provider, exampleModel(c.Provider))
+	}
+	if s.KeyEnv == "" {
+		s.KeyEnv = DefaultKeyEnv(c.Provider)
+	}
+	s.APIKey = getenv(s.KeyEnv)
+	// Local servers (Ollama, llama.cpp, LM Studio) need no key; the
+	// provider's own endpoint always does.
+	if s.APIKey == "" && s.BaseURL == "" {
+		return Settings{}, fmt.Errorf("the %s API key variable %s is empty: export %s=<your key>, or set model.api_key_env to the variable that holds it (or model.base_url for a local server that needs no key)", c.Provider, s.KeyEnv, s.KeyEnv)
+	}
+	return s, nil
+}
+
+func exampleModel(provider string) string {
+	if provider == "anthropic" {
+		return "claude-sonnet-4-5"
+	}
+	return "gpt-4.1"
+}
+
+// New returns the provider s names, wrapped so that Settings.Timeout bounds
+// each call and provider errors say what to change.
+func New(s Settings) (Provider, error) {
+	mk, ok := providers[s.Provider]
+	if !ok {
+		return nil, fmt.Errorf("model.provider %q is not one of %s", s.Provider, strings.Join(Names(), ", "))
+	}
+	if s.HTTPClient == nil {
+		s.HTTPClient = &http.Client{}
+	}
+	return bounded{p: mk(s), s: s}, nil
+}
+
+// Open is FromConfig followed by New.
+func Open(c config.ModelConfig, getenv func(string) string) (Provider, error) {
+	s, err := FromConfig(c, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return New(s)
+}
+
+// bounded applies the timeout and turns provider errors into messages that
+// say what to change.
+type bounded struct {
+	p Provider
+	s Settings
+}
+
+func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error) {
+	if b.s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.s.Timeout)
+		defer cancel()
+	}
+	if req.Model == "" {
+		req.Model = b.s.Name
+	}
+	resp, err := b.p.Complete(ctx, req, onDelta)
+	if err != nil {
+		return resp, explain(ctx, err, b.s, req.Model)
+	}
+	if resp.Model == "" {
+		resp.Model = req.Model
+	}
+	return resp, nil
+}
+
+// DefaultContextWindow is the context window assumed when
+// model.context_window is 0: the size of the providers' current models.
+// Local models are often smaller; set model.context_window for them.
+func DefaultContextWindow(provider string) int {
+	if provider == "anthropic" {
+		return 200_000
+	}
+	return 128_000
+}

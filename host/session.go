@@ -1,0 +1,95 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/weavehq/weave/plugins"
+)
+
+// SessionLine is one line of a session's transcript,
+// .weave/sessions/<id>.jsonl: a message (the person's, the model's with its
+// tool calls, or a tool result) or the token use of one model call. Every
+// agent of the session writes to it, delegated ones included, each line
+// naming its agent.
+type SessionLine struct {
+	Time    time.Time            `json:"time"`
+	Type    string               `json:"type"` // "message" or "usage"
+	Agent   string               `json:"agent"`
+	Message *plugins.ChatMessage `json:"message,omitempty"`
+	Usage   *plugins.Usage       `json:"usage,omitempty"`
+	Model   string               `json:"model,omitempty"`
+}
+
+// sessionLog appends model calls to their session's transcript. It writes
+// what the model saw and said, never credentials.
+type sessionLog struct {
+	dir string
+
+	mu sync.Mutex
+	// written counts the messages of each agent's conversation already on
+	// file, by session and agent.
+	written map[[2]string]int
+}
+
+func newSessionLog(project string) *sessionLog {
+	if project == "" {
+		return nil
+	}
+	return &sessionLog{dir: filepath.Join(project, ".weave", "sessions"), written: map[[2]string]int{}}
+}
+
+var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// record appends the request's messages not yet on file, the answer and
+// its usage.
+func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp plugins.ChatResponse) error {
+	if l == nil || session == "" {
+		return nil
+	}
+	if !sessionIDRE.MatchString(session) {
+		return fmt.Errorf("session id %q is not a plain name", session)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := [2]string{session, agent}
+	from := l.written[key]
+	if from > len(req.Messages) {
+		// A shorter chat is a new conversation of the same agent (a second
+		// delegation in one session).
+		from = 0
+	}
+	now := time.Now().UTC()
+	var lines []SessionLine
+	for i := from; i < len(req.Messages); i++ {
+		m := req.Messages[i]
+		lines = append(lines, SessionLine{Time: now, Type: "message", Agent: agent, Message: &m})
+	}
+	answer := resp.Message
+	u := resp.Usage
+	lines = append(lines,
+		SessionLine{Time: now, Type: "message", Agent: agent, Message: &answer, Model: resp.Model},
+		SessionLine{Time: now, Type: "usage", Agent: agent, Usage: &u, Model: resp.Model})
+	l.written[key] = len(req.Messages) + 1
+
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(l.dir, session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, line := range lines {
+		if err := enc.Encode(line); err != nil {
+			_ = f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
