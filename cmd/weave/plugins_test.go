@@ -63,6 +63,13 @@ func repoRoot(t *testing.T) string {
 // the test instead of compiling gRPC again.
 func buildExample(t *testing.T, name, dest string) {
 	t.Helper()
+	buildGo(t, "./examples/hooks/"+name, dest)
+}
+
+// buildGo builds the package pkg (a path from the repository root) to dest,
+// as buildExample does.
+func buildGo(t *testing.T, pkg, dest string) {
+	t.Helper()
 	args := []string{"build", "-o", dest}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -71,10 +78,10 @@ func buildExample(t *testing.T, name, dest string) {
 			}
 		}
 	}
-	cmd := exec.Command("go", append(args, "./examples/hooks/"+name)...)
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 }
 
