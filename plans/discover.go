@@ -77,6 +77,7 @@ func Discover(project string) ([]*Plan, error) {
 type planFile struct {
 	path, name string
 	modTime    time.Time
+	info       fs.FileInfo
 }
 
 // planFiles lists the plan files of a project, newest modified first, ties
@@ -103,7 +104,7 @@ func planFiles(project string) ([]planFile, error) {
 		if !fi.Mode().IsRegular() {
 			continue
 		}
-		files = append(files, planFile{path: path, name: planName(path), modTime: fi.ModTime()})
+		files = append(files, planFile{path: path, name: planName(path), modTime: fi.ModTime(), info: fi})
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if !files[i].modTime.Equal(files[j].modTime) {

@@ -24,6 +24,7 @@ state.json
 state.json.*
 weave.lock
 logs/
+cache/
 `
 
 type initOptions struct {

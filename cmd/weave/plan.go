@@ -39,13 +39,13 @@ func newCmdPlanList(g *globalOptions, s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all, err := plans.Discover(project)
+			all, err := plans.Summaries(project)
 			if err != nil {
 				return err
 			}
 			entries := make([]planEntry, 0, len(all))
 			for _, p := range all {
-				pr := p.Progress()
+				pr := p.Progress
 				entries = append(entries, planEntry{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete()})
 			}
 			if asJSON {

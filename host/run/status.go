@@ -39,7 +39,8 @@ type ProjectStatus struct {
 // it must work while a plan runs.
 func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 	out := ProjectStatus{Project: project, Plans: []PlanStatus{}}
-	all, err := plans.Discover(project)
+	// Only plans changed since the last listing are parsed.
+	all, err := plans.Summaries(project)
 	if err != nil {
 		return out, err
 	}
@@ -51,7 +52,7 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 	out.Warning = warning
 	pid := store.Holder()
 	for _, p := range all {
-		pr := p.Progress()
+		pr := p.Progress
 		ps := PlanStatus{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), State: "idle"}
 		if pr.Complete() {
 			ps.State = "complete"
