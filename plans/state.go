@@ -22,19 +22,21 @@ const SchemaVersion = 1
 
 // State is the work state of a project, kept in .weave/state.json.
 type State struct {
-	SchemaVersion int                    `json:"schema_version"`
-	ActivePlan    string                 `json:"active_plan"` // absolute path to the plan file
-	StartedAt     time.Time              `json:"started_at"`
-	SessionIDs    []string               `json:"session_ids"`
-	PlanName      string                 `json:"plan_name"`
-	Agent         string                 `json:"agent"`
-	StartSHA      string                 `json:"start_sha,omitempty"` // git HEAD when the plan started
-	Paused        bool                   `json:"paused"`
-	PausedReason  string                 `json:"paused_reason,omitempty"`
-	InFlight      *InFlight              `json:"in_flight,omitempty"` // the task being worked on
-	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // by Task.Key()
-	LastError     string                 `json:"last_error,omitempty"`
-	UpdatedAt     time.Time              `json:"updated_at"`
+	SchemaVersion int       `json:"schema_version"`
+	ActivePlan    string    `json:"active_plan"` // absolute path to the plan file
+	StartedAt     time.Time `json:"started_at"`
+	SessionIDs    []string  `json:"session_ids"`
+	PlanName      string    `json:"plan_name"`
+	Agent         string    `json:"agent"`
+	StartSHA      string    `json:"start_sha,omitempty"` // git HEAD when the plan started
+	Paused        bool      `json:"paused"`
+	PausedReason  string    `json:"paused_reason,omitempty"`
+	InFlight      *InFlight `json:"in_flight,omitempty"` // the task being worked on
+	// Tasks records the unfinished tasks that were attempted, by
+	// Task.Key(); a done task's record goes (its checkbox says it).
+	Tasks     map[string]*TaskRecord `json:"tasks,omitempty"`
+	LastError string                 `json:"last_error,omitempty"`
+	UpdatedAt time.Time              `json:"updated_at"`
 }
 
 // InFlight is the task a run was working on. After a crash it is retried.
@@ -50,7 +52,9 @@ type TaskRecord struct {
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"last_error,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
-	Done      bool      `json:"done"`
+	// Done is read from files of older versions, which kept the records of
+	// done tasks; it is never written true.
+	Done bool `json:"done"`
 }
 
 // Record returns the record for key, creating it when missing.
