@@ -40,6 +40,7 @@ func setFile(p *Plan, path string, fi fs.FileInfo) {
 	p.Name = planName(path)
 	if fi != nil {
 		p.ModTime = fi.ModTime()
+		p.file = keyOf(fi)
 	}
 }
 

@@ -24,6 +24,11 @@ type Plan struct {
 	// HasTODOs reports whether the plan has a TODOs section, in which case
 	// only the task items inside it are tasks.
 	HasTODOs bool
+
+	// file identifies the file's version Src was read from or written as,
+	// so that a tick or a reload can tell from a stat that the file is
+	// still Src (see unchanged).
+	file fileKey
 }
 
 // Section is a heading at the top level of the document.
