@@ -22,21 +22,19 @@ const SchemaVersion = 1
 
 // State is the work state of a project, kept in .weave/state.json.
 type State struct {
-	SchemaVersion int       `json:"schema_version"`
-	ActivePlan    string    `json:"active_plan"` // absolute path to the plan file
-	StartedAt     time.Time `json:"started_at"`
-	SessionIDs    []string  `json:"session_ids"`
-	PlanName      string    `json:"plan_name"`
-	Agent         string    `json:"agent"`
-	StartSHA      string    `json:"start_sha,omitempty"` // git HEAD when the plan started
-	Paused        bool      `json:"paused"`
-	PausedReason  string    `json:"paused_reason,omitempty"`
-	InFlight      *InFlight `json:"in_flight,omitempty"` // the task being worked on
-	// Tasks records the unfinished tasks that were attempted, by
-	// Task.Key(); a done task's record goes (its checkbox says it).
-	Tasks     map[string]*TaskRecord `json:"tasks,omitempty"`
-	LastError string                 `json:"last_error,omitempty"`
-	UpdatedAt time.Time              `json:"updated_at"`
+	SchemaVersion int                    `json:"schema_version"`
+	ActivePlan    string                 `json:"active_plan"` // absolute path to the plan file
+	StartedAt     time.Time              `json:"started_at"`
+	SessionIDs    []string               `json:"session_ids"`
+	PlanName      string                 `json:"plan_name"`
+	Agent         string                 `json:"agent"`
+	StartSHA      string                 `json:"start_sha,omitempty"` // git HEAD when the plan started
+	Paused        bool                   `json:"paused"`
+	PausedReason  string                 `json:"paused_reason,omitempty"`
+	InFlight      *InFlight              `json:"in_flight,omitempty"` // the task being worked on
+	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // unfinished tasks attempted, by Task.Key()
+	LastError     string                 `json:"last_error,omitempty"`
+	UpdatedAt     time.Time              `json:"updated_at"`
 }
 
 // InFlight is the task a run was working on. After a crash it is retried.
@@ -52,9 +50,7 @@ type TaskRecord struct {
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"last_error,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
-	// Done is read from files of older versions, which kept the records of
-	// done tasks; it is never written true.
-	Done bool `json:"done"`
+	Done      bool      `json:"done,omitempty"` // only in files of older versions
 }
 
 // Record returns the record for key, creating it when missing.
@@ -139,7 +135,8 @@ func decodeState(data []byte) (*State, string, int) {
 	// Files written before schema_version existed are version 1.
 	st.SchemaVersion = SchemaVersion
 	for k, r := range st.Tasks {
-		if r == nil {
+		// Older versions kept done tasks' records; their checkboxes say it.
+		if r == nil || r.Done {
 			delete(st.Tasks, k)
 		}
 	}

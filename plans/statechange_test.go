@@ -81,3 +81,22 @@ func TestStateStaysSmall(t *testing.T) {
 		t.Errorf("the unfinished task's record = %+v, want its error cut on a character boundary, saying so", r)
 	}
 }
+
+// A state file of an older version, which kept every done task's record,
+// loads without them.
+func TestLoadDropsDoneRecordsOfOlderFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"schema_version":1,"active_plan":"/p/.weave/plans/a.md","session_ids":["s1"],"tasks":{` +
+		`"1":{"attempts":1,"updated_at":"2026-01-01T00:00:00Z","done":true},` +
+		`"2":{"attempts":2,"last_error":"exit 1","updated_at":"2026-01-01T00:00:00Z","done":false}}}`
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, warning, err := NewStore(dir).Load()
+	if err != nil || st == nil {
+		t.Fatalf("Load = %v, %q, %v", st, warning, err)
+	}
+	if _, ok := st.Tasks["1"]; ok || st.Tasks["2"] == nil || st.Tasks["2"].Attempts != 2 {
+		t.Errorf("Tasks = %+v, want task 2's record only", st.Tasks)
+	}
+}
