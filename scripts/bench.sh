@@ -31,32 +31,40 @@ testbin() {
   printf '%s' "$b"
 }
 
-# bench1 PACKAGE REGEXP BENCHTIME UNIT: run one benchmark once, from its
-# package directory, and print its value of UNIT.
+# bench1 PACKAGE REGEXP BENCHTIME UNIT...: run one benchmark once, from its
+# package directory, and print its value of each UNIT, one per line.
 bench1() {
   local b res
   b=$(testbin "$1")
   res=$(cd "$root/$1" && "$b" -test.run '^$' -test.bench "$2" -test.benchmem -test.benchtime "$3" 2>&1) ||
     { printf 'benchmark %s in %s failed:\n%s\n' "$2" "$1" "$(printf '%s\n' "$res" | tail -n 20)" >&2; exit 1; }
   printf '%s\n' "$res" >>"$log"
-  printf '%s\n' "$res" | awk -v unit="$4" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == unit) v = $i } END { print v }'
+  shift 3
+  local unit
+  for unit in "$@"; do
+    printf '%s\n' "$res" | awk -v unit="$unit" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == unit) v = $i } END { print v }'
+  done
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
-# pair LABEL UNIT PKG_A BENCH_A PKG_B BENCH_B BENCHTIME: run A then B, PAIRS
-# times, and print the medians and the median of the ratios A/B. The values
-# are kept in $pa (median of A) and $pr (median ratio) for the caller.
+# pair LABEL UNIT PKG_A BENCH_A PKG_B BENCH_B BENCHTIME [UNIT2]: run A then
+# B, PAIRS times, and print the medians and the median of the ratios A/B
+# (for UNIT2 too, from the same runs, when given). The values are kept in
+# $pa (median of A) and $pr (median ratio) for the caller.
 pair() {
-  local as="" bs="" rs="" a b i
+  local as="" bs="" rs="" a b i a2 b2 rs2="" v
   for ((i = 1; i <= PAIRS; i++)); do
-    a=$(bench1 "$3" "$4" "$7" "$2")
-    b=$(bench1 "$5" "$6" "$7" "$2")
+    v=$(bench1 "$3" "$4" "$7" "$2" ${8:+"$8"}); a=$(sed -n 1p <<<"$v"); a2=$(sed -n 2p <<<"$v")
+    v=$(bench1 "$5" "$6" "$7" "$2" ${8:+"$8"}); b=$(sed -n 1p <<<"$v"); b2=$(sed -n 2p <<<"$v")
     as+=" $a"; bs+=" $b"
     rs+=" $(awk -v a="$a" -v b="$b" 'BEGIN { if (a != "" && b > 0) printf "%.4f", a / b }')"
+    rs2+=" $(awk -v a="$a2" -v b="$b2" 'BEGIN { if (a != "" && b > 0) printf "%.4f", a / b }')"
   done
   pa=$(echo "$as" | median); pb=$(echo "$bs" | median); pr=$(echo "$rs" | median)
-  printf '  %-46s %14s %s   floor %14s   ratio %sx (median of %d pairs)\n' "$1" "$pa" "$2" "$pb" "$(printf '%.2f' "${pr:-0}")" "$PAIRS"
+  printf '  %-46s %14s %s   floor %14s   ratio %sx (median of %d pairs)' "$1" "$pa" "$2" "$pb" "$(printf '%.2f' "${pr:-0}")" "$PAIRS"
+  if [ -n "${8:-}" ]; then printf '   %s ratio %sx' "$8" "$(printf '%.2f' "$(echo "$rs2" | median)")"; fi
+  echo
 }
 
 # single LABEL UNIT PKG BENCH BENCHTIME: a figure without a floor, median of
@@ -83,7 +91,7 @@ if want runbook; then
   echo "   (target: <= 1.5x the floor at 1,000 tasks; per-task cost at 3,000 within 1.2x of 300)"
   declare -A per
   for n in ${WEAVE_BENCH_TASKS//,/ }; do
-    pair "start-work, $n tasks (per task)" ns/task ./cmd/weave "BenchmarkStartWorkRunbook\$/^tasks=$n\$" ./cmd/weave "BenchmarkRunbookFloor\$/^tasks=$n\$" 1x
+    pair "start-work, $n tasks (per task)" ns/task ./cmd/weave "BenchmarkStartWorkRunbook\$/^tasks=$n\$" ./cmd/weave "BenchmarkRunbookFloor\$/^tasks=$n\$" 1x cpu-ns/task
     per[$n]=$pa
   done
   if [ -n "${per[300]:-}" ] && [ -n "${per[3000]:-}" ]; then

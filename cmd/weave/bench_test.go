@@ -94,7 +94,7 @@ func BenchmarkStartWorkRunbook(b *testing.B) {
 	for _, tasks := range benchTaskCounts(b) {
 		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
 			plan := truePlan(tasks)
-			var total time.Duration
+			var total, cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				dir := benchProject(b, plan)
@@ -106,10 +106,18 @@ func BenchmarkStartWorkRunbook(b *testing.B) {
 					b.Fatalf("start-work: %v\n%s", err, tail(out))
 				}
 				total += time.Since(start)
+				cpu += cpuTime(cmd)
 			}
 			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
 		})
 	}
+}
+
+// cpuTime is the CPU time, user and system, of a finished command and of
+// the children it waited for (plugins, blocks).
+func cpuTime(cmd *exec.Cmd) time.Duration {
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // floorEnv makes the test binary the runbook floor (see runFloor) instead of
@@ -127,7 +135,7 @@ func BenchmarkRunbookFloor(b *testing.B) {
 	for _, tasks := range benchTaskCounts(b) {
 		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
 			plan := truePlan(tasks)
-			var total time.Duration
+			var total, cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				dir := benchProject(b, plan)
@@ -139,8 +147,10 @@ func BenchmarkRunbookFloor(b *testing.B) {
 					b.Fatalf("floor: %v\n%s", err, tail(out))
 				}
 				total += time.Since(start)
+				cpu += cpuTime(cmd)
 			}
 			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
 		})
 	}
 }
