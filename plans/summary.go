@@ -138,6 +138,9 @@ func writeProgressCache(path string, c progressCache) {
 		return
 	}
 	_, werr := tmp.Write(b)
+	// CreateTemp makes the file 0600; the cache is no more secret than the
+	// plans it counts.
+	_ = tmp.Chmod(0o644)
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		_ = os.Remove(tmp.Name())
