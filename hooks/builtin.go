@@ -39,7 +39,9 @@ type BuiltinConfig struct {
 }
 
 // BuiltinHooks returns the built-in hooks configured by cfg, in no
-// particular order (the pipeline orders them).
+// particular order (the pipeline orders them). A built-in hook that handles
+// session.end does so only to forget what the session's earlier calls taught
+// it, so a host may skip session.end for a built-in it never called.
 func BuiltinHooks(cfg BuiltinConfig) []Registered {
 	src := cfg.Plans
 	if src == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -538,9 +539,13 @@ func TestList(t *testing.T) {
 		byName[l.Name] = l
 	}
 	wantFmt := Listing{Name: "fmt", Version: "command", Source: SourceCommand, Events: []string{plugins.EventToolExecuteAfter},
+		Tools:   map[string][]string{plugins.EventToolExecuteAfter: {plugins.ToolWrite, plugins.ToolEdit}},
 		Timeout: DefaultCommandTimeout, Fail: "open", Detail: "PostToolUse[Write|Edit]: gofmt -w"}
 	if diff := cmp.Diff(wantFmt, byName["fmt"]); diff != "" {
 		t.Errorf("List() fmt row (-want +got):\n%s", diff)
+	}
+	if got, want := byName["fmt"].EventLabels(), []string{"tool.execute.after[write|edit]"}; !slices.Equal(got, want) {
+		t.Errorf("EventLabels() = %q, want %q", got, want)
 	}
 	if !byName[KeywordDetectorID].Disabled {
 		t.Errorf("List() does not mark %s disabled", KeywordDetectorID)

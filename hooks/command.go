@@ -71,6 +71,9 @@ type CommandHook struct {
 	event   string
 	matcher *regexp.Regexp
 	opts    CommandOptions
+	// desc is the hook's Info, computed once: the pipeline and Handle read
+	// it on every event.
+	desc plugins.Info
 }
 
 // NewCommandHook checks spec and returns its hook.
@@ -96,6 +99,7 @@ func NewCommandHook(spec CommandSpec, opts CommandOptions) (*CommandHook, error)
 	if h.spec.Timeout == 0 {
 		h.spec.Timeout = DefaultCommandTimeout
 	}
+	h.desc = h.describe()
 	return h, nil
 }
 
@@ -138,24 +142,27 @@ func (h *CommandHook) Registered() Registered {
 	}
 }
 
-func (h *CommandHook) info() plugins.Info {
-	return plugins.Info{Name: h.spec.Name, Version: "command", Kind: plugins.KindHook, Events: []string{h.event}, Priority: h.spec.Priority}
+func (h *CommandHook) info() plugins.Info { return h.desc }
+
+func (h *CommandHook) describe() plugins.Info {
+	info := plugins.Info{Name: h.spec.Name, Version: "command", Kind: plugins.KindHook, Events: []string{h.event}, Priority: h.spec.Priority}
+	if h.matcher != nil && plugins.ToolEvent(h.event) {
+		// The matcher becomes the tools the hook declares, so that the
+		// pipeline skips this hook as it skips any hook that does not
+		// handle a tool.
+		tools := []string{}
+		for _, d := range plugins.Tools() {
+			if h.matcher.MatchString(ClaudeToolName(d.Name)) {
+				tools = append(tools, d.Name)
+			}
+		}
+		info.Tools = map[string][]string{h.event: tools}
+	}
+	return info
 }
 
 // Info describes the hook.
 func (h *CommandHook) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
-
-// Matches reports whether the hook applies to ev: its event, and for tool
-// events its matcher on Claude's tool name.
-func (h *CommandHook) Matches(ev plugins.Event) bool {
-	if ev.Name != h.event {
-		return false
-	}
-	if h.matcher == nil || (ev.Name != plugins.EventToolExecuteBefore && ev.Name != plugins.EventToolExecuteAfter) {
-		return true
-	}
-	return h.matcher.MatchString(ClaudeToolName(ev.Tool))
-}
 
 // Handle runs the command on ev.
 func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
@@ -164,7 +171,7 @@ func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Dec
 }
 
 func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error) {
-	if !h.Matches(ev) {
+	if !h.desc.Handles(ev.Name, ev.Tool) {
 		return plugins.Decision{Action: plugins.Allow}, "", nil
 	}
 	input, err := ClaudeInput(ev, h.spec.Event)
@@ -383,5 +390,4 @@ var _ io.Writer = (*cappedBuffer)(nil)
 var (
 	_ plugins.Hook = (*CommandHook)(nil)
 	_ noteHandler  = (*CommandHook)(nil)
-	_ eventMatcher = (*CommandHook)(nil)
 )

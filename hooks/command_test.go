@@ -422,3 +422,30 @@ func TestCommandHooksNames(t *testing.T) {
 		t.Errorf("CommandHooks() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// A command hook's matcher is the tools it declares, so that the pipeline
+// skips it as it skips any hook for a tool it does not handle.
+func TestCommandHookMatcherDeclaresTools(t *testing.T) {
+	tests := []struct {
+		spec CommandSpec
+		want map[string][]string
+	}{
+		{CommandSpec{Event: ClaudePreToolUse, Matcher: "Edit|Write"}, map[string][]string{plugins.EventToolExecuteBefore: {plugins.ToolWrite, plugins.ToolEdit}}},
+		{CommandSpec{Event: ClaudePostToolUse, Matcher: "Bash"}, map[string][]string{plugins.EventToolExecuteAfter: {plugins.ToolBash}}},
+		{CommandSpec{Event: ClaudePreToolUse, Matcher: "mcp__.*"}, map[string][]string{plugins.EventToolExecuteBefore: {}}},
+		{CommandSpec{Event: ClaudePreToolUse, Matcher: "*"}, nil},
+		{CommandSpec{Event: ClaudePreToolUse}, nil},
+		{CommandSpec{Event: "Stop", Matcher: "Bash"}, nil},
+	}
+	for _, tt := range tests {
+		tt.spec.Name, tt.spec.Command = "h", "true"
+		h, err := NewCommandHook(tt.spec, CommandOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := h.Info(context.Background())
+		if diff := cmp.Diff(tt.want, info.Tools, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("NewCommandHook(%s %q).Info().Tools mismatch (-want +got):\n%s", tt.spec.Event, tt.spec.Matcher, diff)
+		}
+	}
+}

@@ -1,17 +1,22 @@
 package hooks
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Listing is one row of `weave hooks list`.
 type Listing struct {
-	Name     string   `json:"name"`
-	Version  string   `json:"version,omitempty"`
-	Source   string   `json:"source"`
-	Events   []string `json:"events"`
-	Priority int      `json:"priority"`
+	Name    string   `json:"name"`
+	Version string   `json:"version,omitempty"`
+	Source  string   `json:"source"`
+	Events  []string `json:"events"`
+	// Tools are the tools the hook is called for on each tool event it
+	// narrows (see plugins.Info.Tools).
+	Tools    map[string][]string `json:"tools,omitempty"`
+	Priority int                 `json:"priority"`
 	// Timeout is the effective timeout of one call.
 	Timeout time.Duration `json:"timeout"`
 	// Fail is closed, open, or "default" (closed on tool.execute.before,
@@ -37,6 +42,7 @@ func List(hooks []Registered, opts Options) []Listing {
 			Version:  r.Info.Version,
 			Source:   r.Source,
 			Events:   slices.Clone(r.Info.Events),
+			Tools:    maps.Clone(r.Info.Tools),
 			Priority: r.Info.Priority,
 			Timeout:  r.Timeout,
 			Fail:     string(r.Fail),
@@ -50,6 +56,19 @@ func List(hooks []Registered, opts Options) []Listing {
 			l.Fail = "default"
 		}
 		out = append(out, l)
+	}
+	return out
+}
+
+// EventLabels names the hook's events for a listing, each narrowed tool
+// event with its tools as a matcher: "tool.execute.before[write|edit]".
+func (l Listing) EventLabels() []string {
+	out := make([]string, len(l.Events))
+	for i, ev := range l.Events {
+		out[i] = ev
+		if tools, ok := l.Tools[ev]; ok {
+			out[i] += "[" + strings.Join(tools, "|") + "]"
+		}
 	}
 	return out
 }

@@ -35,7 +35,9 @@ func NewPatternMDOnly(agent, project string) *PatternMDOnly {
 }
 
 func (h *PatternMDOnly) info() plugins.Info {
-	return builtinInfo(PatternMDOnlyID, PriorityGuard, plugins.EventToolExecuteBefore)
+	info := builtinInfo(PatternMDOnlyID, PriorityGuard, plugins.EventToolExecuteBefore)
+	info.Tools = map[string][]string{plugins.EventToolExecuteBefore: patternTools}
+	return info
 }
 
 func (h *PatternMDOnly) registered() Registered { return builtinRegistered(h, h.info(), FailClosed) }
@@ -43,9 +45,12 @@ func (h *PatternMDOnly) registered() Registered { return builtinRegistered(h, h.
 // Info describes the hook.
 func (h *PatternMDOnly) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
 
+// patternTools are the tools that change files, the ones the guard judges.
+var patternTools = []string{plugins.ToolWrite, plugins.ToolEdit}
+
 // Handle checks one tool call.
 func (h *PatternMDOnly) Handle(_ context.Context, ev plugins.Event) (plugins.Decision, error) {
-	if !strings.EqualFold(ev.Agent, h.agent) || !slices.Contains([]string{plugins.ToolWrite, plugins.ToolEdit}, ev.Tool) {
+	if !strings.EqualFold(ev.Agent, h.agent) || !slices.Contains(patternTools, ev.Tool) {
 		return allow, nil
 	}
 	project, err := projectDir(ev, h.project)

@@ -128,13 +128,6 @@ type noteHandler interface {
 	handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error)
 }
 
-// eventMatcher is implemented by hooks that apply to only some of the events
-// they subscribe to (a command hook's tool matcher); a hook that does not
-// match is not called and not reported.
-type eventMatcher interface {
-	Matches(ev plugins.Event) bool
-}
-
 // NewPipeline checks the hooks and orders them. Hooks named in
 // opts.DisabledHooks are left out.
 func NewPipeline(hooks []Registered, opts Options) (*Pipeline, error) {
@@ -204,6 +197,9 @@ func validateRegistered(r Registered) error {
 			return fmt.Errorf("hook %q: unknown event %q (known: %s)", r.Info.Name, ev, strings.Join(plugins.Events, ", "))
 		}
 	}
+	if err := r.Info.CheckTools(); err != nil {
+		return fmt.Errorf("hook %q: %w", r.Info.Name, err)
+	}
 	switch r.Fail {
 	case FailDefault, FailClosed, FailOpen:
 	default:
@@ -256,8 +252,8 @@ func (p *Pipeline) Run(ctx context.Context, ev plugins.Event) (Outcome, error) {
 	}
 	modified := false
 	for _, r := range p.byEvent[ev.Name] {
-		if m, ok := r.Hook.(eventMatcher); ok && !m.Matches(ev) {
-			continue
+		if !r.Info.Handles(ev.Name, ev.Tool) {
+			continue // the hook does not handle this tool: not called, not reported
 		}
 		if out.Action == plugins.Block {
 			out.Reports = append(out.Reports, Report{Hook: r.Info.Name, Source: r.Source, Skipped: true})

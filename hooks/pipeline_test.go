@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -476,6 +477,11 @@ func TestNewPipelineRejects(t *testing.T) {
 		{"no name", []Registered{reg("", 1, ok)}, `no name`},
 		{"nil hook", []Registered{{Info: plugins.Info{Name: "a", Events: []string{plugins.EventChatMessage}}}}, `no implementation`},
 		{"bad policy", []Registered{func() Registered { r := reg("a", 1, ok); r.Fail = "sometimes"; return r }()}, `unknown failure policy "sometimes"`},
+		{"unknown tool", []Registered{func() Registered {
+			r := reg("a", 1, ok)
+			r.Info.Tools = map[string][]string{plugins.EventToolExecuteBefore: {"Bash"}}
+			return r
+		}()}, `hook "a": unknown tool "Bash"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -526,5 +532,40 @@ func TestPipelineConcurrentRuns(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// A hook that names its tools is called for those tools only; a hook that
+// names none is called for every tool.
+func TestPipelineCallsHooksOnlyForTheirTools(t *testing.T) {
+	rec := &recorder{}
+	allowAll := plugins.Decision{Action: plugins.Allow}
+	writes := reg("writes", 1, decide(rec, "writes", allowAll), plugins.EventToolExecuteBefore, plugins.EventToolExecuteAfter)
+	writes.Info.Tools = map[string][]string{plugins.EventToolExecuteBefore: {plugins.ToolWrite}}
+	every := reg("every", 2, decide(rec, "every", allowAll), plugins.EventToolExecuteBefore)
+	p, err := NewPipeline([]Registered{writes, every}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		event, tool string
+		want        []string
+	}{
+		{plugins.EventToolExecuteBefore, plugins.ToolBash, []string{"every"}},
+		{plugins.EventToolExecuteBefore, plugins.ToolWrite, []string{"writes", "every"}},
+		{plugins.EventToolExecuteAfter, plugins.ToolBash, []string{"writes"}},
+	}
+	for _, tt := range tests {
+		rec.calls = nil
+		out, err := p.Run(context.Background(), plugins.Event{Name: tt.event, Tool: tt.tool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.got(); !slices.Equal(got, tt.want) {
+			t.Errorf("Run(%s %s) called %q, want %q", tt.event, tt.tool, got, tt.want)
+		}
+		if len(out.Reports) != len(tt.want) {
+			t.Errorf("Run(%s %s) reports %+v, want one per hook called (%d)", tt.event, tt.tool, out.Reports, len(tt.want))
+		}
 	}
 }

@@ -44,7 +44,9 @@ func NewRulesInjector(project string) *RulesInjector {
 }
 
 func (h *RulesInjector) info() plugins.Info {
-	return builtinInfo(RulesInjectorID, PriorityContext, plugins.EventToolExecuteAfter, plugins.EventSessionEnd)
+	info := builtinInfo(RulesInjectorID, PriorityContext, plugins.EventToolExecuteAfter, plugins.EventSessionEnd)
+	info.Tools = map[string][]string{plugins.EventToolExecuteAfter: {plugins.ToolRead}}
+	return info
 }
 
 func (h *RulesInjector) registered() Registered { return builtinRegistered(h, h.info(), FailDefault) }

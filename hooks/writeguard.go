@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,7 +35,12 @@ func NewWriteGuard(project string) *WriteGuard {
 }
 
 func (h *WriteGuard) info() plugins.Info {
-	return builtinInfo(WriteGuardID, PriorityGuard, plugins.EventToolExecuteBefore, plugins.EventToolExecuteAfter, plugins.EventSessionEnd)
+	info := builtinInfo(WriteGuardID, PriorityGuard, plugins.EventToolExecuteBefore, plugins.EventToolExecuteAfter, plugins.EventSessionEnd)
+	info.Tools = map[string][]string{
+		plugins.EventToolExecuteBefore: {plugins.ToolWrite},
+		plugins.EventToolExecuteAfter:  knownTools,
+	}
+	return info
 }
 
 func (h *WriteGuard) registered() Registered { return builtinRegistered(h, h.info(), FailClosed) }
@@ -91,12 +97,13 @@ func (h *WriteGuard) Handle(_ context.Context, ev plugins.Event) (plugins.Decisi
 	return allow, nil
 }
 
+// knownTools are the tools after which a session knows a file's contents.
+var knownTools = []string{plugins.ToolRead, plugins.ToolWrite, plugins.ToolEdit}
+
 // record notes a file the session now knows: read, written or edited with
 // success.
 func (h *WriteGuard) record(ev plugins.Event) {
-	switch ev.Tool {
-	case plugins.ToolRead, plugins.ToolWrite, plugins.ToolEdit:
-	default:
+	if !slices.Contains(knownTools, ev.Tool) {
 		return
 	}
 	if ev.Result != nil && (ev.Result.IsError || ev.Result.Denied) {

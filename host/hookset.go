@@ -9,10 +9,11 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
-	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -45,7 +46,7 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *supervisor.Supervisor, procs *proc.Set, strict bool, logger *slog.Logger) ([]hooks.Registered, error) {
 	var out []hooks.Registered
 	for _, r := range hooks.BuiltinHooks(BuiltinHookConfig(project, cfg)) {
-		r.Hook = sup.Hook(r.Info.Name)
+		r.Hook = endsQuietly{Hook: sup.Hook(r.Info.Name), running: func() bool { return sup.Running(r.Info.Name) }}
 		r.Source = "builtin"
 		out = append(out, r)
 	}
@@ -209,4 +210,37 @@ func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
 		})
 	}
 	return out, nil
+}
+
+// endsQuietly is a built-in hook served by a plugin process. The built-in
+// hooks use session.end only to forget what earlier calls of the session
+// taught them (see hooks.BuiltinHooks), and that lives in the process: a
+// process that is not running holds nothing to forget, so session.end is not
+// worth starting one for.
+type endsQuietly struct {
+	plugins.Hook
+	running func() bool
+}
+
+func (h endsQuietly) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
+	if ev.Name == plugins.EventSessionEnd && !h.running() {
+		return plugins.Decision{Action: plugins.Allow}, nil
+	}
+	return h.Hook.Handle(ctx, ev)
+}
+
+// warmsForRun reports whether a start-work run should start the built-in
+// hook r ahead of its first call: it handles an event every run fires
+// (session.end aside, see endsQuietly), or a tool event for every tool. A
+// hook that handles only some tools starts on the first call it handles.
+func warmsForRun(r hooks.Registered) bool {
+	for _, ev := range r.Info.Events {
+		if ev == plugins.EventSessionEnd || !run.IsRunEvent(ev) {
+			continue
+		}
+		if _, narrowed := r.Info.Tools[ev]; !narrowed {
+			return true
+		}
+	}
+	return false
 }

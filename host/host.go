@@ -233,7 +233,7 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 	// run takes its lock and reads its plan.
 	warm := []string{agents.AgentID(agents.Tapestry)}
 	for _, r := range h.pipeline.Hooks() {
-		if r.Source == "builtin" && slices.ContainsFunc(r.Info.Events, run.IsRunEvent) {
+		if r.Source == "builtin" && warmsForRun(r) {
 			warm = append(warm, r.Info.Name)
 		}
 	}

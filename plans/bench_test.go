@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/yuin/goldmark/text"
+
+	"github.com/weavehq/weave/internal/atomicfile"
 )
 
 // genPlan writes a Pattern-template plan with n tasks, every third done.
@@ -60,6 +62,53 @@ func BenchmarkSetDone100000(b *testing.B) {
 			b.Fatal(err)
 		}
 		tk = p.Tasks[tk.Index]
+	}
+}
+
+// BenchmarkSetDoneIn100000 ticks and unticks a task in the middle of a
+// 100,000-task plan through the tick door runs use: a stat says the file is
+// the one last read or written, the byte is patched in memory, the file is
+// written once, atomically (with fsyncs).
+func BenchmarkSetDoneIn100000(b *testing.B) {
+	src := genPlan(100000)
+	path := filepath.Join(b.TempDir(), "big.md")
+	if err := writeFileForBench(path, src); err != nil {
+		b.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 50000
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if p, err = SetDoneIn(p, p.Tasks[i], !p.Tasks[i].Done); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTickFloor100000 is the floor under BenchmarkSetDoneIn100000: the
+// same plan written atomically with one byte flipped, nothing else.
+func BenchmarkTickFloor100000(b *testing.B) {
+	src := genPlan(100000)
+	path := filepath.Join(b.TempDir(), "big.md")
+	if err := writeFileForBench(path, src); err != nil {
+		b.Fatal(err)
+	}
+	off := bytes.Index(src, []byte("- [ ]")) + 3
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if src[off] == ' ' {
+			src[off] = 'x'
+		} else {
+			src[off] = ' '
+		}
+		if err := atomicfile.WriteFile(path, src, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -76,6 +76,7 @@ func setFile(p *Plan, path string, fi fs.FileInfo) {
 	p.Name = planName(path)
 	if fi != nil {
 		p.ModTime = fi.ModTime()
+		p.file = keyOf(fi)
 	}
 }
 
@@ -131,6 +132,7 @@ type planFile struct {
 	path, name string
 	modTime    time.Time
 	invalid    string // why it is not read, for what is not a regular file
+	info       fs.FileInfo
 }
 
 // planFiles lists the plan files of a project, newest modified first, ties
@@ -160,7 +162,7 @@ func planFiles(project string) ([]planFile, error) {
 		if fi.IsDir() {
 			continue
 		}
-		pf := planFile{path: path, name: planName(path), modTime: fi.ModTime()}
+		pf := planFile{path: path, name: planName(path), modTime: fi.ModTime(), info: fi}
 		if !fi.Mode().IsRegular() {
 			// Never opened: a named pipe would block, a device never ends.
 			pf.invalid = fmt.Sprintf("the plan file is %s, not a regular file; replace it with a plain file", safefile.Kind(fi.Mode()))

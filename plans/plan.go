@@ -29,6 +29,11 @@ type Plan struct {
 	// MaxPlanSize or MaxNesting); such a plan has no tasks and never runs.
 	// It is "" for a plan that was parsed.
 	Invalid string
+
+	// file identifies the file's version Src was read from or written as,
+	// so that a tick or a reload can tell from a stat that the file is
+	// still Src (see unchanged).
+	file fileKey
 }
 
 // Section is a heading at the top level of the document.

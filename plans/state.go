@@ -34,7 +34,7 @@ type State struct {
 	Paused        bool                   `json:"paused"`
 	PausedReason  string                 `json:"paused_reason,omitempty"`
 	InFlight      *InFlight              `json:"in_flight,omitempty"` // the task being worked on
-	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // by Task.Key()
+	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // unfinished tasks attempted, by Task.Key()
 	LastError     string                 `json:"last_error,omitempty"`
 	UpdatedAt     time.Time              `json:"updated_at"`
 }
@@ -52,7 +52,7 @@ type TaskRecord struct {
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"last_error,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
-	Done      bool      `json:"done"`
+	Done      bool      `json:"done,omitempty"` // only in files of older versions
 }
 
 // Record returns the record for key, creating it when missing.
@@ -157,7 +157,8 @@ func decodeState(data []byte) (*State, string, int) {
 	// Files written before schema_version existed are version 1.
 	st.SchemaVersion = SchemaVersion
 	for k, r := range st.Tasks {
-		if r == nil {
+		// Older versions kept done tasks' records; their checkboxes say it.
+		if r == nil || r.Done {
 			delete(st.Tasks, k)
 		}
 	}

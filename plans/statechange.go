@@ -1,6 +1,9 @@
 package plans
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // The changes a run makes to its work state, one method each, so that what
 // a start, an attempt, a tick, a pause or a failure records is said once.
@@ -19,6 +22,15 @@ func NewState(path, name, agent, sha string, now time.Time) *State {
 	}
 }
 
+// maxSessions is how many of the latest sessions state.json remembers as
+// owning the plan: what the work-continuation hook needs, and a bound on the
+// file however often a plan is resumed.
+const maxSessions = 8
+
+// maxErrorBytes bounds an error kept in state.json; the task's log has it in
+// full.
+const maxErrorBytes = 1024
+
 // Resume records that session (re)takes the plan: the plan is no longer
 // paused.
 func (s *State) Resume(session string) {
@@ -26,6 +38,9 @@ func (s *State) Resume(session string) {
 		s.Tasks = map[string]*TaskRecord{}
 	}
 	s.SessionIDs = append(s.SessionIDs, session)
+	if n := len(s.SessionIDs); n > maxSessions {
+		s.SessionIDs = append([]string(nil), s.SessionIDs[n-maxSessions:]...)
+	}
 	s.Paused, s.PausedReason = false, ""
 }
 
@@ -46,10 +61,12 @@ func (s *State) Withdraw(t Task) {
 	}
 }
 
-// Finish records t as done: nothing is in flight and no error stands.
+// Finish records t as done: nothing is in flight and no error stands. The
+// task's record goes: its checkbox is the record of a done task, and state
+// keeps only what resuming needs, so that it stays the same size however
+// many tasks are done.
 func (s *State) Finish(t Task) {
-	rec := s.Record(t.Key())
-	rec.Done, rec.LastError = true, ""
+	delete(s.Tasks, t.Key())
 	s.InFlight, s.LastError = nil, ""
 }
 
@@ -57,7 +74,19 @@ func (s *State) Finish(t Task) {
 func (s *State) Drop() { s.InFlight = nil }
 
 // Failed records why an attempt at t failed.
-func (s *State) Failed(t Task, err error) { s.Record(t.Key()).LastError = err.Error() }
+func (s *State) Failed(t Task, err error) { s.Record(t.Key()).LastError = capError(err.Error()) }
+
+// capError keeps the start of a long error, which says what failed.
+func capError(s string) string {
+	if len(s) <= maxErrorBytes {
+		return s
+	}
+	cut := maxErrorBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " [truncated; see the task's log]"
+}
 
 // Pause records that the plan paused for reason (an interruption, a hook).
 func (s *State) Pause(reason string) {
@@ -67,5 +96,6 @@ func (s *State) Pause(reason string) {
 // Fail pauses the plan after a failure for good, keeping reason as the
 // last error.
 func (s *State) Fail(reason string) {
+	reason = capError(reason)
 	s.Paused, s.PausedReason, s.LastError, s.InFlight = true, reason, reason, nil
 }

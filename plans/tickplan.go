@@ -3,6 +3,7 @@ package plans
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -18,14 +19,18 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 	if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) {
 		return SetDone(p.Path, t, done)
 	}
-	src, err := readPlanFile(p.Path)
-	if err != nil {
-		return nil, fmt.Errorf("tick task: %w", err)
+	if _, ok := p.unchanged(); !ok {
+		// Read only when a stat cannot vouch for the file.
+		src, err := readPlanFile(p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
+		}
+		if !bytes.Equal(src, p.Src) {
+			return SetDone(p.Path, t, done)
+		}
 	}
-	if !bytes.Equal(src, p.Src) {
-		return SetDone(p.Path, t, done)
-	}
-	out, changed := patch(src, t.Mark, done)
+	// patch copies: p.Src stays what p was parsed from.
+	out, changed := patch(p.Src, t.Mark, done)
 	if !changed {
 		return p, nil
 	}
@@ -49,11 +54,17 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 // another writer, such as the plan_check tool), the new plan is derived from
 // p without parsing; any other change is parsed in full.
 func Reload(p *Plan) (*Plan, error) {
-	src, err := readPlanFile(p.Path)
-	if err != nil {
-		return nil, err
+	fi, ok := p.unchanged()
+	if ok {
+		return p, nil
 	}
-	fi, err := os.Stat(p.Path)
+	if fi == nil {
+		var err error
+		if fi, err = os.Stat(p.Path); err != nil {
+			return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+		}
+	}
+	src, err := readPlanFile(p.Path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
 	}
@@ -94,4 +105,23 @@ func marksOnly(p *Plan, src []byte) (*Plan, bool) {
 	}
 	np.Src = src
 	return np, true
+}
+
+// unchanged reports, from a stat alone, whether p's file is still the
+// version p.Src was read from or written as: the same size, modification
+// and change times and inode (where the platform gives them). A writer that
+// renames a new file over the plan, as editors and weave do, always makes a
+// new version; one that rewrites the file in place to the same size within
+// one tick of the file system's clock could go unseen, as it could by an
+// editor that compares modification times. fi is the stat, nil when it
+// failed.
+func (p *Plan) unchanged() (fs.FileInfo, bool) {
+	if p.Path == "" || p.file == (fileKey{}) {
+		return nil, false
+	}
+	fi, err := os.Stat(p.Path)
+	if err != nil {
+		return nil, false
+	}
+	return fi, keyOf(fi) == p.file && int64(len(p.Src)) == fi.Size()
 }

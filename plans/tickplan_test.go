@@ -3,6 +3,7 @@ package plans
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,7 +31,7 @@ func TestSetDoneInDerivesThePlanAParseWouldGive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(Plan{}, fileKey{})); diff != "" {
 			t.Fatalf("SetDoneIn(task %d, %v) plan differs from a fresh parse (-want +got):\n%s", tc.idx, tc.done, diff)
 		}
 		if got.Tasks[tc.idx].Done != tc.done {
@@ -93,9 +94,51 @@ func TestReloadDerivesMarkChangesAndParsesOthers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(Plan{}, fileKey{})); diff != "" {
 			t.Fatalf("Reload after %q differs from a fresh parse (-want +got):\n%s", edit, diff)
 		}
 		p = got
+	}
+}
+
+// A stat vouches for an unchanged file, so Reload hands back the plan it was
+// given; a change that keeps the size and the modification time is still
+// seen.
+func TestReloadTrustsAStatOnlyForTheSameFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(path, []byte("- [ ] 1. One\n- [ ] 2. Two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Reload(p); err != nil || got != p {
+		t.Fatalf("Reload(unchanged) = %p, %v; want the same plan %p", got, err, p)
+	}
+	// Another writer ticks task 1 in place and sets the time back.
+	if err := os.WriteFile(path, []byte("- [x] 1. One\n- [ ] 2. Two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, p.ModTime, p.ModTime); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" {
+		got, err := Reload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Tasks[0].Done {
+			t.Errorf("Reload after an in-place edit that kept size and time: task 1 Done = false, want the edit seen")
+		}
+		// A tick from the stale plan keeps the other writer's tick.
+		np, err := SetDoneIn(p, p.Tasks[1], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		if string(b) != "- [x] 1. One\n- [x] 2. Two\n" || !np.Tasks[0].Done || !np.Tasks[1].Done {
+			t.Errorf("SetDoneIn from a stale plan: file %q, tasks %+v; want both ticked", b, np.Tasks)
+		}
 	}
 }

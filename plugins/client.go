@@ -265,6 +265,9 @@ func (m Manifest) check() error {
 		if len(m.Events) == 0 {
 			errs = append(errs, errors.New("hook lists no events in its Info"))
 		}
+		if err := m.CheckTools(); err != nil {
+			errs = append(errs, err)
+		}
 	case KindAgent:
 		if m.Role == "" {
 			errs = append(errs, errors.New("agent has no role in its Info"))

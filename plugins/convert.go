@@ -54,7 +54,31 @@ func infoToProto(in Info) *pb.PluginInfo {
 		Events:   in.Events,
 		Priority: int32(in.Priority),
 		Role:     in.Role,
+		Tools:    toolsToProto(in.Tools),
 	}
+}
+
+func toolsToProto(in map[string][]string) map[string]*pb.ToolNames {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]*pb.ToolNames, len(in))
+	for ev, names := range in {
+		out[ev] = &pb.ToolNames{Names: names}
+	}
+	return out
+}
+
+func toolsFromProto(in map[string]*pb.ToolNames) map[string][]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(in))
+	for ev, names := range in {
+		// A key with no names stays a key: it means "no tool".
+		out[ev] = append([]string{}, names.GetNames()...)
+	}
+	return out
 }
 
 func infoFromProto(in *pb.PluginInfo) Info {
@@ -65,6 +89,7 @@ func infoFromProto(in *pb.PluginInfo) Info {
 		Events:   in.GetEvents(),
 		Priority: int(in.GetPriority()),
 		Role:     in.GetRole(),
+		Tools:    toolsFromProto(in.GetTools()),
 	}
 }
 

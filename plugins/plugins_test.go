@@ -241,6 +241,14 @@ func TestManifestCheck(t *testing.T) {
 		{"no role", Manifest{Info: Info{Name: "a", Kind: KindAgent}, ProtocolVersion: 1}, "has no role"},
 		{"bad kind", Manifest{Info: Info{Name: "a", Kind: "tool"}, ProtocolVersion: 1}, `unknown kind "tool"`},
 		{"no name", Manifest{Info: Info{Kind: KindAgent, Role: "x"}, ProtocolVersion: 1}, "has no name"},
+		{"tools", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore},
+			Tools: map[string][]string{EventToolExecuteBefore: {ToolWrite, ToolEdit}}}, ProtocolVersion: 1}, ""},
+		{"unknown tool", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore},
+			Tools: map[string][]string{EventToolExecuteBefore: {"Write"}}}, ProtocolVersion: 1}, `unknown tool "Write"`},
+		{"tools on a toolless event", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventSessionIdle},
+			Tools: map[string][]string{EventSessionIdle: {ToolBash}}}, ProtocolVersion: 1}, "only tool.execute.before and tool.execute.after carry tools"},
+		{"tools on an event not handled", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore},
+			Tools: map[string][]string{EventToolExecuteAfter: {ToolBash}}}, ProtocolVersion: 1}, "not in Events"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,5 +283,53 @@ func TestOrphaned(t *testing.T) {
 				t.Errorf("orphaned() with %s=%q = %v, want %v", EnvHostPID, tt.env, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestInfoHandles(t *testing.T) {
+	info := Info{
+		Events: []string{EventToolExecuteBefore, EventToolExecuteAfter, EventSessionEnd, EventChatMessage},
+		Tools: map[string][]string{
+			EventToolExecuteBefore: {ToolWrite, ToolEdit},
+			EventToolExecuteAfter:  {},
+		},
+	}
+	tests := []struct {
+		event, tool string
+		want        bool
+	}{
+		{EventToolExecuteBefore, ToolWrite, true},
+		{EventToolExecuteBefore, ToolEdit, true},
+		{EventToolExecuteBefore, ToolBash, false},
+		{EventToolExecuteAfter, ToolWrite, false}, // a key with no tools: none
+		{EventSessionEnd, "", true},
+		{EventChatMessage, ToolBash, true}, // no tool on this event: the tool is ignored
+		{EventSessionIdle, "", false},      // not an event the hook handles
+	}
+	for _, tt := range tests {
+		if got := info.Handles(tt.event, tt.tool); got != tt.want {
+			t.Errorf("Handles(%q, %q) = %v, want %v", tt.event, tt.tool, got, tt.want)
+		}
+	}
+	every := Info{Events: []string{EventToolExecuteBefore}}
+	for _, tool := range ToolNames() {
+		if !every.Handles(EventToolExecuteBefore, tool) {
+			t.Errorf("a hook without Tools: Handles(before, %q) = false, want true", tool)
+		}
+	}
+}
+
+// Info.Tools crosses the protocol as it was sent: an event with no tools
+// stays an event with no tools (none), not a missing key (every tool).
+func TestInfoToolsOverTheProtocol(t *testing.T) {
+	for _, in := range []Info{
+		{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore}},
+		{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore, EventToolExecuteAfter},
+			Tools: map[string][]string{EventToolExecuteBefore: {ToolBash}, EventToolExecuteAfter: {}}},
+	} {
+		got := infoFromProto(infoToProto(in))
+		if diff := cmp.Diff(in, got); diff != "" {
+			t.Errorf("infoFromProto(infoToProto(%+v)) mismatch (-sent +got):\n%s", in, diff)
+		}
 	}
 }

@@ -3,6 +3,11 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -54,6 +59,54 @@ type Info struct {
 	Priority int `json:"priority,omitempty"`
 	// Role is the agent role an agent plugin plays (e.g. "tapestry").
 	Role string `json:"role,omitempty"`
+	// Tools narrows the tool events a hook handles to some tools, as a
+	// Claude Code matcher does: under tool.execute.before or
+	// tool.execute.after, the tools (ToolWrite, ToolBash, ...) the hook is
+	// called for. A tool event that is not a key calls the hook for every
+	// tool; a key with an empty list, for none. The host never calls a hook
+	// for a tool it does not list, so a hook that cares about a few tools
+	// costs nothing on the others.
+	Tools map[string][]string `json:"tools,omitempty"`
+}
+
+// ToolEvent reports whether event carries a tool call (tool.execute.before
+// or tool.execute.after), the events Info.Tools can narrow.
+func ToolEvent(event string) bool {
+	return event == EventToolExecuteBefore || event == EventToolExecuteAfter
+}
+
+// Handles reports whether a hook described by i is called on event for
+// tool (tool is ignored on events that carry none).
+func (i Info) Handles(event, tool string) bool {
+	if !slices.Contains(i.Events, event) {
+		return false
+	}
+	if !ToolEvent(event) {
+		return true
+	}
+	names, narrowed := i.Tools[event]
+	return !narrowed || slices.Contains(names, tool)
+}
+
+// CheckTools reports a Tools entry the host cannot honour: a key that is not
+// a tool event the hook handles, or a name that is not a tool of the host.
+func (i Info) CheckTools() error {
+	var errs []error
+	for _, ev := range slices.Sorted(maps.Keys(i.Tools)) {
+		if !ToolEvent(ev) {
+			errs = append(errs, fmt.Errorf("tools are listed under %q, but only %s and %s carry tools", ev, EventToolExecuteBefore, EventToolExecuteAfter))
+			continue
+		}
+		if !slices.Contains(i.Events, ev) {
+			errs = append(errs, fmt.Errorf("tools are listed under %q, which is not in Events; add it to Events or drop the entry", ev))
+		}
+		for _, t := range i.Tools[ev] {
+			if _, ok := LookupTool(t); !ok {
+				errs = append(errs, fmt.Errorf("unknown tool %q under %s (known: %s)", t, ev, strings.Join(ToolNames(), ", ")))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Event is what a hook is asked to decide on. Fields that do not apply to an

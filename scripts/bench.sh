@@ -1,78 +1,130 @@
 #!/usr/bin/env bash
-# Runs Weave's benchmarks and prints the figures beside their targets and
-# floors. Figures depend on the machine and its load: run it on a quiet one.
-#   scripts/bench.sh              every suite
-#   BENCHTIME=3x scripts/bench.sh override each suite's benchtime
-#   COUNT=5 scripts/bench.sh      run each suite 5 times and print medians
+# Runs Weave's benchmarks and prints each figure beside its floor. A figure
+# and its floor run in the same loop, one after the other (A, B, A, B...),
+# so that both see the same machine; what is printed is the median of each,
+# and the median of the pair ratios A/B, which holds up on a loaded machine
+# where absolute times do not. The load average is printed first: read the
+# absolute figures against it.
+#   scripts/bench.sh                  every figure, 3 pairs each
+#   PAIRS=5 scripts/bench.sh          more pairs
+#   TASKS=100,1000 scripts/bench.sh   runbook sizes (default 100,300,1000,3000)
+#   PLANS=1000 scripts/bench.sh       plans for `weave status` (default 1000)
+#   ONLY=runbook scripts/bench.sh     one group: plans runbook status plugins model bus
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+root=$PWD
+PAIRS=${PAIRS:-3}
+export WEAVE_BENCH_TASKS=${TASKS:-100,300,1000,3000}
+export WEAVE_BENCH_PLANS=${PLANS:-1000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log="$tmp/bench.log"
 
-run() { # package, bench regexp, benchtime[, count]
-  local bt=${BENCHTIME:-$3} n=${COUNT:-${4:-1}}
-  echo "--- go test -bench '$2' -benchtime $bt -count $n $1" >&2
-  go test -run '^$' -bench "$2" -benchmem -benchtime "$bt" -count "$n" "$1" | tee -a "$out" | grep -E '^(Benchmark|ok|FAIL)' >&2
+# weave is built once for every run that starts it as a process.
+go build -o "$tmp/weave" ./cmd/weave
+export WEAVE_BENCH_BIN="$tmp/weave"
+
+# testbin PACKAGE: the package's test binary, built once.
+testbin() {
+  local b="$tmp/$(printf '%s' "$1" | tr -c 'a-zA-Z0-9' _).test"
+  [ -x "$b" ] || go test -c -o "$b" "$1"
+  printf '%s' "$b"
 }
 
-# metric NAME UNIT: the value of UNIT for benchmark NAME; the median when
-# the suite ran more than once (COUNT), as single runs swing on busy machines.
-metric() {
-  awk -v name="$1" -v unit="$2" '$1 ~ "^"name"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == unit) print $i }' "$out" |
-    sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+# bench1 PACKAGE REGEXP BENCHTIME UNIT...: run one benchmark once, from its
+# package directory, and print its value of each UNIT, one per line.
+bench1() {
+  local b res
+  b=$(testbin "$1")
+  res=$(cd "$root/$1" && "$b" -test.run '^$' -test.bench "$2" -test.benchmem -test.benchtime "$3" 2>&1) ||
+    { printf 'benchmark %s in %s failed:\n%s\n' "$2" "$1" "$(printf '%s\n' "$res" | tail -n 20)" >&2; exit 1; }
+  printf '%s\n' "$res" >>"$log"
+  shift 3
+  local unit
+  for unit in "$@"; do
+    printf '%s\n' "$res" | awk -v unit="$unit" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == unit) v = $i } END { print v }'
+  done
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
-run ./plans 'Benchmark(Parse|GoldmarkFloor)' 1s 5
-run ./plans 'BenchmarkSetDone100000' 1s
-run ./cmd/weave 'Benchmark(StartWorkRunbook|RunbookFloor)$' 1x
-run ./cmd/weave 'BenchmarkStatusProcess$' 20x
-run ./cmd/weave 'BenchmarkFirstTask' 20x
-run ./host/supervisor 'Benchmark(PluginColdStart|HookRoundTrip)$' 1s
-run ./host/tools 'Benchmark(ToolCallThroughGate|ToolCallDirect)$' 1s
-run ./plugins 'Benchmark(BareGRPCUnix|BareGRPCUnixSubprocess|HookRoundTripInProcess)$' 1s
-run ./hooks 'BenchmarkPipelineRoundTrip' 1s
-run ./host 'BenchmarkModelCall(Direct|ThroughHost)$' 300x 5
-run ./bus 'Benchmark(Publish|ChannelFanout)' 1s
-run ./bus/jsonrpc 'Benchmark(SendMessage|SendMessageRawClient|BareEcho)$' 1s 5
-run ./bus/envelope 'BenchmarkRoundTrip' 1s 5
-run ./bus/natsbus 'Benchmark(PublishDeliver|BareNATS)$' 1s
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
-line() { printf '  %-44s %s\n' "$1" "$2"; }
-echo
-echo "== Plans (target: a 1,000-task plan parsed and counted in under 5 ms)"
-for n in 10 1000 100000; do
-  line "parse+count, $n tasks" "$(metric "BenchmarkParse/tasks=$n" ns/op) ns/op  $(metric "BenchmarkParse/tasks=$n" MB/s) MB/s  $(metric "BenchmarkParse/tasks=$n" allocs/op) allocs/op"
-done
-line "stock goldmark block parse, 1000 (floor)" "$(metric BenchmarkGoldmarkFloor ns/op) ns/op"
-line "tick one task in 100,000 (no re-render)" "$(metric BenchmarkSetDone100000 ns/op) ns/op"
-echo "== Runbook (target: within 2x of the floor per task)"
-sw=$(metric BenchmarkStartWorkRunbook ns/task); fl=$(metric BenchmarkRunbookFloor ns/task)
-line "weave start-work, 1000 tasks" "$sw ns/task"
-line "floor: shell loop + 2 atomic writes" "$fl ns/task   ratio $(ratio "$sw" "$fl")"
-line "weave status, process start to exit" "$(metric BenchmarkStatusProcess ns/op) ns"
-echo "== Plugins (target: hook round trip within 2x of bare gRPC at p50)"
-rt=$(metric BenchmarkHookRoundTrip p50-ns); bare=$(metric BenchmarkBareGRPCUnix p50-ns); sub=$(metric BenchmarkBareGRPCUnixSubprocess p50-ns)
-line "plugin cold start to first call" "$(metric BenchmarkPluginColdStart ns/op) ns/op"
-ft=$(metric BenchmarkFirstTask/builtins ns/op); fn=$(metric BenchmarkFirstTask/no-builtin-hooks ns/op)
-line "one-task start-work, with built-in hooks" "$ft ns   without: $fn ns   built-ins add $(awk -v a="$ft" -v b="$fn" 'BEGIN { printf "%.1f ms", (a - b) / 1e6 }') (target < 100 ms)"
-line "hook round trip (subprocess plugin)" "$rt ns p50"
-line "floor: bare gRPC over UDS, in process" "$bare ns p50   ratio $(ratio "$rt" "$bare")"
-line "floor: bare gRPC over UDS, subprocess" "$sub ns p50   ratio $(ratio "$rt" "$sub")"
-line "tool call through gate + hooks" "$(metric BenchmarkToolCallThroughGate ns/op) ns/op   direct $(metric BenchmarkToolCallDirect ns/op) ns/op"
-line "pipeline, 1 in-process hook" "$(metric BenchmarkPipelineRoundTrip/hooks=1 ns/op) ns/op"
-mh=$(metric BenchmarkModelCallThroughHost ns/op); md=$(metric BenchmarkModelCallDirect ns/op)
-line "model call through the host (fake model)" "$mh ns/op   provider alone $md ns/op   host adds $(awk -v a="$mh" -v b="$md" 'BEGIN { printf "%.2f ms", (a - b) / 1e6 }') (target <= 1 ms)"
-echo "== Bus (targets: memory within 3x of channels and > 1,000,000 msgs/s; faces within 1.5x of their floor at p50)"
-for n in 1 100; do
-  p=$(metric "BenchmarkPublish/subs=$n" ns/op); c=$(metric "BenchmarkChannelFanout/subs=$n" ns/op)
-  line "memory publish->deliver, $n subscriber(s)" "$p ns/op  $(metric "BenchmarkPublish/subs=$n" msgs/s) msgs/s   channels $c ns/op   ratio $(ratio "$p" "$c")"
-done
-# The faces are measured from a client writing and reading raw frames, as
-# their floors are; the Go clients' own figures are printed beside them.
-sm=$(metric BenchmarkSendMessageRawClient p50-ns); gc=$(metric BenchmarkSendMessage p50-ns); echo_=$(metric BenchmarkBareEcho p50-ns)
-line "JSON-RPC sendMessage round trip" "$sm ns p50 (Go client $gc)   bare WebSocket echo $echo_   ratio $(ratio "$sm" "$echo_")"
-ev=$(metric BenchmarkRoundTrip/envelope-uds p50-ns); raw=$(metric BenchmarkRoundTrip/envelope-uds-raw-client p50-ns); be=$(metric BenchmarkRoundTrip/bare-echo-uds p50-ns)
-line "v1 envelope round trip over UDS" "$raw ns p50 (Go client $ev)   bare echo $be   ratio $(ratio "$raw" "$be")"
-np=$(metric BenchmarkPublishDeliver ns/op); nb=$(metric BenchmarkBareNATS ns/op)
-line "nats backend publish->deliver" "$np ns/op   bare nats.go $nb   ratio $(ratio "$np" "$nb")"
+# pair LABEL UNIT PKG_A BENCH_A PKG_B BENCH_B BENCHTIME [UNIT2]: run A then
+# B, PAIRS times, and print the medians and the median of the ratios A/B
+# (for UNIT2 too, from the same runs, when given). The values are kept in
+# $pa (median of A) and $pr (median ratio) for the caller.
+pair() {
+  local as="" bs="" rs="" a b i a2 b2 rs2="" v
+  for ((i = 1; i <= PAIRS; i++)); do
+    v=$(bench1 "$3" "$4" "$7" "$2" ${8:+"$8"}); a=$(sed -n 1p <<<"$v"); a2=$(sed -n 2p <<<"$v")
+    v=$(bench1 "$5" "$6" "$7" "$2" ${8:+"$8"}); b=$(sed -n 1p <<<"$v"); b2=$(sed -n 2p <<<"$v")
+    as+=" $a"; bs+=" $b"
+    rs+=" $(awk -v a="$a" -v b="$b" 'BEGIN { if (a != "" && b > 0) printf "%.4f", a / b }')"
+    rs2+=" $(awk -v a="$a2" -v b="$b2" 'BEGIN { if (a != "" && b > 0) printf "%.4f", a / b }')"
+  done
+  pa=$(echo "$as" | median); pb=$(echo "$bs" | median); pr=$(echo "$rs" | median)
+  printf '  %-46s %14s %s   floor %14s   ratio %sx (median of %d pairs)' "$1" "$pa" "$2" "$pb" "$(printf '%.2f' "${pr:-0}")" "$PAIRS"
+  if [ -n "${8:-}" ]; then printf '   %s ratio %sx' "$8" "$(printf '%.2f' "$(echo "$rs2" | median)")"; fi
+  echo
+}
+
+# single LABEL UNIT PKG BENCH BENCHTIME: a figure without a floor, median of
+# PAIRS runs.
+single() {
+  local vs="" i
+  for ((i = 1; i <= PAIRS; i++)); do vs+=" $(bench1 "$3" "$4" "$5" "$2")"; done
+  printf '  %-46s %14s %s (median of %d)\n' "$1" "$(echo "$vs" | median)" "$2" "$PAIRS"
+}
+
+want() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime) on $(getconf _NPROCESSORS_ONLN) cores"
+
+if want plans; then
+  echo "== Plans (target: a 1,000-task plan parsed and counted in under 5 ms; tick in 100,000 tasks < 5 ms)"
+  pair "parse+count 1,000 tasks vs stock goldmark" ns/op ./plans 'BenchmarkParse$/^tasks=1000$' ./plans 'BenchmarkGoldmarkFloor$' 1s
+  pair "tick one task in 100,000 (the run's door)" ns/op ./plans 'BenchmarkSetDoneIn100000$' ./plans 'BenchmarkTickFloor100000$' 1s
+  single "tick one task in 100,000 (file changed: re-parse)" ns/op ./plans 'BenchmarkSetDone100000$' 1s
+fi
+
+if want runbook; then
+  echo "== Runbook: weave start-work on \`true\` blocks vs one process doing the same durable work"
+  echo "   (target: <= 1.5x the floor at 1,000 tasks; per-task cost at 3,000 within 1.2x of 300)"
+  declare -A per
+  for n in ${WEAVE_BENCH_TASKS//,/ }; do
+    pair "start-work, $n tasks (per task)" ns/task ./cmd/weave "BenchmarkStartWorkRunbook\$/^tasks=$n\$" ./cmd/weave "BenchmarkRunbookFloor\$/^tasks=$n\$" 1x cpu-ns/task
+    per[$n]=$pa
+  done
+  if [ -n "${per[300]:-}" ] && [ -n "${per[3000]:-}" ]; then
+    printf '  %-46s %s\n' "per-task cost, 3,000 vs 300 tasks" "$(awk -v a="${per[3000]}" -v b="${per[300]}" 'BEGIN { printf "%.2fx", a / b }')"
+  fi
+  pair "one-task start-work, built-ins vs none" ns/op ./cmd/weave 'BenchmarkFirstTask$/^builtins$' ./cmd/weave 'BenchmarkFirstTask$/^no-builtin-hooks$' 5x
+fi
+
+if want status; then
+  echo "== Status (target: <= 5x grep -rc over the same files, second run)"
+  pair "weave status, $WEAVE_BENCH_PLANS plans of 50 tasks" ns/op ./cmd/weave 'BenchmarkStatusProcess$' ./cmd/weave 'BenchmarkStatusGrepFloor$' 5x
+fi
+
+if want plugins; then
+  echo "== Plugins (target: hook round trip within 2x of bare gRPC at p50)"
+  single "plugin cold start to first call" p50-ns ./host/supervisor 'BenchmarkPluginColdStart$' 10x
+  pair "hook round trip vs bare gRPC, subprocess" p50-ns ./host/supervisor 'BenchmarkHookRoundTrip$' ./plugins 'BenchmarkBareGRPCUnixSubprocess$' 1s
+  pair "hook round trip in process vs bare gRPC" p50-ns ./plugins 'BenchmarkHookRoundTripInProcess$' ./plugins 'BenchmarkBareGRPCUnix$' 1s
+  pair "tool call through gate + hooks vs direct" ns/op ./host/tools 'BenchmarkToolCallThroughGate$' ./host/tools 'BenchmarkToolCallDirect$' 1s
+fi
+
+if want model; then
+  echo "== Model (target: the host adds <= 1 ms to a model call, fake model answering at once)"
+  pair "model call through the host vs provider alone" ns/op ./host 'BenchmarkModelCallThroughHost$' ./host 'BenchmarkModelCallDirect$' 300x
+fi
+
+if want bus; then
+  echo "== Bus (targets: memory within 3x of channels; faces and nats within 1.5x of their floor)"
+  pair "memory publish->deliver, 1 subscriber" ns/op ./bus 'BenchmarkPublish$/^subs=1$' ./bus 'BenchmarkChannelFanout$/^subs=1$' 1s
+  pair "memory publish->deliver, 100 subscribers" ns/op ./bus 'BenchmarkPublish$/^subs=100$' ./bus 'BenchmarkChannelFanout$/^subs=100$' 1s
+  pair "JSON-RPC sendMessage, Go client" p50-ns ./bus/jsonrpc 'BenchmarkSendMessage$' ./bus/jsonrpc 'BenchmarkBareEcho$' 1s
+  pair "JSON-RPC sendMessage, raw client" p50-ns ./bus/jsonrpc 'BenchmarkSendMessageRawClient$' ./bus/jsonrpc 'BenchmarkBareEcho$' 1s
+  pair "v1 envelope over UDS, Go client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
+  pair "v1 envelope over UDS, raw client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds-raw-client$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
+  pair "nats backend publish->deliver vs nats.go" ns/op ./bus/natsbus 'BenchmarkPublishDeliver$' ./bus/natsbus 'BenchmarkBareNATS$' 1s
+fi

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,11 @@ var (
 func weaveBinary(b *testing.B) string {
 	b.Helper()
 	benchBinOnce.Do(func() {
+		// scripts/bench.sh builds weave once for all its runs.
+		if bin := os.Getenv("WEAVE_BENCH_BIN"); bin != "" {
+			benchBin = bin
+			return
+		}
 		dir, err := os.MkdirTemp("", "weave-bench")
 		if err != nil {
 			benchBinErr = err
@@ -59,75 +66,221 @@ func benchProject(b *testing.B, plan []byte) string {
 	return dir
 }
 
-// BenchmarkStartWorkRunbook runs `weave start-work` on a 1,000-task runbook
-// plan and reports the time per task.
+// benchTaskCounts are the runbook sizes the runbook benchmarks run:
+// WEAVE_BENCH_TASKS (e.g. "100,300,1000,3000", as scripts/bench.sh sets
+// it), else 100 alone, which keeps a run of every benchmark once short.
+func benchTaskCounts(b *testing.B) []int {
+	b.Helper()
+	env := os.Getenv("WEAVE_BENCH_TASKS")
+	if env == "" {
+		return []int{100}
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("WEAVE_BENCH_TASKS=%q: want task counts separated by commas", env)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// BenchmarkStartWorkRunbook runs `weave start-work` on runbook plans of
+// `true` blocks (see benchTaskCounts for the sizes) and reports the time per
+// task. BenchmarkRunbookFloor is its floor.
 func BenchmarkStartWorkRunbook(b *testing.B) {
-	const tasks = 1000
 	bin := weaveBinary(b)
-	plan := truePlan(tasks)
-	var total time.Duration
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		dir := benchProject(b, plan)
-		b.StartTimer()
-		start := time.Now()
-		cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
-		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("start-work: %v\n%s", err, tail(out))
-		}
-		total += time.Since(start)
+	for _, tasks := range benchTaskCounts(b) {
+		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
+			plan := truePlan(tasks)
+			var total, cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				dir := benchProject(b, plan)
+				b.StartTimer()
+				start := time.Now()
+				cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
+				cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("start-work: %v\n%s", err, tail(out))
+				}
+				total += time.Since(start)
+				cpu += cpuTime(cmd)
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
+		})
 	}
-	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
 }
 
-// floorScript runs n blocks of `true` the way a plain shell loop would, with
-// two atomic file writes (temp file, fsync, rename, fsync of the directory)
-// for each: the least any runner that records progress durably can do.
-const floorScript = `
-set -e
-n=$1; cd "$2"
-for i in $(seq 1 "$n"); do
-  sh -e -c true
-  printf 'task %s\n' "$i" > state.tmp; sync state.tmp; mv state.tmp state; sync .
-  printf 'plan %s\n' "$i" > plan.tmp; sync plan.tmp; mv plan.tmp plan; sync .
-done
-`
+// cpuTime is the CPU time, user and system, of a finished command and of
+// the children it waited for (plugins, blocks).
+func cpuTime(cmd *exec.Cmd) time.Duration {
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
 
-// BenchmarkRunbookFloor is the floor BenchmarkStartWorkRunbook is measured
-// against.
+// floorEnv makes the test binary the runbook floor (see runFloor) instead of
+// running tests.
+const floorEnv = "WEAVE_BENCH_FLOOR"
+
+// BenchmarkRunbookFloor is the floor of BenchmarkStartWorkRunbook: one
+// process (this test binary, re-executed) doing the durable work of a
+// runbook and nothing else (see runFloor), on the same plan.
 func BenchmarkRunbookFloor(b *testing.B) {
-	const tasks = 1000
-	var total time.Duration
-	for i := 0; i < b.N; i++ {
-		dir := b.TempDir()
-		start := time.Now()
-		if out, err := exec.Command("bash", "-c", floorScript, "floor", fmt.Sprint(tasks), dir).CombinedOutput(); err != nil {
-			b.Fatalf("floor: %v\n%s", err, out)
-		}
-		total += time.Since(start)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
+	for _, tasks := range benchTaskCounts(b) {
+		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
+			plan := truePlan(tasks)
+			var total, cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				dir := benchProject(b, plan)
+				b.StartTimer()
+				start := time.Now()
+				cmd := exec.Command(exe, filepath.Join(dir, ".weave", "plans", "bench.md"), filepath.Join(dir, ".weave", "state.json"))
+				cmd.Env = append(os.Environ(), floorEnv+"=1")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("floor: %v\n%s", err, tail(out))
+				}
+				total += time.Since(start)
+				cpu += cpuTime(cmd)
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
+		})
+	}
 }
 
-// BenchmarkStatusProcess measures `weave status` from process start to
-// exit on a project with 20 plans of 50 tasks.
-func BenchmarkStatusProcess(b *testing.B) {
-	bin := weaveBinary(b)
+// runFloor does, for each unchecked task of the plan at planPath, what any
+// runner that records progress durably must: run the block (`sh -e -c
+// true`), write a small state file atomically, and write the plan with the
+// task's checkbox patched atomically (temp file, fsync, rename, fsync of the
+// directory), the plan kept in memory between tasks.
+func runFloor(planPath, statePath string) error {
+	plan, err := os.ReadFile(planPath)
+	if err != nil {
+		return err
+	}
+	box := []byte("- [ ]")
+	for task, off := 1, 0; ; task++ {
+		i := bytes.Index(plan[off:], box)
+		if i < 0 {
+			return nil
+		}
+		off += i + 3 // the space inside the brackets
+		if err := exec.Command("sh", "-e", "-c", "true").Run(); err != nil {
+			return err
+		}
+		state := fmt.Sprintf(`{"plan":%q,"task":%d,"attempts":0}`+"\n", planPath, task)
+		if err := floorWrite(statePath, []byte(state)); err != nil {
+			return err
+		}
+		plan[off] = 'x'
+		if err := floorWrite(planPath, plan); err != nil {
+			return err
+		}
+	}
+}
+
+// floorWrite writes path atomically: temp file, fsync, rename, fsync of the
+// directory.
+func floorWrite(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".floor-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// statusProject is a project of plans of 50 tasks: WEAVE_BENCH_PLANS of
+// them (scripts/bench.sh asks for 1,000), else 20.
+func statusProject(b *testing.B) string {
+	b.Helper()
+	n := 20
+	if env := os.Getenv("WEAVE_BENCH_PLANS"); env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil || n <= 0 {
+			b.Fatalf("WEAVE_BENCH_PLANS=%q: want a number of plans", env)
+		}
+	}
 	dir := benchProject(b, truePlan(50))
-	for i := 0; i < 19; i++ {
-		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", fmt.Sprintf("p%02d.md", i)), truePlan(50), 0o644); err != nil {
+	for i := 1; i < n; i++ {
+		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", fmt.Sprintf("p%04d.md", i)), truePlan(50), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
+	// Plans written an hour ago, as in a project someone works in: a plan
+	// written this very second is read again by every listing.
+	old := time.Now().Add(-time.Hour)
+	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "plans", "*.md"))
+	for _, f := range files {
+		if err := os.Chtimes(f, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// BenchmarkStatusProcess measures `weave status` from process start to
+// exit on a project of plans of 50 tasks (see statusProject), after a first
+// run. BenchmarkStatusGrepFloor is its floor.
+func BenchmarkStatusProcess(b *testing.B) {
+	bin := weaveBinary(b)
+	dir := statusProject(b)
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+dir)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	status := func() {
 		cmd := exec.Command(bin, "--dir", dir, "status")
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("status: %v\n%s", err, out)
 		}
+	}
+	status() // the second run is the one that counts
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		status()
+	}
+}
+
+// BenchmarkStatusGrepFloor counts the checkboxes of the same plans with
+// `grep -rc`, after a first run.
+func BenchmarkStatusGrepFloor(b *testing.B) {
+	dir := statusProject(b)
+	grep := func() {
+		// grep exits 1 when a file has no match; only 2 is an error.
+		out, err := exec.Command("grep", "-rc", "--", "- \\[[ x]\\]", filepath.Join(dir, ".weave", "plans")).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
+			b.Fatalf("grep: %v\n%s", err, out)
+		}
+	}
+	grep()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		grep()
 	}
 }
 

@@ -79,7 +79,7 @@ func writeHookList(w io.Writer, list []hooks.Listing) {
 		if l.Disabled {
 			name += " (disabled)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", name, l.Source, l.Priority, strings.Join(l.Events, ","), l.Timeout, l.Fail)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", name, l.Source, l.Priority, strings.Join(l.EventLabels(), ","), l.Timeout, l.Fail)
 	}
 	_ = tw.Flush()
 }

@@ -25,6 +25,7 @@ state.json.*
 weave.lock
 logs/
 run/
+cache/
 `
 
 type initOptions struct {

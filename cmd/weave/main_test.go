@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -9,8 +10,17 @@ import (
 )
 
 // TestMain lets the test binary stand in for weave when the host re-executes
-// itself to serve a built-in plugin, as the real binary does.
+// itself to serve a built-in plugin, as the real binary does, and be the
+// runbook floor of the benchmarks.
 func TestMain(m *testing.M) {
+	if os.Getenv(floorEnv) != "" {
+		// The runbook floor of the benchmarks: plan and state paths.
+		if err := runFloor(os.Args[1], os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == plugins.BuiltinCommand {
 		os.Exit(runArgs(context.Background(), SystemStreams(), os.Args[1:]))
 	}

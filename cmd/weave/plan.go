@@ -41,13 +41,13 @@ func newCmdPlanList(g *globalOptions, s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all, err := plans.DiscoverContext(c.Context(), project)
+			all, err := plans.Summaries(c.Context(), project)
 			if err != nil {
 				return err
 			}
 			entries := make([]planEntry, 0, len(all))
 			for _, p := range all {
-				pr := p.Progress()
+				pr := p.Progress
 				entries = append(entries, planEntry{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), Invalid: p.Invalid})
 			}
 			if asJSON {

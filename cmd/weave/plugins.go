@@ -175,6 +175,9 @@ func listing(e supervisor.Entry, m plugins.Manifest, err error) pluginListing {
 	if m.Kind == plugins.KindHook && len(m.Events) == 0 {
 		problems = append(problems, "a hook that handles no events: list them in Info.Events")
 	}
+	if err := m.CheckTools(); err != nil {
+		problems = append(problems, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
 	if len(problems) > 0 {
 		l.Status, l.Error = pluginError, fmt.Sprintf("plugin %q (%s): %s", e.Name, e.Path, strings.Join(problems, "; "))
 	}

@@ -63,6 +63,13 @@ func repoRoot(t *testing.T) string {
 // the test instead of compiling gRPC again.
 func buildExample(t *testing.T, name, dest string) {
 	t.Helper()
+	buildGo(t, "./examples/hooks/"+name, dest)
+}
+
+// buildGo builds the package pkg (a path from the repository root) to dest,
+// as buildExample does.
+func buildGo(t *testing.T, pkg, dest string) {
+	t.Helper()
 	args := []string{"build", "-o", dest}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -71,10 +78,10 @@ func buildExample(t *testing.T, name, dest string) {
 			}
 		}
 	}
-	cmd := exec.Command("go", append(args, "./examples/hooks/"+name)...)
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 }
 
@@ -104,6 +111,8 @@ func TestPluginsList(t *testing.T) {
 	}
 	// A plugin that is not one, and one listed in config.
 	writeExecutable(t, filepath.Join(dir, ".weave", "plugins", "garbage"), "#!/bin/sh\necho 'this is not JSON'\n")
+	// A hook whose matcher names a tool by its Claude Code name.
+	writeExecutable(t, filepath.Join(dir, ".weave", "plugins", "badtools"), "#!/bin/sh\necho '{\"name\":\"badtools\",\"kind\":\"hook\",\"events\":[\"tool.execute.before\"],\"tools\":{\"tool.execute.before\":[\"Bash\"]},\"protocol_version\":1}'\n")
 	writeExecutable(t, filepath.Join(buildDir, "future"), "#!/bin/sh\necho '{\"name\":\"future\",\"kind\":\"hook\",\"events\":[\"session.start\"],\"protocol_version\":99}'\n")
 	cfg := "plugins:\n  - name: future\n    path: " + filepath.Join(buildDir, "future") + "\n"
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
@@ -139,6 +148,9 @@ func TestPluginsList(t *testing.T) {
 	if l := byName["garbage"]; l.Status != pluginError || !strings.Contains(l.Error, "no JSON manifest") {
 		t.Errorf("garbage = %+v, want status error saying it printed no manifest", l)
 	}
+	if l := byName["badtools"]; l.Status != pluginError || !strings.Contains(l.Error, `unknown tool "Bash"`) {
+		t.Errorf("badtools = %+v, want status error naming the unknown tool", l)
+	}
 	if l := byName["future"]; l.Source != "config" || l.Status != pluginError || !strings.Contains(l.Error, "protocol version 99") {
 		t.Errorf("future = %+v, want a config plugin in error over its protocol version", l)
 	}
@@ -155,7 +167,7 @@ func TestPluginsList(t *testing.T) {
 		}
 	}
 
-	if !strings.Contains(errOut, "2 plugin(s) could not describe themselves") {
+	if !strings.Contains(errOut, "3 plugin(s) could not describe themselves") {
 		t.Errorf("plugins list stderr = %q, want a count of the broken plugins", errOut)
 	}
 

@@ -511,6 +511,11 @@ func (r *runner) services(out io.Writer) *tools.Services {
 // the agent ticks it with plan_check, and the host checks. It returns the
 // plan as it now is, and false when the task is no longer in it.
 func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, error) {
+	if ticked := r.tools.Ticked(p.Path); ticked != nil {
+		// The agent ticked through the door: start from what it wrote,
+		// which a stat confirms, instead of reading the file again.
+		p = ticked
+	}
 	np, err := plans.Reload(p)
 	if err != nil {
 		return nil, false, fmt.Errorf("re-read plan: %w", err)

@@ -42,7 +42,8 @@ type ProjectStatus struct {
 // it must work while a plan runs. It stops when ctx is done.
 func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStatus, error) {
 	out := ProjectStatus{Project: project, Plans: []PlanStatus{}}
-	all, err := plans.DiscoverContext(ctx, project)
+	// Only plans changed since the last listing are parsed.
+	all, err := plans.Summaries(ctx, project)
 	if err != nil {
 		return out, err
 	}
@@ -54,7 +55,7 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 	out.Warning = warning
 	pid := store.Holder()
 	for _, p := range all {
-		pr := p.Progress()
+		pr := p.Progress
 		ps := PlanStatus{Name: p.Name, Path: p.Path, Completed: pr.Completed, Total: pr.Total, Complete: pr.Complete(), State: "idle"}
 		if pr.Complete() {
 			ps.State = "complete"

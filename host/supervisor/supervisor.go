@@ -183,6 +183,17 @@ func (s *Supervisor) Hook(name string) plugins.Hook { return supervisedHook{s, n
 // needed; the Host given to Handle serves the calls the plugin makes back.
 func (s *Supervisor) Agent(name string) plugins.Agent { return supervisedAgent{s, name} }
 
+// Running reports whether the plugin name has a live process now.
+func (s *Supervisor) Running(name string) bool {
+	p, err := s.lookup(name)
+	if err != nil {
+		return false
+	}
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
+	return p.inst != nil && !p.inst.gone()
+}
+
 // Manifest starts the plugin if needed and returns its manifest.
 func (s *Supervisor) Manifest(ctx context.Context, name string) (plugins.Manifest, error) {
 	var m plugins.Manifest

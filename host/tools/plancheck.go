@@ -81,6 +81,17 @@ func (t *Tools) Progress(name string) (plugins.PlanProgress, error) {
 	return out, nil
 }
 
+// Ticked returns the plan as the tick door last wrote it when that was the
+// file at path, else nil; plans.Reload tells whether it is still current.
+func (t *Tools) Ticked(path string) *plans.Plan {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lastPlan == nil || t.lastPlan.Path != path {
+		return nil
+	}
+	return t.lastPlan
+}
+
 // recentPlan is the plan plan_check last ticked, read again, when name is
 // its name; reading it again costs no parse when only its marks changed.
 func (t *Tools) recentPlan(name string) *plans.Plan {

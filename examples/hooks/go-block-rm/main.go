@@ -23,7 +23,8 @@ const version = "1.0.0"
 // blockRm is the hook. It holds no state, so it is safe for concurrent use.
 type blockRm struct{}
 
-// Info subscribes to tool.execute.before only. The low priority runs it
+// Info subscribes to tool.execute.before, for bash only: weave never calls
+// it for another tool. The low priority runs it
 // before most hooks, so a destructive call is refused before anything else
 // reacts to it.
 func (blockRm) Info(context.Context) (plugins.Info, error) {
@@ -32,6 +33,7 @@ func (blockRm) Info(context.Context) (plugins.Info, error) {
 		Version:  version,
 		Kind:     plugins.KindHook,
 		Events:   []string{plugins.EventToolExecuteBefore},
+		Tools:    map[string][]string{plugins.EventToolExecuteBefore: {plugins.ToolBash}},
 		Priority: 10,
 	}, nil
 }

@@ -99,7 +99,8 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := plugins.Info{Name: "go-block-rm", Version: version, Kind: plugins.KindHook, Events: []string{plugins.EventToolExecuteBefore}, Priority: 10}
+	want := plugins.Info{Name: "go-block-rm", Version: version, Kind: plugins.KindHook, Events: []string{plugins.EventToolExecuteBefore},
+		Tools: map[string][]string{plugins.EventToolExecuteBefore: {plugins.ToolBash}}, Priority: 10}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Info() mismatch (-want +got):\n%s", diff)
 	}

@@ -264,7 +264,12 @@ type PluginInfo struct {
 	Events   []string `protobuf:"bytes,4,rep,name=events,proto3" json:"events,omitempty"`
 	Priority int32    `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
 	// role is set by agents.
-	Role          string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
+	Role string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
+	// tools narrows tool events (tool.execute.before, tool.execute.after) to
+	// the tools named, as a Claude Code matcher does: the host calls the hook
+	// on such an event only for a tool listed under it. An event that is not a
+	// key is called for every tool; a key with no names, for none.
+	Tools         map[string]*ToolNames `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -341,6 +346,58 @@ func (x *PluginInfo) GetRole() string {
 	return ""
 }
 
+func (x *PluginInfo) GetTools() map[string]*ToolNames {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+// ToolNames lists tools by the names of the host's tool table ("bash").
+type ToolNames struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolNames) Reset() {
+	*x = ToolNames{}
+	mi := &file_weave_v1_weave_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolNames) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolNames) ProtoMessage() {}
+
+func (x *ToolNames) ProtoReflect() protoreflect.Message {
+	mi := &file_weave_v1_weave_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolNames.ProtoReflect.Descriptor instead.
+func (*ToolNames) Descriptor() ([]byte, []int) {
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ToolNames) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
 type TaskRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Number        int32                  `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
@@ -351,7 +408,7 @@ type TaskRef struct {
 
 func (x *TaskRef) Reset() {
 	*x = TaskRef{}
-	mi := &file_weave_v1_weave_proto_msgTypes[6]
+	mi := &file_weave_v1_weave_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -363,7 +420,7 @@ func (x *TaskRef) String() string {
 func (*TaskRef) ProtoMessage() {}
 
 func (x *TaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[6]
+	mi := &file_weave_v1_weave_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -376,7 +433,7 @@ func (x *TaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskRef.ProtoReflect.Descriptor instead.
 func (*TaskRef) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{6}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TaskRef) GetNumber() int32 {
@@ -406,7 +463,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_weave_v1_weave_proto_msgTypes[7]
+	mi := &file_weave_v1_weave_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +475,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[7]
+	mi := &file_weave_v1_weave_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +488,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{7}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCall) GetTool() string {
@@ -467,7 +524,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_weave_v1_weave_proto_msgTypes[8]
+	mi := &file_weave_v1_weave_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +536,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[8]
+	mi := &file_weave_v1_weave_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +549,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{8}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolResult) GetOutput() string {
@@ -547,7 +604,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_weave_v1_weave_proto_msgTypes[9]
+	mi := &file_weave_v1_weave_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +616,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[9]
+	mi := &file_weave_v1_weave_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +629,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{9}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Event) GetName() string {
@@ -682,7 +739,7 @@ type HookHandleRequest struct {
 
 func (x *HookHandleRequest) Reset() {
 	*x = HookHandleRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[10]
+	mi := &file_weave_v1_weave_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -694,7 +751,7 @@ func (x *HookHandleRequest) String() string {
 func (*HookHandleRequest) ProtoMessage() {}
 
 func (x *HookHandleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[10]
+	mi := &file_weave_v1_weave_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -707,7 +764,7 @@ func (x *HookHandleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookHandleRequest.ProtoReflect.Descriptor instead.
 func (*HookHandleRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{10}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HookHandleRequest) GetEvent() *Event {
@@ -732,7 +789,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_weave_v1_weave_proto_msgTypes[11]
+	mi := &file_weave_v1_weave_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +801,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[11]
+	mi := &file_weave_v1_weave_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +814,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{11}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Decision) GetAction() string {
@@ -810,7 +867,7 @@ type AgentHandleRequest struct {
 
 func (x *AgentHandleRequest) Reset() {
 	*x = AgentHandleRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[12]
+	mi := &file_weave_v1_weave_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +879,7 @@ func (x *AgentHandleRequest) String() string {
 func (*AgentHandleRequest) ProtoMessage() {}
 
 func (x *AgentHandleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[12]
+	mi := &file_weave_v1_weave_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +892,7 @@ func (x *AgentHandleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentHandleRequest.ProtoReflect.Descriptor instead.
 func (*AgentHandleRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{12}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AgentHandleRequest) GetCallId() uint64 {
@@ -891,7 +948,7 @@ type AgentResponse struct {
 
 func (x *AgentResponse) Reset() {
 	*x = AgentResponse{}
-	mi := &file_weave_v1_weave_proto_msgTypes[13]
+	mi := &file_weave_v1_weave_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +960,7 @@ func (x *AgentResponse) String() string {
 func (*AgentResponse) ProtoMessage() {}
 
 func (x *AgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[13]
+	mi := &file_weave_v1_weave_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +973,7 @@ func (x *AgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentResponse.ProtoReflect.Descriptor instead.
 func (*AgentResponse) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{13}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AgentResponse) GetOutput() string {
@@ -950,7 +1007,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[14]
+	mi := &file_weave_v1_weave_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1019,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[14]
+	mi := &file_weave_v1_weave_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1032,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{14}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CallToolRequest) GetCallId() uint64 {
@@ -1004,7 +1061,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_weave_v1_weave_proto_msgTypes[15]
+	mi := &file_weave_v1_weave_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1073,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[15]
+	mi := &file_weave_v1_weave_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1086,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{15}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -1070,7 +1127,7 @@ type ChatMessage struct {
 
 func (x *ChatMessage) Reset() {
 	*x = ChatMessage{}
-	mi := &file_weave_v1_weave_proto_msgTypes[16]
+	mi := &file_weave_v1_weave_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1139,7 @@ func (x *ChatMessage) String() string {
 func (*ChatMessage) ProtoMessage() {}
 
 func (x *ChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[16]
+	mi := &file_weave_v1_weave_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1152,7 @@ func (x *ChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
 func (*ChatMessage) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{16}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ChatMessage) GetRole() string {
@@ -1145,7 +1202,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_weave_v1_weave_proto_msgTypes[17]
+	mi := &file_weave_v1_weave_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1214,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[17]
+	mi := &file_weave_v1_weave_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1227,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{17}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -1218,7 +1275,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[18]
+	mi := &file_weave_v1_weave_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1287,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[18]
+	mi := &file_weave_v1_weave_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1300,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{18}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompleteRequest) GetCallId() uint64 {
@@ -1315,7 +1372,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_weave_v1_weave_proto_msgTypes[19]
+	mi := &file_weave_v1_weave_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1384,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[19]
+	mi := &file_weave_v1_weave_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1397,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{19}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CompleteResponse) GetMessage() *ChatMessage {
@@ -1382,7 +1439,7 @@ type ProgressRequest struct {
 
 func (x *ProgressRequest) Reset() {
 	*x = ProgressRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[20]
+	mi := &file_weave_v1_weave_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1451,7 @@ func (x *ProgressRequest) String() string {
 func (*ProgressRequest) ProtoMessage() {}
 
 func (x *ProgressRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[20]
+	mi := &file_weave_v1_weave_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1464,7 @@ func (x *ProgressRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressRequest.ProtoReflect.Descriptor instead.
 func (*ProgressRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{20}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ProgressRequest) GetCallId() uint64 {
@@ -1435,7 +1492,7 @@ type PlanTask struct {
 
 func (x *PlanTask) Reset() {
 	*x = PlanTask{}
-	mi := &file_weave_v1_weave_proto_msgTypes[21]
+	mi := &file_weave_v1_weave_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1504,7 @@ func (x *PlanTask) String() string {
 func (*PlanTask) ProtoMessage() {}
 
 func (x *PlanTask) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[21]
+	mi := &file_weave_v1_weave_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1517,7 @@ func (x *PlanTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanTask.ProtoReflect.Descriptor instead.
 func (*PlanTask) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{21}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PlanTask) GetNumber() int32 {
@@ -1496,7 +1553,7 @@ type PlanProgress struct {
 
 func (x *PlanProgress) Reset() {
 	*x = PlanProgress{}
-	mi := &file_weave_v1_weave_proto_msgTypes[22]
+	mi := &file_weave_v1_weave_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1565,7 @@ func (x *PlanProgress) String() string {
 func (*PlanProgress) ProtoMessage() {}
 
 func (x *PlanProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[22]
+	mi := &file_weave_v1_weave_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1578,7 @@ func (x *PlanProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanProgress.ProtoReflect.Descriptor instead.
 func (*PlanProgress) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{22}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PlanProgress) GetPlan() string {
@@ -1563,7 +1620,7 @@ type TickTaskRequest struct {
 
 func (x *TickTaskRequest) Reset() {
 	*x = TickTaskRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[23]
+	mi := &file_weave_v1_weave_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1632,7 @@ func (x *TickTaskRequest) String() string {
 func (*TickTaskRequest) ProtoMessage() {}
 
 func (x *TickTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[23]
+	mi := &file_weave_v1_weave_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1645,7 @@ func (x *TickTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TickTaskRequest.ProtoReflect.Descriptor instead.
 func (*TickTaskRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{23}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TickTaskRequest) GetCallId() uint64 {
@@ -1624,7 +1681,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_weave_v1_weave_proto_msgTypes[24]
+	mi := &file_weave_v1_weave_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1693,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[24]
+	mi := &file_weave_v1_weave_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1706,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{24}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LogRequest) GetCallId() uint64 {
@@ -1681,7 +1738,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_weave_v1_weave_proto_msgTypes[25]
+	mi := &file_weave_v1_weave_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +1750,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weave_v1_weave_proto_msgTypes[25]
+	mi := &file_weave_v1_weave_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +1763,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_weave_v1_weave_proto_rawDescGZIP(), []int{25}
+	return file_weave_v1_weave_proto_rawDescGZIP(), []int{26}
 }
 
 var File_weave_v1_weave_proto protoreflect.FileDescriptor
@@ -1721,7 +1778,7 @@ const file_weave_v1_weave_proto_rawDesc = "" +
 	"\x11AttachHostRequest\x12\x1b\n" +
 	"\tbroker_id\x18\x01 \x01(\rR\bbrokerId\"\x14\n" +
 	"\x12AttachHostResponse\"\r\n" +
-	"\vInfoRequest\"\x96\x01\n" +
+	"\vInfoRequest\"\x9c\x02\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -1729,7 +1786,14 @@ const file_weave_v1_weave_proto_rawDesc = "" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06events\x18\x04 \x03(\tR\x06events\x12\x1a\n" +
 	"\bpriority\x18\x05 \x01(\x05R\bpriority\x12\x12\n" +
-	"\x04role\x18\x06 \x01(\tR\x04role\"7\n" +
+	"\x04role\x18\x06 \x01(\tR\x04role\x125\n" +
+	"\x05tools\x18\a \x03(\v2\x1f.weave.v1.PluginInfo.ToolsEntryR\x05tools\x1aM\n" +
+	"\n" +
+	"ToolsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12)\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.weave.v1.ToolNamesR\x05value:\x028\x01\"!\n" +
+	"\tToolNames\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"7\n" +
 	"\aTaskRef\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\"K\n" +
@@ -1871,7 +1935,7 @@ func file_weave_v1_weave_proto_rawDescGZIP() []byte {
 	return file_weave_v1_weave_proto_rawDescData
 }
 
-var file_weave_v1_weave_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_weave_v1_weave_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_weave_v1_weave_proto_goTypes = []any{
 	(*DescribeRequest)(nil),       // 0: weave.v1.DescribeRequest
 	(*Manifest)(nil),              // 1: weave.v1.Manifest
@@ -1879,70 +1943,74 @@ var file_weave_v1_weave_proto_goTypes = []any{
 	(*AttachHostResponse)(nil),    // 3: weave.v1.AttachHostResponse
 	(*InfoRequest)(nil),           // 4: weave.v1.InfoRequest
 	(*PluginInfo)(nil),            // 5: weave.v1.PluginInfo
-	(*TaskRef)(nil),               // 6: weave.v1.TaskRef
-	(*ToolCall)(nil),              // 7: weave.v1.ToolCall
-	(*ToolResult)(nil),            // 8: weave.v1.ToolResult
-	(*Event)(nil),                 // 9: weave.v1.Event
-	(*HookHandleRequest)(nil),     // 10: weave.v1.HookHandleRequest
-	(*Decision)(nil),              // 11: weave.v1.Decision
-	(*AgentHandleRequest)(nil),    // 12: weave.v1.AgentHandleRequest
-	(*AgentResponse)(nil),         // 13: weave.v1.AgentResponse
-	(*CallToolRequest)(nil),       // 14: weave.v1.CallToolRequest
-	(*ToolSpec)(nil),              // 15: weave.v1.ToolSpec
-	(*ChatMessage)(nil),           // 16: weave.v1.ChatMessage
-	(*Usage)(nil),                 // 17: weave.v1.Usage
-	(*CompleteRequest)(nil),       // 18: weave.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 19: weave.v1.CompleteResponse
-	(*ProgressRequest)(nil),       // 20: weave.v1.ProgressRequest
-	(*PlanTask)(nil),              // 21: weave.v1.PlanTask
-	(*PlanProgress)(nil),          // 22: weave.v1.PlanProgress
-	(*TickTaskRequest)(nil),       // 23: weave.v1.TickTaskRequest
-	(*LogRequest)(nil),            // 24: weave.v1.LogRequest
-	(*LogResponse)(nil),           // 25: weave.v1.LogResponse
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*ToolNames)(nil),             // 6: weave.v1.ToolNames
+	(*TaskRef)(nil),               // 7: weave.v1.TaskRef
+	(*ToolCall)(nil),              // 8: weave.v1.ToolCall
+	(*ToolResult)(nil),            // 9: weave.v1.ToolResult
+	(*Event)(nil),                 // 10: weave.v1.Event
+	(*HookHandleRequest)(nil),     // 11: weave.v1.HookHandleRequest
+	(*Decision)(nil),              // 12: weave.v1.Decision
+	(*AgentHandleRequest)(nil),    // 13: weave.v1.AgentHandleRequest
+	(*AgentResponse)(nil),         // 14: weave.v1.AgentResponse
+	(*CallToolRequest)(nil),       // 15: weave.v1.CallToolRequest
+	(*ToolSpec)(nil),              // 16: weave.v1.ToolSpec
+	(*ChatMessage)(nil),           // 17: weave.v1.ChatMessage
+	(*Usage)(nil),                 // 18: weave.v1.Usage
+	(*CompleteRequest)(nil),       // 19: weave.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 20: weave.v1.CompleteResponse
+	(*ProgressRequest)(nil),       // 21: weave.v1.ProgressRequest
+	(*PlanTask)(nil),              // 22: weave.v1.PlanTask
+	(*PlanProgress)(nil),          // 23: weave.v1.PlanProgress
+	(*TickTaskRequest)(nil),       // 24: weave.v1.TickTaskRequest
+	(*LogRequest)(nil),            // 25: weave.v1.LogRequest
+	(*LogResponse)(nil),           // 26: weave.v1.LogResponse
+	nil,                           // 27: weave.v1.PluginInfo.ToolsEntry
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
 }
 var file_weave_v1_weave_proto_depIdxs = []int32{
 	5,  // 0: weave.v1.Manifest.info:type_name -> weave.v1.PluginInfo
-	8,  // 1: weave.v1.Event.result:type_name -> weave.v1.ToolResult
-	6,  // 2: weave.v1.Event.task:type_name -> weave.v1.TaskRef
-	26, // 3: weave.v1.Event.time:type_name -> google.protobuf.Timestamp
-	9,  // 4: weave.v1.HookHandleRequest.event:type_name -> weave.v1.Event
-	6,  // 5: weave.v1.AgentHandleRequest.task:type_name -> weave.v1.TaskRef
-	7,  // 6: weave.v1.CallToolRequest.call:type_name -> weave.v1.ToolCall
-	7,  // 7: weave.v1.ChatMessage.tool_calls:type_name -> weave.v1.ToolCall
-	16, // 8: weave.v1.CompleteRequest.messages:type_name -> weave.v1.ChatMessage
-	15, // 9: weave.v1.CompleteRequest.tools:type_name -> weave.v1.ToolSpec
-	16, // 10: weave.v1.CompleteResponse.message:type_name -> weave.v1.ChatMessage
-	17, // 11: weave.v1.CompleteResponse.usage:type_name -> weave.v1.Usage
-	21, // 12: weave.v1.PlanProgress.tasks:type_name -> weave.v1.PlanTask
-	6,  // 13: weave.v1.TickTaskRequest.task:type_name -> weave.v1.TaskRef
-	0,  // 14: weave.v1.Plugin.Describe:input_type -> weave.v1.DescribeRequest
-	2,  // 15: weave.v1.Plugin.AttachHost:input_type -> weave.v1.AttachHostRequest
-	4,  // 16: weave.v1.Hook.Info:input_type -> weave.v1.InfoRequest
-	10, // 17: weave.v1.Hook.Handle:input_type -> weave.v1.HookHandleRequest
-	4,  // 18: weave.v1.Agent.Info:input_type -> weave.v1.InfoRequest
-	12, // 19: weave.v1.Agent.Handle:input_type -> weave.v1.AgentHandleRequest
-	14, // 20: weave.v1.Tools.CallTool:input_type -> weave.v1.CallToolRequest
-	18, // 21: weave.v1.Model.Complete:input_type -> weave.v1.CompleteRequest
-	20, // 22: weave.v1.Plans.Progress:input_type -> weave.v1.ProgressRequest
-	23, // 23: weave.v1.Plans.TickTask:input_type -> weave.v1.TickTaskRequest
-	24, // 24: weave.v1.Log.Log:input_type -> weave.v1.LogRequest
-	1,  // 25: weave.v1.Plugin.Describe:output_type -> weave.v1.Manifest
-	3,  // 26: weave.v1.Plugin.AttachHost:output_type -> weave.v1.AttachHostResponse
-	5,  // 27: weave.v1.Hook.Info:output_type -> weave.v1.PluginInfo
-	11, // 28: weave.v1.Hook.Handle:output_type -> weave.v1.Decision
-	5,  // 29: weave.v1.Agent.Info:output_type -> weave.v1.PluginInfo
-	13, // 30: weave.v1.Agent.Handle:output_type -> weave.v1.AgentResponse
-	8,  // 31: weave.v1.Tools.CallTool:output_type -> weave.v1.ToolResult
-	19, // 32: weave.v1.Model.Complete:output_type -> weave.v1.CompleteResponse
-	22, // 33: weave.v1.Plans.Progress:output_type -> weave.v1.PlanProgress
-	22, // 34: weave.v1.Plans.TickTask:output_type -> weave.v1.PlanProgress
-	25, // 35: weave.v1.Log.Log:output_type -> weave.v1.LogResponse
-	25, // [25:36] is the sub-list for method output_type
-	14, // [14:25] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	27, // 1: weave.v1.PluginInfo.tools:type_name -> weave.v1.PluginInfo.ToolsEntry
+	9,  // 2: weave.v1.Event.result:type_name -> weave.v1.ToolResult
+	7,  // 3: weave.v1.Event.task:type_name -> weave.v1.TaskRef
+	28, // 4: weave.v1.Event.time:type_name -> google.protobuf.Timestamp
+	10, // 5: weave.v1.HookHandleRequest.event:type_name -> weave.v1.Event
+	7,  // 6: weave.v1.AgentHandleRequest.task:type_name -> weave.v1.TaskRef
+	8,  // 7: weave.v1.CallToolRequest.call:type_name -> weave.v1.ToolCall
+	8,  // 8: weave.v1.ChatMessage.tool_calls:type_name -> weave.v1.ToolCall
+	17, // 9: weave.v1.CompleteRequest.messages:type_name -> weave.v1.ChatMessage
+	16, // 10: weave.v1.CompleteRequest.tools:type_name -> weave.v1.ToolSpec
+	17, // 11: weave.v1.CompleteResponse.message:type_name -> weave.v1.ChatMessage
+	18, // 12: weave.v1.CompleteResponse.usage:type_name -> weave.v1.Usage
+	22, // 13: weave.v1.PlanProgress.tasks:type_name -> weave.v1.PlanTask
+	7,  // 14: weave.v1.TickTaskRequest.task:type_name -> weave.v1.TaskRef
+	6,  // 15: weave.v1.PluginInfo.ToolsEntry.value:type_name -> weave.v1.ToolNames
+	0,  // 16: weave.v1.Plugin.Describe:input_type -> weave.v1.DescribeRequest
+	2,  // 17: weave.v1.Plugin.AttachHost:input_type -> weave.v1.AttachHostRequest
+	4,  // 18: weave.v1.Hook.Info:input_type -> weave.v1.InfoRequest
+	11, // 19: weave.v1.Hook.Handle:input_type -> weave.v1.HookHandleRequest
+	4,  // 20: weave.v1.Agent.Info:input_type -> weave.v1.InfoRequest
+	13, // 21: weave.v1.Agent.Handle:input_type -> weave.v1.AgentHandleRequest
+	15, // 22: weave.v1.Tools.CallTool:input_type -> weave.v1.CallToolRequest
+	19, // 23: weave.v1.Model.Complete:input_type -> weave.v1.CompleteRequest
+	21, // 24: weave.v1.Plans.Progress:input_type -> weave.v1.ProgressRequest
+	24, // 25: weave.v1.Plans.TickTask:input_type -> weave.v1.TickTaskRequest
+	25, // 26: weave.v1.Log.Log:input_type -> weave.v1.LogRequest
+	1,  // 27: weave.v1.Plugin.Describe:output_type -> weave.v1.Manifest
+	3,  // 28: weave.v1.Plugin.AttachHost:output_type -> weave.v1.AttachHostResponse
+	5,  // 29: weave.v1.Hook.Info:output_type -> weave.v1.PluginInfo
+	12, // 30: weave.v1.Hook.Handle:output_type -> weave.v1.Decision
+	5,  // 31: weave.v1.Agent.Info:output_type -> weave.v1.PluginInfo
+	14, // 32: weave.v1.Agent.Handle:output_type -> weave.v1.AgentResponse
+	9,  // 33: weave.v1.Tools.CallTool:output_type -> weave.v1.ToolResult
+	20, // 34: weave.v1.Model.Complete:output_type -> weave.v1.CompleteResponse
+	23, // 35: weave.v1.Plans.Progress:output_type -> weave.v1.PlanProgress
+	23, // 36: weave.v1.Plans.TickTask:output_type -> weave.v1.PlanProgress
+	26, // 37: weave.v1.Log.Log:output_type -> weave.v1.LogResponse
+	27, // [27:38] is the sub-list for method output_type
+	16, // [16:27] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_weave_v1_weave_proto_init() }
@@ -1956,7 +2024,7 @@ func file_weave_v1_weave_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weave_v1_weave_proto_rawDesc), len(file_weave_v1_weave_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   7,
 		},
