@@ -69,7 +69,7 @@ type figures struct {
 }
 
 // runWeave runs bin with args in dir, killing it after limit.
-func runWeave(t *testing.T, bin, dir string, limit time.Duration, args ...string) figures {
+func tortureRun(t *testing.T, bin, dir string, limit time.Duration, args ...string) figures {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -94,7 +94,7 @@ func runWeave(t *testing.T, bin, dir string, limit time.Duration, args ...string
 func normalLatency(t *testing.T, bin, dir string, n int) time.Duration {
 	var ds []time.Duration
 	for range n {
-		ds = append(ds, runWeave(t, bin, dir, time.Minute, "plan", "list").wall)
+		ds = append(ds, tortureRun(t, bin, dir, time.Minute, "plan", "list").wall)
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
@@ -104,10 +104,10 @@ func normalLatency(t *testing.T, bin, dir string, n int) time.Duration {
 // the hostile one ends (at least once), and returns both.
 func during(t *testing.T, bin, dir string, limit time.Duration, args ...string) (figures, time.Duration) {
 	done := make(chan figures, 1)
-	go func() { done <- runWeave(t, bin, dir, limit, args...) }()
+	go func() { done <- tortureRun(t, bin, dir, limit, args...) }()
 	var ds []time.Duration
 	for {
-		ds = append(ds, runWeave(t, bin, dir, time.Minute, "plan", "list").wall)
+		ds = append(ds, tortureRun(t, bin, dir, time.Minute, "plan", "list").wall)
 		select {
 		case f := <-done:
 			slices.Sort(ds)
@@ -163,8 +163,8 @@ func TestTorture(t *testing.T) {
 	// Idle: a normal project, no hostile input.
 	idle := tortureProject(t, map[string]string{"ok": torturePlan})
 	idleNormal := normalLatency(t, bin, idle, 5)
-	row("idle", "status", runWeave(t, bin, idle, time.Minute, "status"), idleNormal, "")
-	row("idle", "start-work ok", runWeave(t, bin, idle, 2*time.Minute, "start-work", "ok"), idleNormal, "")
+	row("idle", "status", tortureRun(t, bin, idle, time.Minute, "status"), idleNormal, "")
+	row("idle", "start-work ok", tortureRun(t, bin, idle, 2*time.Minute, "start-work", "ok"), idleNormal, "")
 
 	// Files.
 	t.Run("lock symlink", func(t *testing.T) {
