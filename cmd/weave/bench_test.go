@@ -6,35 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
-
-var (
-	benchBinOnce sync.Once
-	benchBin     string
-	benchBinErr  error
 )
 
 // weaveBinary builds weave once for the benchmarks that run it as a process.
 func weaveBinary(b *testing.B) string {
 	b.Helper()
-	benchBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weave-bench")
-		if err != nil {
-			benchBinErr = err
-			return
-		}
-		benchBin = filepath.Join(dir, "weave")
-		if out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput(); err != nil {
-			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if benchBinErr != nil {
-		b.Fatal(benchBinErr)
-	}
-	return benchBin
+	return weaveBin(b)
 }
 
 // truePlan is a runbook plan of n tasks whose one block is `true`.

@@ -88,7 +88,9 @@ is verified, records its progress in .weave/state.json, and resumes where it
 stopped after an interruption or a crash.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo().Version,
 	}
+	root.SetVersionTemplate(versionTemplate())
 	root.SetContext(ctx)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
@@ -111,6 +113,7 @@ stopped after an interruption or a crash.`,
 		newCmdBus(g, s),
 		newCmdSendMessage(g, s),
 		newCmdServePlugin(s),
+		newCmdVersion(s),
 	)
 	return root
 }
