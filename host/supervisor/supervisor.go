@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -561,8 +560,12 @@ func (i *instance) gone() bool { return i.dead.Load() || i.client.Exited() }
 func (i *instance) kill() { i.client.Kill() }
 
 func (i *instance) forceKill() {
-	if i.pid > 0 {
-		_ = syscall.Kill(i.pid, syscall.SIGKILL)
+	if i.pid <= 0 {
+		return
+	}
+	if p, err := os.FindProcess(i.pid); err == nil {
+		_ = p.Kill() // SIGKILL on unix
+		_ = p.Release()
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/weavehq/weave/host/supervisor"
@@ -184,7 +183,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	close(done)
 	<-stopped
 	// Whatever the command left running in its group ends with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killGroupNow(cmd.Process.Pid)
 
 	text := out.buf.String()
 	if out.dropped > 0 {
@@ -211,7 +210,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	case errors.As(werr, &exit):
 		code = exit.ExitCode()
 		if code < 0 {
-			code = 128 + int(exit.Sys().(syscall.WaitStatus).Signal())
+			code = signalExitCode(exit)
 		}
 	case werr != nil && !errors.Is(werr, exec.ErrWaitDelay):
 		return plugins.ToolResult{}, fmt.Errorf("bash: %w", werr)
