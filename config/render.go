@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -22,9 +23,53 @@ const redacted = "<redacted>"
 // "# flag: log.level". Secrets (bus.token) are shown as <redacted>.
 func Render(w io.Writer, c *Config, s *Sources, withSources bool) error {
 	r := renderer{src: s, withSources: withSources}
+	root, err := r.tree(c)
+	if err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
+		return fmt.Errorf("render config: %w", err)
+	}
+	return enc.Close()
+}
+
+// RenderJSON writes c as one JSON object shaped like the YAML file, with
+// durations in milliseconds under the key's name plus "_ms"
+// (runbook.block_timeout is "runbook": {"block_timeout_ms": 1800000}), the
+// unit of every duration weave prints as JSON. With withSources the object
+// has a "sources" member mapping each dotted key (as written in the file)
+// to where its value came from. Secrets are shown as <redacted>.
+func RenderJSON(w io.Writer, c *Config, s *Sources, withSources bool) error {
+	r := renderer{src: s, millis: true}
+	root, err := r.tree(c)
+	if err != nil {
+		return err
+	}
+	var out map[string]any
+	if err := root.Decode(&out); err != nil {
+		return fmt.Errorf("render config: %w", err)
+	}
+	if withSources {
+		sources := map[string]string{}
+		for _, k := range keyTable() {
+			sources[k.Name] = describeSource(s.Of(k.Name))
+		}
+		out["sources"] = sources
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// tree builds the document every renderer writes.
+func (r renderer) tree(c *Config) (*yaml.Node, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	for _, k := range keyTable() {
 		var val *yaml.Node
+		parts := strings.Split(k.Name, ".")
+		name := parts[len(parts)-1]
 		switch k.Name {
 		case "agents":
 			val = r.agents(c.Agents)
@@ -37,32 +82,33 @@ func Render(w io.Writer, c *Config, s *Sources, withSources bool) error {
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			val = scalarNode(v.Interface())
+			if d, ok := v.Interface().(time.Duration); ok && r.millis {
+				val = scalarNode(int(d.Milliseconds()))
+				name += "_ms"
+			} else {
+				val = scalarNode(v.Interface())
+			}
 			if k.Secret && val.Value != "" {
 				val.Value = redacted
 			}
 			r.annotate(val, k.Name)
 		}
 		parent := root
-		parts := strings.Split(k.Name, ".")
 		for _, p := range parts[:len(parts)-1] {
 			parent = mappingChild(parent, p)
 		}
-		parent.Content = append(parent.Content, keyNode(parts[len(parts)-1]), val)
+		parent.Content = append(parent.Content, keyNode(name), val)
 	}
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
-		return fmt.Errorf("render config: %w", err)
-	}
-	return enc.Close()
+	return root, nil
 }
 
 type renderer struct {
 	src         *Sources
 	withSources bool
+	// millis renders durations as whole milliseconds, for JSON.
+	millis bool
 }
 
 func (r renderer) annotate(n *yaml.Node, key string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,4 +98,38 @@ func cleanEnv(t testing.TB) []string {
 		env = append(env, kv)
 	}
 	return append(env, "XDG_CONFIG_HOME="+t.TempDir())
+}
+
+// startWatch starts the built weave with args, its standard output going
+// to out, and returns a function that interrupts it (as Ctrl-C does) and
+// waits for it, failing the test unless it exits 0.
+func startWatch(t *testing.T, out io.Writer, args ...string) (stop func()) {
+	t.Helper()
+	cmd := exec.Command(weaveBin(t), args...)
+	cmd.Env = cleanEnv(t)
+	cmd.Stdout = out
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop = func() {
+		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("weave %s after Ctrl-C: %v (stderr %q)", strings.Join(args, " "), err, errOut.String())
+		}
+	}
+	t.Cleanup(func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return stop
 }

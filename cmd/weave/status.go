@@ -73,7 +73,10 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) error
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
-		enc.SetIndent("", "  ")
+		// Watching prints one object per line, for jq and line readers.
+		if !opts.Watch {
+			enc.SetIndent("", "  ")
+		}
 		return enc.Encode(struct {
 			run.ProjectStatus
 			Loop *host.LoopInfo `json:"loop,omitempty"`
@@ -97,7 +100,7 @@ func writeStatus(w io.Writer, st run.ProjectStatus) {
 		if p.Active {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s %-30s %s %d/%d  %s\n", mark, p.Name, bar(p.Completed, p.Total, 16), p.Completed, p.Total, p.State)
+		fmt.Fprintf(w, "%s %-30s %s %d/%d  %s\n", mark, p.Name, bar(p.Completed, p.Total), p.Completed, p.Total, p.State)
 		if p.Active && p.Current != "" {
 			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
 		}

@@ -66,7 +66,7 @@ func (v *plainView) Observe(ev run.Event) {
 	case run.EventTaskOutput:
 		fmt.Fprintf(v.out, "    %s\n", ev.Output)
 	case run.EventTaskDone:
-		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, seconds(ev.Elapsed))
+		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, millis(ev.ElapsedMS))
 	case run.EventTaskFailed:
 		retry := ""
 		if ev.Retry {
@@ -93,8 +93,8 @@ func attemptNote(n int) string {
 	return ""
 }
 
-func seconds(s float64) string {
-	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+func millis(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // liveView redraws a small panel in place: the plan and its progress bar,
@@ -197,7 +197,7 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 			m.lines = m.lines[len(m.lines)-m.tail:]
 		}
 	case run.EventTaskDone:
-		printed = fmt.Sprintf("✓ %d. %s  %s", ev.Task, ev.Title, seconds(ev.Elapsed))
+		printed = fmt.Sprintf("✓ %d. %s  %s", ev.Task, ev.Title, millis(ev.ElapsedMS))
 		m.task = ""
 	case run.EventTaskFailed:
 		printed = fmt.Sprintf("✗ %d. %s: %s", ev.Task, ev.Title, ev.Error)
@@ -226,7 +226,7 @@ func (m liveModel) View() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %s %d/%d", m.plan, bar(m.completed, m.total, 24), m.completed, m.total)
+	fmt.Fprintf(&b, "%s  %s %d/%d", m.plan, bar(m.completed, m.total), m.completed, m.total)
 	if m.status != "" {
 		fmt.Fprintf(&b, "  %s", m.status)
 	}
@@ -241,12 +241,15 @@ func (m liveModel) View() string {
 	return b.String()
 }
 
-func bar(done, total, width int) string {
+// barWidth is the width of every progress bar weave draws.
+const barWidth = 20
+
+func bar(done, total int) string {
 	if total <= 0 {
-		return strings.Repeat("░", width)
+		return strings.Repeat("░", barWidth)
 	}
-	n := done * width / total
-	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+	n := min(max(done*barWidth/total, 0), barWidth)
+	return strings.Repeat("█", n) + strings.Repeat("░", barWidth-n)
 }
 
 // clip shortens s to n runes so that a long line never wraps the panel.

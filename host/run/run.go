@@ -322,7 +322,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 
 		start := r.o.Now()
 		err := r.runLogged(ctx, p, t, base, logPath, attempt)
-		elapsed := r.o.Now().Sub(start).Seconds()
+		elapsed := r.o.Now().Sub(start).Milliseconds()
 
 		if ctx.Err() != nil {
 			// An interrupted attempt is not a failure of the task.
@@ -349,7 +349,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			r.st.Finish(t)
 			npr := np.Progress()
 			ev := base
-			ev.Type, ev.Time, ev.Completed, ev.Total, ev.Elapsed = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
+			ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
 			r.o.Observe(ev)
 			out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
 				Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
@@ -367,7 +367,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 		r.st.Failed(t, err)
 		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel)
 		ev = base
-		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
+		ev.Type, ev.Time, ev.Error, ev.Retry, ev.ElapsedMS = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
 		if !retry {
 			return nil, r.failErr(p, &t, err)
