@@ -90,29 +90,45 @@ func (s *Store) lockPath() string { return filepath.Join(s.dir, "weave.lock") }
 // weave (schema_version above SchemaVersion) is left alone and is an error.
 // An error is returned only when the file can be neither read nor moved.
 func (s *Store) Load() (st *State, warning string, err error) {
+	st, why, err := s.read()
+	if st != nil || why == "" || err != nil {
+		return st, "", err
+	}
 	path := s.Path()
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", nil
-	}
-	var why string
-	if err != nil {
-		why = fmt.Sprintf("unreadable (%v)", err)
-	} else {
-		var v int
-		st, why, v = decodeState(data)
-		if st != nil {
-			return st, "", nil
-		}
-		if v > SchemaVersion {
-			return nil, "", fmt.Errorf("state %s has schema_version %d, newer than this weave reads (%d); upgrade weave or remove the file", path, v, SchemaVersion)
-		}
-	}
 	aside, err := s.moveAside()
 	if err != nil {
 		return nil, "", fmt.Errorf("state %s is %s and could not be moved aside: %w; remove it by hand", path, why, err)
 	}
 	return nil, fmt.Sprintf("state %s was %s; moved it to %s and starting from the plan's checkboxes", path, why, aside), nil
+}
+
+// Read reads state.json as Load does but changes nothing, for readers
+// such as `weave status`: a file that is not valid state gives (nil,
+// warning, nil), and the next run moves it aside.
+func (s *Store) Read() (*State, string, error) {
+	st, why, err := s.read()
+	if why != "" {
+		return nil, fmt.Sprintf("state %s is %s; the next `weave start-work` moves it aside and starts from the plan's checkboxes", s.Path(), why), nil
+	}
+	return st, "", err
+}
+
+// read returns the state, or why the file is not valid state; a missing
+// file is neither.
+func (s *Store) read() (st *State, why string, err error) {
+	path := s.Path()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("unreadable (%v)", err), nil
+	}
+	st, why, v := decodeState(data)
+	if st == nil && v > SchemaVersion {
+		return nil, "", fmt.Errorf("state %s has schema_version %d, newer than this weave reads (%d); upgrade weave or remove the file", path, v, SchemaVersion)
+	}
+	return st, why, nil
 }
 
 // decodeState returns the state in data, or nil, why it is not valid and

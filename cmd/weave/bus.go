@@ -326,7 +326,13 @@ only inside that process and cannot be inspected from outside.`,
 			if err != nil {
 				return err
 			}
-			return busJSON(s.Out, res)
+			if err := busJSON(s.Out, res); err != nil {
+				return err
+			}
+			if res.DeadLettered || !res.Processed() {
+				return &exitError{code: exitFailed, err: fmt.Errorf("the replay of %s was not processed: it is a dead letter again (see `weave bus dlq`)", args[0])}
+			}
+			return nil
 		},
 	}
 	cmd.AddCommand(replay)

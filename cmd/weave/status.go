@@ -57,7 +57,7 @@ func statusRun(ctx context.Context, opts *statusOptions) error {
 	return watchStatus(ctx, opts, project)
 }
 
-func printStatus(ctx context.Context, opts *statusOptions, project string) error {
+func printStatus(ctx context.Context, opts *statusOptions, project string) (err error) {
 	now := time.Now()
 	st, err := run.ReadStatus(project, now)
 	if err != nil {
@@ -66,11 +66,19 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) error
 	// The loop state lives on a bus shared with the run; without one there
 	// is nothing to read, and an unreachable bus is a warning, not a failure.
 	var info *host.LoopInfo
-	if cfg, _, cerr := loadConfig(project, nil); cerr == nil {
+	cfg, _, cerr := loadConfig(project, nil)
+	if cerr == nil {
 		if info, err = host.LoopStatus(ctx, cfg, opts.Bus, now); err != nil {
 			fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
 		}
 	}
+	// A broken config is shown after the status, which is still worth
+	// seeing, and fails the command: a run would refuse to start.
+	defer func() {
+		if cerr != nil && err == nil {
+			err = &exitError{code: exitFailed, err: fmt.Errorf("the configuration is broken, so runs cannot start: %w", cerr)}
+		}
+	}()
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
 		// Watching prints one object per line, for jq and line readers.

@@ -44,7 +44,9 @@ func ReadStatus(project string, now time.Time) (ProjectStatus, error) {
 		return out, err
 	}
 	store := plans.NewStore(filepath.Join(project, ".weave"))
-	st, warning, err := store.Load()
+	// Reading the status changes nothing: a broken state.json is reported,
+	// and left for the next run to move aside.
+	st, warning, err := store.Read()
 	if err != nil {
 		return out, err
 	}
