@@ -149,7 +149,7 @@ blocks is marked "needs a model": only an agent model can carry it out.`,
 			if asJSON {
 				return writeJSON(s.Out, v)
 			}
-			writePlan(s.Out, v)
+			writePlan(s.Out, v, s.Terminal)
 			return nil
 		},
 	}
@@ -157,14 +157,19 @@ blocks is marked "needs a model": only an agent model can carry it out.`,
 	return cmd
 }
 
-func writePlan(w io.Writer, v planView) {
+// writePlan prints a plan for people; the progress bar only on a terminal.
+func writePlan(w io.Writer, v planView, terminal bool) {
 	title := v.Title
 	if title == "" {
 		title = v.Name
 	}
 	fmt.Fprintf(w, "%s\n%s\n", title, strings.Repeat("=", cellWidth(title)))
 	fmt.Fprintf(w, "file:     %s\n", v.Path)
-	fmt.Fprintf(w, "progress: %d/%d %s\n", v.Completed, v.Total, bar(v.Completed, v.Total))
+	if terminal {
+		fmt.Fprintf(w, "progress: %d/%d %s\n", v.Completed, v.Total, bar(v.Completed, v.Total))
+	} else {
+		fmt.Fprintf(w, "progress: %d/%d\n", v.Completed, v.Total)
+	}
 	if v.Effort != "" {
 		fmt.Fprintf(w, "effort:   %s\n", v.Effort)
 	}

@@ -20,6 +20,8 @@ type globalOptions struct {
 	// Dir is the project directory; empty means the nearest directory
 	// upward from the working directory that holds .weave/.
 	Dir string
+	// Color is --color: auto, always or never.
+	Color string
 }
 
 // project finds the project root the command works on.
@@ -99,6 +101,13 @@ stopped after an interruption or a crash.`,
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `%s --help` for usage", err, c.CommandPath())}
 	})
 	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "project directory (default: nearest directory upward holding .weave/)")
+	root.PersistentFlags().StringVar(&g.Color, "color", "auto", "colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
+	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorModes, cobra.ShellCompDirectiveNoFileComp))
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		color, err := useColor(g.Color, s.Terminal, os.Getenv)
+		s.Color = color
+		return err
+	}
 
 	root.AddCommand(
 		newCmdStartWork(g, s, nil),

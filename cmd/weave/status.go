@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -90,35 +90,66 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 			Loop *host.LoopInfo `json:"loop,omitempty"`
 		}{st, info})
 	}
-	writeStatus(opts.Streams.Out, st)
+	writeStatus(opts.Streams, st)
 	writeLoopInfo(opts.Streams.Out, info, now)
 	return nil
 }
 
-func writeStatus(w io.Writer, st run.ProjectStatus) {
+// writeStatus prints the status: on a terminal a table with progress bars,
+// otherwise (piped) one tab-separated line per plan: name, completed,
+// total, state, "active" or "", and the detail (in flight, paused reason or
+// last error).
+func writeStatus(s *Streams, st run.ProjectStatus) {
+	w, pal := s.Out, s.palette()
 	if st.Warning != "" {
-		fmt.Fprintf(w, "warning: %s\n", st.Warning)
+		pal.warning(w, st.Warning)
+	}
+	if !s.Terminal {
+		for _, p := range st.Plans {
+			active := ""
+			if p.Active {
+				active = "active"
+			}
+			detail := p.Current
+			if detail == "" {
+				detail = p.PausedReason
+			}
+			if detail == "" {
+				detail = p.LastError
+			}
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", p.Name, p.Completed, p.Total, pal.state(p.State), active, tsvField(detail))
+		}
+		return
 	}
 	if len(st.Plans) == 0 {
 		fmt.Fprintln(w, "no plans in .weave/plans")
 		return
 	}
+	nameWidth := 0
+	for _, p := range st.Plans {
+		nameWidth = max(nameWidth, cellWidth(p.Name))
+	}
 	for _, p := range st.Plans {
 		mark := " "
 		if p.Active {
-			mark = "*"
+			mark = pal.bold.Render("*")
 		}
-		fmt.Fprintf(w, "%s %-30s %s %d/%d  %s\n", mark, p.Name, bar(p.Completed, p.Total), p.Completed, p.Total, p.State)
+		fmt.Fprintf(w, "%s %s  %s %d/%d  %s\n", mark, padRight(p.Name, nameWidth), bar(p.Completed, p.Total), p.Completed, p.Total, pal.state(p.State))
 		if p.Active && p.Current != "" {
 			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
 		}
 		if p.Active && p.PausedReason != "" {
-			fmt.Fprintf(w, "    paused: %s\n", p.PausedReason)
+			fmt.Fprintf(w, "    %s %s\n", pal.warn.Render("paused:"), p.PausedReason)
 		}
 		if p.LastError != "" && p.LastError != p.PausedReason {
-			fmt.Fprintf(w, "    last error: %s\n", p.LastError)
+			fmt.Fprintf(w, "    %s %s\n", pal.bad.Render("last error:"), p.LastError)
 		}
 	}
+}
+
+// tsvField keeps a value on its line and in its column.
+func tsvField(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // watchStatus redraws the status when anything under .weave/ that it shows
@@ -146,10 +177,21 @@ func watchStatus(ctx context.Context, opts *statusOptions, project string) error
 	}
 	// Several events arrive for one save; redraw once they settle.
 	var settle <-chan time.Time
+	// On a terminal the elapsed times keep ticking between changes.
+	var tick <-chan time.Time
+	if opts.Streams.Terminal && !opts.JSON {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tick:
+			if err := draw(); err != nil {
+				fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
+			}
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
