@@ -303,15 +303,18 @@ func fieldByKey(c *Config, key string) (reflect.Value, error) {
 	return v, nil
 }
 
-// DefaultYAML returns a commented config file that lists every key with its
-// default and doc line; `weave init` writes it to .weave/config.yaml. It
-// loads back to exactly the defaults.
+// DefaultYAML returns the config file `weave init` writes to
+// .weave/config.yaml: every key with its doc line and its default, all as
+// comments, so that the file sets nothing until a line is uncommented and
+// user-level settings keep applying. It loads to exactly the defaults.
 func DefaultYAML() []byte {
 	var b bytes.Buffer
 	b.WriteString(`# Weave configuration for this project.
 #
-# Every key is listed with its default. Layers, each overriding the one before:
-# built-in defaults, the user file ($XDG_CONFIG_HOME/weave/config.yaml, else
+# Every key is listed, commented out, with its default: this file sets
+# nothing until you uncomment a line (and its section's line, such as
+# "runbook:"). Layers, each overriding the one before: built-in defaults,
+# the user file ($XDG_CONFIG_HOME/weave/config.yaml, else
 # ~/.config/weave/config.yaml), this file, WEAVE_* environment variables
 # (log.level -> WEAVE_LOG_LEVEL), command-line flags.
 # Durations are Go durations: 30s, 5m, 1h30m. See the effective result with
@@ -329,7 +332,7 @@ func DefaultYAML() []byte {
 			b.WriteString("\n")
 		}
 		for i := common; i < len(sections); i++ {
-			fmt.Fprintf(&b, "%s%s:\n", indent(i), sections[i])
+			fmt.Fprintf(&b, "# %s%s:\n", indent(i), sections[i])
 		}
 		open = sections
 		in := indent(len(sections))
@@ -342,27 +345,27 @@ func DefaultYAML() []byte {
 				doc += " One of: " + strings.Join(k.Allowed, ", ") + "."
 			}
 		}
-		for _, line := range wrap(doc, 76-len(in)) {
-			fmt.Fprintf(&b, "%s# %s\n", in, line)
+		for _, line := range wrap(doc, 74-len(in)) {
+			fmt.Fprintf(&b, "# %s# %s\n", in, line)
 		}
 		name := parts[len(parts)-1]
 		switch k.Kind {
 		case KindMap, KindList:
-			b.WriteString("# For example:\n")
+			fmt.Fprintf(&b, "# %s# For example:\n", in)
 			for _, line := range strings.Split(k.Example, "\n") {
-				fmt.Fprintf(&b, "#   %s\n", line)
+				fmt.Fprintf(&b, "# %s#   %s\n", in, line)
 			}
 			empty := "{}"
 			if k.Kind == KindList {
 				empty = "[]"
 			}
-			fmt.Fprintf(&b, "%s: %s\n", name, empty)
+			fmt.Fprintf(&b, "# %s%s: %s\n", in, name, empty)
 		default:
 			out, err := yaml.Marshal(scalarNode(k.Default))
 			if err != nil {
 				panic(fmt.Sprintf("config: render default of %s: %v", k.Name, err))
 			}
-			fmt.Fprintf(&b, "%s%s: %s\n", in, name, strings.TrimSpace(string(out)))
+			fmt.Fprintf(&b, "# %s%s: %s\n", in, name, strings.TrimSpace(string(out)))
 		}
 	}
 	return b.Bytes()

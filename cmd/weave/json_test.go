@@ -154,3 +154,5 @@ func TestStatusWatchJSONIsOneObjectPerLine(t *testing.T) {
 		}
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -27,6 +27,9 @@ type globalOptions struct {
 // project finds the project root the command works on.
 func (g *globalOptions) project() (string, error) {
 	if g.Dir != "" {
+		if err := g.checkDir(); err != nil {
+			return "", err
+		}
 		return host.FindProject(g.Dir)
 	}
 	wd, err := os.Getwd()
@@ -34,6 +37,20 @@ func (g *globalOptions) project() (string, error) {
 		return "", fmt.Errorf("find working directory: %w", err)
 	}
 	return host.FindProject(wd)
+}
+
+// checkDir fails when --dir names no directory, instead of looking above it.
+func (g *globalOptions) checkDir() error {
+	fi, err := os.Stat(g.Dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--dir %s: the directory does not exist", g.Dir)
+	case err != nil:
+		return fmt.Errorf("--dir %s: %w", g.Dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--dir %s: not a directory", g.Dir)
+	}
+	return nil
 }
 
 // findPlan finds the plan called name in the project.
