@@ -51,7 +51,15 @@ type TaskRecord struct {
 	LastError string    `json:"last_error,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Done      bool      `json:"done"`
+	// By is who ticked the task when it was not the run: ByPerson for
+	// `weave task done`.
+	By string `json:"by,omitempty"`
+	// Skipped marks a task the run left for a person (start-work --skip).
+	Skipped bool `json:"skipped,omitempty"`
 }
+
+// ByPerson is TaskRecord.By for a task a person ticked.
+const ByPerson = "person"
 
 // Record returns the record for key, creating it when missing.
 func (s *State) Record(key string) *TaskRecord {

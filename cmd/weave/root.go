@@ -140,6 +140,7 @@ stopped after an interruption or a crash.`,
 		newCmdSendMessage(g, s),
 		newCmdServePlugin(s),
 		newCmdVersion(s),
+		newCmdTask(g, s),
 	)
 	return root
 }

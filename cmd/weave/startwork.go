@@ -42,7 +42,11 @@ A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
 pauses; the next start-work resumes at the first unchecked task.
 
 Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
-		Args: argsBetween(0, 1),
+		Example: `  weave start-work                 # resume, or the only incomplete plan
+  weave start-work hello-weave
+  weave start-work oauth --json | jq -c 'select(.type == "task.done")'`,
+		Args:              argsBetween(0, 1),
+		ValidArgsFunction: completePlanNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Name = args[0]
