@@ -27,6 +27,7 @@ type Host struct {
 	project string
 	cfg     *config.Config
 	logger  *slog.Logger
+	verbose bool
 
 	sup      *supervisor.Supervisor
 	gate     *tools.Gate
@@ -48,12 +49,13 @@ type Host struct {
 type Option func(*openOptions)
 
 type openOptions struct {
-	logger *slog.Logger
-	bus    bool
-	busURL string
-	hooks  bool
-	tools  bool
-	model  tools.Model
+	logger  *slog.Logger
+	bus     bool
+	busURL  string
+	hooks   bool
+	tools   bool
+	model   tools.Model
+	verbose bool
 }
 
 // WithLogger sets the host log; the default discards.
@@ -67,6 +69,10 @@ func WithBus(url string) Option { return func(o *openOptions) { o.bus, o.busURL 
 // (plugins.Host.Complete); without it, they are told no model is
 // configured.
 func WithModel(m tools.Model) Option { return func(o *openOptions) { o.model = m } }
+
+// WithVerbose has runs show the plan's template warnings every time, not
+// only when they change.
+func WithVerbose(v bool) Option { return func(o *openOptions) { o.verbose = v } }
 
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
@@ -95,7 +101,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.model == nil {
 		o.model = tools.NoModel{}
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger, model: o.model}
+	h := &Host{project: project, cfg: cfg, logger: o.logger, model: o.model, verbose: o.verbose}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -227,6 +233,7 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Tools:   h.tools,
 		Logger:  h.logger,
 		Observe: observe,
+		Verbose: h.verbose,
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)

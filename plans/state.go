@@ -34,7 +34,10 @@ type State struct {
 	InFlight      *InFlight              `json:"in_flight,omitempty"` // the task being worked on
 	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // by Task.Key()
 	LastError     string                 `json:"last_error,omitempty"`
-	UpdatedAt     time.Time              `json:"updated_at"`
+	// Warned names the plan's template warnings the last run showed, so
+	// that they show again only when they change.
+	Warned    string    `json:"warned,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // InFlight is the task a run was working on. After a crash it is retried.

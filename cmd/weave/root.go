@@ -13,7 +13,12 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
 )
+
+// otherWeaveEnv are the WEAVE_* variables weave reads that are not config
+// keys.
+var otherWeaveEnv = []string{host.ProjectEnv, host.BusURLEnv, host.BusTokenEnv, plugins.EnvPluginName, plugins.EnvHostPID, weaveSrcEnv}
 
 // globalOptions are the flags every command takes.
 type globalOptions struct {
@@ -123,7 +128,17 @@ stopped after an interruption or a crash.`,
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		color, err := useColor(g.Color, s.Terminal, os.Getenv)
 		s.Color = color
-		return err
+		if err != nil {
+			return err
+		}
+		// A mistyped WEAVE_* variable would otherwise set nothing silently.
+		if !c.Hidden && !strings.HasPrefix(c.Name(), "__") {
+			pal := s.palette()
+			for _, w := range config.UnknownEnv(os.Environ(), otherWeaveEnv...) {
+				pal.warning(s.ErrOut, w)
+			}
+		}
+		return nil
 	}
 
 	root.AddCommand(

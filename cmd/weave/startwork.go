@@ -18,6 +18,8 @@ type startWorkOptions struct {
 	Streams *Streams
 	Name    string
 	JSON    bool
+	// Verbose shows the plan's template warnings on every run.
+	Verbose bool
 	// Bus joins a bus (ws:// or nats://) instead of the embedded one.
 	Bus string
 	// Overrides are config values set by flags.
@@ -61,6 +63,7 @@ Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
 			return startWorkRun(c.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "show the plan's template warnings on every run, not only when they change")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT (default: bus.url, WEAVE_BUS_URL, else the embedded bus)")
 	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
@@ -82,7 +85,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 		return err
 	}
 	defer logFile.Close()
-	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools())
+	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose))
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +78,9 @@ type Options struct {
 	Observe Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Verbose shows the plan's template warnings on every run; otherwise
+	// they show when they differ from what the last run of the plan showed.
+	Verbose bool
 }
 
 // Result is what a start-work run did.
@@ -216,8 +222,20 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		r.res.Status = StatusInvalid
 		return r.res, nil
 	}
-	for _, w := range r.res.Report.Warnings {
-		r.warn(problemText(p, w))
+	// Template warnings, in line order, once per change of what they say.
+	warnings := slices.Clone(r.res.Report.Warnings)
+	slices.SortStableFunc(warnings, func(a, b plans.Problem) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), strings.Compare(a.Msg, b.Msg))
+	})
+	texts := make([]string, len(warnings))
+	for i, w := range warnings {
+		texts[i] = problemText(p, w)
+	}
+	digest := warningsDigest(texts)
+	if abs, err := filepath.Abs(p.Path); r.o.Verbose || st == nil || err != nil || !st.IsActive(abs) || st.Warned != digest {
+		for _, t := range texts {
+			r.warn(t)
+		}
 	}
 
 	resumed := res.Verdict == plans.VerdictResume && st != nil
@@ -234,6 +252,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		r.st = plans.NewState(abs, p.Name, agents.Tapestry, plans.GitHead(r.o.Project), r.o.Now())
 	}
 	r.st.Resume(r.session)
+	r.st.Warned = digest
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
 	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
@@ -603,4 +622,14 @@ func NewSessionID(now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("ses_%s_%s", now.UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
+}
+
+// warningsDigest names a set of warnings, so that a run can tell whether the
+// last one showed the same.
+func warningsDigest(texts []string) string {
+	if len(texts) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.Join(texts, "\n")))
+	return hex.EncodeToString(sum[:8])
 }
