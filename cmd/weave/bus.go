@@ -271,7 +271,7 @@ func openBusFlag(ctx context.Context, g *globalOptions, flag, what string) (bus.
 	if url == "" {
 		return nil, nil, usageErrorf("no bus to %s: pass --bus ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT, or set %s", what, host.BusURLEnv)
 	}
-	return host.OpenBus(ctx, cfg, url)
+	return openBusHinted(ctx, cfg, url)
 }
 
 func newCmdBusDLQ(g *globalOptions, s *Streams) *cobra.Command {

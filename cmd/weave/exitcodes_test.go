@@ -108,3 +108,11 @@ func TestStatusExitsOneOnABrokenConfigAndLeavesStateAlone(t *testing.T) {
 		}
 	}
 }
+
+func TestBusErrorsSayWhatToTry(t *testing.T) {
+	r := runBin(t, nil, "", "send-message", "--bus", "ws://127.0.0.1:1", "--topic", "agent:x", "--payload", `{"type":"x"}`)
+	want := "weave: no bus at ws://127.0.0.1:1: is `weave bus serve --ws 127.0.0.1:1` running? check --bus, bus.url or WEAVE_BUS_URL\n"
+	if r.code != exitFailed || r.err != want {
+		t.Errorf("send-message to a closed port = %d %q, want 1 and one line: %q", r.code, r.err, want)
+	}
+}
