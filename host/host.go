@@ -28,6 +28,7 @@ type Host struct {
 	cfg     *config.Config
 	logger  *slog.Logger
 	verbose bool
+	skip    []int
 
 	sup      *supervisor.Supervisor
 	gate     *tools.Gate
@@ -56,6 +57,7 @@ type openOptions struct {
 	tools   bool
 	model   tools.Model
 	verbose bool
+	skip    []int
 }
 
 // WithLogger sets the host log; the default discards.
@@ -73,6 +75,9 @@ func WithModel(m tools.Model) Option { return func(o *openOptions) { o.model = m
 // WithVerbose has runs show the plan's template warnings every time, not
 // only when they change.
 func WithVerbose(v bool) Option { return func(o *openOptions) { o.verbose = v } }
+
+// WithSkip has runs leave the tasks numbered skip unchecked, for a person.
+func WithSkip(skip ...int) Option { return func(o *openOptions) { o.skip = skip } }
 
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
@@ -101,7 +106,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.model == nil {
 		o.model = tools.NoModel{}
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger, model: o.model, verbose: o.verbose}
+	h := &Host{project: project, cfg: cfg, logger: o.logger, model: o.model, verbose: o.verbose, skip: o.skip}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -234,6 +239,7 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Logger:  h.logger,
 		Observe: observe,
 		Verbose: h.verbose,
+		Skip:    h.skip,
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)

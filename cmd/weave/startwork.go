@@ -20,6 +20,8 @@ type startWorkOptions struct {
 	JSON    bool
 	// Verbose shows the plan's template warnings on every run.
 	Verbose bool
+	// Skip lists tasks to leave for a person.
+	Skip []int
 	// Bus joins a bus (ws:// or nats://) instead of the embedded one.
 	Bus string
 	// Overrides are config values set by flags.
@@ -63,6 +65,7 @@ Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
 			return startWorkRun(c.Context(), opts)
 		},
 	}
+	cmd.Flags().IntSliceVar(&opts.Skip, "skip", nil, "leave task N unchecked for a person to do (repeatable, or 2,5); tick it later with `weave task done`")
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "show the plan's template warnings on every run, not only when they change")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT (default: bus.url, WEAVE_BUS_URL, else the embedded bus)")
@@ -85,7 +88,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 		return err
 	}
 	defer logFile.Close()
-	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose))
+	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
 	if err != nil {
 		return err
 	}

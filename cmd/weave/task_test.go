@@ -80,3 +80,22 @@ func TestCompletionOfNames(t *testing.T) {
 		t.Errorf("completion of --color = %q, want the modes", r.out)
 	}
 }
+
+func TestStartWorkSkipLeavesATaskForAPerson(t *testing.T) {
+	plan := "# P\n\n## TODOs\n\n- [ ] 1. Build\n  ```sh\n  true\n  ```\n- [ ] 2. Sign by hand\n  ```sh\n  exit 7\n  ```\n- [ ] 3. Ship\n  ```sh\n  true\n  ```\n"
+	dir := project(t, map[string]string{"p": plan})
+	r := runBin(t, nil, "", "--dir", dir, "start-work", "--skip", "2", "p")
+	if r.code != exitPaused || !strings.Contains(r.out+r.err, "weave task done p N") {
+		t.Fatalf("start-work --skip 2 = %d\n%s\n%s\nwant 3 (paused) naming weave task done", r.code, r.out, r.err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ".weave", "plans", "p.md"))
+	if !strings.Contains(string(b), "- [x] 1.") || !strings.Contains(string(b), "- [ ] 2.") || !strings.Contains(string(b), "- [x] 3.") {
+		t.Errorf("after --skip 2 the plan is\n%s\nwant 1 and 3 ticked, 2 not", b)
+	}
+	if r := runBin(t, nil, "", "--dir", dir, "task", "done", "p", "2"); r.code != 0 {
+		t.Fatalf("task done = %d %q", r.code, r.err)
+	}
+	if r := runBin(t, nil, "", "--dir", dir, "start-work", "p"); r.code != 0 {
+		t.Errorf("start-work after the person's task = %d %q, want 0", r.code, r.err)
+	}
+}

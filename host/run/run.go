@@ -78,6 +78,9 @@ type Options struct {
 	Observe Observer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Skip lists tasks (by number, or position when unnumbered) the run
+	// leaves unchecked for a person to do: start-work --skip.
+	Skip []int
 	// Verbose shows the plan's template warnings on every run; otherwise
 	// they show when they differ from what the last run of the plan showed.
 	Verbose bool
@@ -309,8 +312,11 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 			return r.fail(p, nil, fmt.Errorf("re-read plan: %w", err))
 		}
 		r.res.Plan = p
-		t, ok := p.Next()
+		t, ok := r.next(p)
 		if !ok {
+			if left := r.skippedLeft(p); len(left) > 0 {
+				return r.pause(p, fmt.Sprintf("only tasks left for a person remain (%s); tick each with `weave task done %s N` once done", strings.Join(left, ", "), p.Name))
+			}
 			return r.done(p)
 		}
 		if ctx.Err() != nil {
@@ -632,4 +638,27 @@ func warningsDigest(texts []string) string {
 	}
 	sum := sha256.Sum256([]byte(strings.Join(texts, "\n")))
 	return hex.EncodeToString(sum[:8])
+}
+
+// next is the first unchecked task the run does not skip.
+func (r *runner) next(p *plans.Plan) (plans.Task, bool) {
+	for _, t := range p.Tasks {
+		if !t.Done && !slices.Contains(r.o.Skip, taskNumber(t)) {
+			return t, true
+		}
+	}
+	return plans.Task{}, false
+}
+
+// skippedLeft lists the unchecked tasks the run skipped, and records them
+// as skipped in the state.
+func (r *runner) skippedLeft(p *plans.Plan) []string {
+	var out []string
+	for _, t := range p.Tasks {
+		if !t.Done && slices.Contains(r.o.Skip, taskNumber(t)) {
+			out = append(out, "task "+t.Label())
+			r.st.Record(t.Key()).Skipped = true
+		}
+	}
+	return out
 }
