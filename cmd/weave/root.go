@@ -156,6 +156,7 @@ stopped after an interruption or a crash.`,
 		newCmdServePlugin(s),
 		newCmdVersion(s),
 		newCmdTask(g, s),
+		newCmdDoctor(g, s),
 	)
 	return root
 }
