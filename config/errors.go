@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -118,4 +119,37 @@ func levenshtein(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// UnknownEnv returns a warning for each WEAVE_* variable in environ that
+// sets no config key and is not one of also (variables read elsewhere),
+// with the closest known name when it looks like a typo.
+func UnknownEnv(environ []string, also ...string) []string {
+	known := append([]string(nil), also...)
+	for _, k := range Keys() {
+		if k.Env != "" {
+			known = append(known, k.Env)
+		}
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "WEAVE_") || slices.Contains(known, name) {
+			continue
+		}
+		msg := fmt.Sprintf("unknown environment variable %s", name)
+		// Compared without the prefix every name shares.
+		rest := make([]string, len(known))
+		for i, k := range known {
+			rest[i] = strings.TrimPrefix(k, "WEAVE_")
+		}
+		if s := suggest(strings.TrimPrefix(name, "WEAVE_"), rest); s != "" {
+			msg += fmt.Sprintf(" (did you mean WEAVE_%s?)", s)
+		} else {
+			msg += "; it sets nothing (see `weave config show --sources` for the WEAVE_* names)"
+		}
+		out = append(out, msg)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -22,9 +23,53 @@ const redacted = "<redacted>"
 // "# flag: log.level". Secrets (bus.token) are shown as <redacted>.
 func Render(w io.Writer, c *Config, s *Sources, withSources bool) error {
 	r := renderer{src: s, withSources: withSources}
+	root, err := r.tree(c)
+	if err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
+		return fmt.Errorf("render config: %w", err)
+	}
+	return enc.Close()
+}
+
+// RenderJSON writes c as one JSON object shaped like the YAML file, with
+// durations in milliseconds under the key's name plus "_ms"
+// (runbook.block_timeout is "runbook": {"block_timeout_ms": 1800000}), the
+// unit of every duration weave prints as JSON. With withSources the object
+// has a "sources" member mapping each dotted key (as written in the file)
+// to where its value came from. Secrets are shown as <redacted>.
+func RenderJSON(w io.Writer, c *Config, s *Sources, withSources bool) error {
+	r := renderer{src: s, millis: true}
+	root, err := r.tree(c)
+	if err != nil {
+		return err
+	}
+	var out map[string]any
+	if err := root.Decode(&out); err != nil {
+		return fmt.Errorf("render config: %w", err)
+	}
+	if withSources {
+		sources := map[string]string{}
+		for _, k := range keyTable() {
+			sources[k.Name] = describeSource(s.Of(k.Name))
+		}
+		out["sources"] = sources
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// tree builds the document every renderer writes.
+func (r renderer) tree(c *Config) (*yaml.Node, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	for _, k := range keyTable() {
 		var val *yaml.Node
+		parts := strings.Split(k.Name, ".")
+		name := parts[len(parts)-1]
 		switch k.Name {
 		case "agents":
 			val = r.agents(c.Agents)
@@ -37,32 +82,33 @@ func Render(w io.Writer, c *Config, s *Sources, withSources bool) error {
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			val = scalarNode(v.Interface())
+			if d, ok := v.Interface().(time.Duration); ok && r.millis {
+				val = scalarNode(int(d.Milliseconds()))
+				name += "_ms"
+			} else {
+				val = scalarNode(v.Interface())
+			}
 			if k.Secret && val.Value != "" {
 				val.Value = redacted
 			}
 			r.annotate(val, k.Name)
 		}
 		parent := root
-		parts := strings.Split(k.Name, ".")
 		for _, p := range parts[:len(parts)-1] {
 			parent = mappingChild(parent, p)
 		}
-		parent.Content = append(parent.Content, keyNode(parts[len(parts)-1]), val)
+		parent.Content = append(parent.Content, keyNode(name), val)
 	}
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
-		return fmt.Errorf("render config: %w", err)
-	}
-	return enc.Close()
+	return root, nil
 }
 
 type renderer struct {
 	src         *Sources
 	withSources bool
+	// millis renders durations as whole milliseconds, for JSON.
+	millis bool
 }
 
 func (r renderer) annotate(n *yaml.Node, key string) {
@@ -262,15 +308,18 @@ func fieldByKey(c *Config, key string) (reflect.Value, error) {
 	return v, nil
 }
 
-// DefaultYAML returns a commented config file that lists every key with its
-// default and doc line; `weave init` writes it to .weave/config.yaml. It
-// loads back to exactly the defaults.
+// DefaultYAML returns the config file `weave init` writes to
+// .weave/config.yaml: every key with its doc line and its default, all as
+// comments, so that the file sets nothing until a line is uncommented and
+// user-level settings keep applying. It loads to exactly the defaults.
 func DefaultYAML() []byte {
 	var b bytes.Buffer
 	b.WriteString(`# Weave configuration for this project.
 #
-# Every key is listed with its default. Layers, each overriding the one before:
-# built-in defaults, the user file ($XDG_CONFIG_HOME/weave/config.yaml, else
+# Every key is listed, commented out, with its default: this file sets
+# nothing until you uncomment a line (and its section's line, such as
+# "runbook:"). Layers, each overriding the one before: built-in defaults,
+# the user file ($XDG_CONFIG_HOME/weave/config.yaml, else
 # ~/.config/weave/config.yaml), this file, WEAVE_* environment variables
 # (log.level -> WEAVE_LOG_LEVEL), command-line flags.
 # Durations are Go durations: 30s, 5m, 1h30m. See the effective result with
@@ -288,7 +337,7 @@ func DefaultYAML() []byte {
 			b.WriteString("\n")
 		}
 		for i := common; i < len(sections); i++ {
-			fmt.Fprintf(&b, "%s%s:\n", indent(i), sections[i])
+			fmt.Fprintf(&b, "# %s%s:\n", indent(i), sections[i])
 		}
 		open = sections
 		in := indent(len(sections))
@@ -301,27 +350,27 @@ func DefaultYAML() []byte {
 				doc += " One of: " + strings.Join(k.Allowed, ", ") + "."
 			}
 		}
-		for _, line := range wrap(doc, 76-len(in)) {
-			fmt.Fprintf(&b, "%s# %s\n", in, line)
+		for _, line := range wrap(doc, 74-len(in)) {
+			fmt.Fprintf(&b, "# %s# %s\n", in, line)
 		}
 		name := parts[len(parts)-1]
 		switch k.Kind {
 		case KindMap, KindList:
-			b.WriteString("# For example:\n")
+			fmt.Fprintf(&b, "# %s# For example:\n", in)
 			for _, line := range strings.Split(k.Example, "\n") {
-				fmt.Fprintf(&b, "#   %s\n", line)
+				fmt.Fprintf(&b, "# %s#   %s\n", in, line)
 			}
 			empty := "{}"
 			if k.Kind == KindList {
 				empty = "[]"
 			}
-			fmt.Fprintf(&b, "%s: %s\n", name, empty)
+			fmt.Fprintf(&b, "# %s%s: %s\n", in, name, empty)
 		default:
 			out, err := yaml.Marshal(scalarNode(k.Default))
 			if err != nil {
 				panic(fmt.Sprintf("config: render default of %s: %v", k.Name, err))
 			}
-			fmt.Fprintf(&b, "%s%s: %s\n", in, name, strings.TrimSpace(string(out)))
+			fmt.Fprintf(&b, "# %s%s: %s\n", in, name, strings.TrimSpace(string(out)))
 		}
 	}
 	return b.Bytes()

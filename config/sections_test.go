@@ -199,17 +199,29 @@ func TestDefaultYAMLRoundTrip(t *testing.T) {
 	text := string(DefaultYAML())
 	for _, k := range Keys() {
 		if !isScalar(k.Kind) {
-			if !strings.Contains(text, "\n"+k.Name+": ") {
+			if !strings.Contains(text, "\n# "+k.Name+": ") {
 				t.Errorf("DefaultYAML() lacks section %s", k.Name)
 			}
 			continue
 		}
-		if l, o := s.Of(k.Name); l != LayerProject || o != path {
-			t.Errorf("Of(%s) = %s, %q; DefaultYAML() does not set the key", k.Name, l, o)
+		// The defaults are comments: the file sets nothing.
+		if l, o := s.Of(k.Name); l != LayerDefault {
+			t.Errorf("Of(%s) = %s, %q; DefaultYAML() sets the key, want it only commented", k.Name, l, o)
+		}
+		parts := strings.Split(k.Name, ".")
+		if !strings.Contains(text, "# "+strings.Repeat("  ", len(parts)-1)+parts[len(parts)-1]+": ") {
+			t.Errorf("DefaultYAML() lacks the commented key %s", k.Name)
 		}
 		if !strings.Contains(text, k.Doc[:min(len(k.Doc), 20)]) {
 			t.Errorf("DefaultYAML() lacks the doc of %s", k.Name)
 		}
+	}
+	// Uncommenting a key and its section sets it.
+	one := strings.Replace(strings.Replace(text, "\n# runbook:\n", "\nrunbook:\n", 1), "\n#   retries: 1\n", "\n  retries: 4\n", 1)
+	write(t, path, one)
+	c, _ = mustLoad(t, e.opts())
+	if c.Runbook.Retries != 4 {
+		t.Errorf("uncommented runbook.retries: 4 loads as %d", c.Runbook.Retries)
 	}
 }
 

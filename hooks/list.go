@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -17,8 +18,9 @@ type Listing struct {
 	// narrows (see plugins.Info.Tools).
 	Tools    map[string][]string `json:"tools,omitempty"`
 	Priority int                 `json:"priority"`
-	// Timeout is the effective timeout of one call.
-	Timeout time.Duration `json:"timeout"`
+	// Timeout is the effective timeout of one call; JSON has it as
+	// timeout_ms.
+	Timeout time.Duration `json:"-"`
 	// Fail is closed, open, or "default" (closed on tool.execute.before,
 	// open on other events).
 	Fail     string `json:"fail"`
@@ -71,4 +73,14 @@ func (l Listing) EventLabels() []string {
 		}
 	}
 	return out
+}
+
+// MarshalJSON writes the timeout in milliseconds, the unit of every duration
+// weave prints as JSON.
+func (l Listing) MarshalJSON() ([]byte, error) {
+	type plain Listing
+	return json.Marshal(struct {
+		plain
+		TimeoutMS int64 `json:"timeout_ms"`
+	}{plain(l), l.Timeout.Milliseconds()})
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,11 +74,12 @@ type Options struct {
 // Report is what happened to one hook during a run. Every hook that handles
 // the event gets a report, including skipped and failed ones.
 type Report struct {
-	Hook     string         `json:"hook"`
-	Source   string         `json:"source,omitempty"`
-	Action   plugins.Action `json:"action,omitempty"`
-	Reason   string         `json:"reason,omitempty"`
-	Duration time.Duration  `json:"duration"`
+	Hook   string         `json:"hook"`
+	Source string         `json:"source,omitempty"`
+	Action plugins.Action `json:"action,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+	// Duration is how long the hook took; JSON has it as duration_ms.
+	Duration time.Duration `json:"-"`
 	// Error is why the hook failed (timeout, error, panic); the failure
 	// policy then decided Action.
 	Error    string `json:"error,omitempty"`
@@ -89,6 +91,16 @@ type Report struct {
 	Skipped bool `json:"skipped,omitempty"`
 	// Note is a non-fatal remark (e.g. a command hook printed non-JSON).
 	Note string `json:"note,omitempty"`
+}
+
+// MarshalJSON writes the duration in milliseconds, the unit of every
+// duration weave prints as JSON.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return json.Marshal(struct {
+		plain
+		DurationMS int64 `json:"duration_ms"`
+	}{plain(r), r.Duration.Milliseconds()})
 }
 
 // Outcome is the aggregated decision of all hooks on one event.

@@ -31,6 +31,8 @@ type Host struct {
 	project string
 	cfg     *config.Config
 	logger  *slog.Logger
+	verbose bool
+	skip    []int
 
 	sup      *supervisor.Supervisor
 	procs    *proc.Set
@@ -57,12 +59,14 @@ type Host struct {
 type Option func(*openOptions)
 
 type openOptions struct {
-	logger *slog.Logger
-	bus    bool
-	busURL string
-	hooks  bool
-	tools  bool
-	getenv func(string) string
+	logger  *slog.Logger
+	bus     bool
+	busURL  string
+	hooks   bool
+	tools   bool
+	getenv  func(string) string
+	verbose bool
+	skip    []int
 }
 
 // WithLogger sets the host log; the default discards.
@@ -75,6 +79,13 @@ func WithEnv(getenv func(string) string) Option { return func(o *openOptions) { 
 // WithBus opens the bus: the one at url (or config bus.url, or
 // $WEAVE_BUS_URL; see BusURL), else the embedded one.
 func WithBus(url string) Option { return func(o *openOptions) { o.bus, o.busURL = true, url } }
+
+// WithVerbose has runs show the plan's template warnings every time, not
+// only when they change.
+func WithVerbose(v bool) Option { return func(o *openOptions) { o.verbose = v } }
+
+// WithSkip has runs leave the tasks numbered skip unchecked, for a person.
+func WithSkip(skip ...int) Option { return func(o *openOptions) { o.skip = skip } }
 
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
@@ -103,7 +114,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.getenv == nil {
 		o.getenv = os.Getenv
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger}
+	h := &Host{project: project, cfg: cfg, logger: o.logger, verbose: o.verbose, skip: o.skip}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -259,6 +270,8 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Logger:  h.logger,
 		Observe: observe,
 		Halted:  h.guardDown.err,
+		Verbose: h.verbose,
+		Skip:    h.skip,
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)

@@ -62,6 +62,17 @@ type Task struct {
 	Blocks                  []Block // fenced code blocks inside the item, in order
 }
 
+// IsRunbook reports whether the task carries shell blocks, which the
+// runbook executor runs; a task without any needs an agent model.
+func (t Task) IsRunbook() bool {
+	for _, b := range t.Blocks {
+		if b.IsShell() {
+			return true
+		}
+	}
+	return false
+}
+
 // FileRefs splits the task's Files field into its entries. It is worked out
 // when asked for, not on every parse: only validation needs it.
 func (t Task) FileRefs() []FileRef { return parseFileRefs(t.Files) }

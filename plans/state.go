@@ -36,7 +36,10 @@ type State struct {
 	InFlight      *InFlight              `json:"in_flight,omitempty"` // the task being worked on
 	Tasks         map[string]*TaskRecord `json:"tasks,omitempty"`     // unfinished tasks attempted, by Task.Key()
 	LastError     string                 `json:"last_error,omitempty"`
-	UpdatedAt     time.Time              `json:"updated_at"`
+	// Warned names the plan's template warnings the last run showed, so
+	// that they show again only when they change.
+	Warned    string    `json:"warned,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // InFlight is the task a run was working on. After a crash it is retried.
@@ -52,8 +55,18 @@ type TaskRecord struct {
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"last_error,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
-	Done      bool      `json:"done,omitempty"` // only in files of older versions
+	// Done is set on a task a person ticked (By) and, in files of older
+	// versions, on every finished task.
+	Done bool `json:"done,omitempty"`
+	// By is who ticked the task when it was not the run: ByPerson for
+	// `weave task done`.
+	By string `json:"by,omitempty"`
+	// Skipped marks a task the run left for a person (start-work --skip).
+	Skipped bool `json:"skipped,omitempty"`
 }
+
+// ByPerson is TaskRecord.By for a task a person ticked.
+const ByPerson = "person"
 
 // Record returns the record for key, creating it when missing.
 func (s *State) Record(key string) *TaskRecord {
@@ -96,14 +109,39 @@ const MaxStateSize = 16 << 20
 
 // Load reads state.json. A missing file gives (nil, "", nil). A symbolic
 // link, a named pipe or anything else that is not a regular file is refused
-// with an error and left alone. A file that is
-// not valid state (bad JSON, no active_plan, unreadable, larger than
-// MaxStateSize) is moved aside to
+// with an error and left alone. A file that is not valid state (bad JSON, no
+// active_plan, unreadable, larger than MaxStateSize) is moved aside to
 // state.json.corrupt-<UTC time> and Load returns (nil, warning, nil): the
 // plan's checkboxes stay the truth for progress. A state written by a newer
 // weave (schema_version above SchemaVersion) is left alone and is an error.
 // An error is returned only when the file can be neither read nor moved.
 func (s *Store) Load() (st *State, warning string, err error) {
+	st, why, err := s.read()
+	if st != nil || why == "" || err != nil {
+		return st, "", err
+	}
+	path := s.Path()
+	aside, err := s.moveAside()
+	if err != nil {
+		return nil, "", fmt.Errorf("state %s is %s and could not be moved aside: %w; remove it by hand", path, why, err)
+	}
+	return nil, fmt.Sprintf("state %s was %s; moved it to %s and starting from the plan's checkboxes", path, why, aside), nil
+}
+
+// Read reads state.json as Load does but changes nothing, for readers
+// such as `weave status`: a file that is not valid state gives (nil,
+// warning, nil), and the next run moves it aside.
+func (s *Store) Read() (*State, string, error) {
+	st, why, err := s.read()
+	if why != "" {
+		return nil, fmt.Sprintf("state %s is %s; the next `weave start-work` moves it aside and starts from the plan's checkboxes", s.Path(), why), nil
+	}
+	return st, "", err
+}
+
+// read returns the state, or why the file is not valid state; a missing
+// file is neither, and a file that is not ours (a link, a pipe) is an error.
+func (s *Store) read() (st *State, why string, err error) {
 	path := s.Path()
 	data, err := safefile.ReadFileNoFollow(path, MaxStateSize)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -113,28 +151,18 @@ func (s *Store) Load() (st *State, warning string, err error) {
 		// Never read through it, never move it: it is not ours.
 		return nil, "", fmt.Errorf("state %w; weave keeps its state in a regular file: remove it and run again", err)
 	}
-	var why string
 	var tl *safefile.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		why = fmt.Sprintf("larger than %s", safefile.FormatSize(MaxStateSize))
+		return nil, fmt.Sprintf("larger than %s", safefile.FormatSize(MaxStateSize)), nil
 	case err != nil:
-		why = fmt.Sprintf("unreadable (%v)", err)
-	default:
-		var v int
-		st, why, v = decodeState(data)
-		if st != nil {
-			return st, "", nil
-		}
-		if v > SchemaVersion {
-			return nil, "", fmt.Errorf("state %s has schema_version %d, newer than this weave reads (%d); upgrade weave or remove the file", path, v, SchemaVersion)
-		}
+		return nil, fmt.Sprintf("unreadable (%v)", err), nil
 	}
-	aside, err := s.moveAside()
-	if err != nil {
-		return nil, "", fmt.Errorf("state %s is %s and could not be moved aside: %w; remove it by hand", path, why, err)
+	st, why, v := decodeState(data)
+	if st == nil && v > SchemaVersion {
+		return nil, "", fmt.Errorf("state %s has schema_version %d, newer than this weave reads (%d); upgrade weave or remove the file", path, v, SchemaVersion)
 	}
-	return nil, fmt.Sprintf("state %s was %s; moved it to %s and starting from the plan's checkboxes", path, why, aside), nil
+	return st, why, nil
 }
 
 // decodeState returns the state in data, or nil, why it is not valid and
@@ -158,7 +186,8 @@ func decodeState(data []byte) (*State, string, int) {
 	st.SchemaVersion = SchemaVersion
 	for k, r := range st.Tasks {
 		// Older versions kept done tasks' records; their checkboxes say it.
-		if r == nil || r.Done {
+		// A task a person ticked keeps its record: it says who.
+		if r == nil || r.Done && r.By == "" {
 			delete(st.Tasks, k)
 		}
 	}

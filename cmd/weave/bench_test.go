@@ -8,40 +8,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
-
-var (
-	benchBinOnce sync.Once
-	benchBin     string
-	benchBinErr  error
 )
 
 // weaveBinary builds weave once for the benchmarks that run it as a process.
 func weaveBinary(b *testing.B) string {
 	b.Helper()
-	benchBinOnce.Do(func() {
-		// scripts/bench.sh builds weave once for all its runs.
-		if bin := os.Getenv("WEAVE_BENCH_BIN"); bin != "" {
-			benchBin = bin
-			return
-		}
-		dir, err := os.MkdirTemp("", "weave-bench")
-		if err != nil {
-			benchBinErr = err
-			return
-		}
-		benchBin = filepath.Join(dir, "weave")
-		if out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput(); err != nil {
-			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if benchBinErr != nil {
-		b.Fatal(benchBinErr)
+	// scripts/bench.sh builds weave once for all its runs.
+	if bin := os.Getenv("WEAVE_BENCH_BIN"); bin != "" {
+		return bin
 	}
-	return benchBin
+	return weaveBin(b)
 }
 
 // truePlan is a runbook plan of n tasks whose one block is `true`.

@@ -1,18 +1,10 @@
 package main
 
-import (
-	"os/exec"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
-// buildWeave builds the weave binary for tests that run it as a process.
+// buildWeave is the weave binary, built once per test process, for tests
+// that run it as a process.
 func buildWeave(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weave")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return weaveBin(t)
 }

@@ -261,7 +261,7 @@ func openBusFlag(ctx context.Context, g *globalOptions, flag, what string) (bus.
 	if url == "" {
 		return nil, nil, usageErrorf("no bus to %s: pass --bus ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT, or set %s", what, host.BusURLEnv)
 	}
-	return host.OpenBus(ctx, cfg, url)
+	return openBusHinted(ctx, cfg, url)
 }
 
 func newCmdBusDLQ(g *globalOptions, s *Streams) *cobra.Command {
@@ -316,7 +316,13 @@ only inside that process and cannot be inspected from outside.`,
 			if err != nil {
 				return err
 			}
-			return busJSON(s.Out, res)
+			if err := busJSON(s.Out, res); err != nil {
+				return err
+			}
+			if res.DeadLettered || !res.Processed() {
+				return &exitError{code: exitFailed, err: fmt.Errorf("the replay of %s was not processed: it is a dead letter again (see `weave bus dlq`)", args[0])}
+			}
+			return nil
 		},
 	}
 	cmd.AddCommand(replay)

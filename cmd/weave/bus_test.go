@@ -324,7 +324,7 @@ func TestBusCommandUsage(t *testing.T) {
 		{"stdin without type", `{"a":1}`, []string{"send-message", "--bus", url, "--topic", "t", "--payload", "-"}, exitUsage, "on stdin has no"},
 		{"bad header", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"type":"x"}`, "--header", "novalue"}, exitUsage, "KEY=VALUE"},
 		{"send without bus", "", []string{"send-message", "--topic", "t", "--payload", `{"type":"x"}`}, exitUsage, "WEAVE_BUS_URL"},
-		{"send to a dead bus", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"type":"x"}`}, exitFailed, "dial bus"},
+		{"send to a dead bus", "", []string{"send-message", "--bus", url, "--topic", "t", "--payload", `{"type":"x"}`}, exitFailed, "is `weave bus serve"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -365,7 +365,7 @@ func TestStatusWatchRedrawsOnPlanChange(t *testing.T) {
 	go func() {
 		done <- runArgs(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard}, []string{"--dir", dir, "status", "--watch"})
 	}()
-	out.waitFor(t, "0/2")
+	out.waitFor(t, "ok\t0\t2")
 	// The user ticks a task by hand; the watcher redraws.
 	path := filepath.Join(dir, ".weave", "plans", "ok.md")
 	b, err := os.ReadFile(path)
@@ -375,7 +375,7 @@ func TestStatusWatchRedrawsOnPlanChange(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Replace(b, []byte("- [ ] 1."), []byte("- [x] 1."), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out.waitFor(t, "1/2")
+	out.waitFor(t, "ok\t1\t2")
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Errorf("status --watch exit = %d, want 0 after Ctrl-C", code)

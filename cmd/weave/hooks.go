@@ -94,7 +94,11 @@ func newCmdHooksTest(g *globalOptions, s *Streams) *cobra.Command {
 FILE and print its decision. FILE holds a Weave event as JSON, or the JSON a
 Claude Code hook receives on stdin. Exits 0 whatever the decision; 1 when the
 hook could not be run.`,
-		Args: argsBetween(1, 1),
+		Example: `  weave hooks test verification-reminder --event event.json
+  echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}' > e.json
+  weave hooks test PreToolUse[0] --event e.json --json`,
+		Args:              argsBetween(1, 1),
+		ValidArgsFunction: completeHookNames(g, s),
 		RunE: func(c *cobra.Command, args []string) error {
 			if eventFile == "" {
 				return usageErrorf("hooks test needs --event FILE (a JSON event)")

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/internal/layout"
 )
 
@@ -26,6 +28,8 @@ weave.lock
 logs/
 run/
 cache/
+# What the sample plan writes.
+scratch/
 `
 
 type initOptions struct {
@@ -36,12 +40,16 @@ type initOptions struct {
 func newCmdInit(g *globalOptions, s *Streams, runF func(context.Context, *initOptions) error) *cobra.Command {
 	opts := &initOptions{globalOptions: g, Streams: s}
 	return &cobra.Command{
+		Example: `  weave init
+  weave init --dir ~/src/my-project
+  weave init && weave config show --sources`,
 		Use:   "init",
 		Short: "Create .weave/ with a config, a sample plan and ignore entries",
 		Long: `Create .weave/ in the project directory (--dir, default: the working
-directory): .weave/plans/ with a sample runbook plan, a commented
-.weave/config.yaml listing every setting with its default, and a .gitignore
-for the work state and logs. Existing files are left as they are.`,
+directory): .weave/plans/ with a sample runbook plan, a .weave/config.yaml listing every
+setting with its default as comments (so it overrides nothing until you
+uncomment a line), and a .gitignore for the work state, logs and what the
+sample plan writes. Existing files are left as they are.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if runF != nil {
@@ -60,8 +68,16 @@ func initRun(opts *initOptions) error {
 			return fmt.Errorf("find working directory: %w", err)
 		}
 		dir = wd
+	} else if err := opts.checkDir(); err != nil {
+		return fmt.Errorf("%w; create it first, or run init inside the project", err)
 	}
 	l := layout.NewProject(dir)
+	weaveDir := l.Dir()
+	if fi, err := os.Stat(weaveDir); err == nil && fi.IsDir() {
+		fmt.Fprintf(opts.Streams.Out, "%s is already a weave project; adding only what is missing\n", dir)
+	} else if above, err := host.FindProject(filepath.Dir(dir)); err == nil {
+		fmt.Fprintf(opts.Streams.Out, "note: %s is inside the weave project %s; creating a separate project here\n", dir, above)
+	}
 	if err := os.MkdirAll(l.Plans(), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", l.Plans(), err)
 	}

@@ -24,5 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == plugins.BuiltinCommand {
 		os.Exit(runArgs(context.Background(), SystemStreams(), os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }

@@ -84,7 +84,7 @@ directory whose go.mod is that module. When none is found the replace is left
 commented out, with what to do. Then, when go is on PATH, ` + "`go mod tidy`" + `
 runs in the new module (--skip-tidy leaves it out).`,
 		Example: `  weave plugin new hook no-force-push
-  weave plugin new hook guard --dir ~/src/guard --module github.com/me/guard --weave-src ~/src/weave`,
+  weave plugin new hook guard --out ~/src/guard --module github.com/me/guard --weave-src ~/src/weave`,
 		Args: argsBetween(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -94,9 +94,9 @@ runs in the new module (--skip-tidy leaves it out).`,
 			return pluginNewHookRun(c.Context(), opts)
 		},
 	}
-	// --dir here is where to create the module; it shadows the global
-	// --dir, which names a project this command does not need.
-	cmd.Flags().StringVar(&opts.Dir, "dir", "", "directory to create (default ./NAME)")
+	// --out, not --dir: the global --dir names a project, which this
+	// command does not need.
+	cmd.Flags().StringVar(&opts.Dir, "out", "", "directory to create the module in (default ./NAME)")
 	cmd.Flags().StringVar(&opts.Module, "module", "", "module path (default example.com/NAME)")
 	cmd.Flags().StringVar(&opts.WeaveSrc, "weave-src", "", "weave source tree for go.mod's replace (default $"+weaveSrcEnv+", else found upward)")
 	cmd.Flags().BoolVar(&opts.SkipTidy, "skip-tidy", false, "do not run go mod tidy in the new module")

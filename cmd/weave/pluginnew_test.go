@@ -31,7 +31,7 @@ func TestPluginNewHookFiles(t *testing.T) {
 	offlineGo(t)
 	root := repoRoot(t)
 	dir := filepath.Join(t.TempDir(), "guard")
-	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "guard", "--dir", dir, "--weave-src", root, "--skip-tidy")
+	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "guard", "--out", dir, "--weave-src", root, "--skip-tidy")
 	if code != exitOK {
 		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
 	}
@@ -70,7 +70,7 @@ func TestPluginNewHookWeaveSrcFromEnv(t *testing.T) {
 	root := repoRoot(t)
 	t.Setenv(weaveSrcEnv, root)
 	dir := filepath.Join(t.TempDir(), "h")
-	if code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "h", "--dir", dir, "--skip-tidy"); code != exitOK {
+	if code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "h", "--out", dir, "--skip-tidy"); code != exitOK {
 		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
 	}
 	if gomod := readFile(t, filepath.Join(dir, "go.mod")); !strings.Contains(gomod, "=> "+root) {
@@ -118,12 +118,12 @@ func TestPluginNewHookRefuses(t *testing.T) {
 		code   int
 		errHas string
 	}{
-		{"non-empty dir", []string{"ok", "--dir", full}, exitFailed, "is not empty"},
-		{"a file", []string{"ok", "--dir", file}, exitFailed, "is not a directory"},
+		{"non-empty dir", []string{"ok", "--out", full}, exitFailed, "is not empty"},
+		{"a file", []string{"ok", "--out", file}, exitFailed, "is not a directory"},
 		{"bad name", []string{"../evil"}, exitUsage, "plugin name"},
 		{"name with space", []string{"my hook"}, exitUsage, "plugin name"},
-		{"bad module", []string{"ok", "--dir", filepath.Join(t.TempDir(), "x"), "--module", "github.com/me//x"}, exitUsage, "not a module path"},
-		{"not weave", []string{"ok", "--dir", filepath.Join(t.TempDir(), "x"), "--weave-src", t.TempDir()}, exitFailed, "no go.mod of module github.com/weavehq/weave"},
+		{"bad module", []string{"ok", "--out", filepath.Join(t.TempDir(), "x"), "--module", "github.com/me//x"}, exitUsage, "not a module path"},
+		{"not weave", []string{"ok", "--out", filepath.Join(t.TempDir(), "x"), "--weave-src", t.TempDir()}, exitFailed, "no go.mod of module github.com/weavehq/weave"},
 		{"no name", nil, exitUsage, "takes 1 argument"},
 	}
 	for _, tc := range tests {

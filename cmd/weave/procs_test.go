@@ -6,13 +6,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,32 +20,6 @@ import (
 
 // These tests run the real weave binary and kill it the way a user or the
 // system would, then look at what is left running (through /proc).
-
-var (
-	procsBinOnce sync.Once
-	procsBin     string
-	procsBinErr  error
-)
-
-// weaveBin builds weave once for the tests of this file.
-func weaveBin(t *testing.T) string {
-	t.Helper()
-	procsBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weave-procs-bin")
-		if err != nil {
-			procsBinErr = err
-			return
-		}
-		procsBin = filepath.Join(dir, "weave")
-		if out, err := exec.Command("go", "build", "-o", procsBin, ".").CombinedOutput(); err != nil {
-			procsBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if procsBinErr != nil {
-		t.Fatal(procsBinErr)
-	}
-	return procsBin
-}
 
 // weaveCmd is weave --dir dir args..., with its own user config directory.
 func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
@@ -234,8 +206,9 @@ func TestKilledDuringCommandHookLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestChildrenGetNoSecrets: a block and a command hook get the person's
-// environment, as Claude Code's hooks do, but never weave's own credentials.
+// TestChildrenGetNoSecrets: a command hook gets the person's environment, as
+// Claude Code's hooks do, but never weave's own credentials; a block gets no
+// secret at all.
 func TestChildrenGetNoSecrets(t *testing.T) {
 	plan := "# Env\n\n## TODOs\n\n- [ ] 1. Dump\n  ```sh\n  env > block.env\n  ```\n"
 	dir := project(t, map[string]string{"env": plan})
@@ -258,6 +231,12 @@ func TestChildrenGetNoSecrets(t *testing.T) {
 			}
 		}
 		for _, u := range users {
+			if f == "block.env" && strings.HasPrefix(u, "DB_PASS=") {
+				if bytes.Contains(b, []byte(u)) {
+					t.Errorf("%s holds the secret %s", f, u)
+				}
+				continue
+			}
 			if !bytes.Contains(b, []byte(u)) {
 				t.Errorf("%s lacks the person's %s:\n%s", f, u, b)
 			}

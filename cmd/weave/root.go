@@ -13,18 +13,28 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
 )
+
+// otherWeaveEnv are the WEAVE_* variables weave reads that are not config
+// keys.
+var otherWeaveEnv = []string{host.ProjectEnv, host.BusURLEnv, host.BusTokenEnv, plugins.EnvPluginName, plugins.EnvHostPID, weaveSrcEnv}
 
 // globalOptions are the flags every command takes.
 type globalOptions struct {
 	// Dir is the project directory; empty means the nearest directory
 	// upward from the working directory that holds .weave/.
 	Dir string
+	// Color is --color: auto, always or never.
+	Color string
 }
 
 // project finds the project root the command works on.
 func (g *globalOptions) project() (string, error) {
 	if g.Dir != "" {
+		if err := g.checkDir(); err != nil {
+			return "", err
+		}
 		return host.FindProject(g.Dir)
 	}
 	wd, err := os.Getwd()
@@ -32,6 +42,20 @@ func (g *globalOptions) project() (string, error) {
 		return "", fmt.Errorf("find working directory: %w", err)
 	}
 	return host.FindProject(wd)
+}
+
+// checkDir fails when --dir names no directory, instead of looking above it.
+func (g *globalOptions) checkDir() error {
+	fi, err := os.Stat(g.Dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--dir %s: the directory does not exist", g.Dir)
+	case err != nil:
+		return fmt.Errorf("--dir %s: %w", g.Dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--dir %s: not a directory", g.Dir)
+	}
+	return nil
 }
 
 // findPlan finds the plan called name in the project.
@@ -88,7 +112,9 @@ is verified, records its progress in .weave/state.json, and resumes where it
 stopped after an interruption or a crash.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo().Version,
 	}
+	root.SetVersionTemplate(versionTemplate())
 	root.SetContext(ctx)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
@@ -97,6 +123,23 @@ stopped after an interruption or a crash.`,
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `%s --help` for usage", err, c.CommandPath())}
 	})
 	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "project directory (default: nearest directory upward holding .weave/)")
+	root.PersistentFlags().StringVar(&g.Color, "color", "auto", "colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
+	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorModes, cobra.ShellCompDirectiveNoFileComp))
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		color, err := useColor(g.Color, s.Terminal, os.Getenv)
+		s.Color = color
+		if err != nil {
+			return err
+		}
+		// A mistyped WEAVE_* variable would otherwise set nothing silently.
+		if !c.Hidden && !strings.HasPrefix(c.Name(), "__") {
+			pal := s.palette()
+			for _, w := range config.UnknownEnv(os.Environ(), otherWeaveEnv...) {
+				pal.warning(s.ErrOut, w)
+			}
+		}
+		return nil
+	}
 
 	root.AddCommand(
 		newCmdStartWork(g, s, nil),
@@ -112,6 +155,9 @@ stopped after an interruption or a crash.`,
 		newCmdBus(g, s),
 		newCmdSendMessage(g, s),
 		newCmdServePlugin(s),
+		newCmdVersion(s),
+		newCmdTask(g, s),
+		newCmdDoctor(g, s),
 	)
 	return root
 }

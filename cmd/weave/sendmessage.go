@@ -41,7 +41,12 @@ requires it), given inline, as @FILE, or as - for standard input. The bus is
 ` + "`weave bus serve`" + `, nats://HOST:PORT for a nats bus.
 
 Exit codes: 0 when a subscriber processed the message (or an append-only
-topic stored it, or it was a duplicate), 1 when nothing processed it, 2 usage.`,
+topic stored it, or it was a duplicate), 1 when nothing processed it or a
+receiver answered with an error (an "error" in its result, as an agent's
+{"output": "...", "error": "..."}), 2 usage.`,
+		Example: `  weave send-message --bus ws://127.0.0.1:7777 --topic agent:thread \
+      --payload '{"type":"agent.request","prompt":"where is the config loaded?"}'
+  echo '{"type":"plaintext_message","text":"hi"}' | weave send-message --topic inbound:chat-1 --payload -`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			return sendMessageRun(c.Context(), opts)
@@ -110,6 +115,9 @@ func sendMessageRun(ctx context.Context, opts *sendMessageOptions) error {
 	if err := busJSON(opts.Streams.Out, out); err != nil {
 		return err
 	}
+	if who, msg := answeredWithError(out.Acks); who != "" {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s answered with an error: %s", who, msg)}
+	}
 	switch {
 	case out.Processed, out.Duplicate, out.Offset > 0:
 		return nil
@@ -164,4 +172,30 @@ func readPayload(arg string, stdin io.Reader) (json.RawMessage, error) {
 		return nil, usageErrorf(`%s has no "type": the bus requires a string field "type" (e.g. "plaintext_message")`, src)
 	}
 	return json.RawMessage(strings.TrimSpace(string(data))), nil
+}
+
+// answeredWithError finds the first receiver that answered with an error of
+// its own: an "error" in its result. A handler that failed outright is not
+// an answer; the bus retries it and the exit code says nothing processed.
+func answeredWithError(acks []bus.Ack) (who, msg string) {
+	for _, a := range acks {
+		var r struct {
+			Error any `json:"error"`
+		}
+		if len(a.Result) == 0 || json.Unmarshal(a.Result, &r) != nil {
+			continue
+		}
+		switch e := r.Error.(type) {
+		case string:
+			if e != "" {
+				return a.Subscriber, e
+			}
+		case map[string]any:
+			if m, _ := e["message"].(string); m != "" {
+				return a.Subscriber, m
+			}
+			return a.Subscriber, "(no message)"
+		}
+	}
+	return "", ""
 }

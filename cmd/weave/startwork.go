@@ -18,6 +18,10 @@ type startWorkOptions struct {
 	Streams *Streams
 	Name    string
 	JSON    bool
+	// Verbose shows the plan's template warnings on every run.
+	Verbose bool
+	// Skip lists tasks to leave for a person.
+	Skip []int
 	// Bus joins a bus (ws:// or nats://) instead of the embedded one.
 	Bus string
 	// Overrides are config values set by flags.
@@ -42,7 +46,11 @@ A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
 pauses; the next start-work resumes at the first unchecked task.
 
 Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
-		Args: argsBetween(0, 1),
+		Example: `  weave start-work                 # resume, or the only incomplete plan
+  weave start-work hello-weave
+  weave start-work oauth --json | jq -c 'select(.type == "task.done")'`,
+		Args:              argsBetween(0, 1),
+		ValidArgsFunction: completePlanNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Name = args[0]
@@ -57,6 +65,8 @@ Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
 			return startWorkRun(c.Context(), opts)
 		},
 	}
+	cmd.Flags().IntSliceVar(&opts.Skip, "skip", nil, "leave task N unchecked for a person to do (repeatable, or 2,5); tick it later with `weave task done`")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "show the plan's template warnings on every run, not only when they change")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT (default: bus.url, WEAVE_BUS_URL, else the embedded bus)")
 	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
@@ -78,7 +88,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 		return err
 	}
 	defer logFile.Close()
-	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools())
+	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -58,7 +58,7 @@ func statusRun(ctx context.Context, opts *statusOptions) error {
 	return watchStatus(ctx, opts, project)
 }
 
-func printStatus(ctx context.Context, opts *statusOptions, project string) error {
+func printStatus(ctx context.Context, opts *statusOptions, project string) (err error) {
 	now := time.Now()
 	st, err := run.ReadStatus(ctx, project, now)
 	if err != nil {
@@ -67,38 +67,75 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) error
 	// The loop state lives on a bus shared with the run; without one there
 	// is nothing to read, and an unreachable bus is a warning, not a failure.
 	var info *host.LoopInfo
-	if cfg, _, cerr := loadConfig(project, nil); cerr == nil {
+	cfg, _, cerr := loadConfig(project, nil)
+	if cerr == nil {
 		if info, err = host.LoopStatus(ctx, cfg, opts.Bus, now); err != nil {
 			fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
 		}
 	}
+	// A broken config is shown after the status, which is still worth
+	// seeing, and fails the command: a run would refuse to start.
+	defer func() {
+		if cerr != nil && err == nil {
+			err = &exitError{code: exitFailed, err: fmt.Errorf("the configuration is broken, so runs cannot start: %w", cerr)}
+		}
+	}()
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
-		enc.SetIndent("", "  ")
+		// Watching prints one object per line, for jq and line readers.
+		if !opts.Watch {
+			enc.SetIndent("", "  ")
+		}
 		return enc.Encode(struct {
 			run.ProjectStatus
 			Loop *host.LoopInfo `json:"loop,omitempty"`
 		}{st, info})
 	}
-	writeStatus(opts.Streams.Out, st)
+	writeStatus(opts.Streams, st)
 	writeLoopInfo(opts.Streams.Out, info, now)
 	return nil
 }
 
-func writeStatus(w io.Writer, st run.ProjectStatus) {
+// writeStatus prints the status: on a terminal a table with progress bars,
+// otherwise (piped) one tab-separated line per plan: name, completed,
+// total, state, "active" or "", and the detail (in flight, paused reason or
+// last error).
+func writeStatus(s *Streams, st run.ProjectStatus) {
+	w, pal := s.Out, s.palette()
 	if st.Warning != "" {
-		fmt.Fprintf(w, "warning: %s\n", st.Warning)
+		pal.warning(w, st.Warning)
+	}
+	if !s.Terminal {
+		for _, p := range st.Plans {
+			active := ""
+			if p.Active {
+				active = "active"
+			}
+			detail := p.Current
+			if detail == "" {
+				detail = p.PausedReason
+			}
+			if detail == "" {
+				detail = p.LastError
+			}
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", p.Name, p.Completed, p.Total, pal.state(p.State), active, tsvField(detail))
+		}
+		return
 	}
 	if len(st.Plans) == 0 {
 		fmt.Fprintln(w, "no plans in .weave/plans")
 		return
 	}
+	nameWidth := 0
+	for _, p := range st.Plans {
+		nameWidth = max(nameWidth, cellWidth(p.Name))
+	}
 	for _, p := range st.Plans {
 		mark := " "
 		if p.Active {
-			mark = "*"
+			mark = pal.bold.Render("*")
 		}
-		fmt.Fprintf(w, "%s %-30s %s %d/%d  %s\n", mark, p.Name, bar(p.Completed, p.Total, 16), p.Completed, p.Total, p.State)
+		fmt.Fprintf(w, "%s %s  %s %d/%d  %s\n", mark, padRight(p.Name, nameWidth), bar(p.Completed, p.Total), p.Completed, p.Total, pal.state(p.State))
 		if p.Invalid != "" {
 			fmt.Fprintf(w, "    invalid: %s\n", p.Invalid)
 		}
@@ -106,12 +143,17 @@ func writeStatus(w io.Writer, st run.ProjectStatus) {
 			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
 		}
 		if p.Active && p.PausedReason != "" {
-			fmt.Fprintf(w, "    paused: %s\n", p.PausedReason)
+			fmt.Fprintf(w, "    %s %s\n", pal.warn.Render("paused:"), p.PausedReason)
 		}
 		if p.LastError != "" && p.LastError != p.PausedReason {
-			fmt.Fprintf(w, "    last error: %s\n", p.LastError)
+			fmt.Fprintf(w, "    %s %s\n", pal.bad.Render("last error:"), p.LastError)
 		}
 	}
+}
+
+// tsvField keeps a value on its line and in its column.
+func tsvField(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // watchStatus redraws the status when anything under .weave/ that it shows
@@ -139,10 +181,21 @@ func watchStatus(ctx context.Context, opts *statusOptions, project string) error
 	}
 	// Several events arrive for one save; redraw once they settle.
 	var settle <-chan time.Time
+	// On a terminal the elapsed times keep ticking between changes.
+	var tick <-chan time.Time
+	if opts.Streams.Terminal && !opts.JSON {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tick:
+			if err := draw(); err != nil {
+				fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
+			}
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil

@@ -18,7 +18,12 @@ type Streams struct {
 	Terminal bool
 	// Width is the terminal's width in columns (0 when unknown).
 	Width int
+	// Color turns on colour (--color, NO_COLOR); the root command sets it.
+	Color bool
 }
+
+// palette is the styles for this output.
+func (s *Streams) palette() palette { return newPalette(s.Color) }
 
 // SystemStreams returns the process's standard streams.
 func SystemStreams() *Streams {

@@ -66,7 +66,7 @@ func (v *plainView) Observe(ev run.Event) {
 	case run.EventTaskOutput:
 		fmt.Fprintf(v.out, "    %s\n", ev.Output)
 	case run.EventTaskDone:
-		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, seconds(ev.Elapsed))
+		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, millis(ev.ElapsedMS))
 	case run.EventTaskFailed:
 		retry := ""
 		if ev.Retry {
@@ -95,8 +95,8 @@ func attemptNote(n int) string {
 	return ""
 }
 
-func seconds(s float64) string {
-	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+func millis(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // liveView redraws a small panel in place: the plan and its progress bar,
@@ -104,23 +104,46 @@ func seconds(s float64) string {
 // Finished tasks scroll above the panel as plain lines.
 type liveView struct {
 	prog *tea.Program
+	out  io.Writer
 	done chan struct{}
+
+	mu sync.Mutex
+	// m mirrors the program's model, so that the lines to print are sent
+	// in the same queue as the events and the quit, never after them.
+	m liveModel
 }
 
 func newLiveView(s *Streams, tail int) *liveView {
-	m := liveModel{tail: tail, width: s.Width, now: time.Now}
+	m := liveModel{tail: tail, width: s.Width, now: time.Now, pal: s.palette()}
 	// No input and no signal handler: Ctrl-C stays with weave, which pauses
 	// the plan, and the terminal is never put in raw mode.
 	p := tea.NewProgram(m, tea.WithOutput(s.Out), tea.WithInput(nil), tea.WithoutSignalHandler())
-	v := &liveView{prog: p, done: make(chan struct{})}
+	v := &liveView{prog: p, out: s.Out, done: make(chan struct{}), m: m}
 	go func() {
 		defer close(v.done)
-		_, _ = p.Run()
+		final, err := p.Run()
+		// The panel is gone; its last state is printed once, as a plain
+		// frame from the start of a cleared line, so that a ^C the terminal
+		// echoed into it cannot garble it.
+		if fm, ok := final.(liveModel); ok && err == nil {
+			fm.quitting = false
+			if frame := fm.View(); frame != "" {
+				fmt.Fprint(v.out, "\r\x1b[K"+frame)
+			}
+		}
 	}()
 	return v
 }
 
 func (v *liveView) Observe(ev run.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var printed string
+	v.m, printed = v.m.applyEvent(ev)
+	if printed != "" {
+		// Send, unlike Println, does not block once the program has ended.
+		v.prog.Send(tea.Println(printed)())
+	}
 	v.prog.Send(eventMsg(ev))
 }
 
@@ -149,7 +172,9 @@ type liveModel struct {
 	width     int
 	status    string
 	now       func() time.Time
-	quitting  bool
+	pal       palette
+	// quitting erases the panel; the last frame is printed after it.
+	quitting bool
 }
 
 func (m liveModel) Init() tea.Cmd { return tick() }
@@ -171,7 +196,9 @@ func (m liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width = msg.Width
 	case eventMsg:
-		return m.apply(run.Event(msg))
+		// The lines to print were printed by Observe, in order.
+		nm, _ := m.applyEvent(run.Event(msg))
+		return nm, nil
 	}
 	return m, nil
 }
@@ -179,6 +206,16 @@ func (m liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // apply folds an event into the model, returning lines to print above the
 // panel for events that deserve a permanent record.
 func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
+	nm, printed := m.applyEvent(ev)
+	if printed != "" {
+		return nm, tea.Println(printed)
+	}
+	return nm, nil
+}
+
+// applyEvent folds an event into the model and returns what to print above
+// the panel, if anything.
+func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 	if ev.Plan != "" {
 		m.plan = ev.Plan
 	}
@@ -215,13 +252,20 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 	case run.EventModelToolCall:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] → %s", ev.Agent, ev.Tool)))
 	case run.EventTaskDone:
-		printed = fmt.Sprintf("✓ %d. %s  %s", ev.Task, ev.Title, seconds(ev.Elapsed))
+		printed = fmt.Sprintf("%s %d. %s  %s", m.pal.ok.Render("✓"), ev.Task, ev.Title, m.pal.dim.Render(millis(ev.ElapsedMS)))
 		m.task = ""
 	case run.EventTaskFailed:
-		printed = fmt.Sprintf("✗ %d. %s: %s", ev.Task, ev.Title, ev.Error)
-		if ev.Retry {
-			printed += " (retrying)"
+		// The output that led to the failure stays on screen above the panel.
+		var b strings.Builder
+		for _, l := range m.lines {
+			fmt.Fprintf(&b, "  │ %s\n", clip(l, m.width-4))
 		}
+		fmt.Fprintf(&b, "%s %d. %s: %s", m.pal.bad.Render("✗"), ev.Task, ev.Title, ev.Error)
+		if ev.Retry {
+			b.WriteString(" (retrying)")
+		}
+		printed = b.String()
+		m.lines = nil
 	case run.EventPlanPaused:
 		m.task = ""
 		m.status = "paused: " + ev.Reason
@@ -229,7 +273,7 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 		m.task = ""
 		m.status = "done"
 	case run.EventWarning:
-		printed = "warning: " + ev.Reason
+		printed = m.pal.warn.Render("warning:") + " " + ev.Reason
 	case run.EventNote:
 		printed = "note: " + ev.Reason
 	}
@@ -239,20 +283,22 @@ func (m liveModel) apply(ev run.Event) (tea.Model, tea.Cmd) {
 	if m.tail > 0 && len(m.lines) > m.tail {
 		m.lines = m.lines[len(m.lines)-m.tail:]
 	}
-	if printed != "" {
-		return m, tea.Println(printed)
-	}
-	return m, nil
+	return m, printed
 }
 
 func (m liveModel) View() string {
+	if m.quitting {
+		// Not empty: the renderer flushes the lines queued for printing
+		// only with a frame that differs from the last one.
+		return " "
+	}
 	if m.plan == "" {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %s %d/%d", m.plan, bar(m.completed, m.total, 24), m.completed, m.total)
+	fmt.Fprintf(&b, "%s  %s %d/%d", m.plan, bar(m.completed, m.total), m.completed, m.total)
 	if m.status != "" {
-		fmt.Fprintf(&b, "  %s", m.status)
+		fmt.Fprintf(&b, "  %s", m.pal.state(m.status))
 	}
 	b.WriteByte('\n')
 	if m.task != "" {
@@ -265,27 +311,15 @@ func (m liveModel) View() string {
 	return b.String()
 }
 
-func bar(done, total, width int) string {
-	if total <= 0 {
-		return strings.Repeat("░", width)
-	}
-	n := done * width / total
-	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
-}
+// barWidth is the width of every progress bar weave draws.
+const barWidth = 20
 
-// clip shortens s to n runes so that a long line never wraps the panel.
-func clip(s string, n int) string {
-	if n <= 0 {
-		return s
+func bar(done, total int) string {
+	if total <= 0 {
+		return strings.Repeat("░", barWidth)
 	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	if n <= 1 {
-		return string(r[:n])
-	}
-	return string(r[:n-1]) + "…"
+	n := min(max(done*barWidth/total, 0), barWidth)
+	return strings.Repeat("█", n) + strings.Repeat("░", barWidth-n)
 }
 
 // ansiSeq matches terminal escape sequences (colours, cursor moves).

@@ -53,8 +53,9 @@ type Event struct {
 	Log string `json:"log,omitempty"`
 	// Resumed is set on plan.started when the run continues an earlier one.
 	Resumed bool `json:"resumed,omitempty"`
-	// Elapsed is how long the task ran (task.done, task.failed), in seconds.
-	Elapsed float64 `json:"elapsed,omitempty"`
+	// ElapsedMS is how long the task ran (task.done, task.failed), in
+	// milliseconds, the unit of every duration weave prints as JSON.
+	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
 	// Agent and Tool are set on model events: the agent whose model spoke
 	// and the tool it began to call.
 	Agent string `json:"agent,omitempty"`

@@ -1,8 +1,10 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,6 +87,12 @@ type Options struct {
 	// Sleep waits d or until ctx is done, between the attempts of a
 	// failing task; nil means a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Skip lists tasks (by number, or position when unnumbered) the run
+	// leaves unchecked for a person to do: start-work --skip.
+	Skip []int
+	// Verbose shows the plan's template warnings on every run; otherwise
+	// they show when they differ from what the last run of the plan showed.
+	Verbose bool
 }
 
 // Result is what a start-work run did.
@@ -228,8 +237,20 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		r.res.Status = StatusInvalid
 		return r.res, nil
 	}
-	for _, w := range r.res.Report.Warnings {
-		r.warn(problemText(p, w))
+	// Template warnings, in line order, once per change of what they say.
+	warnings := slices.Clone(r.res.Report.Warnings)
+	slices.SortStableFunc(warnings, func(a, b plans.Problem) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), strings.Compare(a.Msg, b.Msg))
+	})
+	texts := make([]string, len(warnings))
+	for i, w := range warnings {
+		texts[i] = problemText(p, w)
+	}
+	digest := warningsDigest(texts)
+	if abs, err := filepath.Abs(p.Path); r.o.Verbose || st == nil || err != nil || !st.IsActive(abs) || st.Warned != digest {
+		for _, t := range texts {
+			r.warn(t)
+		}
 	}
 
 	resumed := res.Verdict == plans.VerdictResume && st != nil
@@ -246,6 +267,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		r.st = plans.NewState(abs, p.Name, agents.Tapestry, plans.GitHead(r.o.Project), r.o.Now())
 	}
 	r.st.Resume(r.session)
+	r.st.Warned = digest
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
 	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
@@ -302,8 +324,11 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 			return r.fail(p, nil, fmt.Errorf("re-read plan: %w", err))
 		}
 		r.res.Plan = p
-		t, ok := p.Next()
+		t, ok := r.next(p)
 		if !ok {
+			if left := r.skippedLeft(p); len(left) > 0 {
+				return r.pause(p, fmt.Sprintf("only tasks left for a person remain (%s); tick each with `weave task done %s N` once done", strings.Join(left, ", "), p.Name))
+			}
 			return r.done(p)
 		}
 		if ctx.Err() != nil {
@@ -337,7 +362,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 
 		start := r.o.Now()
 		err := r.runLogged(ctx, p, t, base, logPath, attempt)
-		elapsed := r.o.Now().Sub(start).Seconds()
+		elapsed := r.o.Now().Sub(start).Milliseconds()
 
 		if ctx.Err() != nil {
 			// An interrupted attempt is not a failure of the task.
@@ -364,7 +389,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			r.st.Finish(t)
 			npr := np.Progress()
 			ev := base
-			ev.Type, ev.Time, ev.Completed, ev.Total, ev.Elapsed = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
+			ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
 			r.o.Observe(ev)
 			out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
 				Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
@@ -386,7 +411,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 		r.st.Failed(t, err)
 		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && r.halted() == nil
 		ev = base
-		ev.Type, ev.Time, ev.Error, ev.Retry, ev.Elapsed = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
+		ev.Type, ev.Time, ev.Error, ev.Retry, ev.ElapsedMS = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
 		if !retry {
 			return nil, r.failErr(p, &t, err)
@@ -695,4 +720,37 @@ func (r *runner) halted() error {
 		return nil
 	}
 	return r.o.Halted()
+}
+
+// warningsDigest names a set of warnings, so that a run can tell whether the
+// last one showed the same.
+func warningsDigest(texts []string) string {
+	if len(texts) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.Join(texts, "\n")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// next is the first unchecked task the run does not skip.
+func (r *runner) next(p *plans.Plan) (plans.Task, bool) {
+	for _, t := range p.Tasks {
+		if !t.Done && !slices.Contains(r.o.Skip, taskNumber(t)) {
+			return t, true
+		}
+	}
+	return plans.Task{}, false
+}
+
+// skippedLeft lists the unchecked tasks the run skipped, and records them
+// as skipped in the state.
+func (r *runner) skippedLeft(p *plans.Plan) []string {
+	var out []string
+	for _, t := range p.Tasks {
+		if !t.Done && slices.Contains(r.o.Skip, taskNumber(t)) {
+			out = append(out, "task "+t.Label())
+			r.st.Record(t.Key()).Skipped = true
+		}
+	}
+	return out
 }

@@ -48,7 +48,9 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 		return out, err
 	}
 	store := plans.ProjectStore(project)
-	st, warning, err := store.Load()
+	// Reading the status changes nothing: a broken state.json is reported,
+	// and left for the next run to move aside.
+	st, warning, err := store.Read()
 	if err != nil {
 		return out, err
 	}

@@ -605,7 +605,8 @@ func (i *instance) forceKill() {
 		return
 	}
 	if p, err := os.FindProcess(i.pid); err == nil {
-		_ = p.Kill()
+		_ = p.Kill() // SIGKILL on unix
+		_ = p.Release()
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/weavehq/weave/internal/proc"
@@ -178,7 +177,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	case errors.As(werr, &exit):
 		code = exit.ExitCode()
 		if code < 0 {
-			code = 128 + int(exit.Sys().(syscall.WaitStatus).Signal())
+			code = signalExitCode(exit)
 		}
 	case werr != nil && !errors.Is(werr, exec.ErrWaitDelay):
 		return plugins.ToolResult{}, fmt.Errorf("bash: %w", werr)

@@ -53,10 +53,20 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 // already, and returns the plan as it now is. A *plans.TaskGoneError says
 // the task is no longer in the file.
 func (t *Tools) Tick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
-	if task.Done {
+	return t.setDone(p, task, true)
+}
+
+// Untick is Tick's reverse, through the same door: `weave task undo`, for a
+// task a person ticked by mistake.
+func (t *Tools) Untick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
+	return t.setDone(p, task, false)
+}
+
+func (t *Tools) setDone(p *plans.Plan, task plans.Task, done bool) (np *plans.Plan, already bool, err error) {
+	if task.Done == done {
 		return p, true, nil
 	}
-	np, err = plans.SetDoneIn(p, task, true)
+	np, err = plans.SetDoneIn(p, task, done)
 	if err != nil {
 		return np, false, err
 	}

@@ -23,9 +23,10 @@
 //	CommandHook  the person's full environment, as Claude Code's hooks get
 //	             it, less weave's own credentials; then CLAUDE_PROJECT_DIR
 //	             and WEAVE_PROJECT_DIR.
-//	Block        a runbook block the person wrote: as CommandHook.
-//	BashTool     a bash tool call a model asked for: the environment less
-//	             every secret, so that a model never reads one.
+//	Block        a runbook block: the environment less every secret (a plan
+//	             may have been written by a model, Pattern).
+//	BashTool     a bash tool call a model asked for: as Block, so that a
+//	             model never reads a secret.
 //	Git          git run by weave for its own bookkeeping: the environment
 //	             less every secret and less GIT_* (a hook's GIT_DIR must not
 //	             point weave's git at another repository).

@@ -68,9 +68,10 @@ func Env(role Role, o EnvOptions) []string {
 			continue
 		}
 		switch role {
-		case CommandHook, Block:
-			// The person's own commands get the person's environment, as
-			// Claude Code's hooks do, less weave's own credentials.
+		case CommandHook:
+			// A line of the person's own config gets the person's
+			// environment, as Claude Code's hooks do, less weave's own
+			// credentials.
 			if IsWeaveCredential(k, v) {
 				continue
 			}
