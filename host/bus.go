@@ -123,6 +123,25 @@ func BusToken(cfg *config.Config) string {
 	return os.Getenv(BusTokenEnv)
 }
 
+// busTokenFor is the token sent to the bus at url: BusToken, else, for a
+// bus on this machine, the one `weave bus serve` keeps in
+// jsonrpc.TokenPath. The local file is never sent to another machine.
+func busTokenFor(cfg *config.Config, rawURL string) string {
+	if tok := BusToken(cfg); tok != "" {
+		return tok
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || !jsonrpc.IsLoopback(u.Host) {
+		return ""
+	}
+	path, err := jsonrpc.TokenPath()
+	if err != nil {
+		return ""
+	}
+	tok, _ := jsonrpc.ReadTokenFile(path)
+	return tok
+}
+
 // BusURL picks the bus to join: the flag's value, else config bus.url
 // (which $WEAVE_BUS_URL sets through the config's environment layer), else
 // $WEAVE_BUS_URL itself. Empty means no bus outside this process.
@@ -174,7 +193,7 @@ func OpenBus(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func
 		return b, b.Close, nil
 	case "ws", "wss":
 		var dial []jsonrpc.DialOption
-		if tok := BusToken(cfg); tok != "" {
+		if tok := busTokenFor(cfg, url); tok != "" {
 			dial = append(dial, jsonrpc.WithToken(tok))
 		}
 		if cfg.Bus.MaxFrameBytes > 0 {

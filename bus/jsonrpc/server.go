@@ -48,12 +48,18 @@ type Options struct {
 	// string field type (config bus.require_payload_type). Off by default:
 	// bub's publish helpers send payloads without one.
 	RequirePayloadType bool
-	// Token, when set, must be sent by clients as "Authorization: Bearer
-	// <token>". NewServer refuses a non-loopback server without one.
+	// Token, when set, is the bus token: clients send it as
+	// "Authorization: Bearer <token>". Beyond loopback every client must;
+	// on loopback a client without it may still connect, but not use the
+	// topics that change what a run does (ProtectedPrefixes). NewServer
+	// refuses a non-loopback server without one; a loopback server without
+	// one trusts every peer.
 	Token string
 	// Loopback says the listener only accepts connections from this
 	// machine; the caller decides it from the listen address (IsLoopback).
 	Loopback bool
+	// TokenFile names where the token is kept, for error messages.
+	TokenFile string
 	// MaxFrameBytes bounds one incoming frame (bus.max_frame_bytes); a
 	// larger frame closes the connection with status 1009.
 	MaxFrameBytes int64
@@ -132,7 +138,10 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 // ServeHTTP upgrades the request to a WebSocket and serves it until either
 // side closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Token != "" && !s.authorized(r) {
+	// On loopback a peer that sends no token (bub's client) joins as a
+	// guest; a wrong token is refused so that the mistake shows.
+	trusted := s.opts.Token == "" || s.authorized(r)
+	if !trusted && (!s.opts.Loopback || r.Header.Get("Authorization") != "") {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
 		http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
 		return
@@ -142,12 +151,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the client
 	}
 	ws.SetReadLimit(s.opts.MaxFrameBytes)
-	c := s.newConn(ws)
+	c := s.newConn(ws, trusted)
 	if c == nil {
 		_ = ws.Close(websocket.StatusGoingAway, "bus is shutting down")
 		return
 	}
 	c.serve()
+}
+
+// forbidden answers a peer without the token that reached for a protected
+// topic.
+func (s *Server) forbidden(what, topic string) *Error {
+	where := "the bus token (bus.token or WEAVE_BUS_TOKEN)"
+	if s.opts.TokenFile != "" {
+		where = "the bus token in " + s.opts.TokenFile
+	}
+	return errorf(CodeForbidden, "forbidden: %s %q needs the bus token: %s topics change what a run does; connect with Authorization: Bearer <token>, %s",
+		what, topic, strings.Join(ProtectedPrefixes, ", "), where)
 }
 
 func (s *Server) authorized(r *http.Request) bool {
@@ -192,7 +212,7 @@ func (s *Server) Connections() int {
 	return len(s.conns)
 }
 
-func (s *Server) newConn(ws *websocket.Conn) *conn {
+func (s *Server) newConn(ws *websocket.Conn, trusted bool) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -201,6 +221,7 @@ func (s *Server) newConn(ws *websocket.Conn) *conn {
 	c := &conn{
 		s:       s,
 		ws:      ws,
+		trusted: trusted,
 		subs:    make(map[string]bus.Subscription),
 		pending: make(map[string]chan incoming),
 		notes:   make(chan incoming, maxInFlight),
@@ -224,6 +245,9 @@ type conn struct {
 	// readDone is closed by the reader that sees the connection end.
 	readDone chan struct{}
 	rbuf     bytes.Buffer // the current reader's frame
+	// trusted says the peer sent the bus token (or the server has none):
+	// only then may it use protected topics.
+	trusted bool
 
 	initialized atomic.Bool
 	clientID    string // set once, by the first initialize
@@ -555,6 +579,9 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
+	if !c.trusted && mayMatchProtected(pattern) {
+		return nil, c.s.forbidden("subscribe to", pattern)
+	}
 	method := p.Method
 	switch method {
 	case "":
@@ -616,6 +643,9 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	}
 	if err := bus.ValidateTopic(*p.Topic); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	if !c.trusted && ProtectedTopic(*p.Topic) {
+		return nil, c.s.forbidden("send on", *p.Topic)
 	}
 	if e := checkPayload(p.Payload, c.s.opts.RequirePayloadType); e != nil {
 		return nil, e

@@ -3,8 +3,10 @@ package jsonrpc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"runtime"
 	"strings"
 	"sync"
@@ -508,19 +510,62 @@ func TestToken(t *testing.T) {
 	}
 	h := newHarness(t, bus.Options{}, jsonrpc.Options{Token: "s3cret"})
 	ctx := context.Background()
-	for _, tok := range []string{"", "wrong"} {
-		if c, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithToken(tok)); err == nil {
-			c.Close()
-			t.Errorf("Dial with token %q = nil error, want unauthorized", tok)
-		} else if !strings.Contains(err.Error(), "unauthorized") {
-			t.Errorf("Dial with token %q = %v, want an unauthorized error", tok, err)
-		}
+	if c, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithToken("wrong")); err == nil {
+		c.Close()
+		t.Errorf("Dial with a wrong token = nil error, want unauthorized")
+	} else if !strings.Contains(err.Error(), "unauthorized") {
+		t.Errorf("Dial with a wrong token = %v, want an unauthorized error", err)
 	}
 	c, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithToken("s3cret"))
 	if err != nil {
 		t.Fatalf("Dial with the token = %v", err)
 	}
 	c.Close()
+}
+
+// A loopback peer without the token (bub's client sends none) keeps plain
+// topics, but cannot subscribe to or send on the topics that steer a run:
+// answering hook:tool.execute.before would let it rewrite a command.
+func TestProtectedTopicsNeedToken(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{Token: "s3cret", TokenFile: "/run/weave/bus.token"})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	guest := h.client(t, "guest") // no token
+	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
+	for _, pattern := range []string{"hook:tool.execute.before", "hook:", "agent:*", "system:dead-letter", "*", "h*", "[a-z]*", "?ook:x"} {
+		err := guest.Subscribe(ctx, pattern, ok, jsonrpc.SubscribeOptions{})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
+			t.Errorf("guest Subscribe(%q) = %v, want code %d", pattern, err, jsonrpc.CodeForbidden)
+		} else if !strings.Contains(rpcErr.Message, "/run/weave/bus.token") {
+			t.Errorf("guest Subscribe(%q) error %q does not say where the token is", pattern, rpcErr.Message)
+		}
+	}
+	for _, topic := range []string{"hook:tool.execute.before", "agent:tapestry", "system:x"} {
+		_, err := guest.SendMessage(ctx, topic, json.RawMessage(`{}`))
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
+			t.Errorf("guest Send(%q) = %v, want code %d", topic, err, jsonrpc.CodeForbidden)
+		}
+	}
+	// Plain topics work without the token.
+	for _, pattern := range []string{"inbound:*", "outbound:", "hooks-report", "agentless:*"} {
+		if err := guest.Subscribe(ctx, pattern, ok, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Errorf("guest Subscribe(%q) = %v, want success", pattern, err)
+		}
+	}
+	if res, err := guest.SendMessage(ctx, "inbound:c1", json.RawMessage(`{"content":"hi"}`)); err != nil || res.Delivered != 1 {
+		t.Errorf("guest Send(inbound:c1) = %+v, %v; want delivered to its own subscription", res, err)
+	}
+	// A peer with the token may answer hooks.
+	member, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "hooks", Version: "1"}, jsonrpc.WithToken("s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	if err := member.Subscribe(ctx, "hook:*", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Errorf("member Subscribe(hook:*) = %v", err)
+	}
 }
 
 func TestIsLoopback(t *testing.T) {
@@ -676,4 +721,58 @@ func TestSubscriberResultReachesThePublisher(t *testing.T) {
 	if len(res.Acks) != 1 || string(res.Acks[0].Result) != `{"action":"block","reason":"no"}` {
 		t.Errorf("SendMessage() acks = %+v, want the subscriber's result", res.Acks)
 	}
+}
+
+// A page in a browser reaches a loopback bus through DNS rebinding (its own
+// name resolved to 127.0.0.1) or a cross-site request: both are refused,
+// while a plain client naming the address it dialled gets through.
+func TestSameOriginRefusesOtherSites(t *testing.T) {
+	b, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true, Token: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	addr := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	dctx, dcancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer dcancel()
+	for _, tt := range []struct {
+		name, host, origin string
+	}{
+		{"rebound host", "attacker.example:" + port, ""},
+		{"rebound host and origin", "attacker.example:" + port, "http://attacker.example:" + port},
+		{"foreign origin", addr, "http://attacker.example"},
+	} {
+		hdr := http.Header{}
+		if tt.origin != "" {
+			hdr.Set("Origin", tt.origin)
+		}
+		hc := &http.Client{Transport: &http.Transport{}}
+		ws, resp, err := websocket.Dial(dctx, "ws://"+addr, &websocket.DialOptions{HTTPHeader: hdr, Host: tt.host, HTTPClient: hc})
+		if err == nil {
+			ws.CloseNow()
+			t.Errorf("%s: handshake accepted, want 403", tt.name)
+			continue
+		}
+		if resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: Dial = %v (response %v), want 403", tt.name, err, resp)
+		}
+	}
+	c, err := jsonrpc.Dial(dctx, "ws://"+addr, jsonrpc.ClientInfo{Name: "n", Version: "1"})
+	if err != nil {
+		t.Fatalf("plain loopback client: %v", err)
+	}
+	c.Close()
 }
