@@ -413,7 +413,8 @@ func (c *conn) handleFrame(data []byte) (work func()) {
 		c.write(errorResponse(nil, errorf(CodeInvalidRequest, "invalid request: empty batch")))
 		return nil
 	}
-	return func() { c.handleBatch(elems) }
+	c.handleBatch(elems)
+	return nil
 }
 
 // inline methods are quick and answered in the read loop, so they take
@@ -433,7 +434,10 @@ func (c *conn) handleNotifications() {
 
 // handleBatch answers a batch with one array of the responses to its
 // requests, in order; notifications and responses get no entry, and a batch
-// of only those gets no reply.
+// of only those gets no reply. It runs in the read loop: each sendMessage
+// of the batch takes one of the connection's maxInFlight slots, so a batch
+// of 5,000 counts 5,000 and the loop stops reading while they are taken.
+// The other methods are quick and run here, in order.
 func (c *conn) handleBatch(elems []json.RawMessage) {
 	out := make([]*response, len(elems))
 	var wg sync.WaitGroup
@@ -444,26 +448,39 @@ func (c *conn) handleBatch(elems []json.RawMessage) {
 			out[i] = errorResponse(in.id, in.invalid)
 		case in.response:
 			c.deliverResponse(in)
+		case inline(in.method):
+			if resp := c.handle(in); resp != nil {
+				out[i] = resp
+			}
 		default:
+			select {
+			case c.sem <- struct{}{}:
+			case <-c.ctx.Done():
+				return
+			}
 			wg.Add(1)
 			go func() {
-				defer wg.Done()
-				if resp := c.handle(in); resp != nil && !in.notification() {
+				defer func() { <-c.sem; wg.Done() }()
+				if resp := c.handle(in); resp != nil {
 					out[i] = resp
 				}
 			}()
 		}
 	}
-	wg.Wait()
-	var resps []*response
-	for _, r := range out {
-		if r != nil {
-			resps = append(resps, r)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		wg.Wait()
+		var resps []*response
+		for _, r := range out {
+			if r != nil {
+				resps = append(resps, r)
+			}
 		}
-	}
-	if len(resps) > 0 {
-		c.write(resps)
-	}
+		if len(resps) > 0 {
+			c.write(resps)
+		}
+	}()
 }
 
 // handle runs one request or notification; the response is nil for a
