@@ -178,6 +178,10 @@ type BusConfig struct {
 	AgentCommand      string        `mapstructure:"agent_command"`
 	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
 	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`
+	// MaxTotalSubscriptions and MaxConnections bound a bus serve as a
+	// whole.
+	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
+	MaxConnections        int `mapstructure:"max_connections"`
 	// RequirePayloadType makes sendMessage refuse payloads without type.
 	RequirePayloadType bool   `mapstructure:"require_payload_type"`
 	Token              string `mapstructure:"token"`

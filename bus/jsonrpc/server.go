@@ -30,6 +30,10 @@ const ClientIDHeader = "weave-client-id"
 const (
 	DefaultMaxFrameBytes     = 1 << 20
 	DefaultMaxSubscriptions  = 256
+	// DefaultMaxConnections and DefaultMaxTotalSubscriptions bound the
+	// whole server, whatever the number of peers.
+	DefaultMaxConnections        = 1024
+	DefaultMaxTotalSubscriptions = 16384
 	DefaultAgentStartTimeout = 30 * time.Second
 	// maxInFlight bounds the sendMessage requests one connection may have
 	// running; past it the server stops reading that connection.
@@ -63,8 +67,15 @@ type Options struct {
 	// MaxFrameBytes bounds one incoming frame (bus.max_frame_bytes); a
 	// larger frame closes the connection with status 1009.
 	MaxFrameBytes int64
-	// MaxSubscriptions bounds the subscriptions of one connection.
+	// MaxSubscriptions bounds the subscriptions of one connection
+	// (bus.max_subscriptions).
 	MaxSubscriptions int
+	// MaxConnections bounds the open connections (bus.max_connections);
+	// past it a handshake is answered 503.
+	MaxConnections int
+	// MaxTotalSubscriptions bounds the subscriptions of all connections
+	// together (bus.max_total_subscriptions).
+	MaxTotalSubscriptions int
 	// OriginPatterns lists browser origins allowed besides the server's own
 	// host (see websocket.AcceptOptions).
 	OriginPatterns []string
@@ -97,6 +108,9 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// subs counts the subscriptions of every connection.
+	subs atomic.Int64
+
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	waiters map[*waiter]struct{}
@@ -114,6 +128,12 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 	}
 	if opts.MaxSubscriptions <= 0 {
 		opts.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxTotalSubscriptions <= 0 {
+		opts.MaxTotalSubscriptions = DefaultMaxTotalSubscriptions
 	}
 	if opts.AgentStartTimeout <= 0 {
 		opts.AgentStartTimeout = DefaultAgentStartTimeout
@@ -144,6 +164,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !trusted && (!s.opts.Loopback || r.Header.Get("Authorization") != "") {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
 		http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
+		return
+	}
+	if n := s.Connections(); n >= s.opts.MaxConnections {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("the bus holds its limit of %d connections (bus.max_connections): close some or raise the limit", s.opts.MaxConnections), http.StatusServiceUnavailable)
 		return
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.opts.OriginPatterns})
@@ -338,6 +363,7 @@ func (c *conn) shutdown() {
 	for _, sub := range subs {
 		_ = sub.Unsubscribe()
 	}
+	c.s.subs.Add(-int64(len(subs)))
 	close(c.notes)
 	c.wg.Wait()
 	c.s.mu.Lock()
@@ -614,7 +640,11 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 		return map[string]bool{"success": true}, nil
 	}
 	if len(c.subs) >= c.s.opts.MaxSubscriptions {
-		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached: unsubscribe from one first", c.s.opts.MaxSubscriptions)
+		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached (bus.max_subscriptions): unsubscribe from one first", c.s.opts.MaxSubscriptions)
+	}
+	if c.s.subs.Add(1) > int64(c.s.opts.MaxTotalSubscriptions) {
+		c.s.subs.Add(-1)
+		return nil, errorf(CodeLimit, "the bus holds its limit of %d subscriptions over all connections (bus.max_total_subscriptions): unsubscribe from some or raise the limit", c.s.opts.MaxTotalSubscriptions)
 	}
 	// The handler waits for the peer's answer, its context or the end of
 	// the connection, so it is cooperative: a Request calls it without a
@@ -622,6 +652,7 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	sub, err := c.s.bus.Subscribe(c.ctx, pattern, c.handler(pattern, method),
 		bus.SubscribeOptions{Name: c.clientID, Policy: policy, Cooperative: true})
 	if err != nil {
+		c.s.subs.Add(-1)
 		return nil, errorf(CodeInternal, "internal error: subscribe to %q: %v", pattern, err)
 	}
 	c.subs[pattern] = sub
@@ -641,6 +672,9 @@ func (c *conn) unsubscribe(raw json.RawMessage) (any, *Error) {
 	sub, ok := c.subs[*p.Topic]
 	delete(c.subs, *p.Topic)
 	c.mu.Unlock()
+	if ok {
+		c.s.subs.Add(-1)
+	}
 	if !ok {
 		return nil, errorf(CodeSubscriptionNotFound, "subscription not found: this connection is not subscribed to %q (pass the exact topic given to subscribe)", *p.Topic)
 	}

@@ -821,3 +821,37 @@ func TestBatchRespectsInFlightLimit(t *testing.T) {
 		t.Fatalf("batch answer has %d entries, want %d", len(resps), n)
 	}
 }
+
+// The server's own caps hold whatever the number of peers: connections past
+// MaxConnections are refused at the handshake, subscriptions past
+// MaxTotalSubscriptions over all connections get CodeLimit naming the key,
+// and closing a connection gives its share back.
+func TestGlobalCaps(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{MaxConnections: 3, MaxTotalSubscriptions: 4, MaxSubscriptions: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
+	a, b := h.client(t, "a"), h.client(t, "b")
+	for i := range 3 {
+		if err := a.Subscribe(ctx, fmt.Sprintf("a:%d", i), ok, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Subscribe(ctx, "b:0", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Subscribe(ctx, "b:1", ok, jsonrpc.SubscribeOptions{})
+	if rpcCode(err) != jsonrpc.CodeLimit || !strings.Contains(err.Error(), "bus.max_total_subscriptions") {
+		t.Errorf("fifth subscription over two connections = %v, want CodeLimit naming bus.max_total_subscriptions", err)
+	}
+	c := h.client(t, "c")
+	if _, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "d"}, jsonrpc.WithoutReconnect()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("fourth connection = %v, want refused with 503", err)
+	}
+	_ = c.Close()
+	_ = a.Close()
+	bustest.WaitFor(t, "the closed connections to go", func() bool { return h.srv.Connections() == 1 })
+	if err := b.Subscribe(ctx, "b:1", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Errorf("subscribe once a closed connection gave its share back = %v", err)
+	}
+}

@@ -153,16 +153,18 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		}
 		url := "ws://" + ln.Addr().String()
 		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{
-			Token:              token,
-			TokenFile:          tokenFile,
-			Loopback:           jsonrpc.IsLoopback(opts.WS),
-			MaxFrameBytes:      int64(cfg.Bus.MaxFrameBytes),
-			MaxSubscriptions:   cfg.Bus.MaxSubscriptions,
-			RequirePayloadType: cfg.Bus.RequirePayloadType,
-			AgentCommand:       agentCommand(cfg.Bus.AgentCommand),
-			Workspace:          project,
-			BusURL:             url,
-			AgentOutput:        opts.Streams.ErrOut,
+			Token:                 token,
+			TokenFile:             tokenFile,
+			Loopback:              jsonrpc.IsLoopback(opts.WS),
+			MaxFrameBytes:         int64(cfg.Bus.MaxFrameBytes),
+			MaxSubscriptions:      cfg.Bus.MaxSubscriptions,
+			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
+			MaxConnections:        cfg.Bus.MaxConnections,
+			RequirePayloadType:    cfg.Bus.RequirePayloadType,
+			AgentCommand:          agentCommand(cfg.Bus.AgentCommand),
+			Workspace:             project,
+			BusURL:                url,
+			AgentOutput:           opts.Streams.ErrOut,
 		})
 		if err != nil {
 			ln.Close()
