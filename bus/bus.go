@@ -244,6 +244,23 @@ var (
 	ErrNotFound = errors.New("not found")
 )
 
+type noWaitKey struct{}
+
+// NoWait marks the Publish calls made with ctx as ones that must never
+// wait: a subscription whose queue is full gets that delivery dead-lettered
+// at once ("queue full") instead of after Options.EnqueueTimeout. A
+// publisher holding a lock others wait on (the v1 envelope face's
+// coordinator) publishes this way, so a subscriber that stops taking
+// messages cannot stall it.
+func NoWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+func noWait(ctx context.Context) bool {
+	v, _ := ctx.Value(noWaitKey{}).(bool)
+	return v
+}
+
 // Defaults used when an Options field is zero.
 const (
 	DefaultMaxAttempts       = 3

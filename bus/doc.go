@@ -86,7 +86,9 @@
 // deliveries that publisher makes next) for at most EnqueueTimeout per
 // message; the other subscriptions keep draining their own queues meanwhile.
 // A subscription given its own Timeout also gets it as the deadline of its
-// Publish deliveries.
+// Publish deliveries. A publisher that must never wait (it holds a lock
+// others need) publishes with NoWait(ctx): a full queue then dead-letters
+// that delivery at once.
 //
 // Request calls are bounded by the subscription's Timeout
 // (Options.RequestTimeout by default, 30s): a handler that does not answer

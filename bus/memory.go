@@ -674,6 +674,10 @@ func (s *memSub) rescueIfExited() {
 func (s *memSub) enqueueSlow(ctx context.Context, m *Message) enqueueOutcome {
 	d := delivery{m: *m}
 	b := s.bus
+	if noWait(ctx) {
+		b.deadLetter(s, *m, fmt.Sprintf("queue full: subscriber %s has %d messages waiting and the publisher does not wait; make its handler faster or raise its queue size", s.name, cap(s.q)), 0, Ack{})
+		return deadLettered
+	}
 	select {
 	case s.q <- d:
 		s.rescueIfExited()

@@ -536,7 +536,9 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 	if err != nil {
 		return ev, fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
-	res, err := b.bus.Publish(ctx, bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
+	// b.mu is held: a subscriber with a full queue must not hold every
+	// request up, so its delivery is dead-lettered instead of waited for.
+	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
 	if err != nil {
 		return ev, fmt.Errorf("record %s on the bus: %w", ev.Type, err)
 	}
