@@ -28,13 +28,13 @@ const ClientIDHeader = "weave-client-id"
 
 // Defaults for zero Options fields.
 const (
-	DefaultMaxFrameBytes     = 1 << 20
-	DefaultMaxSubscriptions  = 256
+	DefaultMaxFrameBytes    = 1 << 20
+	DefaultMaxSubscriptions = 256
 	// DefaultMaxConnections and DefaultMaxTotalSubscriptions bound the
 	// whole server, whatever the number of peers.
 	DefaultMaxConnections        = 1024
 	DefaultMaxTotalSubscriptions = 16384
-	DefaultAgentStartTimeout = 30 * time.Second
+	DefaultAgentStartTimeout     = 30 * time.Second
 	// maxInFlight bounds the sendMessage requests one connection may have
 	// running; past it the server stops reading that connection.
 	maxInFlight = 64
