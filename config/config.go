@@ -182,6 +182,9 @@ type BusConfig struct {
 	// whole.
 	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
 	MaxConnections        int `mapstructure:"max_connections"`
+	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
+	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
+	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`
 	// RequirePayloadType makes sendMessage refuse payloads without type.
 	RequirePayloadType bool   `mapstructure:"require_payload_type"`
 	Token              string `mapstructure:"token"`

@@ -128,6 +128,11 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			stops[i]()
 		}
 	}()
+	limits := jsonrpc.HTTPLimits{
+		BodyTimeout: cfg.Bus.HTTPBodyTimeout,
+		IdleTimeout: cfg.Bus.HTTPIdleTimeout,
+		MaxConns:    cfg.Bus.MaxConnections,
+	}
 	backend := "memory"
 	if cfg.Bus.URL != "" {
 		backend = "nats " + cfg.Bus.URL
@@ -173,7 +178,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		mux := http.NewServeMux()
 		mux.Handle("/bus/", jsonrpc.AdminHandler(b, token))
 		mux.Handle("/", srv)
-		stops = append(stops, serveHTTP(ln, jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.WS), mux), errc, func() { _ = srv.Close() }))
+		stops = append(stops, serveHTTP(ln, jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.WS), mux), limits, errc, func() { _ = srv.Close() }))
 		fmt.Fprintf(opts.Streams.Out, "ws       %s\n", url)
 		if tokenFile != "" {
 			fmt.Fprintf(opts.Streams.Out, "token    %s\n", tokenFile)
@@ -211,7 +216,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 				return fmt.Errorf("listen for the bus HTTP face on %s: %w", opts.HTTP, err)
 			}
 			h := jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.HTTP), bearer(httpToken, broker.Handler()))
-			stops = append(stops, serveHTTP(ln, h, errc, nil))
+			stops = append(stops, serveHTTP(ln, h, limits, errc, nil))
 			fmt.Fprintf(opts.Streams.Out, "http     http://%s\n", ln.Addr())
 		}
 	}
@@ -233,10 +238,10 @@ func notForAgents(context.Context, bus.Message) (bus.Ack, error) {
 
 // serveHTTP serves h on ln and returns the func that stops it; before
 // shuts down what http.Server does not track (hijacked WebSockets).
-func serveHTTP(ln net.Listener, h http.Handler, errc chan<- error, before func()) func() {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func serveHTTP(ln net.Listener, h http.Handler, limits jsonrpc.HTTPLimits, errc chan<- error, before func()) func() {
+	hs := jsonrpc.NewHTTPServer(h, limits)
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(jsonrpc.Limit(ln, limits.MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 		}
 	}()

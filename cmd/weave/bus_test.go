@@ -485,3 +485,43 @@ func TestBusServeCreatesToken(t *testing.T) {
 		t.Errorf("GET /bus/dead-letters without the token = %d, want 401", resp.StatusCode)
 	}
 }
+
+// A client that sends its body slowly is cut off after
+// bus.http_body_timeout instead of holding its connection forever, and
+// connections past bus.max_connections are answered 503.
+func TestBusServeSlowBodiesAndConnectionCap(t *testing.T) {
+	t.Setenv("WEAVE_BUS_HTTP_BODY_TIMEOUT", "300ms")
+	t.Setenv("WEAVE_BUS_MAX_CONNECTIONS", "2")
+	s := serveBus(t, "")
+	addr := strings.TrimPrefix(s.http, "http://")
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	slow := dial()
+	fmt.Fprintf(slow, "POST /api/sessions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na", addr)
+	_ = slow.SetReadDeadline(time.Now().Add(bustest.Deadline))
+	// The server answers the timed-out body and closes, or just closes:
+	// either way the read ends well before the test's deadline.
+	if _, err := io.ReadAll(slow); err != nil {
+		t.Errorf("a slow body held its connection: %v", err)
+	}
+	// Two connections that have sent nothing yet hold both places (the
+	// header timeout, 10s, would free them).
+	dial()
+	dial()
+	bustest.WaitFor(t, "a connection past the cap to be refused", func() bool {
+		resp, err := http.Get(s.http + "/api/health")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "bus.max_connections")
+	})
+}
