@@ -219,6 +219,8 @@ func keyTable() []Key {
 			Doc: "Subscriptions all connections of a bus serve may hold together."},
 		{Name: "bus.max_connections", Kind: KindInt, Default: 1024, check: minInt(1),
 			Doc: "Open connections a bus serve accepts on each face (WebSocket, HTTP)."},
+		{Name: "bus.max_sessions", Kind: KindInt, Default: 1000, check: minInt(1),
+			Doc: "Open sessions the v1 envelope faces of a bus serve hold at once."},
 		{Name: "bus.http_body_timeout", Kind: KindDuration, Default: 30 * time.Second, check: minDuration(1),
 			Doc: "Longest a client of a bus serve's HTTP faces may take to send one request body."},
 		{Name: "bus.http_idle_timeout", Kind: KindDuration, Default: 2 * time.Minute, check: minDuration(1),

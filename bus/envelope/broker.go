@@ -34,6 +34,9 @@ type Options struct {
 	// KeepClosed is how many closed sessions stay readable (history, list)
 	// before the oldest is forgotten (default 100).
 	KeepClosed int
+	// MaxSessions bounds the open sessions (bus.max_sessions, default
+	// 1000); session.create past it answers CodeLimit until one closes.
+	MaxSessions int
 	// Logger receives transport and bus errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now returns the current time (default time.Now).
@@ -52,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.KeepClosed <= 0 {
 		o.KeepClosed = 100
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 1000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -189,6 +189,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		// bus itself, so servers sharing a nats bus serve the same sessions.
 		broker, err := envelope.Open(ctx, b, envelope.Options{
 			MaxFrameBytes: cfg.Bus.MaxFrameBytes,
+			MaxSessions:   cfg.Bus.MaxSessions,
 			Logger:        logger,
 		})
 		if err != nil {
