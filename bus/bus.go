@@ -272,6 +272,7 @@ const (
 	DefaultQueueSize         = 256
 	DefaultMaxLogMessages    = 100_000
 	DefaultMaxDeadLetters    = 10_000
+	DefaultMaxTopics         = 10_000
 	// MaxQueueSize bounds any subscription's queue.
 	MaxQueueSize = 1 << 16
 )
@@ -308,6 +309,10 @@ type Options struct {
 	// MaxDeadLetters is how many dead letters are kept; the oldest go
 	// first.
 	MaxDeadLetters int
+	// MaxTopics bounds the retained and append-only topics the memory
+	// backend keeps; a publish that would keep one more fails, naming
+	// bus.max_topics. Forget makes room.
+	MaxTopics int
 	// Clock is the time source; nil means the real clock.
 	Clock Clock
 }
@@ -330,6 +335,7 @@ func DefaultOptions() Options {
 		QueueSize:         DefaultQueueSize,
 		MaxLogMessages:    DefaultMaxLogMessages,
 		MaxDeadLetters:    DefaultMaxDeadLetters,
+		MaxTopics:         DefaultMaxTopics,
 		Retained:          []string{"loop:current", "session-info:*", "session-agents:*"},
 		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*", "session:*", "session-index"},
 	}
@@ -350,6 +356,7 @@ func (o Options) WithDefaults() Options {
 	o.QueueSize = positiveOr(o.QueueSize, DefaultQueueSize)
 	o.MaxLogMessages = positiveOr(o.MaxLogMessages, DefaultMaxLogMessages)
 	o.MaxDeadLetters = positiveOr(o.MaxDeadLetters, DefaultMaxDeadLetters)
+	o.MaxTopics = positiveOr(o.MaxTopics, DefaultMaxTopics)
 	if o.Clock == nil {
 		o.Clock = SystemClock{}
 	}

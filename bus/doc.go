@@ -123,7 +123,9 @@
 // Options.MaxLogMessages messages (100,000 by default) with an offset from 1
 // (Result.Offset, Replay); offsets keep counting past the dropped ones, and
 // a Replay from an offset no longer kept starts at the oldest kept. Both are
-// stored before delivery, whether or not anyone is subscribed. Both
+// stored before delivery, whether or not anyone is subscribed. The memory
+// backend keeps at most Options.MaxTopics such topics (10,000); a publish
+// that would keep one more fails with an error naming bus.max_topics. Both
 // backends also have Forget(ctx, topic), which drops what a topic keeps; a
 // face calls it for topics nobody will read again.
 //

@@ -206,7 +206,9 @@ func (b *Memory) prepare(m *Message, stamp bool, res *Result) (*route, error) {
 		return nil, nil
 	}
 	if r.retained || r.appendOnly {
-		res.Offset = b.store(r, *m)
+		if res.Offset, err = b.store(r, *m); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -419,9 +421,13 @@ func (l *memLog) add(m Message, limit int) uint64 {
 	return l.first + uint64(len(l.msgs)) - 1
 }
 
-func (b *Memory) store(r *route, m Message) uint64 {
+func (b *Memory) store(r *route, m Message) (uint64, error) {
 	b.storeMu.Lock()
 	defer b.storeMu.Unlock()
+	_, kept := b.last[m.Topic]
+	if !kept && b.logs[m.Topic] == nil && len(b.last)+len(b.logs) >= b.opts.MaxTopics {
+		return 0, fmt.Errorf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
+	}
 	if r.retained {
 		b.last[m.Topic] = m
 	}
@@ -431,9 +437,9 @@ func (b *Memory) store(r *route, m Message) uint64 {
 			l = &memLog{first: 1}
 			b.logs[m.Topic] = l
 		}
-		return l.add(m, b.opts.MaxLogMessages)
+		return l.add(m, b.opts.MaxLogMessages), nil
 	}
-	return 0
+	return 0, nil
 }
 
 // duplicate records the key and reports whether it was seen in the window.

@@ -183,6 +183,7 @@ type BusConfig struct {
 	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
 	MaxConnections        int `mapstructure:"max_connections"`
 	MaxSessions           int `mapstructure:"max_sessions"`
+	MaxTopics             int `mapstructure:"max_topics"`
 	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
 	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
 	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`

@@ -109,6 +109,9 @@ func BusOptions(cfg *config.Config) (bus.Options, error) {
 	if cfg.Bus.MaxDeadLetters > 0 {
 		o.MaxDeadLetters = cfg.Bus.MaxDeadLetters
 	}
+	if cfg.Bus.MaxTopics > 0 {
+		o.MaxTopics = cfg.Bus.MaxTopics
+	}
 	if err := o.Validate(); err != nil {
 		return o, fmt.Errorf("config bus: %w", err)
 	}

@@ -855,3 +855,27 @@ func TestGlobalCaps(t *testing.T) {
 		t.Errorf("subscribe once a closed connection gave its share back = %v", err)
 	}
 }
+
+// The topics the bus keeps (retained and append-only) are capped
+// (bus.max_topics): a peer publishing on ever new ones gets an error naming
+// the key instead of growing the bus without end.
+func TestTopicCap(t *testing.T) {
+	o := bus.DefaultOptions()
+	o.MaxTopics = 3
+	h := newHarness(t, o, jsonrpc.Options{})
+	c := h.client(t, "writer")
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	for i := range 3 {
+		if _, err := c.SendMessage(ctx, fmt.Sprintf("issue:%d", i), json.RawMessage(`{}`)); err != nil {
+			t.Fatalf("append-only topic %d: %v", i, err)
+		}
+	}
+	if _, err := c.SendMessage(ctx, "issue:0", json.RawMessage(`{}`)); err != nil {
+		t.Errorf("a kept topic takes more messages: %v", err)
+	}
+	_, err := c.SendMessage(ctx, "issue:3", json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "bus.max_topics") {
+		t.Errorf("a fourth kept topic = %v, want an error naming bus.max_topics", err)
+	}
+}
