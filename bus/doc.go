@@ -79,8 +79,8 @@
 // # Slow subscribers
 //
 // A subscription's queue holds QueueSize messages (256 by default); it
-// takes memory for the messages waiting in it, not for its capacity, and
-// gives it back as they drain. When it
+// takes memory as messages wait in it (at most what its longest backlog
+// took, until the subscription ends), not for its capacity. When it
 // is full, Publish waits up to Options.EnqueueTimeout (5s by default) for
 // room, then moves that delivery to the dead letters with the reason "queue
 // full" and goes on with the other subscriptions. A slow subscriber therefore

@@ -249,8 +249,8 @@ func TestPublishDeliveryDeadline(t *testing.T) {
 
 // A subscription's memory follows what is queued, not the queue's
 // capacity: 500 idle subscriptions allowed 4,096 messages each cost a few
-// kilobytes apiece (a buffered channel cost ~1 MB each), and the memory a
-// full queue took is given back once it drains.
+// kilobytes apiece (a buffered channel took memory for all 4,096 up
+// front).
 func TestSubscriptionMemoryFollowsUse(t *testing.T) {
 	b := newTestMemory(t, Options{QueueSize: 4096})
 	heap := func() uint64 {
