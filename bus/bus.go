@@ -244,6 +244,23 @@ var (
 	ErrNotFound = errors.New("not found")
 )
 
+type noWaitKey struct{}
+
+// NoWait marks the Publish calls made with ctx as ones that must never
+// wait: a subscription whose queue is full gets that delivery dead-lettered
+// at once ("queue full") instead of after Options.EnqueueTimeout. A
+// publisher holding a lock others wait on (the v1 envelope face's
+// coordinator) publishes this way, so a subscriber that stops taking
+// messages cannot stall it.
+func NoWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+func noWait(ctx context.Context) bool {
+	v, _ := ctx.Value(noWaitKey{}).(bool)
+	return v
+}
+
 // Defaults used when an Options field is zero.
 const (
 	DefaultMaxAttempts       = 3
@@ -255,6 +272,7 @@ const (
 	DefaultQueueSize         = 256
 	DefaultMaxLogMessages    = 100_000
 	DefaultMaxDeadLetters    = 10_000
+	DefaultMaxTopics         = 10_000
 	// MaxQueueSize bounds any subscription's queue.
 	MaxQueueSize = 1 << 16
 )
@@ -291,6 +309,10 @@ type Options struct {
 	// MaxDeadLetters is how many dead letters are kept; the oldest go
 	// first.
 	MaxDeadLetters int
+	// MaxTopics bounds the retained and append-only topics the memory
+	// backend keeps; a publish that would keep one more fails, naming
+	// bus.max_topics. Forget makes room.
+	MaxTopics int
 	// Clock is the time source; nil means the real clock.
 	Clock Clock
 }
@@ -313,6 +335,7 @@ func DefaultOptions() Options {
 		QueueSize:         DefaultQueueSize,
 		MaxLogMessages:    DefaultMaxLogMessages,
 		MaxDeadLetters:    DefaultMaxDeadLetters,
+		MaxTopics:         DefaultMaxTopics,
 		Retained:          []string{"loop:current", "session-info:*", "session-agents:*"},
 		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*", "session:*", "session-index"},
 	}
@@ -333,6 +356,7 @@ func (o Options) WithDefaults() Options {
 	o.QueueSize = positiveOr(o.QueueSize, DefaultQueueSize)
 	o.MaxLogMessages = positiveOr(o.MaxLogMessages, DefaultMaxLogMessages)
 	o.MaxDeadLetters = positiveOr(o.MaxDeadLetters, DefaultMaxDeadLetters)
+	o.MaxTopics = positiveOr(o.MaxTopics, DefaultMaxTopics)
 	if o.Clock == nil {
 		o.Clock = SystemClock{}
 	}

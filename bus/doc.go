@@ -78,7 +78,9 @@
 //
 // # Slow subscribers
 //
-// A subscription's queue holds QueueSize messages (256 by default). When it
+// A subscription's queue holds QueueSize messages (256 by default); it
+// takes memory as messages wait in it (at most what its longest backlog
+// took, until the subscription ends), not for its capacity. When it
 // is full, Publish waits up to Options.EnqueueTimeout (5s by default) for
 // room, then moves that delivery to the dead letters with the reason "queue
 // full" and goes on with the other subscriptions. A slow subscriber therefore
@@ -86,7 +88,9 @@
 // deliveries that publisher makes next) for at most EnqueueTimeout per
 // message; the other subscriptions keep draining their own queues meanwhile.
 // A subscription given its own Timeout also gets it as the deadline of its
-// Publish deliveries.
+// Publish deliveries. A publisher that must never wait (it holds a lock
+// others need) publishes with NoWait(ctx): a full queue then dead-letters
+// that delivery at once.
 //
 // Request calls are bounded by the subscription's Timeout
 // (Options.RequestTimeout by default, 30s): a handler that does not answer
@@ -119,7 +123,9 @@
 // Options.MaxLogMessages messages (100,000 by default) with an offset from 1
 // (Result.Offset, Replay); offsets keep counting past the dropped ones, and
 // a Replay from an offset no longer kept starts at the oldest kept. Both are
-// stored before delivery, whether or not anyone is subscribed. Both
+// stored before delivery, whether or not anyone is subscribed. The memory
+// backend keeps at most Options.MaxTopics such topics (10,000); a publish
+// that would keep one more fails with an error naming bus.max_topics. Both
 // backends also have Forget(ctx, topic), which drops what a topic keeps; a
 // face calls it for topics nobody will read again.
 //

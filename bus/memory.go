@@ -206,7 +206,9 @@ func (b *Memory) prepare(m *Message, stamp bool, res *Result) (*route, error) {
 		return nil, nil
 	}
 	if r.retained || r.appendOnly {
-		res.Offset = b.store(r, *m)
+		if res.Offset, err = b.store(r, *m); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -294,7 +296,7 @@ func (b *Memory) Subscribe(ctx context.Context, pat string, h Handler, opts Subs
 		name:         opts.Name,
 		policy:       policy,
 		timeout:      timeout,
-		q:            make(chan delivery, size),
+		q:            newQueue(size),
 		asyncTimeout: opts.Timeout,
 		cooperative:  opts.Cooperative,
 		observer:     opts.Observer,
@@ -419,9 +421,13 @@ func (l *memLog) add(m Message, limit int) uint64 {
 	return l.first + uint64(len(l.msgs)) - 1
 }
 
-func (b *Memory) store(r *route, m Message) uint64 {
+func (b *Memory) store(r *route, m Message) (uint64, error) {
 	b.storeMu.Lock()
 	defer b.storeMu.Unlock()
+	_, kept := b.last[m.Topic]
+	if !kept && b.logs[m.Topic] == nil && len(b.last)+len(b.logs) >= b.opts.MaxTopics {
+		return 0, fmt.Errorf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
+	}
 	if r.retained {
 		b.last[m.Topic] = m
 	}
@@ -431,9 +437,9 @@ func (b *Memory) store(r *route, m Message) uint64 {
 			l = &memLog{first: 1}
 			b.logs[m.Topic] = l
 		}
-		return l.add(m, b.opts.MaxLogMessages)
+		return l.add(m, b.opts.MaxLogMessages), nil
 	}
-	return 0
+	return 0, nil
 }
 
 // duplicate records the key and reports whether it was seen in the window.
@@ -509,10 +515,8 @@ func (b *Memory) announce(dl DeadLetter) {
 		if s.removed.Load() {
 			continue
 		}
-		select {
-		case s.q <- delivery{m: m}:
+		if s.q.push(delivery{m: m}, false) {
 			s.rescueIfExited()
-		default:
 		}
 	}
 }
@@ -601,7 +605,7 @@ type memSub struct {
 	cooperative  bool               // SubscribeOptions.Cooperative
 	observer     bool               // SubscribeOptions.Observer
 	accept       func(Message) bool // SubscribeOptions.Accept
-	q            chan delivery
+	q            *queue
 
 	removed atomic.Bool
 	// exited is set by the worker once it has drained its queue after
@@ -623,11 +627,7 @@ func (s *memSub) stop() {
 	s.stopOnce.Do(func() {
 		s.removed.Store(true)
 		close(s.removedCh)
-		select {
-		case s.q <- delivery{stop: true}:
-		default:
-			go func() { s.q <- delivery{stop: true} }()
-		}
+		s.q.push(delivery{stop: true}, true)
 	})
 }
 
@@ -643,11 +643,9 @@ func (s *memSub) enqueue(ctx context.Context, m *Message) enqueueOutcome {
 	if s.removed.Load() {
 		return skipped
 	}
-	select {
-	case s.q <- delivery{m: *m}:
+	if s.q.push(delivery{m: *m}, false) {
 		s.rescueIfExited()
 		return enqueued
-	default:
 	}
 	return s.enqueueSlow(ctx, m)
 }
@@ -660,13 +658,12 @@ func (s *memSub) rescueIfExited() {
 		return
 	}
 	for {
-		select {
-		case d := <-s.q:
-			if !d.stop {
-				s.rescue(&d.m)
-			}
-		default:
+		d, ok := s.q.pop()
+		if !ok {
 			return
+		}
+		if !d.stop {
+			s.rescue(&d.m)
 		}
 	}
 }
@@ -674,18 +671,31 @@ func (s *memSub) rescueIfExited() {
 func (s *memSub) enqueueSlow(ctx context.Context, m *Message) enqueueOutcome {
 	d := delivery{m: *m}
 	b := s.bus
-	select {
-	case s.q <- d:
-		s.rescueIfExited()
-		return enqueued
-	case <-b.clock.After(b.opts.EnqueueTimeout):
-		b.deadLetter(s, *m, fmt.Sprintf("queue full: subscriber %s took no message for %s; make its handler faster or raise its queue size", s.name, b.opts.EnqueueTimeout), 0, Ack{})
-	case <-b.ctx.Done():
-		b.deadLetter(s, *m, "bus closed before the message was queued", 0, Ack{})
-	case <-ctx.Done():
-		b.deadLetter(s, *m, fmt.Sprintf("publisher gave up waiting for room in the queue: %v", ctx.Err()), 0, Ack{})
+	if noWait(ctx) {
+		b.deadLetter(s, *m, fmt.Sprintf("queue full: subscriber %s has %d messages waiting and the publisher does not wait; make its handler faster or raise its queue size", s.name, s.q.limit), 0, Ack{})
+		return deadLettered
 	}
-	return deadLettered
+	timeout := b.clock.After(b.opts.EnqueueTimeout)
+	for {
+		select {
+		case <-s.q.room:
+			if s.q.push(d, false) {
+				if s.q.hasRoom() {
+					signal(s.q.room) // another publisher may be waiting
+				}
+				s.rescueIfExited()
+				return enqueued
+			}
+			continue
+		case <-timeout:
+			b.deadLetter(s, *m, fmt.Sprintf("queue full: subscriber %s took no message for %s; make its handler faster or raise its queue size", s.name, b.opts.EnqueueTimeout), 0, Ack{})
+		case <-b.ctx.Done():
+			b.deadLetter(s, *m, "bus closed before the message was queued", 0, Ack{})
+		case <-ctx.Done():
+			b.deadLetter(s, *m, fmt.Sprintf("publisher gave up waiting for room in the queue: %v", ctx.Err()), 0, Ack{})
+		}
+		return deadLettered
+	}
 }
 
 // run is the subscription's worker: it delivers queued messages in order.
@@ -719,7 +729,12 @@ func (s *memSub) serve(cur *delivery) (done bool) {
 		return true
 	}
 	for {
-		*cur = <-s.q
+		d, ok := s.q.pop()
+		if !ok {
+			<-s.q.ready
+			continue
+		}
+		*cur = d
 		if cur.stop {
 			s.stopping = true
 			s.drain(cur)
@@ -741,13 +756,13 @@ func (s *memSub) drain(cur *delivery) {
 
 func (s *memSub) drainOnce(cur *delivery) {
 	for {
-		select {
-		case *cur = <-s.q:
-			if !cur.stop {
-				s.handle(&cur.m)
-			}
-		default:
+		d, ok := s.q.pop()
+		if !ok {
 			return
+		}
+		*cur = d
+		if !cur.stop {
+			s.handle(&cur.m)
 		}
 	}
 }

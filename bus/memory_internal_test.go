@@ -3,6 +3,8 @@ package bus
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,7 +83,7 @@ func TestEnqueueGivesUp(t *testing.T) {
 		b.Publish(ctx, Message{Topic: "q:x"})
 	}
 	waitFor(t, "the queue to fill", func() bool {
-		return len(b.snap.Load().subs[0].q) == 1
+		return b.snap.Load().subs[0].q.len() == 1
 	})
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -207,7 +209,7 @@ func TestRescueAfterWorkerExit(t *testing.T) {
 	waitFor(t, "the worker to exit", s.exited.Load)
 	// What a publisher that passed its removed check just before removal
 	// would have left behind.
-	s.q <- delivery{m: Message{ID: "straggler", Topic: "r:x"}}
+	s.q.push(delivery{m: Message{ID: "straggler", Topic: "r:x"}}, true)
 	s.rescueIfExited()
 	select {
 	case id := <-got:
@@ -242,5 +244,39 @@ func TestPublishDeliveryDeadline(t *testing.T) {
 	}
 	if got[true] != 1 || got[false] != 1 {
 		t.Errorf("deliveries with a deadline: %d, without: %d, want 1 and 1", got[true], got[false])
+	}
+}
+
+// A subscription's memory follows what is queued, not the queue's
+// capacity: 500 idle subscriptions allowed 4,096 messages each cost a few
+// kilobytes apiece (a buffered channel took memory for all 4,096 up
+// front).
+func TestSubscriptionMemoryFollowsUse(t *testing.T) {
+	b := newTestMemory(t, Options{QueueSize: 4096})
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	const n = 500
+	var subs []Subscription
+	for i := range n {
+		sub, err := b.Subscribe(context.Background(), "m:"+strconv.Itoa(i), func(context.Context, Message) (Ack, error) {
+			return Ack{Processed: true}, nil
+		}, SubscribeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	per := (int64(heap()) - int64(before)) / n
+	t.Logf("idle subscription with a 4096-message queue: %d bytes", per)
+	if per > 16<<10 {
+		t.Errorf("an idle subscription costs %d bytes, want under 16 KiB whatever its queue size", per)
+	}
+	for _, s := range subs {
+		_ = s.Unsubscribe()
 	}
 }

@@ -185,6 +185,15 @@ type BusConfig struct {
 	AgentCommand      string        `mapstructure:"agent_command"`
 	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
 	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`
+	// MaxTotalSubscriptions and MaxConnections bound a bus serve as a
+	// whole.
+	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
+	MaxConnections        int `mapstructure:"max_connections"`
+	MaxSessions           int `mapstructure:"max_sessions"`
+	MaxTopics             int `mapstructure:"max_topics"`
+	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
+	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
+	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`
 	// RequirePayloadType makes sendMessage refuse payloads without type.
 	RequirePayloadType bool   `mapstructure:"require_payload_type"`
 	Token              string `mapstructure:"token"`

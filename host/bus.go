@@ -109,6 +109,9 @@ func BusOptions(cfg *config.Config) (bus.Options, error) {
 	if cfg.Bus.MaxDeadLetters > 0 {
 		o.MaxDeadLetters = cfg.Bus.MaxDeadLetters
 	}
+	if cfg.Bus.MaxTopics > 0 {
+		o.MaxTopics = cfg.Bus.MaxTopics
+	}
 	if err := o.Validate(); err != nil {
 		return o, fmt.Errorf("config bus: %w", err)
 	}
@@ -121,6 +124,25 @@ func BusToken(cfg *config.Config) string {
 		return cfg.Bus.Token
 	}
 	return os.Getenv(BusTokenEnv)
+}
+
+// busTokenFor is the token sent to the bus at url: BusToken, else, for a
+// bus on this machine, the one `weave bus serve` keeps in
+// jsonrpc.TokenPath. The local file is never sent to another machine.
+func busTokenFor(cfg *config.Config, rawURL string) string {
+	if tok := BusToken(cfg); tok != "" {
+		return tok
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || !jsonrpc.IsLoopback(u.Host) {
+		return ""
+	}
+	path, err := jsonrpc.TokenPath()
+	if err != nil {
+		return ""
+	}
+	tok, _ := jsonrpc.ReadTokenFile(path)
+	return tok
 }
 
 // BusURL picks the bus to join: the flag's value, else config bus.url
@@ -174,7 +196,7 @@ func OpenBus(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func
 		return b, b.Close, nil
 	case "ws", "wss":
 		var dial []jsonrpc.DialOption
-		if tok := BusToken(cfg); tok != "" {
+		if tok := busTokenFor(cfg, url); tok != "" {
 			dial = append(dial, jsonrpc.WithToken(tok))
 		}
 		if cfg.Bus.MaxFrameBytes > 0 {

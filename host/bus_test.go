@@ -170,8 +170,12 @@ func TestOpenBusWSToken(t *testing.T) {
 	ws := startWSBus(t, "s3cret")
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
-	if _, _, err := OpenBus(ctx, config.Default(), ws.url); err == nil || !strings.Contains(err.Error(), "WEAVE_BUS_TOKEN") {
-		t.Errorf("OpenBus without token = %v, want unauthorized naming WEAVE_BUS_TOKEN", err)
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // no token file either
+	// On loopback a client without the token joins for plain topics, but
+	// the admin routes refuse it.
+	guest := openBus(t, config.Default(), ws.url)
+	if _, _, err := guest.Retained(ctx, "loop:current"); err == nil || !strings.Contains(err.Error(), "token") {
+		t.Errorf("Retained without token = %v, want unauthorized", err)
 	}
 	t.Setenv(BusTokenEnv, "s3cret")
 	b := openBus(t, config.Default(), ws.url)

@@ -34,6 +34,9 @@ type Options struct {
 	// KeepClosed is how many closed sessions stay readable (history, list)
 	// before the oldest is forgotten (default 100).
 	KeepClosed int
+	// MaxSessions bounds the open sessions (bus.max_sessions, default
+	// 1000); session.create past it answers CodeLimit until one closes.
+	MaxSessions int
 	// Logger receives transport and bus errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now returns the current time (default time.Now).
@@ -52,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.KeepClosed <= 0 {
 		o.KeepClosed = 100
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 1000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -536,7 +542,9 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 	if err != nil {
 		return ev, fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
-	res, err := b.bus.Publish(ctx, bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
+	// b.mu is held: a subscriber with a full queue must not hold every
+	// request up, so its delivery is dead-lettered instead of waited for.
+	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
 	if err != nil {
 		return ev, fmt.Errorf("record %s on the bus: %w", ev.Type, err)
 	}

@@ -38,6 +38,15 @@ func (b *Broker) sessionCreate(ctx context.Context, _ *conn, env Envelope) (any,
 	if err := decode(env, &p); err != nil {
 		return nil, nil, err
 	}
+	open := 0
+	for _, s := range b.sessions {
+		if s.info.Status != "closed" {
+			open++
+		}
+	}
+	if open >= b.opts.MaxSessions {
+		return nil, nil, errorf(CodeLimit, "the bus holds its limit of %d open sessions (bus.max_sessions): close one with session.close or raise the limit", b.opts.MaxSessions)
+	}
 	now := FormatTime(b.opts.Now())
 	info := SessionInfo{ID: NewID(), Name: strings.TrimSpace(p.Name), Status: "open", CreatedAt: now, UpdatedAt: now}
 	created := Envelope{V: Version, Type: TypeSessionCreated, ID: NewID(), TS: now, Src: env.Src, Session: info.ID, Payload: mustJSON(info)}

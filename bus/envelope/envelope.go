@@ -61,6 +61,9 @@ const (
 	CodeConflict       = "conflict"
 	CodeTooLarge       = "too_large"
 	CodeSlowConsumer   = "slow_consumer"
+	// CodeLimit answers a command that would pass a configured cap; the
+	// message names the config key.
+	CodeLimit = "limit"
 )
 
 // Reply statuses. Anything but StatusError is a success.

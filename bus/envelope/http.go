@@ -64,6 +64,8 @@ func httpStatus(reply Envelope) int {
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeLimit:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

@@ -310,3 +310,38 @@ func TestSSEForOneAgent(t *testing.T) {
 		t.Errorf("events for w1 (-want +got):\n%s", d)
 	}
 }
+
+// Open sessions are capped (bus.max_sessions): one more is refused with a
+// 429 naming the key, and closing one makes room.
+func TestSessionCap(t *testing.T) {
+	b := newTestBroker(t, Options{MaxSessions: 2, Logger: quietLogger()})
+	srv := httpServer(t, b)
+	create := func() (int, string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/api/sessions", "application/json", strings.NewReader(`{"name":"s"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			ID    string `json:"id"`
+			Error string `json:"error"`
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(raw, &out)
+		if out.ID == "" {
+			return resp.StatusCode, string(raw)
+		}
+		return resp.StatusCode, out.ID
+	}
+	_, first := create()
+	create()
+	code, body := create()
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "bus.max_sessions") {
+		t.Fatalf("third session = %d %s, want 429 naming bus.max_sessions", code, body)
+	}
+	mustOK(t, do(t, b, mk(t, TypeSessionClose, "c", first, nil)))
+	if code, body := create(); code != http.StatusCreated {
+		t.Errorf("session after closing one = %d %s, want 201", code, body)
+	}
+}

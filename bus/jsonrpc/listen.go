@@ -38,11 +38,12 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx ends, then closes the connections.
+// Serve serves on ln until ctx ends, then closes the connections. Requests
+// from other web origins or naming another host are refused (SameOrigin).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs := NewHTTPServer(SameOrigin(ln.Addr(), s.opts.Loopback, s), HTTPLimits{MaxConns: s.opts.MaxConnections})
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(Limit(ln, s.opts.MaxConnections)) }()
 	select {
 	case err := <-errc:
 		_ = s.Close()

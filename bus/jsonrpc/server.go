@@ -28,9 +28,13 @@ const ClientIDHeader = "weave-client-id"
 
 // Defaults for zero Options fields.
 const (
-	DefaultMaxFrameBytes     = 1 << 20
-	DefaultMaxSubscriptions  = 256
-	DefaultAgentStartTimeout = 30 * time.Second
+	DefaultMaxFrameBytes    = 1 << 20
+	DefaultMaxSubscriptions = 256
+	// DefaultMaxConnections and DefaultMaxTotalSubscriptions bound the
+	// whole server, whatever the number of peers.
+	DefaultMaxConnections        = 1024
+	DefaultMaxTotalSubscriptions = 16384
+	DefaultAgentStartTimeout     = 30 * time.Second
 	// maxInFlight bounds the sendMessage requests one connection may have
 	// running; past it the server stops reading that connection.
 	maxInFlight = 64
@@ -48,17 +52,30 @@ type Options struct {
 	// string field type (config bus.require_payload_type). Off by default:
 	// bub's publish helpers send payloads without one.
 	RequirePayloadType bool
-	// Token, when set, must be sent by clients as "Authorization: Bearer
-	// <token>". NewServer refuses a non-loopback server without one.
+	// Token, when set, is the bus token: clients send it as
+	// "Authorization: Bearer <token>". Beyond loopback every client must;
+	// on loopback a client without it may still connect, but not use the
+	// topics that change what a run does (ProtectedPrefixes). NewServer
+	// refuses a non-loopback server without one; a loopback server without
+	// one trusts every peer.
 	Token string
 	// Loopback says the listener only accepts connections from this
 	// machine; the caller decides it from the listen address (IsLoopback).
 	Loopback bool
+	// TokenFile names where the token is kept, for error messages.
+	TokenFile string
 	// MaxFrameBytes bounds one incoming frame (bus.max_frame_bytes); a
 	// larger frame closes the connection with status 1009.
 	MaxFrameBytes int64
-	// MaxSubscriptions bounds the subscriptions of one connection.
+	// MaxSubscriptions bounds the subscriptions of one connection
+	// (bus.max_subscriptions).
 	MaxSubscriptions int
+	// MaxConnections bounds the open connections (bus.max_connections);
+	// past it a handshake is answered 503.
+	MaxConnections int
+	// MaxTotalSubscriptions bounds the subscriptions of all connections
+	// together (bus.max_total_subscriptions).
+	MaxTotalSubscriptions int
 	// OriginPatterns lists browser origins allowed besides the server's own
 	// host (see websocket.AcceptOptions).
 	OriginPatterns []string
@@ -91,6 +108,9 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// subs counts the subscriptions of every connection.
+	subs atomic.Int64
+
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	waiters map[*waiter]struct{}
@@ -108,6 +128,12 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 	}
 	if opts.MaxSubscriptions <= 0 {
 		opts.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxTotalSubscriptions <= 0 {
+		opts.MaxTotalSubscriptions = DefaultMaxTotalSubscriptions
 	}
 	if opts.AgentStartTimeout <= 0 {
 		opts.AgentStartTimeout = DefaultAgentStartTimeout
@@ -132,9 +158,17 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 // ServeHTTP upgrades the request to a WebSocket and serves it until either
 // side closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Token != "" && !s.authorized(r) {
+	// On loopback a peer that sends no token (bub's client) joins as a
+	// guest; a wrong token is refused so that the mistake shows.
+	trusted := s.opts.Token == "" || s.authorized(r)
+	if !trusted && (!s.opts.Loopback || r.Header.Get("Authorization") != "") {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
 		http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
+		return
+	}
+	if n := s.Connections(); n >= s.opts.MaxConnections {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("the bus holds its limit of %d connections (bus.max_connections): close some or raise the limit", s.opts.MaxConnections), http.StatusServiceUnavailable)
 		return
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.opts.OriginPatterns})
@@ -142,12 +176,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the client
 	}
 	ws.SetReadLimit(s.opts.MaxFrameBytes)
-	c := s.newConn(ws)
+	c := s.newConn(ws, trusted)
 	if c == nil {
 		_ = ws.Close(websocket.StatusGoingAway, "bus is shutting down")
 		return
 	}
 	c.serve()
+}
+
+// forbidden answers a peer without the token that reached for a protected
+// topic.
+func (s *Server) forbidden(what, topic string) *Error {
+	where := "the bus token (bus.token or WEAVE_BUS_TOKEN)"
+	if s.opts.TokenFile != "" {
+		where = "the bus token in " + s.opts.TokenFile
+	}
+	return errorf(CodeForbidden, "forbidden: %s %q needs the bus token: %s topics change what a run does; connect with Authorization: Bearer <token>, %s",
+		what, topic, strings.Join(ProtectedPrefixes, ", "), where)
 }
 
 func (s *Server) authorized(r *http.Request) bool {
@@ -192,7 +237,7 @@ func (s *Server) Connections() int {
 	return len(s.conns)
 }
 
-func (s *Server) newConn(ws *websocket.Conn) *conn {
+func (s *Server) newConn(ws *websocket.Conn, trusted bool) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -201,6 +246,7 @@ func (s *Server) newConn(ws *websocket.Conn) *conn {
 	c := &conn{
 		s:       s,
 		ws:      ws,
+		trusted: trusted,
 		subs:    make(map[string]bus.Subscription),
 		pending: make(map[string]chan incoming),
 		notes:   make(chan incoming, maxInFlight),
@@ -224,6 +270,9 @@ type conn struct {
 	// readDone is closed by the reader that sees the connection end.
 	readDone chan struct{}
 	rbuf     bytes.Buffer // the current reader's frame
+	// trusted says the peer sent the bus token (or the server has none):
+	// only then may it use protected topics.
+	trusted bool
 
 	initialized atomic.Bool
 	clientID    string // set once, by the first initialize
@@ -314,6 +363,7 @@ func (c *conn) shutdown() {
 	for _, sub := range subs {
 		_ = sub.Unsubscribe()
 	}
+	c.s.subs.Add(-int64(len(subs)))
 	close(c.notes)
 	c.wg.Wait()
 	c.s.mu.Lock()
@@ -389,7 +439,8 @@ func (c *conn) handleFrame(data []byte) (work func()) {
 		c.write(errorResponse(nil, errorf(CodeInvalidRequest, "invalid request: empty batch")))
 		return nil
 	}
-	return func() { c.handleBatch(elems) }
+	c.handleBatch(elems)
+	return nil
 }
 
 // inline methods are quick and answered in the read loop, so they take
@@ -409,7 +460,10 @@ func (c *conn) handleNotifications() {
 
 // handleBatch answers a batch with one array of the responses to its
 // requests, in order; notifications and responses get no entry, and a batch
-// of only those gets no reply.
+// of only those gets no reply. It runs in the read loop: each sendMessage
+// of the batch takes one of the connection's maxInFlight slots, so a batch
+// of 5,000 counts 5,000 and the loop stops reading while they are taken.
+// The other methods are quick and run here, in order.
 func (c *conn) handleBatch(elems []json.RawMessage) {
 	out := make([]*response, len(elems))
 	var wg sync.WaitGroup
@@ -420,26 +474,39 @@ func (c *conn) handleBatch(elems []json.RawMessage) {
 			out[i] = errorResponse(in.id, in.invalid)
 		case in.response:
 			c.deliverResponse(in)
+		case inline(in.method):
+			if resp := c.handle(in); resp != nil {
+				out[i] = resp
+			}
 		default:
+			select {
+			case c.sem <- struct{}{}:
+			case <-c.ctx.Done():
+				return
+			}
 			wg.Add(1)
 			go func() {
-				defer wg.Done()
-				if resp := c.handle(in); resp != nil && !in.notification() {
+				defer func() { <-c.sem; wg.Done() }()
+				if resp := c.handle(in); resp != nil {
 					out[i] = resp
 				}
 			}()
 		}
 	}
-	wg.Wait()
-	var resps []*response
-	for _, r := range out {
-		if r != nil {
-			resps = append(resps, r)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		wg.Wait()
+		var resps []*response
+		for _, r := range out {
+			if r != nil {
+				resps = append(resps, r)
+			}
 		}
-	}
-	if len(resps) > 0 {
-		c.write(resps)
-	}
+		if len(resps) > 0 {
+			c.write(resps)
+		}
+	}()
 }
 
 // handle runs one request or notification; the response is nil for a
@@ -555,6 +622,9 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
+	if !c.trusted && mayMatchProtected(pattern) {
+		return nil, c.s.forbidden("subscribe to", pattern)
+	}
 	method := p.Method
 	switch method {
 	case "":
@@ -570,7 +640,11 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 		return map[string]bool{"success": true}, nil
 	}
 	if len(c.subs) >= c.s.opts.MaxSubscriptions {
-		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached: unsubscribe from one first", c.s.opts.MaxSubscriptions)
+		return nil, errorf(CodeLimit, "limit of %d subscriptions per connection reached (bus.max_subscriptions): unsubscribe from one first", c.s.opts.MaxSubscriptions)
+	}
+	if c.s.subs.Add(1) > int64(c.s.opts.MaxTotalSubscriptions) {
+		c.s.subs.Add(-1)
+		return nil, errorf(CodeLimit, "the bus holds its limit of %d subscriptions over all connections (bus.max_total_subscriptions): unsubscribe from some or raise the limit", c.s.opts.MaxTotalSubscriptions)
 	}
 	// The handler waits for the peer's answer, its context or the end of
 	// the connection, so it is cooperative: a Request calls it without a
@@ -578,6 +652,7 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	sub, err := c.s.bus.Subscribe(c.ctx, pattern, c.handler(pattern, method),
 		bus.SubscribeOptions{Name: c.clientID, Policy: policy, Cooperative: true})
 	if err != nil {
+		c.s.subs.Add(-1)
 		return nil, errorf(CodeInternal, "internal error: subscribe to %q: %v", pattern, err)
 	}
 	c.subs[pattern] = sub
@@ -597,6 +672,9 @@ func (c *conn) unsubscribe(raw json.RawMessage) (any, *Error) {
 	sub, ok := c.subs[*p.Topic]
 	delete(c.subs, *p.Topic)
 	c.mu.Unlock()
+	if ok {
+		c.s.subs.Add(-1)
+	}
 	if !ok {
 		return nil, errorf(CodeSubscriptionNotFound, "subscription not found: this connection is not subscribed to %q (pass the exact topic given to subscribe)", *p.Topic)
 	}
@@ -616,6 +694,9 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	}
 	if err := bus.ValidateTopic(*p.Topic); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	if !c.trusted && ProtectedTopic(*p.Topic) {
+		return nil, c.s.forbidden("send on", *p.Topic)
 	}
 	if e := checkPayload(p.Payload, c.s.opts.RequirePayloadType); e != nil {
 		return nil, e

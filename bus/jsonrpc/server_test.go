@@ -3,11 +3,14 @@ package jsonrpc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -508,19 +511,62 @@ func TestToken(t *testing.T) {
 	}
 	h := newHarness(t, bus.Options{}, jsonrpc.Options{Token: "s3cret"})
 	ctx := context.Background()
-	for _, tok := range []string{"", "wrong"} {
-		if c, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithToken(tok)); err == nil {
-			c.Close()
-			t.Errorf("Dial with token %q = nil error, want unauthorized", tok)
-		} else if !strings.Contains(err.Error(), "unauthorized") {
-			t.Errorf("Dial with token %q = %v, want an unauthorized error", tok, err)
-		}
+	if c, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithToken("wrong")); err == nil {
+		c.Close()
+		t.Errorf("Dial with a wrong token = nil error, want unauthorized")
+	} else if !strings.Contains(err.Error(), "unauthorized") {
+		t.Errorf("Dial with a wrong token = %v, want an unauthorized error", err)
 	}
 	c, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "n", Version: "1"}, jsonrpc.WithToken("s3cret"))
 	if err != nil {
 		t.Fatalf("Dial with the token = %v", err)
 	}
 	c.Close()
+}
+
+// A loopback peer without the token (bub's client sends none) keeps plain
+// topics, but cannot subscribe to or send on the topics that steer a run:
+// answering hook:tool.execute.before would let it rewrite a command.
+func TestProtectedTopicsNeedToken(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{Token: "s3cret", TokenFile: "/run/weave/bus.token"})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	guest := h.client(t, "guest") // no token
+	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
+	for _, pattern := range []string{"hook:tool.execute.before", "hook:", "agent:*", "system:dead-letter", "*", "h*", "[a-z]*", "?ook:x"} {
+		err := guest.Subscribe(ctx, pattern, ok, jsonrpc.SubscribeOptions{})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
+			t.Errorf("guest Subscribe(%q) = %v, want code %d", pattern, err, jsonrpc.CodeForbidden)
+		} else if !strings.Contains(rpcErr.Message, "/run/weave/bus.token") {
+			t.Errorf("guest Subscribe(%q) error %q does not say where the token is", pattern, rpcErr.Message)
+		}
+	}
+	for _, topic := range []string{"hook:tool.execute.before", "agent:tapestry", "system:x"} {
+		_, err := guest.SendMessage(ctx, topic, json.RawMessage(`{}`))
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
+			t.Errorf("guest Send(%q) = %v, want code %d", topic, err, jsonrpc.CodeForbidden)
+		}
+	}
+	// Plain topics work without the token.
+	for _, pattern := range []string{"inbound:*", "outbound:", "hooks-report", "agentless:*"} {
+		if err := guest.Subscribe(ctx, pattern, ok, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Errorf("guest Subscribe(%q) = %v, want success", pattern, err)
+		}
+	}
+	if res, err := guest.SendMessage(ctx, "inbound:c1", json.RawMessage(`{"content":"hi"}`)); err != nil || res.Delivered != 1 {
+		t.Errorf("guest Send(inbound:c1) = %+v, %v; want delivered to its own subscription", res, err)
+	}
+	// A peer with the token may answer hooks.
+	member, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "hooks", Version: "1"}, jsonrpc.WithToken("s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	if err := member.Subscribe(ctx, "hook:*", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Errorf("member Subscribe(hook:*) = %v", err)
+	}
 }
 
 func TestIsLoopback(t *testing.T) {
@@ -675,5 +721,161 @@ func TestSubscriberResultReachesThePublisher(t *testing.T) {
 	}
 	if len(res.Acks) != 1 || string(res.Acks[0].Result) != `{"action":"block","reason":"no"}` {
 		t.Errorf("SendMessage() acks = %+v, want the subscriber's result", res.Acks)
+	}
+}
+
+// A page in a browser reaches a loopback bus through DNS rebinding (its own
+// name resolved to 127.0.0.1) or a cross-site request: both are refused,
+// while a plain client naming the address it dialled gets through.
+func TestSameOriginRefusesOtherSites(t *testing.T) {
+	b, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true, Token: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	addr := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	dctx, dcancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer dcancel()
+	for _, tt := range []struct {
+		name, host, origin string
+	}{
+		{"rebound host", "attacker.example:" + port, ""},
+		{"rebound host and origin", "attacker.example:" + port, "http://attacker.example:" + port},
+		{"foreign origin", addr, "http://attacker.example"},
+	} {
+		hdr := http.Header{}
+		if tt.origin != "" {
+			hdr.Set("Origin", tt.origin)
+		}
+		hc := &http.Client{Transport: &http.Transport{}}
+		ws, resp, err := websocket.Dial(dctx, "ws://"+addr, &websocket.DialOptions{HTTPHeader: hdr, Host: tt.host, HTTPClient: hc})
+		if err == nil {
+			ws.CloseNow()
+			t.Errorf("%s: handshake accepted, want 403", tt.name)
+			continue
+		}
+		if resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: Dial = %v (response %v), want 403", tt.name, err, resp)
+		}
+	}
+	c, err := jsonrpc.Dial(dctx, "ws://"+addr, jsonrpc.ClientInfo{Name: "n", Version: "1"})
+	if err != nil {
+		t.Fatalf("plain loopback client: %v", err)
+	}
+	c.Close()
+}
+
+// A batch counts each of its sendMessage requests against the connection's
+// in-flight limit: 5,000 in one frame to a subscriber that does not answer
+// put 64 walks in flight, not 5,000.
+func TestBatchRespectsInFlightLimit(t *testing.T) {
+	h := newHarness(t, bus.Options{RequestTimeout: time.Hour}, jsonrpc.Options{})
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int64
+	_, err := h.bus.Subscribe(context.Background(), "sink:*", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		<-release
+		inFlight.Add(-1)
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{Name: "silent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.raw(t)
+	r.init("flooder")
+	const n = 5000
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"sendMessage","params":{"topic":"sink:x","payload":{}}}`, i)
+	}
+	b.WriteByte(']')
+	r.send(b.String())
+	bustest.WaitFor(t, "64 walks in flight", func() bool { return inFlight.Load() >= 64 })
+	// Give a server without the limit the chance to start more.
+	time.Sleep(100 * time.Millisecond)
+	if p := peak.Load(); p > 64 {
+		t.Errorf("a batch of %d put %d walks in flight, want at most 64", n, p)
+	}
+	close(release)
+	resps, ok := r.recv().([]any)
+	if !ok || len(resps) != n {
+		t.Fatalf("batch answer has %d entries, want %d", len(resps), n)
+	}
+}
+
+// The server's own caps hold whatever the number of peers: connections past
+// MaxConnections are refused at the handshake, subscriptions past
+// MaxTotalSubscriptions over all connections get CodeLimit naming the key,
+// and closing a connection gives its share back.
+func TestGlobalCaps(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{MaxConnections: 3, MaxTotalSubscriptions: 4, MaxSubscriptions: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
+	a, b := h.client(t, "a"), h.client(t, "b")
+	for i := range 3 {
+		if err := a.Subscribe(ctx, fmt.Sprintf("a:%d", i), ok, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Subscribe(ctx, "b:0", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Subscribe(ctx, "b:1", ok, jsonrpc.SubscribeOptions{})
+	if rpcCode(err) != jsonrpc.CodeLimit || !strings.Contains(err.Error(), "bus.max_total_subscriptions") {
+		t.Errorf("fifth subscription over two connections = %v, want CodeLimit naming bus.max_total_subscriptions", err)
+	}
+	c := h.client(t, "c")
+	if _, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "d"}, jsonrpc.WithoutReconnect()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("fourth connection = %v, want refused with 503", err)
+	}
+	_ = c.Close()
+	_ = a.Close()
+	bustest.WaitFor(t, "the closed connections to go", func() bool { return h.srv.Connections() == 1 })
+	if err := b.Subscribe(ctx, "b:1", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Errorf("subscribe once a closed connection gave its share back = %v", err)
+	}
+}
+
+// The topics the bus keeps (retained and append-only) are capped
+// (bus.max_topics): a peer publishing on ever new ones gets an error naming
+// the key instead of growing the bus without end.
+func TestTopicCap(t *testing.T) {
+	o := bus.DefaultOptions()
+	o.MaxTopics = 3
+	h := newHarness(t, o, jsonrpc.Options{})
+	c := h.client(t, "writer")
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	for i := range 3 {
+		if _, err := c.SendMessage(ctx, fmt.Sprintf("issue:%d", i), json.RawMessage(`{}`)); err != nil {
+			t.Fatalf("append-only topic %d: %v", i, err)
+		}
+	}
+	if _, err := c.SendMessage(ctx, "issue:0", json.RawMessage(`{}`)); err != nil {
+		t.Errorf("a kept topic takes more messages: %v", err)
+	}
+	_, err := c.SendMessage(ctx, "issue:3", json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "bus.max_topics") {
+		t.Errorf("a fourth kept topic = %v, want an error naming bus.max_topics", err)
 	}
 }

@@ -27,6 +27,9 @@ const (
 	// present but not an object, or whose clientId is unusable.
 	CodeInvalidClientInfo    = -32002
 	CodeSubscriptionNotFound = -32004
+	// CodeForbidden answers a peer without the bus token that subscribes
+	// to or sends on a protected topic (ProtectedPrefixes).
+	CodeForbidden = -32003
 	// CodeLimit is returned when a connection reaches
 	// Options.MaxSubscriptions.
 	CodeLimit = -32006

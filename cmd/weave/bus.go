@@ -60,7 +60,10 @@ and serve it until Ctrl-C on the faces asked for:
 The envelope faces keep their sessions and events on the bus (session:<id>,
 append-only), so several bus serve processes on one nats bus serve the same
 sessions and a client may reconnect to any of them. Off loopback, a token is required (bus.token or
-WEAVE_BUS_TOKEN) and clients send it as "Authorization: Bearer <token>".
+WEAVE_BUS_TOKEN) and clients send it as "Authorization: Bearer <token>". On loopback
+without one, --ws creates a token in $XDG_RUNTIME_DIR/weave/bus.token (mode 0600),
+which local weave commands read: peers need it for hook:, agent: and system:
+topics and the /bus/ admin routes; other topics stay open to local peers.
 Prints the address of each face once it listens. Port 0 picks a free port.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -88,8 +91,24 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		return fmt.Errorf("bus.url is %s, another weave bus: bus serve runs its own; unset bus.url, or set bus.backend nats with a nats:// URL", u)
 	}
 	token := host.BusToken(cfg)
+	// httpToken guards the envelope HTTP face: only a configured token,
+	// since its clients are not weave's own and it carries no hook or
+	// agent traffic.
+	httpToken := token
+	var tokenFile string
+	if token == "" && opts.WS != "" {
+		// Hook, agent and system topics and the admin routes always need a
+		// token; one kept in a 0600 file that local weave commands read
+		// keeps local use free of setup.
+		if tokenFile, err = jsonrpc.TokenPath(); err != nil {
+			return err
+		}
+		if token, err = jsonrpc.LoadOrCreateToken(tokenFile); err != nil {
+			return fmt.Errorf("%w; or set bus.token", err)
+		}
+	}
 	for _, f := range []struct{ flag, addr string }{{"--ws", opts.WS}, {"--http", opts.HTTP}} {
-		if f.addr != "" && !jsonrpc.IsLoopback(f.addr) && token == "" {
+		if f.addr != "" && !jsonrpc.IsLoopback(f.addr) && httpToken == "" {
 			return usageErrorf("%s %s listens beyond loopback: set a token (bus.token or WEAVE_BUS_TOKEN) that clients must send, or listen on 127.0.0.1", f.flag, f.addr)
 		}
 	}
@@ -109,6 +128,11 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			stops[i]()
 		}
 	}()
+	limits := jsonrpc.HTTPLimits{
+		BodyTimeout: cfg.Bus.HTTPBodyTimeout,
+		IdleTimeout: cfg.Bus.HTTPIdleTimeout,
+		MaxConns:    cfg.Bus.MaxConnections,
+	}
 	backend := "memory"
 	if cfg.Bus.URL != "" {
 		backend = "nats " + cfg.Bus.URL
@@ -134,15 +158,18 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		}
 		url := "ws://" + ln.Addr().String()
 		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{
-			Token:              token,
-			Loopback:           jsonrpc.IsLoopback(opts.WS),
-			MaxFrameBytes:      int64(cfg.Bus.MaxFrameBytes),
-			MaxSubscriptions:   cfg.Bus.MaxSubscriptions,
-			RequirePayloadType: cfg.Bus.RequirePayloadType,
-			AgentCommand:       agentCommand(cfg.Bus.AgentCommand),
-			Workspace:          project,
-			BusURL:             url,
-			AgentOutput:        opts.Streams.ErrOut,
+			Token:                 token,
+			TokenFile:             tokenFile,
+			Loopback:              jsonrpc.IsLoopback(opts.WS),
+			MaxFrameBytes:         int64(cfg.Bus.MaxFrameBytes),
+			MaxSubscriptions:      cfg.Bus.MaxSubscriptions,
+			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
+			MaxConnections:        cfg.Bus.MaxConnections,
+			RequirePayloadType:    cfg.Bus.RequirePayloadType,
+			AgentCommand:          agentCommand(cfg.Bus.AgentCommand),
+			Workspace:             project,
+			BusURL:                url,
+			AgentOutput:           opts.Streams.ErrOut,
 		})
 		if err != nil {
 			ln.Close()
@@ -151,14 +178,18 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		mux := http.NewServeMux()
 		mux.Handle("/bus/", jsonrpc.AdminHandler(b, token))
 		mux.Handle("/", srv)
-		stops = append(stops, serveHTTP(ln, mux, errc, func() { _ = srv.Close() }))
+		stops = append(stops, serveHTTP(ln, jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.WS), mux), limits, errc, func() { _ = srv.Close() }))
 		fmt.Fprintf(opts.Streams.Out, "ws       %s\n", url)
+		if tokenFile != "" {
+			fmt.Fprintf(opts.Streams.Out, "token    %s\n", tokenFile)
+		}
 	}
 	if opts.UDS != "" || opts.HTTP != "" {
 		// The envelope face keeps its sessions, agents and events on the
 		// bus itself, so servers sharing a nats bus serve the same sessions.
 		broker, err := envelope.Open(ctx, b, envelope.Options{
 			MaxFrameBytes: cfg.Bus.MaxFrameBytes,
+			MaxSessions:   cfg.Bus.MaxSessions,
 			Logger:        logger,
 		})
 		if err != nil {
@@ -185,7 +216,8 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			if err != nil {
 				return fmt.Errorf("listen for the bus HTTP face on %s: %w", opts.HTTP, err)
 			}
-			stops = append(stops, serveHTTP(ln, bearer(token, broker.Handler()), errc, nil))
+			h := jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.HTTP), bearer(httpToken, broker.Handler()))
+			stops = append(stops, serveHTTP(ln, h, limits, errc, nil))
 			fmt.Fprintf(opts.Streams.Out, "http     http://%s\n", ln.Addr())
 		}
 	}
@@ -207,10 +239,10 @@ func notForAgents(context.Context, bus.Message) (bus.Ack, error) {
 
 // serveHTTP serves h on ln and returns the func that stops it; before
 // shuts down what http.Server does not track (hijacked WebSockets).
-func serveHTTP(ln net.Listener, h http.Handler, errc chan<- error, before func()) func() {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func serveHTTP(ln net.Listener, h http.Handler, limits jsonrpc.HTTPLimits, errc chan<- error, before func()) func() {
+	hs := jsonrpc.NewHTTPServer(h, limits)
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(jsonrpc.Limit(ln, limits.MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 		}
 	}()

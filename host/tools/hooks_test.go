@@ -101,10 +101,14 @@ func TestToolsHooksOnTheToolPath(t *testing.T) {
 		if got := e.file(t, "note.txt"); got != "HELLO" {
 			t.Errorf("note.txt = %q, want the hook's modified content %q", got, "HELLO")
 		}
+		// What ran is shown as modified, with the hook that changed it.
+		if !strings.HasPrefix(res.Output, "[write modified by hook shout: ran ") || !strings.Contains(res.Output, `"content":"HELLO"`) {
+			t.Errorf("modified write output = %q, want it marked as modified by shout", res.Output)
+		}
 	})
 	t.Run("after hooks add context under a marker", func(t *testing.T) {
 		res := e.call(t, asTapestry, "write", map[string]any{"path": "n2.txt", "content": "a"})
-		want := "wrote 1 bytes to n2.txt" + hookContextMarker + "run the tests after writing n2.txt"
+		want := `[write modified by hook shout: ran {"content":"A","path":"n2.txt"}]` + "\n" + "wrote 1 bytes to n2.txt" + hookContextMarker + "run the tests after writing n2.txt"
 		if res.Output != want {
 			t.Errorf("write output = %q, want %q", res.Output, want)
 		}

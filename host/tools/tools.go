@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -217,6 +219,7 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 		return t.denied(caller, session, call.Tool, args, "gate", err), nil
 	}
 	ev := plugins.Event{SessionID: session, Agent: caller.Role(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
+	var modifiedBy string
 	if t.pipeline != nil {
 		ev.Name, ev.Args = plugins.EventToolExecuteBefore, maps.Clone(args)
 		out, err := t.pipeline.Run(ctx, ev)
@@ -236,6 +239,8 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 		}
 		if out.Action == plugins.Modify && out.Args != nil {
 			args = out.Args
+			modifiedBy = modifiers(out.Reports)
+			t.log.Warn("tool call modified by a hook", "agent", caller.String(), "tool", call.Tool, "hook", modifiedBy, "args", args)
 			// A hook may change the arguments, not the rules: check again.
 			if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 				return t.denied(caller, session, call.Tool, args, "gate", err), nil
@@ -245,6 +250,11 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 	res, err := t.execute(ctx, caller, session, call.Tool, args)
 	if err != nil {
 		return plugins.ToolResult{}, err
+	}
+	if modifiedBy != "" {
+		// Whoever reads the result (the run's output, the model) sees that
+		// what ran is not what was asked, and which hook changed it.
+		res.Output = fmt.Sprintf("[%s modified by hook %s: ran %s]\n", call.Tool, modifiedBy, argsSummary(args)) + res.Output
 	}
 	if t.pipeline != nil {
 		ev.Name, ev.Args, ev.Result = plugins.EventToolExecuteAfter, maps.Clone(args), &res
@@ -265,6 +275,37 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 		}
 	}
 	return res, nil
+}
+
+// modifiers names the hooks that changed the arguments, in run order.
+func modifiers(reports []hooks.Report) string {
+	var names []string
+	for _, r := range reports {
+		if r.Action == plugins.Modify {
+			names = append(names, r.Hook)
+		}
+	}
+	if len(names) == 0 {
+		return "hooks"
+	}
+	return strings.Join(names, ", ")
+}
+
+// argsSummary shows modified arguments briefly: a command as it ran, else
+// the arguments as JSON, clipped.
+func argsSummary(args map[string]any) string {
+	if cmd, ok := args["command"].(string); ok {
+		return strconv.Quote(clipRunes(cmd, 200))
+	}
+	raw, _ := json.Marshal(args)
+	return clipRunes(string(raw), 200)
+}
+
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // For binds Call to one caller and session: the function an agent's host

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package jsonrpc
+
+const noFollow = 0
