@@ -10,11 +10,12 @@ import (
 // the square of how deeply containers nest (a line of 20,000 ">" takes
 // seconds, 200 KB of them minutes), so a plan past either bound is not
 // parsed: it is listed as invalid, with the reason, and never run. Real
-// plans are far inside both: a long plan is some tens of KiB, and lists
-// nest a handful of levels.
+// plans are far inside both: a long plan is some tens of KiB (a generated
+// runbook of 100,000 tasks is about 15 MiB), and lists nest a handful of
+// levels.
 const (
 	// MaxPlanSize is the largest plan file read, in bytes.
-	MaxPlanSize = 1 << 20
+	MaxPlanSize = 32 << 20
 	// MaxNesting is how deep block quotes and lists may nest on a line.
 	MaxNesting = 32
 )
