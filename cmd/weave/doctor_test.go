@@ -9,7 +9,7 @@ import (
 
 func TestDoctorChecksWithoutPrintingTheKey(t *testing.T) {
 	dir := project(t, map[string]string{"ok": okPlan})
-	cfg := "model:\n  provider: openai\n  api_key_env: ACME_KEY\nbus:\n  url: ws://127.0.0.1:1\n"
+	cfg := "model:\n  provider: openai\n  name: gpt-4.1\n  api_key_env: ACME_KEY\nbus:\n  url: ws://127.0.0.1:1\n"
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

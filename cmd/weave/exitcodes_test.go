@@ -18,6 +18,9 @@ import (
 // test ends and returns its WebSocket URL.
 func serveBusBin(t *testing.T) string {
 	t.Helper()
+	// The server keeps its token where local commands and peers of this
+	// test look for it.
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	out := &lines{ch: make(chan string, 16)}
 	stop := startWatch(t, out, "--dir", t.TempDir(), "bus", "serve", "--ws", "127.0.0.1:0")
 	t.Cleanup(stop)

@@ -128,7 +128,7 @@ func nestedList() string {
 }
 
 func TestPathologicalPlansAreListedInvalid(t *testing.T) {
-	huge := "# Huge\n\n## TODOs\n\n- [ ] 1. Task\n\n" + strings.Repeat("word ", 300_000) + "\n"
+	huge := "# Huge\n\n## TODOs\n\n- [ ] 1. Task\n\n" + strings.Repeat("word ", 7_000_000) + "\n"
 	dir := project(t, map[string]string{"ok": okPlan, "quotes": nestedQuotes(), "list": nestedList(), "huge": huge})
 
 	code, out, errOut := runCLIBounded(t, "--dir", dir, "plan", "list", "--json")
@@ -143,7 +143,7 @@ func TestPathologicalPlansAreListedInvalid(t *testing.T) {
 	for _, e := range list {
 		why[e.Name] = e.Invalid
 	}
-	for name, want := range map[string]string{"quotes": "32 levels", "list": "32 levels", "huge": "larger than 1 MiB", "ok": ""} {
+	for name, want := range map[string]string{"quotes": "32 levels", "list": "32 levels", "huge": "larger than 32 MiB", "ok": ""} {
 		if got, ok := why[name]; !ok || !strings.Contains(got, want) || (want == "") != (got == "") {
 			t.Errorf("plan list: %s invalid = %q, want %q", name, got, want)
 		}
