@@ -99,9 +99,9 @@ func ProjectStore(root string) *Store { return NewStore(layout.NewProject(root).
 func (s *Store) layout() layout.Project { return layout.NewProject(filepath.Dir(s.dir)) }
 
 // Path is the path of state.json.
-func (s *Store) Path() string { return s.layout().State() }
+func (s *Store) Path() string { return filepath.Join(s.dir, layout.StateFile) }
 
-func (s *Store) lockPath() string { return s.layout().Lock() }
+func (s *Store) lockPath() string { return filepath.Join(s.dir, layout.LockFile) }
 
 // MaxStateSize bounds what Load reads of state.json. The state a run writes
 // stays far below it: the texts it stores are capped (see MaxStoredText).

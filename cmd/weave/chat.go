@@ -94,16 +94,11 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
-	logger, logFile, err := openHostLog(project, cfg)
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithTools())
-	if err != nil {
-		return err
-	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeHost()
 
 	session := "chat-" + uuid.NewString()[:8]
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}

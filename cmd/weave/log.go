@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/logfile"
 )
@@ -44,4 +46,23 @@ func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, e
 		h = slog.NewJSONHandler(f, hopts)
 	}
 	return slog.New(logfile.Bounded(h, maxLogValue)).With("host_pid", os.Getpid()), f, nil
+}
+
+// openLoggedHost opens the host log and then the host, logging there; the
+// returned close ends the host (with a context that outlives ctx's
+// cancellation, so plugins end even after Ctrl-C) and then the log.
+func openLoggedHost(ctx context.Context, project string, cfg *config.Config, opts ...host.Option) (*host.Host, func(), error) {
+	logger, logFile, err := openHostLog(project, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := host.Open(ctx, project, cfg, append([]host.Option{host.WithLogger(logger)}, opts...)...)
+	if err != nil {
+		_ = logFile.Close()
+		return nil, nil, err
+	}
+	return h, func() {
+		_ = h.Close(context.WithoutCancel(ctx))
+		_ = logFile.Close()
+	}, nil
 }

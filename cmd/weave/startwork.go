@@ -83,17 +83,12 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
-	logger, logFile, err := openHostLog(project, cfg)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	h, err := host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
 	if err != nil {
 		return err
 	}
 	// Every plugin ends with the run, however the run ends.
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeHost()
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := h.StartWork(ctx, opts.Name, view.Observe)
 	view.Close()

@@ -63,7 +63,10 @@ func (p Project) Config() string { return filepath.Join(p.Dir(), "config.yaml") 
 func (p Project) Ignore() string { return filepath.Join(p.Dir(), ".gitignore") }
 
 // Lock is .weave/weave.lock, held by the process that drives the project.
-func (p Project) Lock() string { return filepath.Join(p.Dir(), "weave.lock") }
+func (p Project) Lock() string { return filepath.Join(p.Dir(), LockFile) }
+
+// LockFile is the project lock's file name.
+const LockFile = "weave.lock"
 
 // Run is .weave/run/, where a running host records the process groups it
 // started, for the next start to end if the host dies.
