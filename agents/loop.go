@@ -79,7 +79,7 @@ func (a ModelAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 	chat := plugins.ChatRequest{
 		Model:       a.Model,
 		System:      a.Role.Prompt,
-		Messages:    []plugins.ChatMessage{{Role: plugins.RoleUser, Content: req.Prompt}},
+		Messages:    append(Resumable(req.History), plugins.ChatMessage{Role: plugins.RoleUser, Content: req.Prompt}),
 		Tools:       ToolSpecs(a.Role.Tools),
 		Temperature: &temp,
 	}
@@ -131,6 +131,50 @@ func (a ModelAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 		}
 	}
 	return plugins.AgentResponse{Error: fmt.Sprintf("%s stopped after %d model turns without finishing", a.Role.Name, turns)}, nil
+}
+
+// Resumable returns history fit to continue: a conversation cut off in
+// the middle of a turn (the person interrupted it, or the process died)
+// may end with tool calls that have no results, or results of calls it
+// no longer holds, which providers refuse. Each unanswered call gets a
+// result that says it did not finish; results without their call are
+// dropped. The history given is not changed.
+func Resumable(history []plugins.ChatMessage) []plugins.ChatMessage {
+	out := make([]plugins.ChatMessage, 0, len(history)+1)
+	open := map[string]bool{}
+	var pending []string // open call IDs in order
+	closeOpen := func() {
+		for _, id := range pending {
+			if open[id] {
+				out = append(out, plugins.ChatMessage{Role: plugins.RoleTool, ToolCallID: id, IsError: true,
+					Content: "This call was interrupted and did not finish."})
+			}
+		}
+		open, pending = map[string]bool{}, nil
+	}
+	for _, m := range history {
+		switch m.Role {
+		case plugins.RoleTool:
+			if !open[m.ToolCallID] {
+				continue
+			}
+			delete(open, m.ToolCallID)
+			out = append(out, m)
+			continue
+		case plugins.RoleAssistant:
+			closeOpen()
+			out = append(out, m)
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+				pending = append(pending, c.ID)
+			}
+			continue
+		}
+		closeOpen()
+		out = append(out, m)
+	}
+	closeOpen()
+	return out
 }
 
 // runCalls runs one turn's tool calls at once and returns their results in

@@ -204,3 +204,19 @@ func TestMissingCallIDsAreFilledIn(t *testing.T) {
 		t.Errorf("ids = %q, want two distinct ids, each tying a result to its call", ids)
 	}
 }
+
+func TestResumableClosesCallsCutOffMidTurn(t *testing.T) {
+	h := []plugins.ChatMessage{
+		{Role: plugins.RoleUser, Content: "q"},
+		{Role: plugins.RoleAssistant, ToolCalls: []plugins.ToolCall{{ID: "a", Tool: "read"}, {ID: "b", Tool: "read"}}},
+		{Role: plugins.RoleTool, ToolCallID: "a", Content: "ok"},
+		{Role: plugins.RoleTool, ToolCallID: "zz", Content: "orphan"},
+	}
+	got := Resumable(h)
+	if len(got) != 4 || got[2].ToolCallID != "a" || got[3].ToolCallID != "b" || !got[3].IsError {
+		t.Fatalf("Resumable = %+v, want the orphan dropped and call b closed as interrupted", got)
+	}
+	if len(h) != 4 || h[3].ToolCallID != "zz" {
+		t.Error("Resumable changed its input")
+	}
+}

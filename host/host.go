@@ -294,8 +294,10 @@ func (h *Host) ObserveModel(f func(ModelEvent)) (stop func()) {
 
 // Ask has the agent of role handle prompt in session, as the person's
 // request: the agent's tools pass the gate as that role, and its model
-// calls stream to ObserveModel's observers. The host must be opened
-// WithTools.
+// calls stream to ObserveModel's observers. A session the agent has
+// spoken in before is continued: the agent gets its conversation there so
+// far (from this host's memory, or from the session's transcript under
+// .weave/sessions/ when resuming). The host must be opened WithTools.
 func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.AgentResponse, error) {
 	if h.tools == nil {
 		return plugins.AgentResponse{}, errors.New("ask: the host was opened without its tools (host.WithTools)")
@@ -304,9 +306,14 @@ func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.A
 	if !ok {
 		return plugins.AgentResponse{}, fmt.Errorf("no agent %q (have %s)", role, strings.Join(agents.RoleNames(), ", "))
 	}
+	history, err := h.model.history(session, r.Name)
+	if err != nil {
+		return plugins.AgentResponse{}, fmt.Errorf("ask %s: %w", r.Name, err)
+	}
 	caller := tools.Caller{Agent: r.Name}
 	services := h.tools.Services(caller, session, tools.Scope{}, h.logger.With("agent", r.Name, "session", session))
-	return h.sup.Agent(agents.AgentID(r.Name)).Handle(ctx, services, plugins.AgentRequest{SessionID: session, Prompt: prompt})
+	return h.sup.Agent(agents.AgentID(r.Name)).Handle(ctx, services,
+		plugins.AgentRequest{SessionID: session, Prompt: prompt, History: history})
 }
 
 // DeniedTopic is where a host publishes the tool calls it refused.

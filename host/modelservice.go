@@ -62,11 +62,14 @@ type modelService struct {
 	nextObs   int
 	// pending holds context for a session's next call.
 	pending map[string][]string
+	// convs holds each agent's conversation by session and agent, as of
+	// its last answer: what the next Ask in that session continues.
+	convs map[[2]string][]plugins.ChatMessage
 }
 
 func newModelService(project string, cfg *config.Config, pipeline *hooks.Pipeline, b bus.Bus, logger *slog.Logger, getenv func(string) string) *modelService {
 	m := &modelService{pipeline: pipeline, bus: b, logger: logger, sessions: newSessionLog(project),
-		observers: map[int]func(ModelEvent){}, pending: map[string][]string{}}
+		observers: map[int]func(ModelEvent){}, pending: map[string][]string{}, convs: map[[2]string][]plugins.ChatMessage{}}
 	m.provider, m.err = model.Open(cfg.Model, getenv)
 	m.window = cfg.Model.ContextWindow
 	if m.window <= 0 {
@@ -141,6 +144,8 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 		}
 		add = append(add, out.Context...)
 	}
+	// The conversation as the agent holds it, without this call's reminders.
+	conv := append([]plugins.ChatMessage(nil), req.Messages...)
 	if n := len(req.Messages); n > 0 && len(add) > 0 {
 		// Hooks speak to the model as Claude Code's do: a reminder beside
 		// the newest message, for this call only.
@@ -157,7 +162,12 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 		m.logger.Warn("model call failed", "agent", agent, "session", session, "err", err)
 		return resp, err
 	}
-	if err := m.sessions.record(session, agent, req, resp); err != nil {
+	m.mu.Lock()
+	m.convs[[2]string{session, agent}] = append(conv, resp.Message)
+	m.mu.Unlock()
+	recorded := req
+	recorded.Messages = conv
+	if err := m.sessions.record(session, agent, recorded, resp); err != nil {
 		m.logger.Warn("write the session transcript", "session", session, "err", err)
 	}
 	u := resp.Usage
@@ -184,4 +194,16 @@ func (m *modelService) fire(ctx context.Context, ev plugins.Event) (hooks.Outcom
 		return out, fmt.Errorf("chat.message hooks: %w", err)
 	}
 	return out, nil
+}
+
+// history is agent's conversation in session as of its last answer: from
+// memory when this host held it, else from the session's transcript.
+func (m *modelService) history(session, agent string) ([]plugins.ChatMessage, error) {
+	m.mu.Lock()
+	conv, ok := m.convs[[2]string{session, agent}]
+	m.mu.Unlock()
+	if ok {
+		return append([]plugins.ChatMessage(nil), conv...), nil
+	}
+	return m.sessions.history(session, agent)
 }

@@ -185,3 +185,27 @@ func TestModelServicePublishesOnTheSessionTopic(t *testing.T) {
 		t.Errorf("bus events %v with text %q, want two deltas, the tool call and the usage", types, text.String())
 	}
 }
+
+func TestHistoryContinuesFromMemoryAndFromTheTranscript(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "first answer"})
+	m := newTestModelService(t, srv, &recordingHook{})
+	chat := plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "remember the word heron"}}}
+	if _, err := m.funcFor("s1", "loom")(context.Background(), chat); err != nil {
+		t.Fatal(err)
+	}
+	for name, read := range map[string]func() ([]plugins.ChatMessage, error){
+		"memory":     func() ([]plugins.ChatMessage, error) { return m.history("s1", "loom") },
+		"transcript": func() ([]plugins.ChatMessage, error) { return m.sessions.history("s1", "loom") },
+	} {
+		got, err := read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Content != "remember the word heron" || got[1].Role != plugins.RoleAssistant || got[1].Content != "first answer" {
+			t.Errorf("%s history = %+v, want the question and its answer", name, got)
+		}
+	}
+	if got, _ := m.history("s1", "thread"); len(got) != 0 {
+		t.Errorf("another agent's history = %+v, want none", got)
+	}
+}

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +21,10 @@ import (
 // agent of the session writes to it, delegated ones included, each line
 // naming its agent.
 type SessionLine struct {
-	Time    time.Time            `json:"time"`
-	Type    string               `json:"type"` // "message" or "usage"
+	Time time.Time `json:"time"`
+	// Type is "message", "usage", or "conversation", which starts a new
+	// conversation of its agent (a later delegation to the same role).
+	Type    string               `json:"type"`
 	Agent   string               `json:"agent"`
 	Message *plugins.ChatMessage `json:"message,omitempty"`
 	Usage   *plugins.Usage       `json:"usage,omitempty"`
@@ -66,6 +71,9 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	}
 	now := time.Now().UTC()
 	var lines []SessionLine
+	if from == 0 {
+		lines = append(lines, SessionLine{Time: now, Type: "conversation", Agent: agent})
+	}
 	for i := from; i < len(req.Messages); i++ {
 		m := req.Messages[i]
 		lines = append(lines, SessionLine{Time: now, Type: "message", Agent: agent, Message: &m})
@@ -93,3 +101,52 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	}
 	return f.Close()
 }
+
+// history reads agent's last conversation in session back from its
+// transcript: what a resumed chat continues. A session with no transcript
+// has no history.
+func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, error) {
+	if l == nil || session == "" {
+		return nil, nil
+	}
+	if !sessionIDRE.MatchString(session) {
+		return nil, fmt.Errorf("session id %q is not a plain name", session)
+	}
+	f, err := os.Open(filepath.Join(l.dir, session+".jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var msgs []plugins.ChatMessage
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSessionLine)
+	for sc.Scan() {
+		var line SessionLine
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Agent != agent {
+			// A torn last line (the process died mid-write) is skipped.
+			continue
+		}
+		switch line.Type {
+		case "conversation":
+			msgs = msgs[:0]
+		case "message":
+			if line.Message != nil {
+				msgs = append(msgs, *line.Message)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read session %s: %w", session, err)
+	}
+	l.mu.Lock()
+	l.written[[2]string{session, agent}] = len(msgs)
+	l.mu.Unlock()
+	return msgs, nil
+}
+
+// maxSessionLine bounds one transcript line: a tool result is capped well
+// below it.
+const maxSessionLine = 16 << 20

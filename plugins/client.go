@@ -119,7 +119,11 @@ func (a agentClient) Handle(ctx context.Context, host Host, req AgentRequest) (A
 		delete(a.c.calls, id)
 		a.c.callsMu.Unlock()
 	}()
-	r, err := a.c.agent.Handle(ctx, agentRequestToProto(id, req))
+	preq, err := agentRequestToProto(id, req)
+	if err != nil {
+		return AgentResponse{}, fmt.Errorf("%s: Agent.Handle: %w", a.c.name, err)
+	}
+	r, err := a.c.agent.Handle(ctx, preq)
 	if err != nil {
 		return AgentResponse{}, rpcError(a.c.name, "Agent.Handle", err)
 	}

@@ -229,25 +229,41 @@ func decisionFromProto(d *pb.Decision) (Decision, error) {
 	return Decision{Action: action, Reason: d.GetReason(), Args: args, Text: d.GetText(), Context: d.GetContext()}, nil
 }
 
-func agentRequestToProto(callID uint64, r AgentRequest) *pb.AgentHandleRequest {
-	return validUTF8(&pb.AgentHandleRequest{
+func agentRequestToProto(callID uint64, r AgentRequest) (*pb.AgentHandleRequest, error) {
+	out := &pb.AgentHandleRequest{
 		CallId:    callID,
 		SessionId: r.SessionID,
 		Prompt:    r.Prompt,
 		Plan:      r.Plan,
 		Task:      taskToProto(r.Task),
 		DataJson:  r.Data,
-	})
+	}
+	for _, m := range r.History {
+		pm, err := chatMessageToProto(m)
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		out.History = append(out.History, pm)
+	}
+	return validUTF8(out), nil
 }
 
-func agentRequestFromProto(r *pb.AgentHandleRequest) AgentRequest {
-	return AgentRequest{
+func agentRequestFromProto(r *pb.AgentHandleRequest) (AgentRequest, error) {
+	out := AgentRequest{
 		SessionID: r.GetSessionId(),
 		Prompt:    r.GetPrompt(),
 		Plan:      r.GetPlan(),
 		Task:      taskFromProto(r.GetTask()),
 		Data:      r.GetDataJson(),
 	}
+	for _, pm := range r.GetHistory() {
+		m, err := chatMessageFromProto(pm)
+		if err != nil {
+			return AgentRequest{}, fmt.Errorf("history: %w", err)
+		}
+		out.History = append(out.History, m)
+	}
+	return out, nil
 }
 
 func agentResponseToProto(r AgentResponse) *pb.AgentResponse {

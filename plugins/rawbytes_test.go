@@ -40,7 +40,10 @@ func TestArgsThatAreNotUTF8CrossByteExact(t *testing.T) {
 }
 
 func TestTextThatIsNotUTF8NeverFailsAMessage(t *testing.T) {
-	req := agentRequestToProto(1, AgentRequest{Prompt: "Carry out caf\xe9", Task: &TaskRef{Number: 1, Title: "Caf\xe9"}})
+	req, err := agentRequestToProto(1, AgentRequest{Prompt: "Carry out caf\xe9", Task: &TaskRef{Number: 1, Title: "Caf\xe9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := proto.Marshal(req); err != nil {
 		t.Fatalf("proto.Marshal(request with a Latin-1 title) = %v, want it sent", err)
 	}

@@ -162,7 +162,11 @@ func (s *agentServer) Info(ctx context.Context, _ *pb.InfoRequest) (_ *pb.Plugin
 func (s *agentServer) Handle(ctx context.Context, req *pb.AgentHandleRequest) (_ *pb.AgentResponse, err error) {
 	defer recovered("Handle", &err)
 	host := &remoteHost{clients: s.ps.hostClients(), callID: req.GetCallId()}
-	resp, err := s.ps.cfg.Agent.Handle(ctx, host, agentRequestFromProto(req))
+	areq, err := agentRequestFromProto(req)
+	if err != nil {
+		return nil, statusError(err)
+	}
+	resp, err := s.ps.cfg.Agent.Handle(ctx, host, areq)
 	if err != nil {
 		return nil, statusError(err)
 	}

@@ -204,6 +204,11 @@ type AgentRequest struct {
 	Plan string          `json:"plan,omitempty"`
 	Task *TaskRef        `json:"task,omitempty"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// History is the conversation this prompt continues, oldest first: the
+	// person's earlier messages, the agent's answers, its tool calls and
+	// their results (or a summary of them after a compaction). Empty starts
+	// a new conversation.
+	History []ChatMessage `json:"history,omitempty"`
 }
 
 // AgentResponse is an agent's answer.

@@ -855,12 +855,14 @@ func (x *Decision) GetContext() string {
 type AgentHandleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// call_id names this call in host-service requests made while handling it.
-	CallId        uint64   `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	SessionId     string   `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Prompt        string   `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
-	Plan          string   `protobuf:"bytes,4,opt,name=plan,proto3" json:"plan,omitempty"`
-	Task          *TaskRef `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
-	DataJson      []byte   `protobuf:"bytes,6,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`
+	CallId    uint64   `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	SessionId string   `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Prompt    string   `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	Plan      string   `protobuf:"bytes,4,opt,name=plan,proto3" json:"plan,omitempty"`
+	Task      *TaskRef `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
+	DataJson  []byte   `protobuf:"bytes,6,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`
+	// history is the conversation before prompt, oldest first.
+	History       []*ChatMessage `protobuf:"bytes,7,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -933,6 +935,13 @@ func (x *AgentHandleRequest) GetTask() *TaskRef {
 func (x *AgentHandleRequest) GetDataJson() []byte {
 	if x != nil {
 		return x.DataJson
+	}
+	return nil
+}
+
+func (x *AgentHandleRequest) GetHistory() []*ChatMessage {
+	if x != nil {
+		return x.History
 	}
 	return nil
 }
@@ -1831,7 +1840,7 @@ const file_weave_v1_weave_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1b\n" +
 	"\targs_json\x18\x03 \x01(\fR\bargsJson\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x18\n" +
-	"\acontext\x18\x05 \x01(\tR\acontext\"\xbc\x01\n" +
+	"\acontext\x18\x05 \x01(\tR\acontext\"\xed\x01\n" +
 	"\x12AgentHandleRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1d\n" +
 	"\n" +
@@ -1839,7 +1848,8 @@ const file_weave_v1_weave_proto_rawDesc = "" +
 	"\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x12\n" +
 	"\x04plan\x18\x04 \x01(\tR\x04plan\x12%\n" +
 	"\x04task\x18\x05 \x01(\v2\x11.weave.v1.TaskRefR\x04task\x12\x1b\n" +
-	"\tdata_json\x18\x06 \x01(\fR\bdataJson\"Q\n" +
+	"\tdata_json\x18\x06 \x01(\fR\bdataJson\x12/\n" +
+	"\ahistory\x18\a \x03(\v2\x15.weave.v1.ChatMessageR\ahistory\"Q\n" +
 	"\rAgentResponse\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x14\n" +
@@ -1975,42 +1985,43 @@ var file_weave_v1_weave_proto_depIdxs = []int32{
 	28, // 4: weave.v1.Event.time:type_name -> google.protobuf.Timestamp
 	10, // 5: weave.v1.HookHandleRequest.event:type_name -> weave.v1.Event
 	7,  // 6: weave.v1.AgentHandleRequest.task:type_name -> weave.v1.TaskRef
-	8,  // 7: weave.v1.CallToolRequest.call:type_name -> weave.v1.ToolCall
-	8,  // 8: weave.v1.ChatMessage.tool_calls:type_name -> weave.v1.ToolCall
-	17, // 9: weave.v1.CompleteRequest.messages:type_name -> weave.v1.ChatMessage
-	16, // 10: weave.v1.CompleteRequest.tools:type_name -> weave.v1.ToolSpec
-	17, // 11: weave.v1.CompleteResponse.message:type_name -> weave.v1.ChatMessage
-	18, // 12: weave.v1.CompleteResponse.usage:type_name -> weave.v1.Usage
-	22, // 13: weave.v1.PlanProgress.tasks:type_name -> weave.v1.PlanTask
-	7,  // 14: weave.v1.TickTaskRequest.task:type_name -> weave.v1.TaskRef
-	6,  // 15: weave.v1.PluginInfo.ToolsEntry.value:type_name -> weave.v1.ToolNames
-	0,  // 16: weave.v1.Plugin.Describe:input_type -> weave.v1.DescribeRequest
-	2,  // 17: weave.v1.Plugin.AttachHost:input_type -> weave.v1.AttachHostRequest
-	4,  // 18: weave.v1.Hook.Info:input_type -> weave.v1.InfoRequest
-	11, // 19: weave.v1.Hook.Handle:input_type -> weave.v1.HookHandleRequest
-	4,  // 20: weave.v1.Agent.Info:input_type -> weave.v1.InfoRequest
-	13, // 21: weave.v1.Agent.Handle:input_type -> weave.v1.AgentHandleRequest
-	15, // 22: weave.v1.Tools.CallTool:input_type -> weave.v1.CallToolRequest
-	19, // 23: weave.v1.Model.Complete:input_type -> weave.v1.CompleteRequest
-	21, // 24: weave.v1.Plans.Progress:input_type -> weave.v1.ProgressRequest
-	24, // 25: weave.v1.Plans.TickTask:input_type -> weave.v1.TickTaskRequest
-	25, // 26: weave.v1.Log.Log:input_type -> weave.v1.LogRequest
-	1,  // 27: weave.v1.Plugin.Describe:output_type -> weave.v1.Manifest
-	3,  // 28: weave.v1.Plugin.AttachHost:output_type -> weave.v1.AttachHostResponse
-	5,  // 29: weave.v1.Hook.Info:output_type -> weave.v1.PluginInfo
-	12, // 30: weave.v1.Hook.Handle:output_type -> weave.v1.Decision
-	5,  // 31: weave.v1.Agent.Info:output_type -> weave.v1.PluginInfo
-	14, // 32: weave.v1.Agent.Handle:output_type -> weave.v1.AgentResponse
-	9,  // 33: weave.v1.Tools.CallTool:output_type -> weave.v1.ToolResult
-	20, // 34: weave.v1.Model.Complete:output_type -> weave.v1.CompleteResponse
-	23, // 35: weave.v1.Plans.Progress:output_type -> weave.v1.PlanProgress
-	23, // 36: weave.v1.Plans.TickTask:output_type -> weave.v1.PlanProgress
-	26, // 37: weave.v1.Log.Log:output_type -> weave.v1.LogResponse
-	27, // [27:38] is the sub-list for method output_type
-	16, // [16:27] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	17, // 7: weave.v1.AgentHandleRequest.history:type_name -> weave.v1.ChatMessage
+	8,  // 8: weave.v1.CallToolRequest.call:type_name -> weave.v1.ToolCall
+	8,  // 9: weave.v1.ChatMessage.tool_calls:type_name -> weave.v1.ToolCall
+	17, // 10: weave.v1.CompleteRequest.messages:type_name -> weave.v1.ChatMessage
+	16, // 11: weave.v1.CompleteRequest.tools:type_name -> weave.v1.ToolSpec
+	17, // 12: weave.v1.CompleteResponse.message:type_name -> weave.v1.ChatMessage
+	18, // 13: weave.v1.CompleteResponse.usage:type_name -> weave.v1.Usage
+	22, // 14: weave.v1.PlanProgress.tasks:type_name -> weave.v1.PlanTask
+	7,  // 15: weave.v1.TickTaskRequest.task:type_name -> weave.v1.TaskRef
+	6,  // 16: weave.v1.PluginInfo.ToolsEntry.value:type_name -> weave.v1.ToolNames
+	0,  // 17: weave.v1.Plugin.Describe:input_type -> weave.v1.DescribeRequest
+	2,  // 18: weave.v1.Plugin.AttachHost:input_type -> weave.v1.AttachHostRequest
+	4,  // 19: weave.v1.Hook.Info:input_type -> weave.v1.InfoRequest
+	11, // 20: weave.v1.Hook.Handle:input_type -> weave.v1.HookHandleRequest
+	4,  // 21: weave.v1.Agent.Info:input_type -> weave.v1.InfoRequest
+	13, // 22: weave.v1.Agent.Handle:input_type -> weave.v1.AgentHandleRequest
+	15, // 23: weave.v1.Tools.CallTool:input_type -> weave.v1.CallToolRequest
+	19, // 24: weave.v1.Model.Complete:input_type -> weave.v1.CompleteRequest
+	21, // 25: weave.v1.Plans.Progress:input_type -> weave.v1.ProgressRequest
+	24, // 26: weave.v1.Plans.TickTask:input_type -> weave.v1.TickTaskRequest
+	25, // 27: weave.v1.Log.Log:input_type -> weave.v1.LogRequest
+	1,  // 28: weave.v1.Plugin.Describe:output_type -> weave.v1.Manifest
+	3,  // 29: weave.v1.Plugin.AttachHost:output_type -> weave.v1.AttachHostResponse
+	5,  // 30: weave.v1.Hook.Info:output_type -> weave.v1.PluginInfo
+	12, // 31: weave.v1.Hook.Handle:output_type -> weave.v1.Decision
+	5,  // 32: weave.v1.Agent.Info:output_type -> weave.v1.PluginInfo
+	14, // 33: weave.v1.Agent.Handle:output_type -> weave.v1.AgentResponse
+	9,  // 34: weave.v1.Tools.CallTool:output_type -> weave.v1.ToolResult
+	20, // 35: weave.v1.Model.Complete:output_type -> weave.v1.CompleteResponse
+	23, // 36: weave.v1.Plans.Progress:output_type -> weave.v1.PlanProgress
+	23, // 37: weave.v1.Plans.TickTask:output_type -> weave.v1.PlanProgress
+	26, // 38: weave.v1.Log.Log:output_type -> weave.v1.LogResponse
+	28, // [28:39] is the sub-list for method output_type
+	17, // [17:28] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_weave_v1_weave_proto_init() }
