@@ -352,8 +352,8 @@ func (g *guardFailure) record(ev plugins.Event, rep hooks.Report) {
 	if g.first != nil {
 		return
 	}
-	g.first = fmt.Errorf("hook %s failed on %s (%s) and its failure policy is closed, so the run stops; fix it, or turn it off with disabled_hooks: [%s] in .weave/config.yaml",
-		rep.Hook, ev.Name, rep.Error, rep.Hook)
+	g.first = fmt.Errorf("hook %s failed on %s and its failure policy is closed, so the run stops (fix it, or turn it off with disabled_hooks: [%s] in .weave/config.yaml): %s",
+		rep.Hook, ev.Name, rep.Hook, rep.Error)
 }
 
 func (g *guardFailure) err() error {

@@ -305,3 +305,42 @@ func TestBrokenGuardPluginStopsTheRun(t *testing.T) {
 		t.Error("the task did not run with the broken plugin marked optional")
 	}
 }
+
+// A guard plugin that dies in the middle of a run stops the run there: the
+// call it was deciding on does not run, nor does anything after it, and
+// the person is told which hook failed.
+func TestGuardDyingMidRunStopsTheRun(t *testing.T) {
+	plan := "# Guarded\n\n## TODOs\n\n" +
+		"- [ ] 1. One\n  ```sh\n  touch one.txt\n  ```\n" +
+		"- [ ] 2. Two\n  ```sh\n  touch two.txt\n  ```\n" +
+		"- [ ] 3. Three\n  ```sh\n  touch three.txt\n  ```\n"
+	dir := project(t, map[string]string{"guarded": plan})
+	buildGo(t, "./cmd/weave/testdata/crashhook", filepath.Join(dir, ".weave", "plugins", "crashhook"))
+	t.Setenv("WEAVE_CRASH_COUNT", filepath.Join(t.TempDir(), "calls"))
+
+	code, out, errOut := runCLI(t, "--dir", dir, "start-work", "guarded")
+	if code != exitFailed {
+		t.Fatalf("start-work with a guard that dies = %d, want %d\nout %s\nerr %s", code, exitFailed, out, errOut)
+	}
+	if !strings.Contains(errOut, "crashhook") || !strings.Contains(errOut, "disabled_hooks") {
+		t.Errorf("the error does not name the hook that failed and how to turn it off:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "plugin address") {
+		t.Errorf("the plugin's own log lines reached the terminal; they belong in the log:\n%s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "one.txt")); err != nil {
+		t.Error("task 1 did not run although the guard allowed it")
+	}
+	for _, f := range []string{"two.txt", "three.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s exists: work ran after its guard died", f)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".weave", "plans", "guarded.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "- [x] 1. One") || strings.Contains(string(b), "- [x] 2.") || strings.Contains(string(b), "- [x] 3.") {
+		t.Errorf("the plan should have task 1 ticked and no other:\n%s", b)
+	}
+}
