@@ -112,6 +112,9 @@ func BusOptions(cfg *config.Config) (bus.Options, error) {
 	if cfg.Bus.MaxTopics > 0 {
 		o.MaxTopics = cfg.Bus.MaxTopics
 	}
+	if cfg.Bus.MaxStoreBytes > 0 {
+		o.MaxStoreBytes = int64(cfg.Bus.MaxStoreBytes)
+	}
 	if err := o.Validate(); err != nil {
 		return o, fmt.Errorf("config bus: %w", err)
 	}

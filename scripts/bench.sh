@@ -127,4 +127,5 @@ if want bus; then
   pair "v1 envelope over UDS, Go client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "v1 envelope over UDS, raw client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds-raw-client$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "nats backend publish->deliver vs nats.go" ns/op ./bus/natsbus 'BenchmarkPublishDeliver$' ./bus/natsbus 'BenchmarkBareNATS$' 1s
+  single "400 MB over 40k append-only topics, bound 64 MiB" heap-MiB ./bus 'BenchmarkStoreFlood$' 100000x
 fi
