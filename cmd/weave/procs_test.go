@@ -5,10 +5,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -342,5 +345,43 @@ func TestGuardDyingMidRunStopsTheRun(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "- [x] 1. One") || strings.Contains(string(b), "- [x] 2.") || strings.Contains(string(b), "- [x] 3.") {
 		t.Errorf("the plan should have task 1 ticked and no other:\n%s", b)
+	}
+}
+
+// On a terminal, status --watch keeps the in-flight task's timer ticking
+// while nothing under .weave/ changes.
+func TestStatusWatchTimerTicksBetweenChanges(t *testing.T) {
+	plan := "# Slow\n\n## TODOs\n\n- [ ] 1. Wait\n  ```sh\n  echo started\n  sleep 30\n  ```\n"
+	dir := project(t, map[string]string{"slow": plan})
+	run := weaveCmd(t, dir, nil, "start-work", "--json", "slow")
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	startUntil(t, run, `"output":"started"`)
+	defer func() {
+		_ = syscall.Kill(-run.Process.Pid, syscall.SIGINT)
+		_ = run.Wait()
+	}()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	go func() {
+		done <- runArgs(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard, Terminal: true, Width: 100},
+			[]string{"--dir", dir, "status", "--watch"})
+	}()
+	defer func() { cancel(); <-done }()
+	// Two different timers in frames drawn while the files stand still.
+	seen := map[string]bool{}
+	timer := regexp.MustCompile(`in flight: 1 \(Wait\) \(for (\d+s)\)`)
+	deadline := time.After(20 * time.Second)
+	for len(seen) < 2 {
+		select {
+		case <-deadline:
+			t.Fatalf("status --watch drew timers %v in 20s, want two different ones; output:\n%s", seen, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		for _, m := range timer.FindAllStringSubmatch(out.String(), -1) {
+			seen[m[1]] = true
+		}
 	}
 }
