@@ -185,7 +185,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.funcFor))
+		tools.WithModel(h.model.funcFor), tools.WithSessionLinks(h.model.link))
 }
 
 // Close stops everything the host started, in the reverse order of its

@@ -196,6 +196,14 @@ func (m *modelService) fire(ctx context.Context, ev plugins.Event) (hooks.Outcom
 	return out, nil
 }
 
+// link records a delegation's child session in the transcripts (see
+// tools.WithSessionLinks).
+func (m *modelService) link(parent, child, agent, callID string) {
+	if err := m.sessions.link(parent, child, agent, callID); err != nil {
+		m.logger.Warn("write the session transcript", "session", child, "err", err)
+	}
+}
+
 // history is agent's conversation in session as of its last answer: from
 // memory when this host held it, else from the session's transcript.
 func (m *modelService) history(session, agent string) ([]plugins.ChatMessage, error) {
