@@ -73,6 +73,22 @@ var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // record appends the request's messages not yet on file, the answer and
 // its usage.
 func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp plugins.ChatResponse) error {
+	answer, u := resp.Message, resp.Usage
+	return l.write(session, agent, req.Messages, &answer, &u, resp.Model)
+}
+
+// recordCut appends the messages of a call that was cut off (the person
+// interrupted it) and the text the model had written by then, so that the
+// turn is on file to resume.
+func (l *sessionLog) recordCut(session, agent string, msgs []plugins.ChatMessage, partial string) error {
+	var answer *plugins.ChatMessage
+	if partial != "" {
+		answer = &plugins.ChatMessage{Role: plugins.RoleAssistant, Content: partial}
+	}
+	return l.write(session, agent, msgs, answer, nil, "")
+}
+
+func (l *sessionLog) write(session, agent string, msgs []plugins.ChatMessage, answer *plugins.ChatMessage, u *plugins.Usage, model string) error {
 	if l == nil || session == "" {
 		return nil
 	}
@@ -83,7 +99,7 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	defer l.mu.Unlock()
 	key := [2]string{session, agent}
 	from := l.written[key]
-	if from > len(req.Messages) {
+	if from > len(msgs) {
 		// A shorter chat is a new conversation of the same agent (a second
 		// delegation in one session).
 		from = 0
@@ -93,8 +109,8 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	if from == 0 {
 		lines = append(lines, SessionLine{Time: now, Type: lineConversation, Agent: agent})
 	}
-	for i := from; i < len(req.Messages); i++ {
-		m := req.Messages[i]
+	for i := from; i < len(msgs); i++ {
+		m := msgs[i]
 		line := SessionLine{Time: now, Type: lineMessage, Agent: agent, Message: &m}
 		if m.Role == plugins.RoleTool && m.ToolCallID != "" {
 			ck := [2]string{session, m.ToolCallID}
@@ -103,12 +119,15 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 		}
 		lines = append(lines, line)
 	}
-	answer := resp.Message
-	u := resp.Usage
-	lines = append(lines,
-		SessionLine{Time: now, Type: lineMessage, Agent: agent, Message: &answer, Model: resp.Model},
-		SessionLine{Time: now, Type: lineUsage, Agent: agent, Usage: &u, Model: resp.Model})
-	l.written[key] = len(req.Messages) + 1
+	n := len(msgs)
+	if answer != nil {
+		lines = append(lines, SessionLine{Time: now, Type: lineMessage, Agent: agent, Message: answer, Model: model})
+		n++
+	}
+	if u != nil {
+		lines = append(lines, SessionLine{Time: now, Type: lineUsage, Agent: agent, Usage: u, Model: model})
+	}
+	l.written[key] = n
 	return l.append(session, lines)
 }
 

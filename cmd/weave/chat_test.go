@@ -228,52 +228,73 @@ func assertNoKeyUnder(t *testing.T, dir string) {
 	})
 }
 
-// assertSessionTranscript checks the one session file of the delegation
-// run: Loom's conversation and Thread's in it, each message once.
+// assertSessionTranscript checks the session files of the delegation run:
+// Loom's conversation in the chat's session, whose task result names the
+// child session, and Thread's in that child session, which names its
+// parent and the delegating agent first; each message once.
 func assertSessionTranscript(t *testing.T, dir string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("session files = %v, want one", files)
+	if len(files) != 2 {
+		t.Fatalf("session files = %v, want the chat's and its delegation's", files)
 	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
+	parentID := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	childID := strings.TrimSuffix(filepath.Base(files[1]), ".jsonl")
+	if !strings.HasPrefix(childID, parentID+".thread-") {
+		t.Fatalf("child session %q, want it named under %q", childID, parentID)
 	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var l struct {
-			Type, Agent string
-			Message     *struct {
-				Role, Content string
-				ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+	describe := func(file string) []string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var l struct {
+				Type, Agent, Parent, Child string
+				Message                    *struct {
+					Role, Content string
+					ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+				}
+				Usage *struct {
+					InputTokens int64 `json:"input_tokens"`
+				}
 			}
-			Usage *struct {
-				InputTokens int64 `json:"input_tokens"`
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("line %q: %v", line, err)
 			}
+			desc := l.Agent + " " + l.Type
+			switch {
+			case l.Parent != "":
+				desc += " " + l.Parent
+			case l.Message != nil && len(l.Message.ToolCalls) > 0:
+				desc += " " + l.Message.Role + " calls"
+			case l.Message != nil:
+				desc += " " + l.Message.Role
+			case l.Type == "usage" && (l.Usage == nil || l.Usage.InputTokens == 0):
+				desc += " without tokens"
+			}
+			if l.Child != "" {
+				desc += " child " + l.Child
+			}
+			got = append(got, desc)
 		}
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		desc := l.Agent + " " + l.Type
-		switch {
-		case l.Message != nil && len(l.Message.ToolCalls) > 0:
-			desc += " " + l.Message.Role + " calls"
-		case l.Message != nil:
-			desc += " " + l.Message.Role
-		case l.Usage == nil || l.Usage.InputTokens == 0:
-			desc += " without tokens"
-		}
-		got = append(got, desc)
+		return got
 	}
 	want := []string{
-		"loom message user", "loom message assistant calls", "loom usage",
-		"thread message user", "thread message assistant calls", "thread usage",
-		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
-		"loom message tool", "loom message assistant", "loom usage",
+		"loom conversation", "loom message user", "loom message assistant calls", "loom usage",
+		"loom message tool child " + childID, "loom message assistant", "loom usage",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("session lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if got := describe(files[0]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session %s:\n%s\nwant:\n%s", parentID, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	want = []string{
+		"loom parent " + parentID,
+		"thread conversation", "thread message user", "thread message assistant calls", "thread usage",
+		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
+	}
+	if got := describe(files[1]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session %s:\n%s\nwant:\n%s", childID, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

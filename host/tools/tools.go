@@ -141,6 +141,7 @@ type Tools struct {
 	delegator Delegator
 	// link records a delegation's child session; nil records nothing.
 	link     func(parent, child, agent, callID string)
+	watch    func(Activity)
 	model    ModelFunc
 	publish  func(plugins.Event)
 	log      *slog.Logger
@@ -211,8 +212,34 @@ func isNil(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
+// Activity is a tool call as a watcher sees it: once as it starts (Result
+// nil) and once as it ends.
+type Activity struct {
+	Session string
+	Caller  Caller
+	Call    plugins.ToolCall
+	// Result is what the call returned, nil at its start; Err is a call
+	// that could not be made.
+	Result *plugins.ToolResult
+	Err    error
+}
+
+// WithWatch has f see every tool call start and end (see Activity), to
+// show them as they happen. f must not block.
+func WithWatch(f func(Activity)) Option { return func(t *Tools) { t.watch = f } }
+
 // Call runs one tool call for caller in session.
 func (t *Tools) Call(ctx context.Context, caller Caller, session string, call plugins.ToolCall) (plugins.ToolResult, error) {
+	if t.watch == nil {
+		return t.call(ctx, caller, session, call)
+	}
+	t.watch(Activity{Session: session, Caller: caller, Call: call})
+	res, err := t.call(ctx, caller, session, call)
+	t.watch(Activity{Session: session, Caller: caller, Call: call, Result: &res, Err: err})
+	return res, err
+}
+
+func (t *Tools) call(ctx context.Context, caller Caller, session string, call plugins.ToolCall) (plugins.ToolResult, error) {
 	args := call.Args
 	if args == nil {
 		args = map[string]any{}
