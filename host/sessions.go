@@ -158,17 +158,36 @@ func LatestSession(project string) (SessionSummary, error) {
 	return SessionSummary{}, fmt.Errorf("%w yet in %s: start one with `weave chat`", ErrNoSession, filepath.Join(layout.DirName, "sessions"))
 }
 
-// SessionTokens sums the token use of the sessions ids and of every
-// session delegated from them.
+// SessionTokens sums the token use of the sessions ids and of the
+// sessions delegated from them (named under them; see tools.ChildSession).
+// It reads those transcripts only, so that a status redrawn every second
+// stays cheap.
 func SessionTokens(project string, ids []string) (Tokens, error) {
-	all, err := Sessions(project)
-	if err != nil {
-		return Tokens{}, err
-	}
+	dir := layout.NewProject(project).Sessions()
 	var t Tokens
-	for _, s := range all {
-		if slices.Contains(ids, s.ID) {
-			t.Add(s.Total)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !sessionIDRE.MatchString(id) {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(dir, id+".*.jsonl"))
+		if err != nil {
+			return Tokens{}, err
+		}
+		files = append(files, filepath.Join(dir, id+".jsonl"))
+		for _, f := range files {
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			s, err := readTranscript(f, id, false)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return Tokens{}, err
+			}
+			t.Add(s.Tokens)
 		}
 	}
 	return t, nil

@@ -126,8 +126,27 @@ func TestChatThroughTheBinary(t *testing.T) {
 				t.Errorf("request %s sent key %q, want the one in WEAVE_TEST_MODEL_KEY", r.Path, r.APIKey)
 			}
 		}
-		assertSessionTranscript(t, dir)
+		parent := assertSessionTranscript(t, dir)
 		assertNoKeyUnder(t, filepath.Join(dir, ".weave"))
+
+		// sessions show displays the tree: Thread's conversation under
+		// Loom's task call, and the tokens of each.
+		code, out, errOut = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "show", parent)
+		for _, w := range []string{"you: what does hello.txt say?", "→ task thread prompt=what is in hello.txt?",
+			"⤷ thread in session " + parent + ".thread-", "      loom: what is in hello.txt?", "        → write x.txt",
+			"        ⎿ write: error: This call was refused", "SESSION", "  " + parent + ".thread-", "loom: hello.txt says hi from the file."} {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("sessions show: exit %d, output lacks %q:\n%s%s", code, w, out, errOut)
+			}
+		}
+		code, out, _ = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "list")
+		if code != 0 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, parent+"\tloom\t") {
+			t.Errorf("sessions list = %q, want the chat's session alone (delegations with --all)", out)
+		}
+		code, out, _ = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "list", "--all")
+		if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "\tthread\t") || !strings.Contains(out, "\t"+parent+"\n") {
+			t.Errorf("sessions list --all = %q, want the delegation too, naming its parent", out)
+		}
 	})
 
 	t.Run("429 then success", func(t *testing.T) {
@@ -232,7 +251,7 @@ func assertNoKeyUnder(t *testing.T, dir string) {
 // Loom's conversation in the chat's session, whose task result names the
 // child session, and Thread's in that child session, which names its
 // parent and the delegating agent first; each message once.
-func assertSessionTranscript(t *testing.T, dir string) {
+func assertSessionTranscript(t *testing.T, dir string) (parent string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
 	if len(files) != 2 {
@@ -296,6 +315,7 @@ func assertSessionTranscript(t *testing.T, dir string) {
 	if got := describe(files[1]); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("session %s:\n%s\nwant:\n%s", childID, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	return parentID
 }
 
 // TestLiveViewShowsModelText: the model's text streams into the current

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -202,51 +203,62 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 		fmt.Fprintf(out, "delegated by %s in session %s\n", t.ParentAgent, t.Parent)
 	}
 	fmt.Fprintln(out)
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "TOKENS\tIN\tOUT\tCACHE READ\tCACHE WRITE\t")
-	var rows func(t *sessionTree, indent string)
-	rows = func(t *sessionTree, indent string) {
-		tokenRow(w, indent+t.ID+" ("+t.Agent+")", t.Tokens)
+	var rows []tokenRow
+	var walk func(t *sessionTree, indent string)
+	walk = func(t *sessionTree, indent string) {
+		rows = append(rows, tokenRow{indent + t.ID + " (" + t.Agent + ")", t.Tokens})
 		for _, d := range t.Delegations {
-			rows(d, indent+"  ")
+			walk(d, indent+"  ")
 		}
 	}
-	rows(t, "")
-	tokenRow(w, "total", t.Total)
-	_ = w.Flush()
+	walk(t, "")
+	rows = append(rows, tokenRow{"total", t.Total})
+	writeTokenTable(out, "SESSION", rows)
 	fmt.Fprintln(out)
+
 	byAgent := map[string]host.Tokens{}
 	var agentsSeen []string
 	var sum func(t *sessionTree)
 	sum = func(t *sessionTree) {
-		for _, line := range t.Lines {
-			if line.Type == "usage" && line.Usage != nil {
-				if _, ok := byAgent[line.Agent]; !ok {
-					agentsSeen = append(agentsSeen, line.Agent)
-				}
-				a := byAgent[line.Agent]
-				a.Add(host.Tokens{Input: line.Usage.InputTokens, Output: line.Usage.OutputTokens,
-					CacheRead: line.Usage.CacheReadTokens, CacheWrite: line.Usage.CacheWriteTokens})
-				byAgent[line.Agent] = a
+		for a, u := range t.ByAgent {
+			if _, ok := byAgent[a]; !ok {
+				agentsSeen = append(agentsSeen, a)
 			}
+			v := byAgent[a]
+			v.Add(u)
+			byAgent[a] = v
 		}
 		for _, d := range t.Delegations {
 			sum(d)
 		}
 	}
 	sum(t)
-	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "BY AGENT\tIN\tOUT\tCACHE READ\tCACHE WRITE\t")
+	sort.Strings(agentsSeen)
+	rows = rows[:0]
 	for _, a := range agentsSeen {
-		tokenRow(w, a, byAgent[a])
+		rows = append(rows, tokenRow{a, byAgent[a]})
 	}
-	_ = w.Flush()
+	writeTokenTable(out, "AGENT", rows)
 	fmt.Fprintln(out)
 	writeConversation(out, t, "")
 }
 
-func tokenRow(w io.Writer, name string, t host.Tokens) {
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", name, count(t.Input), count(t.Output), count(t.CacheRead), count(t.CacheWrite))
+type tokenRow struct {
+	name string
+	t    host.Tokens
+}
+
+// writeTokenTable prints token rows: names to the left, numbers to the
+// right.
+func writeTokenTable(out io.Writer, head string, rows []tokenRow) {
+	width := len(head)
+	for _, r := range rows {
+		width = max(width, cellWidth(r.name))
+	}
+	fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s\n", padRight(head, width), "IN", "OUT", "CACHE READ", "CACHE WRITE")
+	for _, r := range rows {
+		fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s\n", padRight(r.name, width), count(r.t.Input), count(r.t.Output), count(r.t.CacheRead), count(r.t.CacheWrite))
+	}
 }
 
 // writeConversation prints a session's messages readably, each
@@ -260,6 +272,7 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 	if t.Parent != "" {
 		asker = t.ParentAgent
 	}
+	tools := map[string]string{} // by call id
 	for _, line := range t.Lines {
 		m := line.Message
 		if line.Type != "message" || m == nil {
@@ -273,6 +286,7 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 				fmt.Fprintf(out, "%s%s: %s\n", indent, line.Agent, indented(m.Content, indent+"  "))
 			}
 			for _, tc := range m.ToolCalls {
+				tools[tc.ID] = tc.Tool
 				fmt.Fprintf(out, "%s  → %s %s\n", indent, tc.Tool, host.ShortArgs(tc.Tool, tc.Args))
 			}
 		case plugins.RoleTool:
@@ -280,13 +294,20 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 			if m.IsError {
 				what = "error: " + firstLine(m.Content)
 			}
-			fmt.Fprintf(out, "%s  ⎿ %s\n", indent, what)
+			fmt.Fprintf(out, "%s  ⎿ %s%s\n", indent, toolLabel(tools[m.ToolCallID]), what)
 			if d := children[line.Child]; d != nil {
 				fmt.Fprintf(out, "%s    ⤷ %s in session %s\n", indent, d.Agent, d.ID)
 				writeConversation(out, d, indent+"      ")
 			}
 		}
 	}
+}
+
+func toolLabel(tool string) string {
+	if tool == "" {
+		return ""
+	}
+	return tool + ": "
 }
 
 // indented continues a multi-line text under its first line.

@@ -16,11 +16,11 @@ func statusSlash() slashCommand {
 			if err != nil {
 				return err
 			}
-			writeStatus(c.streams, st)
 			t, err := host.SessionTokens(c.project, []string{c.session})
 			if err != nil {
 				return err
 			}
+			writeStatus(c.streams, st, activePlanTokens(c.project, st))
 			fmt.Fprintf(c.streams.Out, "session %s: %s\n", c.session, tokenLine(t))
 			return nil
 		}}
