@@ -330,3 +330,58 @@ func TestInteractiveChatStartWork(t *testing.T) {
 		t.Errorf("runbook tasks asked the model: %d requests", len(srv.Requests()))
 	}
 }
+
+// TestInteractiveChatMessageDuringRun: a line typed while /start-work runs
+// reaches the hooks at once as the person's message (chat.message, source
+// user, in the chat's session, with its transcript_path), before the run
+// ends, and is answered once the run is over. The plan's only task waits
+// for the UserPromptSubmit hook to have seen the message, so it finishes
+// only if the message arrived during the run.
+func TestInteractiveChatMessageDuringRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# Wait\n\n## TODOs\n\n- [ ] 1. Wait for the person\n  ```sh\n  while [ ! -f .weave/heard ]; do sleep 0.05; done\n  ```\n"
+	dir := project(t, map[string]string{"wait": plan})
+	cfg := "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: cat >> .weave/prompts.jsonl; echo >> .weave/prompts.jsonl; touch .weave/heard\n"
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "Noted."})
+	c := startChat(t, bin, dir, chatEnv(t, srv))
+	c.err.waitFor(t, "the prompt", chatPrompt, 1)
+	c.say(t, "/start-work wait")
+	c.out.waitFor(t, "the task started", "task 1: Wait for the person", 1)
+	c.say(t, "hold on")
+	c.out.waitFor(t, "the plan done", "plan wait done: 1/1 tasks", 1)
+	c.out.waitFor(t, "the answer to the queued message", "Noted.\n", 1)
+	c.say(t, "/exit")
+	if code := c.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, c.err.String())
+	}
+	i := strings.Index(c.err.String(), "(session chat-")
+	if i < 0 {
+		t.Fatalf("stderr %q names no session", c.err.String())
+	}
+	session := strings.TrimSuffix(strings.Fields(c.err.String()[i+len("(session "):])[0], ")")
+	b, err := os.ReadFile(filepath.Join(dir, ".weave", "prompts.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first struct {
+		SessionID      string `json:"session_id"`
+		TranscriptPath string `json:"transcript_path"`
+		Prompt         string
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(string(b), "\n", 2)[0]), &first); err != nil {
+		t.Fatalf("hook input %q: %v", b, err)
+	}
+	if first.SessionID != session || first.Prompt != "hold on" ||
+		first.TranscriptPath != filepath.Join(dir, ".weave", "sessions", session+".jsonl") {
+		t.Errorf("the hook first saw %+v; want the person's message in session %s with its transcript", first, session)
+	}
+	if got := chatMessages(t, srv.Requests()[0]); len(got) != 1 || !strings.HasPrefix(got[0], "user: hold on") {
+		t.Errorf("loom was sent %q, want the queued message", got)
+	}
+}
