@@ -29,8 +29,8 @@ type PlanStatus struct {
 	PID          int    `json:"pid,omitempty"`
 	// Sessions are the latest sessions that ran the active plan, oldest
 	// first (state.json's session_ids).
-	Sessions []string `json:"sessions,omitempty"`
-	UpdatedAt    string `json:"updated_at,omitempty"`
+	Sessions  []string `json:"sessions,omitempty"`
+	UpdatedAt string   `json:"updated_at,omitempty"`
 }
 
 // ProjectStatus is the status of every plan of a project.
