@@ -309,7 +309,7 @@ func TestInteractiveChatStartWork(t *testing.T) {
 	}
 	bin := buildWeave(t)
 	dir := project(t, map[string]string{"ok": okPlan})
-	srv := modeltest.NewServer(t)
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "Asking Pattern."})
 	c := startChat(t, bin, dir, chatEnv(t, srv))
 	c.err.waitFor(t, "the prompt", chatPrompt, 1)
 	c.say(t, "/start-work")
@@ -317,6 +317,13 @@ func TestInteractiveChatStartWork(t *testing.T) {
 	c.err.waitFor(t, "the prompt after it", chatPrompt, 2)
 	c.say(t, "/start-work")
 	c.out.waitFor(t, "nothing left", "complete", 1)
+	c.err.waitFor(t, "the prompt after it", chatPrompt, 3)
+	c.say(t, "/plan")
+	c.err.waitFor(t, "the usage of /plan", "usage: /plan <what the plan is for>", 1)
+	c.err.waitFor(t, "the prompt after it", chatPrompt, 4)
+	c.say(t, "/plan add a dark mode toggle")
+	c.out.waitFor(t, "loom's answer", "Asking Pattern.\n", 1)
+	c.err.waitFor(t, "the prompt after it", chatPrompt, 5)
 	c.say(t, "/exit")
 	if code := c.wait(t); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, c.err.String())
@@ -326,8 +333,13 @@ func TestInteractiveChatStartWork(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", w, c.out.String())
 		}
 	}
-	if len(srv.Requests()) != 0 {
-		t.Errorf("runbook tasks asked the model: %d requests", len(srv.Requests()))
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1 (runbook tasks need no model; /plan asks Loom)", len(reqs))
+	}
+	got := chatMessages(t, reqs[0])
+	if len(got) != 1 || !strings.Contains(got[0], `task tool (agent "pattern")`) || !strings.HasSuffix(got[0], "add a dark mode toggle") {
+		t.Errorf("/plan sent %q, want Loom asked to delegate the request to Pattern", got)
 	}
 }
 
