@@ -357,9 +357,7 @@ func TestInteractiveChatMessageDuringRun(t *testing.T) {
 	plan := "# Wait\n\n## TODOs\n\n- [ ] 1. Wait for the person\n  ```sh\n  while [ ! -f .weave/heard ]; do sleep 0.05; done\n  ```\n"
 	dir := project(t, map[string]string{"wait": plan})
 	cfg := "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: cat >> .weave/prompts.jsonl; echo >> .weave/prompts.jsonl; touch .weave/heard\n"
-	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, dir, cfg)
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "Noted."})
 	c := startChat(t, bin, dir, chatEnv(t, srv))
 	c.err.waitFor(t, "the prompt", chatPrompt, 1)

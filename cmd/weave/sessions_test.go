@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestStatusShowsThePlanTokens(t *testing.T) {
 	id := st.SessionIDs[0]
 	usage := func(agent string, in, out, read int) string {
 		return `{"time":"2026-01-01T12:00:00Z","type":"usage","agent":"` + agent + `","usage":{"input_tokens":` +
-			itoa(in) + `,"output_tokens":` + itoa(out) + `,"cache_read_tokens":` + itoa(read) + `}}` + "\n"
+			strconv.Itoa(in) + `,"output_tokens":` + strconv.Itoa(out) + `,"cache_read_tokens":` + strconv.Itoa(read) + `}}` + "\n"
 	}
 	files := map[string]string{
 		id:                    usage("tapestry", 1000, 50, 300) + usage("tapestry", 1200, 40, 0),
@@ -56,11 +57,6 @@ func TestStatusShowsThePlanTokens(t *testing.T) {
 	if len(got.Plans) != 1 || strings.Join(got.Plans[0].Sessions, ",") != id {
 		t.Errorf("status plans = %+v, want the active plan naming its session", got.Plans)
 	}
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 func writeFile(t *testing.T, path, body string) {
