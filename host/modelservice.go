@@ -37,6 +37,14 @@ type ModelEvent struct {
 	Usage   *plugins.Usage `json:"usage,omitempty"`
 	// ContextWindow is the model's window, on model.usage.
 	ContextWindow int `json:"context_window,omitempty"`
+	// Args shows a tool call's arguments briefly, on tool.start and
+	// tool.result; the result's size (bytes), whether it was denied or
+	// failed, and why, are on tool.result.
+	Args    string `json:"args,omitempty"`
+	Size    int    `json:"size,omitempty"`
+	Denied  bool   `json:"denied,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // modelService is the host's Model service: it answers the agents' chats
@@ -151,13 +159,34 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 		// the newest message, for this call only.
 		req.Messages[n-1].Content += "\n\n<system-reminder>\n" + strings.Join(add, "\n\n") + "\n</system-reminder>"
 	}
+	var partial strings.Builder
 	resp, err := m.provider.Complete(ctx, req, func(d model.Delta) {
 		ev := ModelEvent{Type: ModelDelta, Session: session, Agent: agent, Text: d.Text}
 		if d.ToolCall != nil {
 			ev = ModelEvent{Type: ModelToolCall, Session: session, Agent: agent, Tool: d.ToolCall.Tool, ToolID: d.ToolCall.ID}
 		}
+		partial.WriteString(d.Text)
 		m.emit(ctx, ev)
 	})
+	if err != nil && ctx.Err() != nil {
+		// Cut off: what was asked and what the model wrote so far stay
+		// in the conversation, which resumes from there.
+		if p := partial.String(); p != "" {
+			conv = append(conv, plugins.ChatMessage{Role: plugins.RoleAssistant, Content: p + "\n[interrupted]"})
+		}
+		m.mu.Lock()
+		m.convs[[2]string{session, agent}] = conv
+		m.mu.Unlock()
+		last := conv
+		var cut string
+		if n := len(conv); n > 0 && conv[n-1].Role == plugins.RoleAssistant && len(conv[n-1].ToolCalls) == 0 && partial.Len() > 0 {
+			last, cut = conv[:n-1], conv[n-1].Content
+		}
+		if err := m.sessions.recordCut(session, agent, last, cut); err != nil {
+			m.logger.Warn("write the session transcript", "session", session, "err", err)
+		}
+		return resp, err
+	}
 	if err != nil {
 		m.logger.Warn("model call failed", "agent", agent, "session", session, "err", err)
 		return resp, err
@@ -194,6 +223,17 @@ func (m *modelService) fire(ctx context.Context, ev plugins.Event) (hooks.Outcom
 		return out, fmt.Errorf("chat.message hooks: %w", err)
 	}
 	return out, nil
+}
+
+// link records a delegation's child session in the transcripts (see
+// tools.WithSessionLinks).
+func (m *modelService) link(parent, child, agent, callID string) {
+	if m == nil {
+		return
+	}
+	if err := m.sessions.link(parent, child, agent, callID); err != nil {
+		m.logger.Warn("write the session transcript", "session", child, "err", err)
+	}
 }
 
 // history is agent's conversation in session as of its last answer: from

@@ -126,8 +126,27 @@ func TestChatThroughTheBinary(t *testing.T) {
 				t.Errorf("request %s sent key %q, want the one in WEAVE_TEST_MODEL_KEY", r.Path, r.APIKey)
 			}
 		}
-		assertSessionTranscript(t, dir)
+		parent := assertSessionTranscript(t, dir)
 		assertNoKeyUnder(t, filepath.Join(dir, ".weave"))
+
+		// sessions show displays the tree: Thread's conversation under
+		// Loom's task call, and the tokens of each.
+		code, out, errOut = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "show", parent)
+		for _, w := range []string{"you: what does hello.txt say?", "→ task thread prompt=what is in hello.txt?",
+			"⤷ thread in session " + parent + ".thread-", "      loom: what is in hello.txt?", "        → write x.txt",
+			"        ⎿ write: error: This call was refused", "SESSION", "  " + parent + ".thread-", "loom: hello.txt says hi from the file."} {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("sessions show: exit %d, output lacks %q:\n%s%s", code, w, out, errOut)
+			}
+		}
+		code, out, _ = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "list")
+		if code != 0 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, parent+"\tloom\t") {
+			t.Errorf("sessions list = %q, want the chat's session alone (delegations with --all)", out)
+		}
+		code, out, _ = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "list", "--all")
+		if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "\tthread\t") || !strings.Contains(out, "\t"+parent+"\n") {
+			t.Errorf("sessions list --all = %q, want the delegation too, naming its parent", out)
+		}
 	})
 
 	t.Run("429 then success", func(t *testing.T) {
@@ -228,53 +247,75 @@ func assertNoKeyUnder(t *testing.T, dir string) {
 	})
 }
 
-// assertSessionTranscript checks the one session file of the delegation
-// run: Loom's conversation and Thread's in it, each message once.
-func assertSessionTranscript(t *testing.T, dir string) {
+// assertSessionTranscript checks the session files of the delegation run:
+// Loom's conversation in the chat's session, whose task result names the
+// child session, and Thread's in that child session, which names its
+// parent and the delegating agent first; each message once.
+func assertSessionTranscript(t *testing.T, dir string) (parent string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("session files = %v, want one", files)
+	if len(files) != 2 {
+		t.Fatalf("session files = %v, want the chat's and its delegation's", files)
 	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
+	parentID := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	childID := strings.TrimSuffix(filepath.Base(files[1]), ".jsonl")
+	if !strings.HasPrefix(childID, parentID+".thread-") {
+		t.Fatalf("child session %q, want it named under %q", childID, parentID)
 	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var l struct {
-			Type, Agent string
-			Message     *struct {
-				Role, Content string
-				ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+	describe := func(file string) []string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var l struct {
+				Type, Agent, Parent, Child string
+				Message                    *struct {
+					Role, Content string
+					ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+				}
+				Usage *struct {
+					InputTokens int64 `json:"input_tokens"`
+				}
 			}
-			Usage *struct {
-				InputTokens int64 `json:"input_tokens"`
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("line %q: %v", line, err)
 			}
+			desc := l.Agent + " " + l.Type
+			switch {
+			case l.Parent != "":
+				desc += " " + l.Parent
+			case l.Message != nil && len(l.Message.ToolCalls) > 0:
+				desc += " " + l.Message.Role + " calls"
+			case l.Message != nil:
+				desc += " " + l.Message.Role
+			case l.Type == "usage" && (l.Usage == nil || l.Usage.InputTokens == 0):
+				desc += " without tokens"
+			}
+			if l.Child != "" {
+				desc += " child " + l.Child
+			}
+			got = append(got, desc)
 		}
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		desc := l.Agent + " " + l.Type
-		switch {
-		case l.Message != nil && len(l.Message.ToolCalls) > 0:
-			desc += " " + l.Message.Role + " calls"
-		case l.Message != nil:
-			desc += " " + l.Message.Role
-		case l.Usage == nil || l.Usage.InputTokens == 0:
-			desc += " without tokens"
-		}
-		got = append(got, desc)
+		return got
 	}
 	want := []string{
-		"loom message user", "loom message assistant calls", "loom usage",
-		"thread message user", "thread message assistant calls", "thread usage",
+		"loom conversation", "loom message user", "loom message assistant calls", "loom usage",
+		"loom message tool child " + childID, "loom message assistant", "loom usage",
+	}
+	if got := describe(files[0]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session %s:\n%s\nwant:\n%s", parentID, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	want = []string{
+		"loom parent " + parentID,
+		"thread conversation", "thread message user", "thread message assistant calls", "thread usage",
 		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
-		"loom message tool", "loom message assistant", "loom usage",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("session lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if got := describe(files[1]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session %s:\n%s\nwant:\n%s", childID, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	return parentID
 }
 
 // TestLiveViewShowsModelText: the model's text streams into the current

@@ -152,6 +152,7 @@ stopped after an interruption or a crash.`,
 	root.AddCommand(
 		newCmdStartWork(g, s, nil),
 		newCmdChat(g, s, nil),
+		newCmdSessions(g, s),
 		newCmdStatus(g, s, nil),
 		newCmdPlan(g, s),
 		newCmdInit(g, s, nil),
