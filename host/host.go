@@ -173,6 +173,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
+	h.model.plans = h.planSnapshot
 	return h, nil
 }
 
