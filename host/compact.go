@@ -337,7 +337,8 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 	if len(msgs) == 0 {
 		return fmt.Errorf("%s has no conversation in session %s to compact", agent, session)
 	}
-	cut := chooseCut(msgs, 0, m.tailBudget())
+	// Asked for, a compaction keeps only the last answer as it was.
+	cut := chooseCut(msgs, 0, 0)
 	if cut == 0 {
 		return errNothingToCompact
 	}

@@ -257,6 +257,10 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
 			case ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			case ModelCompacted:
+				if ev.Compaction != nil {
+					observe(run.Event{Type: run.EventModelCompacted, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.Line()})
+				}
 			}
 		})
 		defer stop()

@@ -57,7 +57,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	}
 	cmd.Flags().StringVarP(&opts.Prompt, "print", "p", "", "the prompt: answer it once and exit")
 	cmd.Flags().StringVar(&opts.Agent, "agent", agents.Loom, "the agent to ask (a primary role: loom or tapestry)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, model.usage, result)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, model.usage, model.compacted, result)")
 	return cmd
 }
 
@@ -161,6 +161,16 @@ func (t *transcript) observe(ev host.ModelEvent) {
 	case host.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
+		}
+	case host.ModelCompacted:
+		t.endLine()
+		if ev.Compaction == nil {
+			return
+		}
+		if ev.Agent == t.agent {
+			fmt.Fprintln(t.errOut, ev.Compaction.Line())
+		} else {
+			fmt.Fprintf(t.errOut, "  [%s] %s\n", ev.Agent, ev.Compaction.Line())
 		}
 	}
 }
