@@ -187,6 +187,90 @@ func TestChatThroughTheBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("compaction mid-conversation", func(t *testing.T) {
+		dir := project(t, nil)
+		if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte(strings.Repeat("hi from the file\n", 100)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := func() []modeltest.Turn {
+			return []modeltest.Turn{
+				// 1950 of a 2000-token window: past the compact ratio.
+				{Text: "Reading.", ToolCalls: []modeltest.ToolCall{{ID: "r1", Name: "read", Args: `{"path":"hello.txt"}`}}, Usage: &modeltest.Usage{Input: 1900, Output: 50}},
+				{Text: "SUMMARY: the person asked what hello.txt says; it was read."},
+				{Text: "hello.txt says hi from the file.", Usage: &modeltest.Usage{Input: 700, Output: 9}},
+			}
+		}
+		srv := modeltest.NewServer(t, script()...)
+		env := append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+		code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if !strings.HasSuffix(out, "hello.txt says hi from the file.\n") || strings.Contains(out, "SUMMARY") {
+			t.Errorf("stdout = %q, want the answer and not the summary", out)
+		}
+		if !strings.Contains(errOut, "context compacted: 2k → ") {
+			t.Errorf("stderr = %q, want the compaction line", errOut)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d model requests, want 3", len(reqs))
+		}
+		var body struct {
+			Messages []struct {
+				Role       string `json:"role"`
+				Content    string `json:"content"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
+		}
+		if err := reqs[2].Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		var roles []string
+		for _, m := range body.Messages {
+			roles = append(roles, m.Role)
+		}
+		// system, the summary, then the tail: the read call and its result.
+		if strings.Join(roles, " ") != "system user assistant tool" || !strings.Contains(body.Messages[1].Content, "SUMMARY: the person asked") ||
+			body.Messages[3].ToolCallID != "r1" || !strings.Contains(body.Messages[3].Content, "hi from the file") {
+			t.Errorf("request after compaction: %+v", body.Messages)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("session files = %v", files)
+		}
+		b, _ := os.ReadFile(files[0])
+		if !strings.Contains(string(b), `"type":"compaction"`) || !strings.Contains(string(b), "what does hello.txt say?") {
+			t.Errorf("transcript lacks the compaction line or the first message:\n%s", b)
+		}
+
+		srv = modeltest.NewServer(t, script()...)
+		env = append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+		code, out, errOut = runWeave(t, bin, project(t, nil), env, "chat", "--json", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("--json: exit %d: %s", code, errOut)
+		}
+		var found bool
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Type       string
+				Compaction *struct {
+					Trigger      string
+					TokensBefore int64 `json:"tokens_before"`
+				}
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			if ev.Type == "model.compacted" {
+				found = ev.Compaction != nil && ev.Compaction.Trigger == "auto" && ev.Compaction.TokensBefore == 1950
+			}
+		}
+		if !found {
+			t.Errorf("--json output has no model.compacted event with its figures:\n%s", out)
+		}
+	})
+
 	t.Run("json events", func(t *testing.T) {
 		srv := modeltest.NewServer(t, modeltest.Turn{Text: "a b", Usage: &modeltest.Usage{Input: 50, Output: 2}})
 		code, out, errOut := runWeave(t, bin, project(t, nil), chatEnv(t, srv), "chat", "--json", "-p", "hi")
@@ -267,8 +351,8 @@ func assertSessionTranscript(t *testing.T, dir string) {
 		got = append(got, desc)
 	}
 	want := []string{
-		"loom message user", "loom message assistant calls", "loom usage",
-		"thread message user", "thread message assistant calls", "thread usage",
+		"loom conversation without tokens", "loom message user", "loom message assistant calls", "loom usage",
+		"thread conversation without tokens", "thread message user", "thread message assistant calls", "thread usage",
 		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
 		"loom message tool", "loom message assistant", "loom usage",
 	}
