@@ -30,8 +30,9 @@ type eventLog struct {
 	mu     sync.Mutex
 	names  []string
 	events []plugins.Event
-	// block, when set, blocks session.compacting with this reason.
-	block string
+	// block, when set, blocks session.compacting with this reason;
+	// context is added to it.
+	block, context string
 }
 
 func (h *eventLog) Info(context.Context) (plugins.Info, error) {
@@ -50,6 +51,9 @@ func (h *eventLog) Handle(_ context.Context, ev plugins.Event) (plugins.Decision
 	h.events = append(h.events, ev)
 	if ev.Name == plugins.EventSessionCompacting && h.block != "" {
 		return plugins.Decision{Action: plugins.Block, Reason: h.block}, nil
+	}
+	if ev.Name == plugins.EventSessionCompacting && h.context != "" {
+		return plugins.Decision{Action: plugins.Allow, Context: h.context}, nil
 	}
 	return plugins.Decision{}, nil
 }
@@ -86,9 +90,15 @@ type compactRig struct {
 
 func newCompactRig(t *testing.T, project string, window int, turns ...modeltest.Turn) *compactRig {
 	t.Helper()
+	return newCompactRigWith(t, project, window, nil, turns...)
+}
+
+// newCompactRigWith is newCompactRig with more hooks in the pipeline.
+func newCompactRigWith(t *testing.T, project string, window int, more []hooks.Registered, turns ...modeltest.Turn) *compactRig {
+	t.Helper()
 	r := &compactRig{hook: &eventLog{}, srv: modeltest.NewServer(t, turns...)}
 	info, _ := r.hook.Info(context.Background())
-	pipeline, err := hooks.NewPipeline([]hooks.Registered{{Hook: r.hook, Info: info}}, hooks.Options{})
+	pipeline, err := hooks.NewPipeline(append([]hooks.Registered{{Hook: r.hook, Info: info}}, more...), hooks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,5 +616,42 @@ func TestCompactionBoundsTheConversation(t *testing.T) {
 	}
 	if len(file) != len(hist) || file[len(file)-1].Content != hist[len(hist)-1].Content {
 		t.Errorf("read back: %d messages, memory %d; want the same", len(file), len(hist))
+	}
+}
+
+// A Claude-style PreCompact command hook gets the compaction, with the
+// transcript's path; context a hook adds steers the summary.
+func TestCompactionReachesCommandHooks(t *testing.T) {
+	project := runtest.NewProject(t, nil)
+	cmds, err := hooks.CommandHooks([]hooks.CommandSpec{{Event: hooks.ClaudePreCompact,
+		Command: `cat > "$CLAUDE_PROJECT_DIR/precompact.json"`}}, hooks.CommandOptions{ProjectDir: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newCompactRigWith(t, project, 100000, cmds, modeltest.Turn{Text: "Done."}, modeltest.Turn{Text: "SUMMARY."})
+	r.hook.context = "Keep every file path."
+	r.ask(t, agents.Loom, "s7", "Do it.")
+	if err := (&Host{model: r.m}).Compact(context.Background(), "s7", agents.Loom); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(project, "precompact.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Event      string `json:"hook_event_name"`
+		Session    string `json:"session_id"`
+		Transcript string `json:"transcript_path"`
+		Trigger    string `json:"trigger"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Event != "PreCompact" || in.Session != "s7" || in.Trigger != "manual" || in.Transcript != filepath.Join(project, ".weave", "sessions", "s7.jsonl") {
+		t.Errorf("PreCompact input = %+v", in)
+	}
+	_, msgs := wireMessages(t, r.srv.Requests()[1])
+	if !strings.Contains(msgs[0].Text, "Keep every file path.") {
+		t.Errorf("summary request = %q, want the hook's words as instructions", msgs[0].Text)
 	}
 }
