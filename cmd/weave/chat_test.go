@@ -365,7 +365,7 @@ func assertSessionTranscript(t *testing.T, dir string) {
 // task's tail, and model events leave the progress alone.
 func TestLiveViewShowsModelText(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
-	m := liveModel{tail: 3, width: 80, now: func() time.Time { return now }}
+	m := liveModel{tail: 4, width: 80, now: func() time.Time { return now }}
 	step := func(ev run.Event) {
 		nm, _ := m.apply(ev)
 		m = nm.(liveModel)
@@ -375,8 +375,9 @@ func TestLiveViewShowsModelText(t *testing.T) {
 		step(run.Event{Type: run.EventModelDelta, Agent: "tapestry", Output: piece})
 	}
 	step(run.Event{Type: run.EventModelToolCall, Agent: "tapestry", Tool: "read"})
+	step(run.Event{Type: run.EventModelCompacted, Agent: "tapestry", Output: "context compacted: 182k → 9k tokens"})
 	got := m.View()
-	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read"} {
+	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read", "│ [tapestry] context compacted: 182k → 9k tokens"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("View() = %q, want it to contain %q", got, want)
 		}
