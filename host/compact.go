@@ -46,6 +46,13 @@ const (
 	CompactManual = "manual"
 )
 
+// What asked for a compaction.
+const (
+	reasonRatio          = "ratio"
+	reasonContextTooLong = "context_too_long"
+	reasonRequested      = "requested"
+)
+
 // Compaction describes one compaction on a model.compacted event.
 type Compaction struct {
 	// Trigger is "auto" or "manual"; Reason says what asked for it:
@@ -143,8 +150,9 @@ type thread struct {
 	cut     int
 	cutFP   uint64
 	summary plugins.ChatMessage
-	// due asks for a compaction before the next call.
-	due bool
+	// due asks for a compaction before the next call, for this reason
+	// ("ratio" or "requested"); "" when none is.
+	due string
 }
 
 // threadFor finds (or starts) the thread of list. Call with m.mu held.
@@ -293,7 +301,7 @@ func (m *modelService) compactThread(ctx context.Context, c *conversation, t *th
 	return m.runCompaction(ctx, job, func(msg plugins.ChatMessage) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		t.cut, t.cutFP, t.summary, t.due = cut, fingerprint(list[cut-1], list[cut]), msg, false
+		t.cut, t.cutFP, t.summary, t.due = cut, fingerprint(list[cut-1], list[cut]), msg, ""
 	})
 }
 
@@ -313,7 +321,7 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 	}
 	if c.busy > 0 {
 		for _, t := range c.threads {
-			t.due = true
+			t.due = reasonRequested
 		}
 		m.mu.Unlock()
 		return nil
@@ -326,7 +334,7 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 	m.mu.Lock()
 	msgs := c.msgs
 	job := compactJob{session: session, agent: agent, model: c.model, system: c.system, tools: c.tools,
-		trigger: CompactManual, reason: "requested", before: c.used, instructions: instructions}
+		trigger: CompactManual, reason: reasonRequested, before: c.used, instructions: instructions}
 	m.mu.Unlock()
 	if msgs == nil {
 		var err error

@@ -655,3 +655,42 @@ func TestCompactionReachesCommandHooks(t *testing.T) {
 		t.Errorf("summary request = %q, want the hook's words as instructions", msgs[0].Text)
 	}
 }
+
+// Asked for while the agent is answering, the compaction happens before its
+// next model call, as asked for.
+func TestCompactWhileAnswering(t *testing.T) {
+	project := runtest.NewProject(t, nil)
+	writeFile(t, project, "a.txt", "alpha")
+	hold := make(chan struct{})
+	r := newCompactRig(t, project, 100000,
+		modeltest.Turn{Text: "Reading a.txt.", ToolCalls: []modeltest.ToolCall{{ID: "r1", Name: "read", Args: `{"path":"a.txt"}`}}, Hold: hold},
+		modeltest.Turn{Text: "SUMMARY: reading a.txt."},
+		modeltest.Turn{Text: "It says alpha."},
+	)
+	first := make(chan struct{})
+	var once sync.Once
+	stop := r.m.observe(func(ev ModelEvent) {
+		if ev.Type == ModelDelta {
+			once.Do(func() { close(first) })
+		}
+	})
+	defer stop()
+	go func() {
+		<-first
+		if err := (&Host{model: r.m}).Compact(context.Background(), "s8", agents.Loom); err != nil {
+			t.Errorf("Compact() while answering = %v", err)
+		}
+		close(hold)
+	}()
+	if resp := r.ask(t, agents.Loom, "s8", "What does a.txt say?"); resp.Output != "It says alpha." {
+		t.Fatalf("answer = %q", resp.Output)
+	}
+	ev, ok := r.hook.find(plugins.EventSessionCompacting)
+	if !ok || ev.Data["trigger"] != CompactManual || ev.Data["reason"] != "requested" {
+		t.Errorf("session.compacting = %+v, want a manual compaction", ev)
+	}
+	_, msgs := wireMessages(t, r.srv.Requests()[2])
+	if len(msgs) != 3 || !strings.Contains(msgs[0].Text, "SUMMARY: reading a.txt.") || msgs[2].ToolCallID != "r1" {
+		t.Errorf("request after the compaction = %+v, want the summary, the call and its result", msgs)
+	}
+}

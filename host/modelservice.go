@@ -178,11 +178,14 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 		c.busy--
 		m.mu.Unlock()
 	}()
-	if due {
+	if due != "" {
 		m.mu.Lock()
-		used := c.used
+		job := compactJob{trigger: CompactAuto, reason: due, before: c.used}
 		m.mu.Unlock()
-		m.compactCall(ctx, c, t, list, req, compactJob{trigger: CompactAuto, reason: "ratio", before: used}, session, agent)
+		if due == reasonRequested {
+			job.trigger = CompactManual
+		}
+		m.compactCall(ctx, c, t, list, req, job, session, agent)
 	}
 	call := func() (plugins.ChatResponse, []plugins.ChatMessage, error) {
 		m.mu.Lock()
@@ -208,7 +211,7 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 	resp, eff, err := call()
 	if errors.Is(err, model.ErrContextTooLong) && ctx.Err() == nil {
 		// Too long for the window: compact, and try once more.
-		if m.compactCall(ctx, c, t, list, req, compactJob{trigger: CompactAuto, reason: "context_too_long"}, session, agent) {
+		if m.compactCall(ctx, c, t, list, req, compactJob{trigger: CompactAuto, reason: reasonContextTooLong}, session, agent) {
 			resp, eff, err = call()
 		}
 	}
@@ -222,7 +225,7 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 	c.msgs = append(append(make([]plugins.ChatMessage, 0, len(eff)+1), eff...), resp.Message)
 	c.used = used
 	if m.compactAt > 0 && used >= m.compactAt {
-		t.due = true
+		t.due = reasonRatio
 	}
 	m.mu.Unlock()
 	recorded := req
@@ -254,7 +257,7 @@ func (m *modelService) compactCall(ctx context.Context, c *conversation, t *thre
 	if err := m.compactThread(ctx, c, t, list, req, job); err != nil {
 		m.logger.Warn("conversation not compacted", "agent", agent, "session", session, "reason", job.reason, "err", err)
 		m.mu.Lock()
-		t.due = false
+		t.due = ""
 		m.mu.Unlock()
 		return false
 	}
@@ -290,7 +293,16 @@ func (m *modelService) history(session, agent string) ([]plugins.ChatMessage, er
 		if c.busy == 0 {
 			// The next list starts with msgs, any summary already in
 			// place; a compaction that was due still is.
-			c.threads = []*thread{{head: fingerprint(msgs[0]), due: m.compactAt > 0 && c.used >= m.compactAt}}
+			t := &thread{head: fingerprint(msgs[0])}
+			if m.compactAt > 0 && c.used >= m.compactAt {
+				t.due = reasonRatio
+			}
+			for _, old := range c.threads {
+				if old.due == reasonRequested {
+					t.due = reasonRequested
+				}
+			}
+			c.threads = []*thread{t}
 			m.sessions.rebase(session, agent, len(msgs))
 		}
 		m.mu.Unlock()
