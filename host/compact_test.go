@@ -414,6 +414,38 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 			t.Errorf("session.compacting reason = %v", ev.Data["reason"])
 		}
 	})
+	t.Run("anthropic", func(t *testing.T) {
+		r := newCompactRig(t, runtest.NewProject(t, nil), 1000,
+			modeltest.Turn{Status: 400, Error: "prompt is too long: 1200 tokens > 1000 maximum"},
+			modeltest.Turn{Text: "SUMMARY: one question so far."}, modeltest.Turn{Text: "second answer"})
+		p, err := model.Open(config.ModelConfig{Provider: "anthropic", Name: "m", BaseURL: r.srv.URL}, func(string) string { return "k" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.m.provider = p
+		resp, err := r.m.funcFor("s3", agents.Loom)(context.Background(), chat)
+		if err != nil || resp.Message.Content != "second answer" {
+			t.Fatalf("Complete() = %q, %v; want the answer after compaction", resp.Message.Content, err)
+		}
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"messages"`
+		}
+		if err := r.srv.Requests()[2].Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		var roles []string
+		for _, m := range body.Messages {
+			roles = append(roles, m.Role)
+		}
+		if strings.Join(roles, " ") != "user assistant user" || !strings.Contains(body.Messages[0].Content[0].Text, "SUMMARY: one question so far.") {
+			t.Errorf("retried request = %+v, want the summary (a user message first) then the tail", body.Messages)
+		}
+	})
 	t.Run("refused again", func(t *testing.T) {
 		r := newCompactRig(t, runtest.NewProject(t, nil), 1000, tooLong, modeltest.Turn{Text: "SUMMARY."}, tooLong)
 		_, err := r.m.funcFor("s4", agents.Loom)(context.Background(), chat)
