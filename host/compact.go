@@ -316,8 +316,8 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 	m.mu.Lock()
 	c := m.convs[key]
 	if c == nil {
+		// Kept only if it compacts: a conversation from the transcript.
 		c = newConversation()
-		m.convs[key] = c
 	}
 	if c.busy > 0 {
 		for _, t := range c.threads {
@@ -357,6 +357,9 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 	return m.runCompaction(ctx, job, func(msg plugins.ChatMessage) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if m.convs[key] == nil {
+			m.convs[key] = c
+		}
 		c.msgs = append([]plugins.ChatMessage{msg}, msgs[cut:]...)
 		// The agent's next list starts with what history gives it.
 		c.threads = nil
