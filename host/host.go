@@ -173,6 +173,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
+	h.model.plans = h.planSnapshot
 	return h, nil
 }
 
@@ -264,6 +265,10 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
 			case ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			case ModelCompacted:
+				if ev.Compaction != nil {
+					observe(run.Event{Type: run.EventModelCompacted, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.Line()})
+				}
 			}
 		})
 		defer stop()

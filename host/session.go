@@ -18,13 +18,14 @@ import (
 
 // SessionLine is one line of a session's transcript,
 // .weave/sessions/<id>.jsonl: a message (the person's, the model's with its
-// tool calls, or a tool result) or the token use of one model call. Every
-// agent of the session writes to it, delegated ones included, each line
-// naming its agent.
+// tool calls, or a tool result), the token use of one model call, or a
+// compaction. Every agent of the session writes to it, delegated ones
+// included, each line naming its agent.
 type SessionLine struct {
 	Time time.Time `json:"time"`
-	// Type is "message", "usage", or "conversation", which starts a new
-	// conversation of its agent (a later delegation to the same role).
+	// Type is "message", "usage", "conversation", which starts a new
+	// conversation of its agent (a later delegation to the same role),
+	// "compaction", or "parent".
 	//
 	// A delegated session starts with a "parent" line: Parent names the
 	// session that delegated and Agent the agent that did.
@@ -37,6 +38,17 @@ type SessionLine struct {
 	Child string         `json:"child,omitempty"`
 	Usage *plugins.Usage `json:"usage,omitempty"`
 	Model string         `json:"model,omitempty"`
+
+	// A compaction line carries the summary the model wrote, the message
+	// that replaces the first Covered messages of the conversation (as it
+	// stood: after any earlier compaction) in Message, the summary call's
+	// Usage, and the conversation's size before and after. The messages it
+	// replaces stay in the file above it.
+	Summary      string `json:"summary,omitempty"`
+	Covered      int    `json:"covered,omitempty"`
+	Trigger      string `json:"trigger,omitempty"`
+	TokensBefore int64  `json:"tokens_before,omitempty"`
+	TokensAfter  int64  `json:"tokens_after,omitempty"`
 }
 
 // Session line types.
@@ -45,6 +57,7 @@ const (
 	lineUsage        = "usage"
 	lineConversation = "conversation"
 	lineParent       = "parent"
+	lineCompaction   = "compaction"
 )
 
 // sessionLog appends model calls to their session's transcript. It writes
@@ -168,9 +181,38 @@ func (l *sessionLog) append(session string, lines []SessionLine) error {
 	return f.Close()
 }
 
+// compaction appends a compaction of agent's conversation: summary, the
+// message msg that replaces the first info.Messages messages, and the
+// summary call's usage.
+func (l *sessionLog) compaction(session, agent, summary string, msg plugins.ChatMessage, info Compaction, resp plugins.ChatResponse) error {
+	if l == nil || session == "" {
+		return nil
+	}
+	if !sessionIDRE.MatchString(session) {
+		return fmt.Errorf("session id %q is not a plain name", session)
+	}
+	u := resp.Usage
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.append(session, []SessionLine{{Time: time.Now().UTC(), Type: lineCompaction, Agent: agent, Message: &msg,
+		Usage: &u, Model: resp.Model, Summary: summary, Covered: info.Messages, Trigger: info.Trigger,
+		TokensBefore: info.TokensBefore, TokensAfter: info.TokensAfter}})
+}
+
+// rebase says agent's next message list in session starts with the n
+// messages history gave it, which are on file.
+func (l *sessionLog) rebase(session, agent string, n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.written[[2]string{session, agent}] = n
+	l.mu.Unlock()
+}
+
 // history reads agent's last conversation in session back from its
-// transcript: what a resumed chat continues. A session with no transcript
-// has no history.
+// transcript, each compaction's summary in place of what it covers: what a
+// resumed chat continues. A session with no transcript has no history.
 func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, error) {
 	if l == nil || session == "" {
 		return nil, nil
@@ -201,6 +243,12 @@ func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, erro
 		case lineMessage:
 			if line.Message != nil {
 				msgs = append(msgs, *line.Message)
+			}
+		case lineCompaction:
+			if line.Message != nil {
+				// The summary replaces the messages it covers, in place.
+				rest := msgs[min(max(line.Covered, 0), len(msgs)):]
+				msgs = append(append(make([]plugins.ChatMessage, 0, len(rest)+1), *line.Message), rest...)
 			}
 		}
 	}

@@ -94,7 +94,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	}
 	cmd.Flags().StringVarP(&opts.Prompt, "print", "p", "", "the prompt: answer it once and exit")
 	cmd.Flags().StringVar(&opts.Agent, "agent", agents.Loom, "the agent to talk to (a primary role: loom or tapestry)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, tool.start, tool.result, model.usage, result)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, tool.start, tool.result, model.usage, model.compacted, result)")
 	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
@@ -242,6 +242,16 @@ func (t *transcript) observe(ev host.ModelEvent) {
 	case host.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
+		}
+	case host.ModelCompacted:
+		t.endLine()
+		if ev.Compaction == nil {
+			return
+		}
+		if ev.Agent == t.agent {
+			fmt.Fprintln(t.errOut, ev.Compaction.Line())
+		} else {
+			fmt.Fprintf(t.errOut, "  [%s] %s\n", ev.Agent, ev.Compaction.Line())
 		}
 	}
 }

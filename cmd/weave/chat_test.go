@@ -206,6 +206,90 @@ func TestChatThroughTheBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("compaction mid-conversation", func(t *testing.T) {
+		dir := project(t, nil)
+		if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte(strings.Repeat("hi from the file\n", 100)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := func() []modeltest.Turn {
+			return []modeltest.Turn{
+				// 1950 of a 2000-token window: past the compact ratio.
+				{Text: "Reading.", ToolCalls: []modeltest.ToolCall{{ID: "r1", Name: "read", Args: `{"path":"hello.txt"}`}}, Usage: &modeltest.Usage{Input: 1900, Output: 50}},
+				{Text: "SUMMARY: the person asked what hello.txt says; it was read."},
+				{Text: "hello.txt says hi from the file.", Usage: &modeltest.Usage{Input: 700, Output: 9}},
+			}
+		}
+		srv := modeltest.NewServer(t, script()...)
+		env := append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+		code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if !strings.HasSuffix(out, "hello.txt says hi from the file.\n") || strings.Contains(out, "SUMMARY") {
+			t.Errorf("stdout = %q, want the answer and not the summary", out)
+		}
+		if !strings.Contains(errOut, "context compacted: 2k → ") {
+			t.Errorf("stderr = %q, want the compaction line", errOut)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d model requests, want 3", len(reqs))
+		}
+		var body struct {
+			Messages []struct {
+				Role       string `json:"role"`
+				Content    string `json:"content"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
+		}
+		if err := reqs[2].Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		var roles []string
+		for _, m := range body.Messages {
+			roles = append(roles, m.Role)
+		}
+		// system, the summary, then the tail: the read call and its result.
+		if strings.Join(roles, " ") != "system user assistant tool" || !strings.Contains(body.Messages[1].Content, "SUMMARY: the person asked") ||
+			body.Messages[3].ToolCallID != "r1" || !strings.Contains(body.Messages[3].Content, "hi from the file") {
+			t.Errorf("request after compaction: %+v", body.Messages)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("session files = %v", files)
+		}
+		b, _ := os.ReadFile(files[0])
+		if !strings.Contains(string(b), `"type":"compaction"`) || !strings.Contains(string(b), "what does hello.txt say?") {
+			t.Errorf("transcript lacks the compaction line or the first message:\n%s", b)
+		}
+
+		srv = modeltest.NewServer(t, script()...)
+		env = append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+		code, out, errOut = runWeave(t, bin, project(t, nil), env, "chat", "--json", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("--json: exit %d: %s", code, errOut)
+		}
+		var found bool
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Type       string
+				Compaction *struct {
+					Trigger      string
+					TokensBefore int64 `json:"tokens_before"`
+				}
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			if ev.Type == "model.compacted" {
+				found = ev.Compaction != nil && ev.Compaction.Trigger == "auto" && ev.Compaction.TokensBefore == 1950
+			}
+		}
+		if !found {
+			t.Errorf("--json output has no model.compacted event with its figures:\n%s", out)
+		}
+	})
+
 	t.Run("json events", func(t *testing.T) {
 		srv := modeltest.NewServer(t, modeltest.Turn{Text: "a b", Usage: &modeltest.Usage{Input: 50, Output: 2}})
 		code, out, errOut := runWeave(t, bin, project(t, nil), chatEnv(t, srv), "chat", "--json", "-p", "hi")
@@ -322,7 +406,7 @@ func assertSessionTranscript(t *testing.T, dir string) (parent string) {
 // task's tail, and model events leave the progress alone.
 func TestLiveViewShowsModelText(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
-	m := liveModel{tail: 3, width: 80, now: func() time.Time { return now }}
+	m := liveModel{tail: 4, width: 80, now: func() time.Time { return now }}
 	step := func(ev run.Event) {
 		nm, _ := m.apply(ev)
 		m = nm.(liveModel)
@@ -332,8 +416,9 @@ func TestLiveViewShowsModelText(t *testing.T) {
 		step(run.Event{Type: run.EventModelDelta, Agent: "tapestry", Output: piece})
 	}
 	step(run.Event{Type: run.EventModelToolCall, Agent: "tapestry", Tool: "read"})
+	step(run.Event{Type: run.EventModelCompacted, Agent: "tapestry", Output: "context compacted: 182k → 9k tokens"})
 	got := m.View()
-	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read"} {
+	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read", "│ [tapestry] context compacted: 182k → 9k tokens"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("View() = %q, want it to contain %q", got, want)
 		}

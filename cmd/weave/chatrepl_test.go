@@ -173,7 +173,7 @@ func TestInteractiveChat(t *testing.T) {
 	c.out.waitFor(t, "the second answer", "You said hi.\n", 1)
 	c.err.waitFor(t, "the third prompt", chatPrompt, 3)
 	c.say(t, "/nope")
-	c.err.waitFor(t, "the unknown command's error", "unknown command /nope; commands: /start-work, /plan, /status, /agents, /help, /exit", 1)
+	c.err.waitFor(t, "the unknown command's error", "unknown command /nope; commands: /start-work, /plan, /status, /agents, /compact, /help, /exit", 1)
 	c.err.waitFor(t, "the prompt after it", chatPrompt, 4)
 	c.say(t, "/help")
 	c.out.waitFor(t, "the help", "/start-work [plan]", 1)
@@ -393,5 +393,45 @@ func TestInteractiveChatMessageDuringRun(t *testing.T) {
 	}
 	if got := chatMessages(t, srv.Requests()[0]); len(got) != 1 || !strings.HasPrefix(got[0], "user: hold on") {
 		t.Errorf("loom was sent %q, want the queued message", got)
+	}
+}
+
+// TestInteractiveChatCompact: /compact has the model summarise the
+// conversation, and the next turn sends the summary in its place.
+func TestInteractiveChatCompact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, nil)
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{Text: "The capital of France is Paris.", Usage: &modeltest.Usage{Input: 100, Output: 8}},
+		modeltest.Turn{Text: "SUMMARY: the person asked for the capital of France; it is Paris."},
+		modeltest.Turn{Text: "Lyon is second.", Usage: &modeltest.Usage{Input: 60, Output: 4}},
+	)
+	c := startChat(t, bin, dir, chatEnv(t, srv))
+	c.err.waitFor(t, "the first prompt", chatPrompt, 1)
+	c.say(t, "what is the capital of France?")
+	c.out.waitFor(t, "the answer", "Paris.\n", 1)
+	c.err.waitFor(t, "the second prompt", chatPrompt, 2)
+	c.say(t, "/compact")
+	c.err.waitFor(t, "the compaction line", "context compacted", 1)
+	c.err.waitFor(t, "the prompt after it", chatPrompt, 3)
+	c.say(t, "and the second city?")
+	c.out.waitFor(t, "the next answer", "Lyon is second.\n", 1)
+	c.err.waitFor(t, "the prompt after it", chatPrompt, 4)
+	c.say(t, "/exit")
+	if code := c.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, c.err.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want the question, the summary and the next question", len(reqs))
+	}
+	got := chatMessages(t, reqs[2])
+	// The summary replaces the question; the model's last answer is kept.
+	if len(got) < 2 || !strings.Contains(got[0], "SUMMARY: the person asked") || got[len(got)-1] != "user: and the second city?" ||
+		strings.Contains(strings.Join(got, "\n"), "user: what is the capital of France?") {
+		t.Errorf("the turn after /compact sent %q, want the summary in place of the first question, then the new one", got)
 	}
 }

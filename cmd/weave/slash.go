@@ -19,6 +19,7 @@ func slashCommands() []slashCommand {
 		planSlash(),
 		statusSlash(),
 		agentsSlash(),
+		compactSlash(),
 		helpSlash(),
 		exitSlash(),
 	}
