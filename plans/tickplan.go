@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,15 +11,26 @@ import (
 	"github.com/weavehq/weave/internal/atomicfile"
 )
 
-// SetDoneIn is SetDone for a task of p, the plan as last read. When the file
-// still holds exactly the bytes p was parsed from, the mark is patched and
-// the new plan is derived from p without parsing the file again: flipping a
-// checkbox between "[ ]" and "[x]" never changes how the rest reads. In any
-// other case it is SetDone, which finds the task again.
+// SetDoneIn is SetDone for a task of p, the plan as last read, at a cost
+// that does not grow with the plan. When the file is still the version p
+// was read from (a stat vouches for it, else its bytes are compared), the
+// mark is patched in the file where it stands (see patchMark) and in p
+// itself: flipping a checkbox between "[ ]" and "[x]" never changes how the
+// rest reads, so nothing is parsed or copied. In any other case it is
+// SetDone, which finds the task again and returns a new plan.
+//
+// SetDoneIn updates p in place and returns it: p.Src and p.Tasks[t.Index]
+// change. Callers that share p between goroutines must serialize its ticks
+// with their reads of it.
 func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
-	if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) {
+	if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) ||
+		t.Mark < 1 || t.Mark+1 >= len(p.Src) {
 		return SetDone(p.Path, t, done)
 	}
+	if (p.Src[t.Mark] != ' ') == done {
+		return p, nil
+	}
+	want := p.file
 	if _, ok := p.unchanged(); !ok {
 		// Read only when a stat cannot vouch for the file.
 		src, err := readPlanFile(p.Path)
@@ -28,12 +40,32 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 		if !bytes.Equal(src, p.Src) {
 			return SetDone(p.Path, t, done)
 		}
+		want = fileKey{}
 	}
+	c := byte(' ')
+	if done {
+		c = 'x'
+	}
+	fi, err := patchMark(p.Path, t.Mark, p.Src[t.Mark-1:t.Mark+2], c, len(p.Src), want)
+	switch {
+	case errors.Is(err, errStale):
+		return SetDone(p.Path, t, done)
+	case errors.Is(err, errNoPatch):
+		return rewriteMark(p, t, done)
+	case err != nil:
+		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
+	}
+	p.Src[t.Mark] = c
+	p.Tasks[t.Index].Done = done
+	setFile(p, p.Path, fi)
+	return p, nil
+}
+
+// rewriteMark is SetDoneIn for a file that cannot be patched in place: the
+// plan is written as a new file, atomically, and a new plan returned.
+func rewriteMark(p *Plan, t Task, done bool) (*Plan, error) {
 	// patch copies: p.Src stays what p was parsed from.
-	out, changed := patch(p.Src, t.Mark, done)
-	if !changed {
-		return p, nil
-	}
+	out, _ := patch(p.Src, t.Mark, done)
 	if err := atomicfile.WriteFile(p.Path, out, 0o644); err != nil {
 		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
 	}

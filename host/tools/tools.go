@@ -151,6 +151,10 @@ type Tools struct {
 	// lastPlan is the plan plan_check last ticked, kept so that ticking a
 	// large plan task after task does not parse it every time.
 	lastPlan *plans.Plan
+	// tick serializes the tick door: a tick patches the plan it is given
+	// in place (plans.SetDoneIn), so the plan lastPlan holds is read and
+	// ticked by one call at a time.
+	tick sync.Mutex
 }
 
 // NewTools returns the tools of project. cfg nil means defaults; pipeline
