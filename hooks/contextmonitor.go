@@ -20,8 +20,9 @@ const (
 )
 
 // ContextWindowMonitor watches token use, reported in Event.Data as
-// {"tokens_used": n, "context_window": m} on chat.message and
-// tool.execute.after. At the warn ratio it tells the agent to be economical;
+// {"tokens_used": n, "context_window": m} on the chat.message the host
+// publishes after each model answer. Tool events carry no token use, so the
+// monitor is not called for them: a runbook's tool calls cost it nothing. At the warn ratio it tells the agent to be economical;
 // at the compact ratio it asks for compaction. Each threshold speaks once per
 // session, and again only after the session has been compacted.
 type ContextWindowMonitor struct {
@@ -44,7 +45,7 @@ func NewContextWindowMonitor(warn, compact float64) *ContextWindowMonitor {
 
 func (h *ContextWindowMonitor) info() plugins.Info {
 	return builtinInfo(ContextWindowMonitorID, PriorityContext,
-		plugins.EventChatMessage, plugins.EventToolExecuteAfter, plugins.EventSessionCompacted, plugins.EventSessionEnd)
+		plugins.EventChatMessage, plugins.EventSessionCompacted, plugins.EventSessionEnd)
 }
 
 func (h *ContextWindowMonitor) registered() Registered {

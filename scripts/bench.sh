@@ -98,6 +98,8 @@ if want runbook; then
   if [ -n "${per[300]:-}" ] && [ -n "${per[3000]:-}" ]; then
     printf '  %-46s %s\n' "per-task cost, 3,000 vs 300 tasks" "$(awk -v a="${per[3000]}" -v b="${per[300]}" 'BEGIN { printf "%.2fx", a / b }')"
   fi
+  echo "   (target: built-in hooks add <= 10% to a 300-task run)"
+  pair "start-work 300 tasks, built-ins vs none" ns/task ./cmd/weave 'BenchmarkRunbookHooks$/^builtins$' ./cmd/weave 'BenchmarkRunbookHooks$/^no-builtin-hooks$' 1x cpu-ns/task
   pair "one-task start-work, built-ins vs none" ns/op ./cmd/weave 'BenchmarkFirstTask$/^builtins$' ./cmd/weave 'BenchmarkFirstTask$/^no-builtin-hooks$' 5x
 fi
 
