@@ -166,6 +166,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			Loopback:              jsonrpc.IsLoopback(opts.WS),
 			MaxFrameBytes:         int64(cfg.Bus.MaxFrameBytes),
 			MaxSubscriptions:      cfg.Bus.MaxSubscriptions,
+			MaxInFlight:           cfg.Bus.MaxInFlight,
 			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
 			MaxConnections:        cfg.Bus.MaxConnections,
 			RequirePayloadType:    cfg.Bus.RequirePayloadType,
