@@ -38,7 +38,7 @@ const (
 	// DefaultMaxInFlight bounds the sendMessage requests one connection
 	// may have running; past it the server stops reading that connection.
 	DefaultMaxInFlight = 64
-	maxClientID = 256
+	maxClientID        = 256
 )
 
 // Options configure a Server.
