@@ -109,34 +109,83 @@ func Reload(p *Plan) (*Plan, error) {
 	return np, nil
 }
 
+// Refresh is Reload for a plan its caller owns and shares with no other
+// goroutine: when the file differs from p only in checkbox marks, p itself
+// is brought up to date (its Src and its tasks' Done) and returned, which
+// costs a read and a compare but no parse and no copy of the tasks, however
+// large the plan. Any other change is parsed in full into a new plan.
+func Refresh(p *Plan) (*Plan, error) {
+	fi, ok := p.unchanged()
+	if ok {
+		return p, nil
+	}
+	if fi == nil {
+		var err error
+		if fi, err = os.Stat(p.Path); err != nil {
+			return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+		}
+	}
+	src, err := readPlanFile(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+	}
+	if changed, ok := markChanges(p, src); ok {
+		for _, i := range changed {
+			p.Tasks[i].Done = src[p.Tasks[i].Mark] != ' '
+		}
+		p.Src = src
+		setFile(p, p.Path, fi)
+		return p, nil
+	}
+	np := Parse(src)
+	setFile(np, p.Path, fi)
+	return np, nil
+}
+
 // marksOnly derives the plan of src from p when the two texts differ only
 // in the marks of p's tasks.
 func marksOnly(p *Plan, src []byte) (*Plan, bool) {
+	changed, ok := markChanges(p, src)
+	if !ok {
+		return nil, false
+	}
+	c := *p
+	if len(changed) > 0 {
+		c.Tasks = slices.Clone(p.Tasks)
+		for _, i := range changed {
+			c.Tasks[i].Done = src[p.Tasks[i].Mark] != ' '
+		}
+	}
+	c.Src = src
+	return &c, true
+}
+
+// markChanges lists the tasks of p whose mark differs in src, when src
+// differs from p.Src in nothing else. The text between two marks is
+// compared in one piece, so the cost is a memcmp of the file and a step per
+// task.
+func markChanges(p *Plan, src []byte) ([]int, bool) {
 	if len(src) != len(p.Src) {
 		return nil, false
 	}
-	var np *Plan
-	for i := range src {
-		if src[i] == p.Src[i] {
-			continue
-		}
-		t, ok := taskAt(p, i)
-		if !ok || !isMark(src[i]) {
+	var changed []int
+	from := 0
+	for i := range p.Tasks {
+		m := p.Tasks[i].Mark
+		if m < from || m >= len(src) || !bytes.Equal(src[from:m], p.Src[from:m]) {
 			return nil, false
 		}
-		if np == nil {
-			c := *p
-			c.Tasks = slices.Clone(p.Tasks)
-			np = &c
+		if src[m] != p.Src[m] {
+			if !isMark(src[m]) {
+				return nil, false
+			}
+			if p.Tasks[i].Done != (src[m] != ' ') {
+				changed = append(changed, i)
+			}
 		}
-		np.Tasks[t.Index].Done = src[i] != ' '
+		from = m + 1
 	}
-	if np == nil {
-		c := *p
-		np = &c
-	}
-	np.Src = src
-	return np, true
+	return changed, bytes.Equal(src[from:], p.Src[from:])
 }
 
 // unchanged reports, from a stat alone, whether p's file is still the

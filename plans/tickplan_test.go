@@ -232,3 +232,49 @@ func TestPatchMarkRefusesAFileThatIsNotTheOneRead(t *testing.T) {
 		t.Errorf("file = %q after refused patches, want it untouched", b)
 	}
 }
+
+func TestRefreshUpdatesAnOwnedPlanInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	src := "# P\n\n## TODOs\n\n- [ ] 1. One\n- [x] 2. Two\n- [ ] 3. Three\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer ticks 1 and 3 and unticks 2, as a rename would.
+	ticked := "# P\n\n## TODOs\n\n- [x] 1. One\n- [ ] 2. Two\n- [X] 3. Three\n"
+	if err := os.WriteFile(path+".new", []byte(ticked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Refresh(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != p {
+		t.Error("Refresh of a plan whose marks changed returned another plan, want p brought up to date")
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Plan{}, fileKey{})); diff != "" {
+		t.Errorf("Refresh differs from a fresh parse (-want +got):\n%s", diff)
+	}
+	// Any other change is parsed in full.
+	edited := "# P\n\n## TODOs\n\n- [x] 1. One, renamed\n- [ ] 2. Two\n- [X] 3. Three\n"
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Refresh(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == p || got.Tasks[0].Title != "One, renamed" {
+		t.Errorf("Refresh after an edit = %+v, want a new parse", got.Tasks[0])
+	}
+}
