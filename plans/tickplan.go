@@ -86,19 +86,12 @@ func rewriteMark(p *Plan, t Task, done bool) (*Plan, error) {
 // another writer, such as the plan_check tool), the new plan is derived from
 // p without parsing; any other change is parsed in full.
 func Reload(p *Plan) (*Plan, error) {
-	fi, ok := p.unchanged()
-	if ok {
-		return p, nil
-	}
-	if fi == nil {
-		var err error
-		if fi, err = os.Stat(p.Path); err != nil {
-			return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
-		}
-	}
-	src, err := readPlanFile(p.Path)
+	src, fi, err := readChanged(p)
 	if err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+		return nil, err
+	}
+	if src == nil {
+		return p, nil
 	}
 	if np, ok := marksOnly(p, src); ok {
 		setFile(np, p.Path, fi)
@@ -109,25 +102,36 @@ func Reload(p *Plan) (*Plan, error) {
 	return np, nil
 }
 
+// readChanged reads p's file again unless a stat vouches that it is still
+// the version p holds; then src is nil.
+func readChanged(p *Plan) (src []byte, fi fs.FileInfo, err error) {
+	fi, ok := p.unchanged()
+	if ok {
+		return nil, nil, nil
+	}
+	if fi == nil {
+		if fi, err = os.Stat(p.Path); err != nil {
+			return nil, nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+		}
+	}
+	if src, err = readPlanFile(p.Path); err != nil {
+		return nil, nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+	}
+	return src, fi, nil
+}
+
 // Refresh is Reload for a plan its caller owns and shares with no other
 // goroutine: when the file differs from p only in checkbox marks, p itself
 // is brought up to date (its Src and its tasks' Done) and returned, which
 // costs a read and a compare but no parse and no copy of the tasks, however
 // large the plan. Any other change is parsed in full into a new plan.
 func Refresh(p *Plan) (*Plan, error) {
-	fi, ok := p.unchanged()
-	if ok {
-		return p, nil
-	}
-	if fi == nil {
-		var err error
-		if fi, err = os.Stat(p.Path); err != nil {
-			return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
-		}
-	}
-	src, err := readPlanFile(p.Path)
+	src, fi, err := readChanged(p)
 	if err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", p.Path, err)
+		return nil, err
+	}
+	if src == nil {
+		return p, nil
 	}
 	if changed, ok := markChanges(p, src); ok {
 		for _, i := range changed {

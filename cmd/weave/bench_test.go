@@ -71,25 +71,36 @@ func BenchmarkStartWorkRunbook(b *testing.B) {
 	bin := weaveBinary(b)
 	for _, tasks := range benchTaskCounts(b) {
 		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
-			plan := truePlan(tasks)
-			var total, cpu time.Duration
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				dir := benchProject(b, plan)
-				b.StartTimer()
-				start := time.Now()
-				cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
-				cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("start-work: %v\n%s", err, tail(out))
-				}
-				total += time.Since(start)
-				cpu += cpuTime(cmd)
-			}
-			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
+			benchStartWork(b, bin, truePlan(tasks), "", tasks)
 		})
 	}
+}
+
+// benchStartWork runs `weave start-work` b.N times on plan (with config as
+// .weave/config.yaml when not empty) and reports the time and CPU time
+// (weave's and its children's) per task.
+func benchStartWork(b *testing.B, bin string, plan []byte, config string, tasks int) {
+	var total, cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := benchProject(b, plan)
+		if config != "" {
+			if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(config), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		start := time.Now()
+		cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("start-work: %v\n%s", err, tail(out))
+		}
+		total += time.Since(start)
+		cpu += cpuTime(cmd)
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
 }
 
 // cpuTime is the CPU time, user and system, of a finished command and of
@@ -294,29 +305,7 @@ func BenchmarkRunbookHooks(b *testing.B) {
 		{"builtins", ""},
 		{"no-builtin-hooks", noBuiltinHooks},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			var total, cpu time.Duration
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				dir := benchProject(b, plan)
-				if tc.config != "" {
-					if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(tc.config), 0o644); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.StartTimer()
-				start := time.Now()
-				cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
-				cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("start-work: %v\n%s", err, tail(out))
-				}
-				total += time.Since(start)
-				cpu += cpuTime(cmd)
-			}
-			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*tasks), "ns/task")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tasks), "cpu-ns/task")
-		})
+		b.Run(tc.name, func(b *testing.B) { benchStartWork(b, bin, plan, tc.config, tasks) })
 	}
 }
 
