@@ -162,7 +162,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		h.hooks = append(h.hooks, busHooks...)
 	}
 	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout,
-		OnFailClosed: h.guardDown.record}
+		OnFailClosed: h.guardDown.record, MaxReason: cfg.Hook.MaxReasonBytes, MaxContext: cfg.Hook.MaxContextBytes}
 	if !o.tools {
 		return h, nil
 	}

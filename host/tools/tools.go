@@ -154,6 +154,10 @@ type Tools struct {
 	// lastPlan is the plan plan_check last ticked, kept so that ticking a
 	// large plan task after task does not parse it every time.
 	lastPlan *plans.Plan
+	// tick serializes the tick door: a tick patches the plan it is given
+	// in place (plans.SetDoneIn), so the plan lastPlan holds is read and
+	// ticked by one call at a time.
+	tick sync.Mutex
 }
 
 // NewTools returns the tools of project. cfg nil means defaults; pipeline
@@ -270,6 +274,11 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			args = out.Args
 			modifiedBy = modifiers(out.Reports)
 			t.log.Warn("tool call modified by a hook", "agent", caller.String(), "tool", call.Tool, "hook", modifiedBy, "args", args)
+			// Whoever watches the call's output (a run's view) sees that
+			// what runs is not the command it was shown.
+			if w := callScopeOf(ctx).output; w != nil {
+				fmt.Fprintf(w, "[%s modified by hook %s: runs %s]\n", call.Tool, modifiedBy, argsSummary(args))
+			}
 			// A hook may change the arguments, not the rules: check again.
 			if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 				return t.denied(caller, session, call.Tool, args, "gate", err), nil
