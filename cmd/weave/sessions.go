@@ -280,7 +280,12 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 		}
 		switch m.Role {
 		case plugins.RoleUser:
-			fmt.Fprintf(out, "%s%s: %s\n", indent, asker, indented(m.Content, indent+"  "))
+			who := asker
+			if t.Parent == "" && line.Agent != t.Agent {
+				// A plan run in a chat: the host gives Tapestry its tasks.
+				who = "weave → " + line.Agent
+			}
+			fmt.Fprintf(out, "%s%s: %s\n", indent, who, indented(m.Content, indent+"  "))
 		case plugins.RoleAssistant:
 			if strings.TrimSpace(m.Content) != "" {
 				fmt.Fprintf(out, "%s%s: %s\n", indent, line.Agent, indented(m.Content, indent+"  "))
