@@ -280,7 +280,12 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 		}
 		switch m.Role {
 		case plugins.RoleUser:
-			fmt.Fprintf(out, "%s%s: %s\n", indent, asker, indented(m.Content, indent+"  "))
+			who := asker
+			if t.Parent == "" && line.Agent != t.Agent {
+				// A plan run in a chat: the host gives Tapestry its tasks.
+				who = "weave → " + line.Agent
+			}
+			fmt.Fprintf(out, "%s%s: %s\n", indent, who, indented(m.Content, indent+"  "))
 		case plugins.RoleAssistant:
 			if strings.TrimSpace(m.Content) != "" {
 				fmt.Fprintf(out, "%s%s: %s\n", indent, line.Agent, indented(m.Content, indent+"  "))
@@ -292,7 +297,7 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 		case plugins.RoleTool:
 			what := byteSize(len(m.Content))
 			if m.IsError {
-				what = "error: " + firstLine(m.Content)
+				what = "error: " + errorLine(m.Content)
 			}
 			fmt.Fprintf(out, "%s  ⎿ %s%s\n", indent, toolLabel(tools[m.ToolCallID]), what)
 			if d := children[line.Child]; d != nil {
@@ -315,10 +320,11 @@ func indented(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
 }
 
-func firstLine(s string) string {
+// errorLine shows a failed tool's output by its first line, clipped.
+func errorLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+		s = s[:i] + " …"
 	}
-	return s
+	return clip(s, 200)
 }
