@@ -381,12 +381,18 @@ type BusDelegator struct {
 
 // Delegate asks agent to do prompt on behalf of caller.
 func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, _, agent, prompt string) (string, error) {
+	return requestAgent(ctx, d.Bus, agent, agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path()}, caller.Role())
+}
+
+// requestAgent sends p as a Request on agent's topic and reads the answer
+// from the first processed ack.
+func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, sender string) (string, error) {
 	topic := BusAgentTopic(agent)
-	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path()})
+	payload, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("encode request to %s: %w", topic, err)
 	}
-	res, err := d.Bus.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": caller.Role()}})
+	res, err := b.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": sender}})
 	if err != nil {
 		return "", fmt.Errorf("delegate to %s: %w", agent, err)
 	}

@@ -273,6 +273,9 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Verbose: h.verbose,
 		Skip:    h.skip,
 	}
+	if h.cfg.Review.OnComplete {
+		o.Review = h.reviewFinished
+	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
 		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {

@@ -103,6 +103,10 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 	w := opts.Streams.ErrOut
 	switch res.Status {
 	case run.StatusDone:
+		if bad := res.Review.Rejected(); len(bad) > 0 {
+			// The plan is complete; its work did not pass review.
+			return &exitError{code: exitFailed, err: rejection(res.Plan.Name, res.Review.Since, bad)}
+		}
 		return nil
 	case run.StatusComplete:
 		fmt.Fprintln(opts.Streams.Out, res.Resolution.Message())

@@ -11,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host/run"
 )
 
@@ -83,7 +84,16 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
 	case run.EventModelToolCall:
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
+	case run.EventReviewStarted:
+		fmt.Fprintf(v.out, "reviewing plan %s with %s\n", ev.Plan, ev.Reason)
+	case run.EventReview:
+		printReviews(v.out, []agents.Review{reviewOf(ev)})
 	}
+}
+
+// reviewOf is the review a review event carries.
+func reviewOf(ev run.Event) agents.Review {
+	return agents.Review{Reviewer: ev.Agent, Verdict: agents.Verdict(ev.Verdict), Reasons: ev.Reason, Error: ev.Error}
 }
 
 func (v *plainView) Close() {}
@@ -276,6 +286,13 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		printed = m.pal.warn.Render("warning:") + " " + ev.Reason
 	case run.EventNote:
 		printed = "note: " + ev.Reason
+	case run.EventReviewStarted:
+		m.status = "reviewing with " + ev.Reason
+	case run.EventReview:
+		var b strings.Builder
+		printReviews(&b, []agents.Review{reviewOf(ev)})
+		printed = strings.TrimRight(b.String(), "\n")
+		m.status = "done"
 	}
 	if ev.Type != run.EventModelDelta {
 		m.streaming = false

@@ -93,6 +93,9 @@ type Options struct {
 	// Verbose shows the plan's template warnings on every run; otherwise
 	// they show when they differ from what the last run of the plan showed.
 	Verbose bool
+	// Review, when set, reviews the plan's work once its last task is
+	// ticked (review.on_complete); see review.go.
+	Review Reviewer
 }
 
 // Result is what a start-work run did.
@@ -105,6 +108,9 @@ type Result struct {
 	Report plans.Report
 	// Err says why a run failed or paused.
 	Err error
+	// Review holds the verdicts on a finished plan's work, when it was
+	// reviewed; nil otherwise.
+	Review *Reviewed
 }
 
 // StartWork runs the start-work journey: it takes the project lock, resolves
@@ -329,7 +335,7 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 			if left := r.skippedLeft(p); len(left) > 0 {
 				return r.pause(p, fmt.Sprintf("only tasks left for a person remain (%s); tick each with `weave task done %s N` once done", strings.Join(left, ", "), p.Name))
 			}
-			return r.done(p)
+			return r.done(ctx, p)
 		}
 		if ctx.Err() != nil {
 			return r.pause(p, "interrupted")
@@ -580,7 +586,7 @@ func (r *runner) save() error {
 	return nil
 }
 
-func (r *runner) done(p *plans.Plan) (Result, error) {
+func (r *runner) done(ctx context.Context, p *plans.Plan) (Result, error) {
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanDone, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total})
 	// A finished plan leaves no work state behind, as the spec's lifecycle
@@ -589,6 +595,7 @@ func (r *runner) done(p *plans.Plan) (Result, error) {
 		return Result{}, fmt.Errorf("clear work state: %w", err)
 	}
 	r.res.Status, r.res.Plan = StatusDone, p
+	r.review(ctx, p)
 	return r.res, nil
 }
 
