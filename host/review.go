@@ -38,6 +38,9 @@ type ReviewOptions struct {
 	Since string
 	// Session is the session the reviewers work in; empty means a new one.
 	Session string
+	// Started, when set, is told what is reviewed once it is known, before
+	// the reviewers are asked.
+	Started func(plan, since string)
 }
 
 // ReviewReport is what a review found.
@@ -70,6 +73,9 @@ func (h *Host) Review(ctx context.Context, o ReviewOptions) (ReviewReport, error
 	p, since, err := h.reviewTarget(o)
 	if err != nil {
 		return ReviewReport{}, err
+	}
+	if o.Started != nil {
+		o.Started(p.Name, since)
 	}
 	session := o.Session
 	if session == "" {
@@ -124,7 +130,12 @@ func (h *Host) reviewTarget(o ReviewOptions) (*plans.Plan, string, error) {
 			return nil, "", fmt.Errorf("no start_sha for plan %s: .weave/state.json records it only for the active plan (and clears it when a plan completes); name the commit its work started from with --since REF", p.Name)
 		}
 	}
-	return p, since, nil
+	// The transcript keeps the commit, not a name that moves (HEAD, main).
+	out, err := proc.GitOutput(context.Background(), h.project, "rev-parse", "--verify", "-q", since+"^{commit}")
+	if err != nil {
+		return nil, "", fmt.Errorf("%s is not a commit of this repository: give --since a commit, branch or tag", since)
+	}
+	return p, strings.TrimSpace(string(out)), nil
 }
 
 func sameFile(a, b string) bool {
@@ -145,6 +156,7 @@ func (h *Host) reviewFinished(ctx context.Context, req run.ReviewRequest) []agen
 		for _, role := range agents.Reviewers() {
 			reviews = append(reviews, agents.Review{Reviewer: role, Verdict: agents.VerdictNone, Error: err.Error()})
 		}
+		h.recordReviews(req.Session, req.Plan.Name, req.Since, reviews)
 	}
 	return reviews
 }
@@ -182,16 +194,25 @@ func (h *Host) reviewPlan(ctx context.Context, session string, p *plans.Plan, si
 		})
 	}
 	wg.Wait()
-	for _, rv := range out {
-		if err := h.model.sessions.recordReview(session, p.Name, since, rv); err != nil {
-			h.logger.Warn("record the review", "session", session, "reviewer", rv.Reviewer, "err", err)
-		}
-	}
+	h.recordReviews(session, p.Name, since, out)
 	return out, nil
 }
 
+// recordReviews keeps the verdicts in the session's transcript.
+func (h *Host) recordReviews(session, plan, since string, reviews []agents.Review) {
+	if h.model == nil {
+		return
+	}
+	for _, rv := range reviews {
+		if err := h.model.sessions.recordReview(session, plan, since, rv); err != nil {
+			h.logger.Warn("record the review", "session", session, "reviewer", rv.Reviewer, "err", err)
+		}
+	}
+}
+
 // reviewExcludes are the machine-local files under .weave/ that are never
-// part of the work, whatever .gitignore says.
+// part of the work, whatever .gitignore says. They are left out of the
+// diff, not of `git add`, which refuses to be named ignored paths.
 var reviewExcludes = []string{
 	":(exclude).weave/sessions", ":(exclude).weave/logs", ":(exclude).weave/run", ":(exclude).weave/cache",
 	":(exclude).weave/state.json*", ":(exclude).weave/weave.lock",
@@ -217,12 +238,10 @@ func workingTreeDiff(ctx context.Context, project, since string) (string, bool, 
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args[:1], " "), err, strings.TrimSpace(stderr.String()))
+			msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+			return nil, fmt.Errorf("take the diff: git %s: %w: %s", args[0], err, msg)
 		}
 		return out, nil
-	}
-	if _, err := git("rev-parse", "--verify", "-q", since+"^{commit}"); err != nil {
-		return "", false, fmt.Errorf("%s is not a commit of this repository: %w", since, err)
 	}
 	// Start from the real index (its stat cache saves hashing every file
 	// again), else from HEAD.
@@ -236,7 +255,7 @@ func workingTreeDiff(ctx context.Context, project, since string) (string, bool, 
 			return "", false, err
 		}
 	}
-	if _, err := git(append([]string{"add", "-A", "--", "."}, reviewExcludes...)...); err != nil {
+	if _, err := git("add", "-A", "--", "."); err != nil {
 		return "", false, err
 	}
 	out, err := git(append([]string{"diff", "--cached", "--no-color", "--no-ext-diff", "--find-renames", since, "--", "."}, reviewExcludes...)...)

@@ -48,7 +48,7 @@ not answer, 2 usage.`,
 		Example: `  weave review                        # the active plan, since its start_sha
   weave review --plan oauth2-login
   weave review --plan oauth2-login --since main
-  weave review --json | jq -r 'select(.verdict == "reject") | .reasons'`,
+  weave review --json | jq -r '.reviews[] | select(.verdict == "reject") | .reasons'`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if runF != nil {
@@ -59,7 +59,7 @@ not answer, 2 usage.`,
 	}
 	cmd.Flags().StringVar(&opts.Plan, "plan", "", "the plan whose work to review (default: the active plan)")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "review the change since this commit instead of the plan's start_sha")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per verdict")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the verdicts as JSON")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT or nats://HOST:PORT (default: bus.url, WEAVE_BUS_URL, else the embedded bus)")
 	_ = cmd.RegisterFlagCompletionFunc("plan", completePlanNames(g))
 	return cmd
@@ -83,25 +83,27 @@ func reviewRun(ctx context.Context, opts *reviewOptions) error {
 		return err
 	}
 	defer closeHost()
-	if !opts.JSON {
-		fmt.Fprintf(opts.Streams.ErrOut, "reviewing with %s…\n", strings.Join(agents.Reviewers(), " and "))
+	started := func(plan, since string) {
+		if !opts.JSON {
+			fmt.Fprintf(opts.Streams.ErrOut, "reviewing plan %s since %s with %s…\n", plan, shortSHA(since), strings.Join(agents.Reviewers(), " and "))
+		}
 	}
-	rep, err := h.Review(ctx, host.ReviewOptions{Plan: opts.Plan, Since: opts.Since})
+	rep, err := h.Review(ctx, host.ReviewOptions{Plan: opts.Plan, Since: opts.Since, Started: started})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
-		for _, rv := range rep.Reviews {
-			_ = enc.Encode(struct {
-				Plan    string `json:"plan"`
-				Since   string `json:"since"`
-				Session string `json:"session"`
-				agents.Review
-			}{rep.Plan, rep.Since, rep.Session, rv})
-		}
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(struct {
+			Plan       string          `json:"plan"`
+			Since      string          `json:"since"`
+			Session    string          `json:"session"`
+			Transcript string          `json:"transcript"`
+			Approved   bool            `json:"approved"`
+			Reviews    []agents.Review `json:"reviews"`
+		}{rep.Plan, rep.Since, rep.Session, rep.Transcript, len(rep.Rejected()) == 0, rep.Reviews})
 	} else {
-		fmt.Fprintf(opts.Streams.Out, "review of plan %s since %s\n", rep.Plan, shortSHA(rep.Since))
 		printReviews(opts.Streams.Out, rep.Reviews)
 		fmt.Fprintf(opts.Streams.ErrOut, "verdicts kept in %s\n", rep.Transcript)
 	}

@@ -45,7 +45,10 @@ project root, then its verify blocks (` + "```sh verify" + `), which must exit 0
 A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
 pauses; the next start-work resumes at the first unchecked task.
 
-Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
+With review.on_complete set, Weft and Warp then review the plan's work; the
+plan stays complete, but the run exits 1 unless both approve.
+
+Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 		Example: `  weave start-work                 # resume, or the only incomplete plan
   weave start-work hello-weave
   weave start-work oauth --json | jq -c 'select(.type == "task.done")'`,
