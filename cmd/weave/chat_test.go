@@ -267,8 +267,8 @@ func assertSessionTranscript(t *testing.T, dir string) {
 		got = append(got, desc)
 	}
 	want := []string{
-		"loom message user", "loom message assistant calls", "loom usage",
-		"thread message user", "thread message assistant calls", "thread usage",
+		"loom conversation without tokens", "loom message user", "loom message assistant calls", "loom usage",
+		"thread conversation without tokens", "thread message user", "thread message assistant calls", "thread usage",
 		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
 		"loom message tool", "loom message assistant", "loom usage",
 	}
