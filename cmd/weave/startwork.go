@@ -119,7 +119,10 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 		return &exitError{code: exitPaused}
 	case run.StatusFailed:
 		fmt.Fprintf(w, "weave: %v\n", res.Err)
-		if errors.Is(res.Err, agents.ErrNeedsModel) {
+		var blocked *agents.HookBlockError
+		if errors.As(res.Err, &blocked) {
+			fmt.Fprintf(w, "a hook's block is a rule of the project and is not retried: change the task or the hook %s (`weave hooks list`), then run `weave start-work %s`\n", blocked.Hook, res.Plan.Name)
+		} else if errors.Is(res.Err, agents.ErrNeedsModel) {
 			fmt.Fprintln(w, "this task has no sh/bash blocks: running it needs an agent model, which is not configured")
 		} else if res.Plan != nil {
 			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)

@@ -75,6 +75,12 @@ func (v *plainView) Observe(ev run.Event) {
 		}
 		fmt.Fprintf(v.out, "[%d/%d] task %d failed: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Error, retry)
 	case run.EventPlanPaused:
+		if ev.Task != 0 {
+			// A task failed: its line above said why, and the run's last
+			// line says it again with what to do.
+			fmt.Fprintf(v.out, "plan %s paused at %d/%d\n", ev.Plan, ev.Completed, ev.Total)
+			break
+		}
 		fmt.Fprintf(v.out, "plan %s paused at %d/%d: %s\n", ev.Plan, ev.Completed, ev.Total, ev.Reason)
 	case run.EventPlanDone:
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)

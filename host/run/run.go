@@ -415,7 +415,9 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			err = herr
 		}
 		r.st.Failed(t, err)
-		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && r.halted() == nil
+		// A hook's block is a decision: trying again asks the same question.
+		var blocked *agents.HookBlockError
+		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && !errors.As(err, &blocked) && r.halted() == nil
 		ev = base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.ElapsedMS = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
@@ -506,7 +508,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		case err != nil:
 			err = fmt.Errorf("tapestry: %w", err)
 		case resp.Error != "":
-			err = agents.ResponseError(resp.Error)
+			err = agents.ResponseError(resp)
 		case !resp.Done:
 			// The agent ended its turn with the task unfinished: its session
 			// is idle. The work-continuation hook may nudge it on, or pause.
@@ -621,7 +623,11 @@ func (r *runner) fail(p *plans.Plan, t *plans.Task, err error) (Result, error) {
 // failErr pauses the plan after a task failed for good, keeping the error in
 // state.json and on screen.
 func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
-	if t != nil {
+	var blocked *agents.HookBlockError
+	switch {
+	case t != nil && errors.As(err, &blocked):
+		err = fmt.Errorf("task %s %w", t.Label(), err)
+	case t != nil:
 		err = fmt.Errorf("task %s failed: %w", t.Label(), err)
 	}
 	reason := err.Error()
