@@ -32,6 +32,9 @@ func newCmdChat(g *globalOptions, s *Streams, runF func(context.Context, *chatOp
 	cmd := &cobra.Command{
 		Use:   "chat -p PROMPT",
 		Short: "Ask an agent (Loom by default) one question and print its answer",
+		Example: `  weave chat -p "What testing framework does this project use?"
+  git diff | weave chat --agent loom
+  weave chat -p "Summarise README.md" --json | jq -r 'select(.type == "result") | .output'`,
 		Long: `Ask an agent one question: the agent thinks with the configured model
 (model.provider, model.name), uses the tools of its capability row through the
 capability gate and the hooks, may delegate (Loom hands work to Thread, Pattern
