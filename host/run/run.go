@@ -213,7 +213,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	out := r.fire(ctx, plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: hooks.CommandStartWork, Arguments: name,
 		Data: map[string]any{hooks.ResolutionKey: hooks.NewResolution(res)}})
 	if out.Blocked() {
-		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by hook %s", out.Reason)
+		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by %s", out.Reason)
 		return r.res, nil
 	}
 	if n, ok := out.Args["plan_name"].(string); ok && n != "" && (res.Plan == nil || !strings.EqualFold(n, res.Plan.Name)) {
