@@ -413,7 +413,7 @@ func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, 
 		var r agentResult
 		if ackObject(a, &r) && (r.Output != nil || r.Error != "") {
 			if r.Error != "" {
-				return "", fmt.Errorf("%s (%s): %s", agent, a.Subscriber, r.Error)
+				return "", &agentError{agent: agent, subscriber: a.Subscriber, msg: r.Error}
 			}
 			return *r.Output, nil
 		}
@@ -424,6 +424,13 @@ func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, 
 	}
 	return "", fmt.Errorf("no agent on %s processed the request: %s", topic, strings.Join(why, "; "))
 }
+
+// agentError is an agent's answer that it could not do the work.
+type agentError struct {
+	agent, subscriber, msg string
+}
+
+func (e *agentError) Error() string { return fmt.Sprintf("%s (%s): %s", e.agent, e.subscriber, e.msg) }
 
 var _ tools.Delegator = BusDelegator{}
 

@@ -187,7 +187,13 @@ func (h *Host) reviewPlan(ctx context.Context, session string, p *plans.Plan, si
 			answer, err := requestAgent(ctx, h.bus, role,
 				agentPayload{Type: AgentRequestType, Prompt: agents.ReviewPrompt(role, in), SessionID: session}, "weave")
 			if err != nil {
-				out[i] = agents.Review{Reviewer: role, Verdict: agents.VerdictNone, Error: err.Error()}
+				msg := err.Error()
+				var ae *agentError
+				if errors.As(err, &ae) {
+					// The review names the reviewer already.
+					msg = strings.TrimPrefix(ae.msg, role+": ")
+				}
+				out[i] = agents.Review{Reviewer: role, Verdict: agents.VerdictNone, Error: msg}
 				return
 			}
 			out[i] = agents.NewReview(role, answer)
