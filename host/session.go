@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -33,14 +32,6 @@ type SessionLine struct {
 	Model   string               `json:"model,omitempty"`
 	// Review is a reviewer's verdict on a plan's work (type "review").
 	Review *ReviewLine `json:"review,omitempty"`
-}
-
-// ReviewLine is one verdict as the transcript keeps it: the plan, the
-// commit the reviewed change starts from, and the review.
-type ReviewLine struct {
-	Plan  string `json:"plan"`
-	Since string `json:"since,omitempty"`
-	agents.Review
 }
 
 // sessionLog appends model calls to their session's transcript. It writes
@@ -97,21 +88,6 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 		SessionLine{Time: now, Type: "usage", Agent: agent, Usage: &u, Model: resp.Model})
 	l.written[key] = len(req.Messages) + 1
 	return l.append(session, lines)
-}
-
-// recordReview appends a reviewer's verdict on plan's work to session's
-// transcript.
-func (l *sessionLog) recordReview(session, plan, since string, rv agents.Review) error {
-	if l == nil || session == "" {
-		return nil
-	}
-	if !sessionIDRE.MatchString(session) {
-		return fmt.Errorf("session id %q is not a plain name", session)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.append(session, []SessionLine{{Time: time.Now().UTC(), Type: "review", Agent: rv.Reviewer,
-		Review: &ReviewLine{Plan: plan, Since: since, Review: rv}}})
 }
 
 // append writes lines to the end of session's transcript; l.mu is held,
