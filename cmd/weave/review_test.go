@@ -177,6 +177,22 @@ func TestReviewOnCompleteThroughTheBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("the key: weave init shows it, config show --sources says where it came from", func(t *testing.T) {
+		dir := t.TempDir()
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+		if code, _, errOut := runWeave(t, bin, dir, env, "init"); code != 0 {
+			t.Fatalf("init: %s", errOut)
+		}
+		cfg, err := os.ReadFile(filepath.Join(dir, ".weave", "config.yaml"))
+		if err != nil || !strings.Contains(string(cfg), "# review:\n") || !strings.Contains(string(cfg), "#   on_complete: false") {
+			t.Errorf("init's config lacks review.on_complete (off):\n%s", cfg)
+		}
+		_, out, _ := runWeave(t, bin, dir, append(env, "WEAVE_REVIEW_ON_COMPLETE=true"), "config", "show", "--sources")
+		if !strings.Contains(out, "on_complete: true # env: WEAVE_REVIEW_ON_COMPLETE") {
+			t.Errorf("config show --sources = %s, want review.on_complete from the environment", out)
+		}
+	})
+
 	t.Run("off by default: no reviewer is asked", func(t *testing.T) {
 		dir := gitProject(t, map[string]string{"feature": reviewPlan})
 		srv := modeltest.NewServer(t)
