@@ -18,6 +18,7 @@ type Config struct {
 	Log              LogConfig              `mapstructure:"log"`
 	Runbook          RunbookConfig          `mapstructure:"runbook"`
 	WorkContinuation WorkContinuationConfig `mapstructure:"work_continuation"`
+	Review           ReviewConfig           `mapstructure:"review"`
 	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
 	Delegation       DelegationConfig       `mapstructure:"delegation"`
 	// Agents holds overrides by agent name (loom, tapestry, ...); a missing
@@ -62,6 +63,12 @@ type RunbookConfig struct {
 type WorkContinuationConfig struct {
 	Enabled        bool `mapstructure:"enabled"`
 	MaxStaleNudges int  `mapstructure:"max_stale_nudges"`
+}
+
+// ReviewConfig governs the reviews of finished work by Weft and Warp.
+type ReviewConfig struct {
+	// OnComplete has a plan reviewed when its last task is ticked.
+	OnComplete bool `mapstructure:"on_complete"`
 }
 
 // ContextWindowConfig holds the context-window monitor's thresholds;

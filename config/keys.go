@@ -115,6 +115,9 @@ func keyTable() []Key {
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),
 			Doc: "Nudges without progress before the plan pauses."},
 
+		{Name: "review.on_complete", Kind: KindBool, Default: false,
+			Doc: "Have Weft and Warp review a plan's work when it completes; a rejection makes start-work exit non-zero."},
+
 		{Name: "context_window.warn_ratio", Kind: KindFloat, Default: 0.80, check: ratio,
 			Doc: "Share of the model's context window at which the agent is warned; in (0,1], below compact_ratio."},
 		{Name: "context_window.compact_ratio", Kind: KindFloat, Default: 0.95, check: ratio,

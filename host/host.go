@@ -287,6 +287,9 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Verbose: h.verbose,
 		Skip:    h.skip,
 	}
+	if h.cfg.Review.OnComplete {
+		o.Review = h.reviewFinished
+	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
 		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {

@@ -27,6 +27,8 @@ func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bus",
 		Short: "Run a standalone bus and inspect its dead letters",
+		Example: `  weave bus serve --ws 127.0.0.1:8787
+  weave bus dlq --bus ws://127.0.0.1:8787`,
 	}
 	cmd.AddCommand(newCmdBusServe(g, s, nil), newCmdBusDLQ(g, s))
 	return cmd
@@ -47,6 +49,8 @@ func newCmdBusServe(g *globalOptions, s *Streams, runF func(context.Context, *bu
 	cmd := &cobra.Command{
 		Use:   "serve [--ws ADDR] [--uds PATH] [--http ADDR]",
 		Short: "Run a standalone bus that peers, hooks and agents join",
+		Example: `  weave bus serve --ws 127.0.0.1:8787
+  weave bus serve --uds /tmp/weave.sock --http 127.0.0.1:8788`,
 		Long: `Run a bus (config bus.backend: the embedded memory bus, or nats with bus.url)
 and serve it until Ctrl-C on the faces asked for:
 
@@ -310,6 +314,8 @@ func newCmdBusDLQ(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq [--json] [--bus URL]",
 		Short: "List the bus's dead letters; `dlq replay ID` re-sends one",
+		Example: `  weave bus dlq --bus ws://127.0.0.1:8787
+  weave bus dlq --json | jq -r '.[].id'`,
 		Long: `List the dead letters of a running bus: deliveries it gave up on after
 bus.max_attempts, full queues, failed subscribers. The bus is --bus URL, else
 bus.url, else WEAVE_BUS_URL: a ws:// URL of a ` + "`weave bus serve`" + ` (read over its
@@ -340,9 +346,10 @@ only inside that process and cannot be inspected from outside.`,
 	cmd.PersistentFlags().StringVar(&busURL, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+host.BusURLEnv)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the dead letters as JSON")
 	replay := &cobra.Command{
-		Use:   "replay ID",
-		Short: "Re-send one dead letter to its subscriber (or its topic) and print the result",
-		Args:  argsBetween(1, 1),
+		Use:     "replay ID",
+		Short:   "Re-send one dead letter to its subscriber (or its topic) and print the result",
+		Example: `  weave bus dlq replay "$(weave bus dlq --json | jq -r '.[0].id')"`,
+		Args:    argsBetween(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			b, closeBus, err := openBusFlag(c.Context(), g, busURL, "replay a dead letter on")
 			if err != nil {

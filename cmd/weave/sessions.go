@@ -24,6 +24,8 @@ func newCmdSessions(g *globalOptions, s *Streams) *cobra.Command {
 delegation) is a session, kept as .weave/sessions/<id>.jsonl: one line per
 message, tool call, tool result and model call's token use. A delegation
 runs in a child session that names its parent.`,
+		Example: `  weave sessions list
+  weave sessions show chat-1a2b3c4d`,
 	}
 	cmd.AddCommand(newCmdSessionsList(g, s), newCmdSessionsShow(g, s))
 	return cmd
@@ -38,6 +40,9 @@ func newCmdSessionsList(g *globalOptions, s *Streams) *cobra.Command {
 started and was last active, its messages, and its tokens (its delegations'
 included). Delegated sessions are listed with --all. Piped, one tab-separated
 line per session: id, agent, started, last active, messages, tokens, parent.`,
+		Example: `  weave sessions list
+  weave sessions list --all --jq '.[] | select(.parent) | .id'
+  weave chat --resume "$(weave sessions list | head -1 | cut -f1)"`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			project, err := g.project()
@@ -169,8 +174,10 @@ const maxShownDepth = 8
 func newCmdSessionsShow(g *globalOptions, s *Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:               "show ID",
-		Short:             "Show a session's conversation, its delegations, and its tokens per session and per agent",
+		Use:   "show ID",
+		Short: "Show a session's conversation, its delegations, and its tokens per session and per agent",
+		Example: `  weave sessions show chat-1a2b3c4d
+  weave sessions show chat-1a2b3c4d --jq '.by_agent'`,
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeSessionIDs(g),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -268,7 +268,13 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			if by == "" {
 				by = "hooks"
 			}
-			return t.denied(caller, session, call.Tool, args, by, &DeniedError{Agent: ev.Agent, Tool: call.Tool, Reason: "blocked by hook " + reason}), nil
+			res := t.denied(caller, session, call.Tool, args, by, &DeniedError{Agent: ev.Agent, Tool: call.Tool, Reason: "blocked by hook " + reason})
+			if out.Blocked() {
+				// A hook's decision: the person reads it as the hook's, not
+				// as a rule of the capability gate.
+				res.BlockedBy, res.Reason = by, strings.TrimPrefix(out.Reason, by+": ")
+			}
+			return res, nil
 		}
 		if out.Action == plugins.Modify && out.Args != nil {
 			args = out.Args
@@ -374,7 +380,11 @@ func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by s
 			Tool: tool, Args: maps.Clone(args), Time: t.now(),
 			Data: map[string]any{"reason": reason, "chain": c.String(), "by": by}})
 	}
-	return plugins.ToolResult{Output: msg, IsError: true, Denied: true}
+	reason := err.Error()
+	if de != nil {
+		reason = fmt.Sprintf("%s may not use %s: %s", de.Agent, de.Tool, de.Reason)
+	}
+	return plugins.ToolResult{Output: msg, IsError: true, Denied: true, Reason: reason}
 }
 
 // execute runs a tool whose call was allowed.
