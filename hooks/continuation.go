@@ -43,9 +43,9 @@ type WorkContinuation struct {
 	maxNudges int
 	// always is work_continuation.enabled: nudge in every session, not
 	// only in start-work runs.
-	always    bool
-	mu        sync.Mutex
-	sessions  map[string]*continuationState
+	always   bool
+	mu       sync.Mutex
+	sessions map[string]*continuationState
 }
 
 type continuationState struct {
