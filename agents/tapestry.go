@@ -10,42 +10,111 @@ import (
 )
 
 // TapestryAgent is Tapestry as an agent plugin. It carries out plan tasks
-// directly; it never delegates. A task that carries shell blocks runs as a
-// runbook (RunRunbook); any other task needs a model, which this build's
-// Tapestry reports instead of guessing. The zero value reads the plan afresh
-// for every task; NewTapestryAgent keeps the last plan it read, which costs
-// no parse again when only its checkboxes changed.
+// directly; it never delegates. A task that carries work blocks (sh or bash
+// blocks that are not verify blocks) runs as a runbook (RunRunbook), without
+// a model; so does an item of the plan's Verification checklist that has
+// verify blocks. Any other task (prose, or only verify blocks) is the
+// model's: Tapestry's model loop does the work with its tools and ticks the
+// task with plan_check, and the task's verify blocks gate that tick. Without
+// a model, a prose task reports ErrNeedsModel, and a task with verify blocks
+// runs them as a runbook.
+//
+// The zero value has no model and reads the plan afresh for every task;
+// NewTapestryAgent keeps the last plan it read, which costs no parse again
+// when only its checkboxes changed.
 type TapestryAgent struct {
 	mu   sync.Mutex
 	last *plans.Plan
+	// model thinks for the model tasks; nil means none.
+	model *ModelAgent
 }
 
-// NewTapestryAgent returns Tapestry keeping the plan it last read.
+// NewTapestryAgent returns Tapestry without a model, keeping the plan it
+// last read.
 func NewTapestryAgent() *TapestryAgent { return &TapestryAgent{} }
+
+// NewModelTapestry returns Tapestry thinking with m for the tasks that
+// need a model.
+func NewModelTapestry(m ModelAgent) *TapestryAgent { return &TapestryAgent{model: &m} }
 
 // Info describes Tapestry as an agent plugin.
 func (*TapestryAgent) Info(context.Context) (plugins.Info, error) {
 	return plugins.Info{Name: AgentID(Tapestry), Version: "1", Kind: plugins.KindAgent, Role: Tapestry}, nil
 }
 
-// Handle carries out the task req names (req.Plan, req.Task).
+// Handle carries out the task req names (req.Plan, req.Task). For a model
+// task, req.Prompt is what the model is told (TaskRequest's prompt, or a
+// continuation prompt) and req.History the conversation it continues. The
+// response is Done only when the task is ticked in the plan file; a model
+// that ends its turn with the task unticked answers not Done, and the host
+// may nudge it on.
 func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.AgentRequest) (plugins.AgentResponse, error) {
 	if req.Plan == "" || req.Task == nil {
 		return plugins.AgentResponse{Error: "tapestry carries out plan tasks: the request names no plan file and task"}, nil
 	}
-	p, err := a.plan(req.Plan)
+	p, t, errResp := a.task(req)
+	if errResp != "" {
+		return plugins.AgentResponse{Error: errResp}, nil
+	}
+	verify := t.VerifyBlocks()
+	if t.HasWork() || t.Verification && len(verify) > 0 || a.model == nil && len(verify) > 0 {
+		return a.runbook(ctx, h, p, t)
+	}
+	if a.model == nil {
+		return needsModel(t), nil
+	}
+	if t.Done {
+		return plugins.AgentResponse{Output: fmt.Sprintf("task %s is ticked already", t.Label()), Done: true}, nil
+	}
+	mh := &modelTaskHost{Host: h, plan: p, task: t, reread: a.plan}
+	resp, err := a.model.Handle(ctx, mh, req)
+	if err != nil {
+		return resp, err
+	}
+	if mh.noModel {
+		if len(verify) > 0 {
+			return a.runbook(ctx, h, p, t)
+		}
+		return needsModel(t), nil
+	}
+	if resp.Error != "" || !resp.Done {
+		return resp, nil
+	}
+	// The model ended its turn: the task is done only if it is ticked.
+	np, err := a.plan(req.Plan)
 	if err != nil {
 		return plugins.AgentResponse{Error: fmt.Sprintf("read the plan: %v", err)}, nil
 	}
+	if cur, ok := np.Lookup(t); !ok || !cur.Done {
+		resp.Done = false
+	}
+	return resp, nil
+}
+
+// task reads the plan and finds the task req names; a non-empty string
+// says why it could not.
+func (a *TapestryAgent) task(req plugins.AgentRequest) (*plans.Plan, plans.Task, string) {
+	p, err := a.plan(req.Plan)
+	if err != nil {
+		return nil, plans.Task{}, fmt.Sprintf("read the plan: %v", err)
+	}
 	t, ok := p.Lookup(plans.Task{Number: req.Task.Number, Title: req.Task.Title})
 	if !ok {
-		return plugins.AgentResponse{Error: fmt.Sprintf("task %s is not in %s", plans.TaskLabel(req.Task.Number, req.Task.Title), req.Plan)}, nil
+		return nil, plans.Task{}, fmt.Sprintf("task %s is not in %s", plans.TaskLabel(req.Task.Number, req.Task.Title), req.Plan)
 	}
+	return p, t, ""
+}
+
+func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, p *plans.Plan, t plans.Task) (plugins.AgentResponse, error) {
 	scripts, err := RunbookScripts(t)
 	if err != nil {
 		return plugins.AgentResponse{Error: err.Error()}, nil
 	}
 	return RunRunbook(ctx, h, TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts})
+}
+
+func needsModel(t plans.Task) plugins.AgentResponse {
+	return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", t.Label(), ErrNeedsModel)}
 }
 
 // plan reads the plan at path, again from the last one read when it is

@@ -272,6 +272,9 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 		Halted:  h.guardDown.err,
 		Verbose: h.verbose,
 		Skip:    h.skip,
+		History: func(_ context.Context, session, agent string) ([]plugins.ChatMessage, error) {
+			return h.model.history(session, agent)
+		},
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)

@@ -42,8 +42,13 @@ the only incomplete plan, else lists the plans to choose from.
 
 A task whose body has sh or bash fenced blocks runs them in order from the
 project root, then its verify blocks (` + "```sh verify" + `), which must exit 0.
-A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
-pauses; the next start-work resumes at the first unchecked task.
+Any other task is done by Tapestry with the configured model: it reads the
+task, does the work with its tools, checks it and ticks it; the task's verify
+blocks gate that tick. The plan's ## Verification checklist comes last, each
+item checked by its verify blocks, else by the model. A model that stops with
+the task unticked is nudged to continue (three nudges without progress pause
+the plan). A failing task is retried (runbook.retries), then the plan pauses.
+Ctrl-C pauses; the next start-work resumes at the first unchecked task.
 
 Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
 		Example: `  weave start-work                 # resume, or the only incomplete plan
@@ -113,7 +118,13 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 	case run.StatusFailed:
 		fmt.Fprintf(w, "weave: %v\n", res.Err)
 		if errors.Is(res.Err, agents.ErrNeedsModel) {
-			fmt.Fprintln(w, "this task has no sh/bash blocks: running it needs an agent model, which is not configured")
+			name := "PLAN"
+			if res.Plan != nil {
+				name = res.Plan.Name
+			}
+			fmt.Fprintf(w, "this task has no sh/bash blocks, so Tapestry needs a model to do it, and none is configured:\n"+
+				"  set model.provider (openai or anthropic) and model.name in .weave/config.yaml (or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME),\n"+
+				"  or do the task yourself and tick it with `weave task done %s N`; then run `weave start-work %s` again\n", name, name)
 		} else if res.Plan != nil {
 			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)
 		}
