@@ -99,7 +99,7 @@ func TestStartWorkJSONEvents(t *testing.T) {
 		if strings.HasPrefix(ev.Type, "task.") && ev.Task == 0 {
 			t.Errorf("task event %q lacks the task number", line)
 		}
-		if ev.Type == run.EventNote {
+		if ev.Type == "note" {
 			t.Errorf("note %q: what hooks say for the model is not an event for people", ev.Reason)
 		}
 		if ev.Type != run.EventWarning {

@@ -79,8 +79,6 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
 	case run.EventWarning:
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
-	case run.EventNote:
-		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
 	case run.EventModelToolCall:
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
 	}
@@ -220,7 +218,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.plan = ev.Plan
 	}
 	switch ev.Type {
-	case run.EventWarning, run.EventNote, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall:
+	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall:
 		// These carry no progress.
 	default:
 		m.completed, m.total = ev.Completed, ev.Total
@@ -274,8 +272,6 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.status = "done"
 	case run.EventWarning:
 		printed = m.pal.warn.Render("warning:") + " " + ev.Reason
-	case run.EventNote:
-		printed = "note: " + ev.Reason
 	}
 	if ev.Type != run.EventModelDelta {
 		m.streaming = false

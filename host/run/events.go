@@ -19,9 +19,6 @@ const (
 	EventPlanDone    = "plan.done"
 	// EventWarning carries a problem that does not stop the run.
 	EventWarning = "warning"
-	// EventNote carries what a hook has to say to the user (in Reason),
-	// such as the reminder to run the plan's verification.
-	EventNote = "note"
 	// EventModelDelta carries a piece of an agent's model text (in Output)
 	// as it arrives; EventModelToolCall a tool call the model began (Tool).
 	EventModelDelta    = "model.delta"
