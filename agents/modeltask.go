@@ -87,21 +87,8 @@ func (h *modelTaskHost) target(args map[string]any) (plans.Task, bool) {
 			n = i
 			break
 		}
-		want := strings.ToLower(strings.TrimSpace(v))
-		var found []plans.Task
-		for _, t := range p.Tasks {
-			title := strings.ToLower(t.Title)
-			if title == want {
-				return t, true
-			}
-			if want != "" && strings.Contains(title, want) {
-				found = append(found, t)
-			}
-		}
-		if len(found) == 1 {
-			return found[0], true
-		}
-		return plans.Task{}, false
+		t, _, ok := p.FindTitle(v)
+		return t, ok
 	default:
 		return plans.Task{}, false
 	}

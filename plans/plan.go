@@ -231,3 +231,25 @@ func (p *Plan) NextExcept(skip func(Task) bool) (Task, bool) {
 	}
 	return Task{}, false
 }
+
+// FindTitle finds a task by its title, as people and models name one:
+// the task whose title is text (case-insensitive, blanks around it
+// ignored), else the only task whose title contains it. Without a single
+// match it returns the tasks whose titles contain text (none, or several).
+func (p *Plan) FindTitle(text string) (Task, []Task, bool) {
+	want := strings.ToLower(strings.TrimSpace(text))
+	var partial []Task
+	for _, t := range p.Tasks {
+		title := strings.ToLower(t.Title)
+		if title == want {
+			return t, nil, true
+		}
+		if want != "" && strings.Contains(title, want) {
+			partial = append(partial, t)
+		}
+	}
+	if len(partial) == 1 {
+		return partial[0], nil, true
+	}
+	return Task{}, partial, false
+}
