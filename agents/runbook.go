@@ -2,9 +2,9 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/weavehq/weave/plans"
@@ -101,10 +101,11 @@ func TaskPrompt(p *plans.Plan, t plans.Task) string {
 	if len(text) > maxTaskText {
 		text = text[:maxTaskText] + "\n[… the rest is in the plan file]"
 	}
-	ref := strconv.Quote(t.Title)
+	var ref any = t.Title
 	if t.Number > 0 {
-		ref = strconv.Itoa(t.Number)
+		ref = t.Number
 	}
+	args, _ := json.Marshal(map[string]any{"plan": p.Name, "task": ref})
 	var b strings.Builder
 	file := ".weave/plans/" + p.Name + ".md"
 	if t.Verification {
@@ -114,7 +115,7 @@ func TaskPrompt(p *plans.Plan, t plans.Task) string {
 		fmt.Fprintf(&b, "Carry out task %s of plan %s (%s):\n\n%s\n\n", t.Label(), p.Name, file, text)
 		b.WriteString("Read what the task needs (the plan's Context helps), do the work with your tools, then check it against its Acceptance.")
 	}
-	fmt.Fprintf(&b, " Tick it with plan_check {\"plan\": %q, \"task\": %s} once it demonstrably holds.", p.Name, ref)
+	fmt.Fprintf(&b, " Tick it with plan_check %s once it demonstrably holds.", args)
 	if len(t.VerifyBlocks()) > 0 {
 		b.WriteString(" Its sh verify blocks run when you tick: a failing one refuses the tick and says why.")
 	}
