@@ -386,7 +386,7 @@ func TestQuickstartPrintsNoModelText(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.err)
 	}
-	if !strings.Contains(r.out, "plan first-steps done: 6/6") {
+	if !strings.Contains(r.out, "plan first-steps done: 6/6") || !strings.Contains(r.out, "task 5 (verification): `build/` holds") {
 		t.Errorf("stdout = %q, want the plan done with its Verification checklist", r.out)
 	}
 	for _, model := range []string{"note:", "Before reporting", "system-reminder", "Verification section"} {

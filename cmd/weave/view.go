@@ -62,7 +62,7 @@ func (v *plainView) Observe(ev run.Event) {
 		}
 		fmt.Fprintf(v.out, "%s plan %s (%d/%d done)\n", verb, ev.Plan, ev.Completed, ev.Total)
 	case run.EventTaskStarted:
-		fmt.Fprintf(v.out, "[%d/%d] task %d: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Title, attemptNote(ev.Attempt))
+		fmt.Fprintf(v.out, "[%d/%d] task %d%s: %s%s\n", ev.Completed, ev.Total, ev.Task, gateNote(ev), ev.Title, attemptNote(ev.Attempt))
 	case run.EventTaskOutput:
 		fmt.Fprintf(v.out, "    %s\n", ev.Output)
 	case run.EventTaskDone:
@@ -85,6 +85,14 @@ func (v *plainView) Observe(ev run.Event) {
 }
 
 func (v *plainView) Close() {}
+
+// gateNote marks an item of the plan's Verification checklist.
+func gateNote(ev run.Event) string {
+	if ev.Verification {
+		return " (verification)"
+	}
+	return ""
+}
 
 func attemptNote(n int) string {
 	if n > 1 {
@@ -230,7 +238,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 			printed = fmt.Sprintf("resuming %s at %d/%d", ev.Plan, ev.Completed, ev.Total)
 		}
 	case run.EventTaskStarted:
-		m.task = fmt.Sprintf("%d. %s%s", ev.Task, ev.Title, attemptNote(ev.Attempt))
+		m.task = fmt.Sprintf("%d%s. %s%s", ev.Task, gateNote(ev), ev.Title, attemptNote(ev.Attempt))
 		m.taskStart = ev.Time
 		m.lines = nil
 	case run.EventTaskOutput:

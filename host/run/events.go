@@ -35,6 +35,9 @@ type Event struct {
 	// the task is not numbered.
 	Task  int    `json:"task,omitempty"`
 	Title string `json:"title,omitempty"`
+	// Verification marks a task of the plan's Verification checklist, its
+	// final gate (task events).
+	Verification bool `json:"verification,omitempty"`
 	// Completed and Total are the plan's progress after the event.
 	Completed int `json:"completed"`
 	Total     int `json:"total"`

@@ -368,7 +368,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			return nil, err
 		}
 		pr := p.Progress()
-		base := Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Completed: pr.Completed, Total: pr.Total, Attempt: attempt}
+		base := Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Verification: t.Verification, Completed: pr.Completed, Total: pr.Total, Attempt: attempt}
 		ev := base
 		ev.Type, ev.Time, ev.Log = EventTaskStarted, r.o.Now(), relTo(r.o.Project, logPath)
 		r.o.Observe(ev)
