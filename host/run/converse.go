@@ -43,7 +43,7 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 			req.Prompt += "\n\n<system-reminder>\n" + strings.Join(r.forModel, "\n\n") + "\n</system-reminder>"
 			r.forModel = nil
 		}
-		resp, err := r.o.Agent.Handle(ctx, r.servicesFrom(out, source), req)
+		resp, err := r.agentFor(t).Handle(ctx, r.servicesFrom(out, source), req)
 		switch {
 		case err != nil:
 			return fmt.Errorf("tapestry: %w", err)
@@ -79,6 +79,9 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 		return errors.New("tapestry stopped without finishing the task")
 	}
 }
+
+// agentFor is the agent that carries out task t: Tapestry (Options.Agent).
+func (r *runner) agentFor(plans.Task) plugins.Agent { return r.o.Agent }
 
 // history is Tapestry's conversation so far: in this run's session, else,
 // for a resumed plan, in the session it resumes.
