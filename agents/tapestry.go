@@ -57,11 +57,11 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 		return plugins.AgentResponse{Error: errResp}, nil
 	}
 	verify := t.VerifyBlocks()
-	if t.HasWork() || t.Verification && len(verify) > 0 || a.model == nil && len(verify) > 0 {
+	if t.HasWork() || t.Verification && len(verify) > 0 {
 		return a.runbook(ctx, h, p, t)
 	}
 	if a.model == nil {
-		return needsModel(t), nil
+		return a.withoutModel(ctx, h, p, t)
 	}
 	if t.Done {
 		return plugins.AgentResponse{Output: fmt.Sprintf("task %s is ticked already", t.Label()), Done: true}, nil
@@ -72,10 +72,7 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 		return resp, err
 	}
 	if mh.noModel {
-		if len(verify) > 0 {
-			return a.runbook(ctx, h, p, t)
-		}
-		return needsModel(t), nil
+		return a.withoutModel(ctx, h, p, t)
 	}
 	if resp.Error != "" || !resp.Done {
 		return resp, nil
@@ -113,8 +110,18 @@ func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, p *plans.Pl
 	return RunRunbook(ctx, h, TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts})
 }
 
-func needsModel(t plans.Task) plugins.AgentResponse {
-	return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", t.Label(), ErrNeedsModel)}
+// withoutModel carries out a model task when there is no model: a task
+// with verify blocks runs them (a person may have done the work), and
+// their failure says that the task needs a model; any other task needs one.
+func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, p *plans.Plan, t plans.Task) (plugins.AgentResponse, error) {
+	if len(t.VerifyBlocks()) == 0 {
+		return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", t.Label(), ErrNeedsModel)}, nil
+	}
+	resp, err := a.runbook(ctx, h, p, t)
+	if err == nil && resp.Error != "" {
+		resp.Error = fmt.Sprintf("%s, and task %s has no sh or bash work blocks: %v", resp.Error, t.Label(), ErrNeedsModel)
+	}
+	return resp, err
 }
 
 // plan reads the plan at path, again from the last one read when it is

@@ -83,6 +83,12 @@ func TestTapestryWithoutModel(t *testing.T) {
 	if err != nil || !resp.Done {
 		t.Fatalf("verify-only task without a model = %+v, %v; want its verify blocks run and the tick", resp, err)
 	}
+	// Its verify block failing says that the task needs a model.
+	path = writePlan(t)
+	resp, err = NewTapestryAgent().Handle(context.Background(), tickingHost(t, path, 1), taskReq(path, 2, "Check"))
+	if err != nil || !errors.Is(ResponseError(resp.Error), ErrNeedsModel) || !strings.Contains(resp.Error, "verify block") {
+		t.Fatalf("failing verify-only task without a model = %+v, %v; want the block's failure and ErrNeedsModel", resp, err)
+	}
 }
 
 func TestTapestryVerificationItemWithVerifyBlockNeedsNoModel(t *testing.T) {

@@ -122,7 +122,7 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 			if res.Plan != nil {
 				name = res.Plan.Name
 			}
-			fmt.Fprintf(w, "this task has no sh/bash blocks, so Tapestry needs a model to do it, and none is configured:\n"+
+			fmt.Fprintf(w, "this task has no sh/bash work blocks, so Tapestry needs a model to do it, and none is configured:\n"+
 				"  set model.provider (openai or anthropic) and model.name in .weave/config.yaml (or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME),\n"+
 				"  or do the task yourself and tick it with `weave task done %s N`; then run `weave start-work %s` again\n", name, name)
 		} else if res.Plan != nil {
