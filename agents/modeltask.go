@@ -20,9 +20,8 @@ import (
 // no model, which makes the task a runbook or a person's.
 type modelTaskHost struct {
 	plugins.Host
-	plan   *plans.Plan
-	task   plans.Task
-	reread func(path string) (*plans.Plan, error)
+	// name and path are the plan's.
+	name, path string
 
 	noModel bool
 }
@@ -39,7 +38,11 @@ func (h *modelTaskHost) CallTool(ctx context.Context, call plugins.ToolCall) (pl
 	if call.Tool != plugins.ToolPlanCheck {
 		return h.Host.CallTool(ctx, call)
 	}
-	t, ok := h.target(call.Args)
+	t, ok, err := h.target(call.Args)
+	if err != nil {
+		// The gate fails closed: no tick without its verify blocks.
+		return plugins.ToolResult{IsError: true, Output: "The tick was refused: " + err.Error()}, nil
+	}
 	if !ok || t.Done {
 		return h.Host.CallTool(ctx, call)
 	}
@@ -66,13 +69,14 @@ func (h *modelTaskHost) CallTool(ctx context.Context, call plugins.ToolCall) (pl
 // target is the task of this task's plan that a plan_check call ticks, when
 // it names one: by number, by its whole title, or by a part of the title
 // that only one task has, as plan_check reads it.
-func (h *modelTaskHost) target(args map[string]any) (plans.Task, bool) {
-	if name, _ := args["plan"].(string); name != "" && !strings.EqualFold(strings.TrimSuffix(name, ".md"), h.plan.Name) {
-		return plans.Task{}, false
+func (h *modelTaskHost) target(args map[string]any) (plans.Task, bool, error) {
+	if name, _ := args["plan"].(string); name != "" && !strings.EqualFold(strings.TrimSuffix(name, ".md"), h.name) {
+		return plans.Task{}, false, nil
 	}
-	p := h.plan
-	if np, err := h.reread(p.Path); err == nil {
-		p = np
+	// A fresh read: the calls of one turn may run at once.
+	p, err := plans.Load(h.path)
+	if err != nil {
+		return plans.Task{}, false, fmt.Errorf("read the plan: %w", err)
 	}
 	var n int
 	switch v := args["task"].(type) {
@@ -88,14 +92,14 @@ func (h *modelTaskHost) target(args map[string]any) (plans.Task, bool) {
 			break
 		}
 		t, _, ok := p.FindTitle(v)
-		return t, ok
+		return t, ok, nil
 	default:
-		return plans.Task{}, false
+		return plans.Task{}, false, nil
 	}
 	for _, t := range p.Tasks {
 		if t.Number == n && n > 0 {
-			return t, true
+			return t, true, nil
 		}
 	}
-	return plans.Task{}, false
+	return plans.Task{}, false, nil
 }

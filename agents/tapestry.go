@@ -52,33 +52,33 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 	if req.Plan == "" || req.Task == nil {
 		return plugins.AgentResponse{Error: "tapestry carries out plan tasks: the request names no plan file and task"}, nil
 	}
-	p, t, errResp := a.task(req)
-	if errResp != "" {
-		return plugins.AgentResponse{Error: errResp}, nil
+	name, t, errMsg := a.task(req.Plan, plans.Task{Number: req.Task.Number, Title: req.Task.Title})
+	if errMsg != "" {
+		return plugins.AgentResponse{Error: errMsg}, nil
 	}
 	verify := t.VerifyBlocks()
 	if t.HasWork() || t.Verification && len(verify) > 0 {
-		return a.runbook(ctx, h, p, t)
+		return a.runbook(ctx, h, name, t)
 	}
 	if a.model == nil {
-		return a.withoutModel(ctx, h, p, t)
+		return a.withoutModel(ctx, h, name, t)
 	}
 	if t.Done {
 		return plugins.AgentResponse{Output: fmt.Sprintf("task %s is ticked already", t.Label()), Done: true}, nil
 	}
-	mh := &modelTaskHost{Host: h, plan: p, task: t, reread: a.plan}
+	mh := &modelTaskHost{Host: h, name: name, path: req.Plan}
 	resp, err := a.model.Handle(ctx, mh, req)
 	if err != nil {
 		return resp, err
 	}
 	if mh.noModel {
-		return a.withoutModel(ctx, h, p, t)
+		return a.withoutModel(ctx, h, name, t)
 	}
 	if resp.Error != "" || !resp.Done {
 		return resp, nil
 	}
 	// The model ended its turn: the task is done only if it is ticked.
-	np, err := a.plan(req.Plan)
+	np, err := plans.Load(req.Plan)
 	if err != nil {
 		return plugins.AgentResponse{Error: fmt.Sprintf("read the plan: %v", err)}, nil
 	}
@@ -88,60 +88,54 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 	return resp, nil
 }
 
-// task reads the plan and finds the task req names; a non-empty string
-// says why it could not.
-func (a *TapestryAgent) task(req plugins.AgentRequest) (*plans.Plan, plans.Task, string) {
-	p, err := a.plan(req.Plan)
+// task reads the plan at path (again from the last one read when it is the
+// same file) and returns its name and its task ref, or why it cannot.
+func (a *TapestryAgent) task(path string, ref plans.Task) (string, plans.Task, string) {
+	// The plan is Tapestry's own and read under the lock only, so it is
+	// brought up to date in place: a tick elsewhere costs a read of the file
+	// and a compare, not a copy of every task. What leaves the lock is a
+	// copy of the task.
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var p *plans.Plan
+	var err error
+	if a.last != nil && a.last.Path == path {
+		p, err = plans.Refresh(a.last)
+	} else {
+		p, err = plans.Load(path)
+	}
 	if err != nil {
-		return nil, plans.Task{}, fmt.Sprintf("read the plan: %v", err)
+		a.last = nil
+		return "", plans.Task{}, fmt.Sprintf("read the plan: %v", err)
 	}
-	t, ok := p.Lookup(plans.Task{Number: req.Task.Number, Title: req.Task.Title})
+	a.last = p
+	t, ok := p.Lookup(ref)
 	if !ok {
-		return nil, plans.Task{}, fmt.Sprintf("task %s is not in %s", plans.TaskLabel(req.Task.Number, req.Task.Title), req.Plan)
+		return "", plans.Task{}, fmt.Sprintf("task %s is not in %s", plans.TaskLabel(ref.Number, ref.Title), path)
 	}
-	return p, t, ""
+	return p.Name, t, ""
 }
 
-func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, p *plans.Plan, t plans.Task) (plugins.AgentResponse, error) {
+func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
 	scripts, err := RunbookScripts(t)
 	if err != nil {
 		return plugins.AgentResponse{Error: err.Error()}, nil
 	}
-	return RunRunbook(ctx, h, TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts})
+	return RunRunbook(ctx, h, TaskPayload{Plan: plan, Number: t.Number, Title: t.Title, Scripts: scripts})
 }
 
 // withoutModel carries out a model task when there is no model: a task
 // with verify blocks runs them (a person may have done the work), and
 // their failure says that the task needs a model; any other task needs one.
-func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, p *plans.Plan, t plans.Task) (plugins.AgentResponse, error) {
+func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
 	if len(t.VerifyBlocks()) == 0 {
 		return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", t.Label(), ErrNeedsModel)}, nil
 	}
-	resp, err := a.runbook(ctx, h, p, t)
+	resp, err := a.runbook(ctx, h, plan, t)
 	if err == nil && resp.Error != "" {
 		resp.Error = fmt.Sprintf("%s, and task %s has no sh or bash work blocks: %v", resp.Error, t.Label(), ErrNeedsModel)
 	}
 	return resp, err
-}
-
-// plan reads the plan at path, again from the last one read when it is
-// the same file.
-func (a *TapestryAgent) plan(path string) (*plans.Plan, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.last != nil && a.last.Path == path {
-		p, err := plans.Reload(a.last)
-		if err == nil {
-			a.last = p
-		}
-		return p, err
-	}
-	p, err := plans.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	a.last = p
-	return p, nil
 }
 
 var _ plugins.Agent = (*TapestryAgent)(nil)

@@ -42,6 +42,11 @@ type Config struct {
 type LogConfig struct {
 	Level  string `mapstructure:"level"`  // debug, info, warn, error
 	Format string `mapstructure:"format"` // text, json
+	// MaxBytes, Backups and MaxValueBytes bound the host log: its size
+	// before it rotates, the rotated files kept, one record's values.
+	MaxBytes      int `mapstructure:"max_bytes"`
+	Backups       int `mapstructure:"backups"`
+	MaxValueBytes int `mapstructure:"max_value_bytes"`
 }
 
 // RunbookConfig governs tasks executed from their shell blocks.
@@ -50,6 +55,7 @@ type RunbookConfig struct {
 	BlockTimeout time.Duration `mapstructure:"block_timeout"` // 0: no limit
 	Retries      int           `mapstructure:"retries"`
 	OutputTail   int           `mapstructure:"output_tail"`
+	MaxLogBytes  int           `mapstructure:"max_log_bytes"` // a task log's size before it rotates
 }
 
 // WorkContinuationConfig governs re-prompting an idle agent with work left.
@@ -144,6 +150,9 @@ func (h CommandHook) TimeoutDuration() time.Duration {
 // HookConfig holds defaults for plugin hooks.
 type HookConfig struct {
 	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxReasonBytes and MaxContextBytes bound a decision's texts.
+	MaxReasonBytes  int `mapstructure:"max_reason_bytes"`
+	MaxContextBytes int `mapstructure:"max_context_bytes"`
 }
 
 // ToolsConfig holds the limits of the host's tools.
@@ -185,12 +194,14 @@ type BusConfig struct {
 	AgentCommand      string        `mapstructure:"agent_command"`
 	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
 	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`
+	MaxInFlight       int           `mapstructure:"max_in_flight"` // sendMessage requests running per connection
 	// MaxTotalSubscriptions and MaxConnections bound a bus serve as a
 	// whole.
 	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
 	MaxConnections        int `mapstructure:"max_connections"`
 	MaxSessions           int `mapstructure:"max_sessions"`
 	MaxTopics             int `mapstructure:"max_topics"`
+	MaxStoreBytes         int `mapstructure:"max_store_bytes"`
 	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
 	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
 	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`

@@ -20,9 +20,12 @@ const (
 )
 
 // ContextWindowMonitor watches token use, reported in Event.Data as
-// {"tokens_used": n, "context_window": m} on chat.message and
-// tool.execute.after. At the warn ratio it tells the agent to be economical;
-// at the compact ratio it asks for compaction. Each threshold speaks once per
+// {"tokens_used": n, "context_window": m} on the chat.message the host
+// publishes after each model answer. Tool events carry no token use, so the
+// monitor is not called for them: a runbook's tool calls cost it nothing.
+// At the warn ratio it tells the agent to be economical; at the compact
+// ratio, where the host compacts the conversation, it tells the agent so.
+// Each threshold speaks once per
 // session, and again only after the session has been compacted.
 type ContextWindowMonitor struct {
 	warn, compact float64
@@ -42,9 +45,13 @@ func NewContextWindowMonitor(warn, compact float64) *ContextWindowMonitor {
 	return &ContextWindowMonitor{warn: warn, compact: compact, level: make(map[string]int)}
 }
 
+// CompactRatio is the share of the context window at which the monitor
+// asks for compaction: the ratio the host compacts at.
+func (h *ContextWindowMonitor) CompactRatio() float64 { return h.compact }
+
 func (h *ContextWindowMonitor) info() plugins.Info {
 	return builtinInfo(ContextWindowMonitorID, PriorityContext,
-		plugins.EventChatMessage, plugins.EventToolExecuteAfter, plugins.EventSessionCompacted, plugins.EventSessionEnd)
+		plugins.EventChatMessage, plugins.EventSessionCompacted, plugins.EventSessionEnd)
 }
 
 func (h *ContextWindowMonitor) registered() Registered {
@@ -73,8 +80,10 @@ func (h *ContextWindowMonitor) Handle(_ context.Context, ev plugins.Event) (plug
 	switch {
 	case ratio >= h.compact && h.level[ev.SessionID] < 2:
 		h.level[ev.SessionID] = 2
-		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). Compact the session now: "+
-			"summarise the work so far and the next steps before continuing.", pct, used, window)), nil
+		// The host compacts before the next model call: the model is told
+		// what happened, not asked to summarise.
+		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). The conversation is being compacted: "+
+			"its earlier part is replaced by a summary. Carry on with the current step; do not start over.", pct, used, window)), nil
 	case ratio >= h.warn && ratio < h.compact && h.level[ev.SessionID] < 1:
 		h.level[ev.SessionID] = 1
 		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). Be economical: "+

@@ -82,7 +82,8 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime) on $(
 if want plans; then
   echo "== Plans (target: a 1,000-task plan parsed and counted in under 5 ms; tick in 100,000 tasks < 5 ms)"
   pair "parse+count 1,000 tasks vs stock goldmark" ns/op ./plans 'BenchmarkParse$/^tasks=1000$' ./plans 'BenchmarkGoldmarkFloor$' 1s
-  pair "tick one task in 100,000 (the run's door)" ns/op ./plans 'BenchmarkSetDoneIn100000$' ./plans 'BenchmarkTickFloor100000$' 1s
+  pair "tick one task in 100,000 vs pwrite+fsync" ns/op ./plans 'BenchmarkSetDoneIn100000$' ./plans 'BenchmarkTickFloor100000$' 1s
+  single "one byte by rewrite+rename of 100,000 (old way)" ns/op ./plans 'BenchmarkTickRewrite100000$' 1s
   single "tick one task in 100,000 (file changed: re-parse)" ns/op ./plans 'BenchmarkSetDone100000$' 1s
 fi
 
@@ -97,6 +98,8 @@ if want runbook; then
   if [ -n "${per[300]:-}" ] && [ -n "${per[3000]:-}" ]; then
     printf '  %-46s %s\n' "per-task cost, 3,000 vs 300 tasks" "$(awk -v a="${per[3000]}" -v b="${per[300]}" 'BEGIN { printf "%.2fx", a / b }')"
   fi
+  echo "   (target: built-in hooks add <= 10% to a 300-task run)"
+  pair "start-work 300 tasks, built-ins vs none" ns/task ./cmd/weave 'BenchmarkRunbookHooks$/^builtins$' ./cmd/weave 'BenchmarkRunbookHooks$/^no-builtin-hooks$' 1x cpu-ns/task
   pair "one-task start-work, built-ins vs none" ns/op ./cmd/weave 'BenchmarkFirstTask$/^builtins$' ./cmd/weave 'BenchmarkFirstTask$/^no-builtin-hooks$' 5x
 fi
 
@@ -116,6 +119,10 @@ fi
 if want model; then
   echo "== Model (target: the host adds <= 1 ms to a model call, fake model answering at once)"
   pair "model call through the host vs provider alone" ns/op ./host 'BenchmarkModelCallThroughHost$' ./host 'BenchmarkModelCallDirect$' 300x
+  echo "   (target: <= 1 ms of host per agent step, i.e. per tool call; session memory bounded by the window, not the turns)"
+  pair "agent step (model + read) vs model call alone" ns/op ./host 'BenchmarkAgentStep$' ./host 'BenchmarkModelCallDirect$' 300x
+  single "host overhead per agent step (step - model)" host-ns/op ./host 'BenchmarkAgentStep$' 300x
+  pair "session heap after 1,000 turns vs 100 (compacted)" retained-B ./host 'BenchmarkSessionMemory$/^turns=1000$' ./host 'BenchmarkSessionMemory$/^turns=100$' 1x
 fi
 
 if want bus; then
@@ -127,4 +134,5 @@ if want bus; then
   pair "v1 envelope over UDS, Go client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "v1 envelope over UDS, raw client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds-raw-client$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "nats backend publish->deliver vs nats.go" ns/op ./bus/natsbus 'BenchmarkPublishDeliver$' ./bus/natsbus 'BenchmarkBareNATS$' 1s
+  single "400 MB over 40k append-only topics, bound 64 MiB" heap-MiB ./bus 'BenchmarkStoreFlood$' 100000x
 fi

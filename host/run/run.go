@@ -482,7 +482,7 @@ type pauseError struct{ reason string }
 func (e *pauseError) Error() string { return "paused: " + e.reason }
 
 // maxTaskLog is the size at which a task's log rotates (one older file is
-// kept).
+// kept) when config runbook.max_log_bytes does not say.
 const maxTaskLog = 10 << 20
 
 // runLogged has the agent carry out the task, with the output of its
@@ -493,7 +493,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		// A task's log is bounded like the host's: a command that prints
 		// without end rotates it instead of filling the disk, and a link
 		// planted in its place is not written through.
-		if f, err := logfile.Open(logPath, maxTaskLog, 1); err == nil {
+		if f, err := logfile.Open(logPath, int64(cmp.Or(r.o.Config.Runbook.MaxLogBytes, maxTaskLog)), 1); err == nil {
 			defer f.Close()
 			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
 			log = f
