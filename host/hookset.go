@@ -200,14 +200,16 @@ func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
 	out := map[string]plugins.Agent{}
 	for _, row := range gate.Rows() {
 		id := agents.AgentID(row.Role.Name)
-		if row.Role.Name == agents.Tapestry {
-			out[id] = agents.NewTapestryAgent()
-			continue
-		}
 		ac := cfg.Agents[row.Role.Name]
-		out[id] = agents.NewModelAgent(row.Role, agents.Overrides{
+		m := agents.NewModelAgent(row.Role, agents.Overrides{
 			Tools: row.Tools, Model: ac.Model, Temperature: ac.Temperature, PromptAppend: ac.PromptAppend,
 		})
+		if row.Role.Name == agents.Tapestry {
+			// Tapestry runs runbook tasks itself and thinks for the rest.
+			out[id] = agents.NewModelTapestry(m)
+			continue
+		}
+		out[id] = m
 	}
 	return out, nil
 }
