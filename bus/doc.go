@@ -127,7 +127,8 @@
 // backend keeps at most Options.MaxTopics such topics (10,000): a publish
 // that would keep one more fails with an error naming bus.max_topics. They
 // hold at most Options.MaxStoreBytes together (256 MiB): an append drops
-// its topic's oldest messages, then other logs' oldest, to fit, and a
+// its topic's oldest messages, then other logs' oldest, to fit (a
+// dead letter, without the payloads, says which offsets went), and a
 // message that still does not fit fails naming bus.max_store_bytes. Both
 // backends also have Forget(ctx, topic), which drops what a topic keeps; a
 // face calls it for topics nobody will read again.

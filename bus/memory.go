@@ -466,10 +466,52 @@ func storedSize(m Message) int64 {
 
 func (b *Memory) store(r *route, m Message) (uint64, error) {
 	b.storeMu.Lock()
-	defer b.storeMu.Unlock()
+	off, dropped, err := b.storeLocked(r, m)
+	b.storeMu.Unlock()
+	for _, d := range dropped {
+		b.evicted(d)
+	}
+	return off, err
+}
+
+// eviction is what one publish dropped from one log to fit the store.
+type eviction struct {
+	topic    string
+	first    Message
+	from, to uint64
+}
+
+// evicted records and announces a dead-letter notice for messages dropped
+// to keep the store under MaxStoreBytes: `weave bus dlq` shows them, and
+// subscribers of the dead-letter topic hear of it.
+func (b *Memory) evicted(d eviction) {
+	n := d.to - d.from + 1
+	// The notice names the first dropped message but does not keep its
+	// payload: the point of dropping it was to free that memory.
+	d.first.Payload, d.first.Headers = nil, nil
+	dl := DeadLetter{
+		ID:      "dl-" + b.newID(),
+		Message: d.first,
+		Reason: fmt.Sprintf("dropped %d message(s) of %s (offsets %d to %d) to keep retained and append-only topics under bus.max_store_bytes; raise it to keep more",
+			n, d.topic, d.from, d.to),
+		Time: b.clock.Now(),
+	}
+	b.dlqMu.Lock()
+	b.dlq = append(b.dlq, dl)
+	if n := len(b.dlq) - b.opts.MaxDeadLetters; n > 0 {
+		for _, old := range b.dlq[:n] {
+			delete(b.dlqSub, old.ID)
+		}
+		b.dlq = b.dlq[n:]
+	}
+	b.dlqMu.Unlock()
+	b.announce(dl)
+}
+
+func (b *Memory) storeLocked(r *route, m Message) (uint64, []eviction, error) {
 	_, kept := b.last[m.Topic]
 	if !kept && b.logs[m.Topic] == nil && len(b.last)+len(b.logs) >= b.opts.MaxTopics {
-		return 0, fmt.Errorf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
+		return 0, nil, fmt.Errorf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
 	}
 	size := storedSize(m)
 	grow := int64(0)
@@ -482,8 +524,9 @@ func (b *Memory) store(r *route, m Message) (uint64, error) {
 	if r.appendOnly {
 		grow += size
 	}
-	if !b.makeRoom(m.Topic, grow) {
-		return 0, fmt.Errorf("publish on %q: retained messages and append-only logs hold %d bytes, the bus's limit (bus.max_store_bytes): forget old topics or raise the limit", m.Topic, b.storeBytes)
+	dropped, ok := b.makeRoom(m.Topic, grow)
+	if !ok {
+		return 0, dropped, fmt.Errorf("publish on %q: retained messages and append-only logs hold %d bytes, the bus's limit (bus.max_store_bytes): forget old topics or raise the limit", m.Topic, b.storeBytes)
 	}
 	l := b.logs[m.Topic]
 	if r.retained {
@@ -500,9 +543,9 @@ func (b *Memory) store(r *route, m Message) (uint64, error) {
 		}
 		off, grew := l.add(m, b.opts.MaxLogMessages)
 		b.storeBytes += grew
-		return off, nil
+		return off, dropped, nil
 	}
-	return 0, nil
+	return 0, dropped, nil
 }
 
 // makeRoom drops the oldest messages of append-only logs until grow more
@@ -511,11 +554,12 @@ func (b *Memory) store(r *route, m Message) (uint64, error) {
 // map's random order gives: constant time, and no log is favoured). It
 // reports whether they fit; retained messages are never dropped. Called
 // with storeMu held.
-func (b *Memory) makeRoom(topic string, grow int64) bool {
+func (b *Memory) makeRoom(topic string, grow int64) ([]eviction, bool) {
 	if grow > b.opts.MaxStoreBytes {
 		// Nothing dropped could make room: keep what is there.
-		return false
+		return nil, false
 	}
+	var dropped []eviction
 	for b.storeBytes+grow > b.opts.MaxStoreBytes {
 		victim := b.logs[topic]
 		if victim == nil || len(victim.msgs) == 0 {
@@ -528,13 +572,19 @@ func (b *Memory) makeRoom(topic string, grow int64) bool {
 			}
 		}
 		if victim == nil {
-			return false
+			return dropped, false
 		}
+		off, first := victim.first, victim.msgs[0]
 		before := victim.bytes
 		victim.drop(1)
 		b.storeBytes += victim.bytes - before
+		if n := len(dropped); n > 0 && dropped[n-1].topic == first.Topic && dropped[n-1].to+1 == off {
+			dropped[n-1].to = off
+		} else {
+			dropped = append(dropped, eviction{topic: first.Topic, first: first, from: off, to: off})
+		}
 	}
-	return true
+	return dropped, true
 }
 
 // duplicate records the key and reports whether it was seen in the window.

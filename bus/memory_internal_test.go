@@ -315,6 +315,13 @@ func TestStoreBytesAreBounded(t *testing.T) {
 	if _, err := b.Publish(ctx, Message{Topic: "issue:1", Payload: payload}); err != nil {
 		t.Fatalf("a new append-only topic while the store is full: %v, want room taken from another log", err)
 	}
+	dls, err := b.DeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dls) == 0 || !strings.Contains(dls[len(dls)-1].Reason, "bus.max_store_bytes") || dls[len(dls)-1].Message.Topic != "loop:trace" {
+		t.Errorf("no dead-letter notice names the dropped messages and the limit: %+v", dls)
+	}
 	if bytes, now := held(); now != kept-1 || bytes > opts.MaxStoreBytes {
 		t.Errorf("loop:trace kept %d messages (%d bytes held), want one fewer than %d", now, bytes, kept)
 	}
