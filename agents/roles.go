@@ -77,6 +77,17 @@ type Role struct {
 	Delegates []string
 	// Prompt is the role's system prompt.
 	Prompt string
+	// Model names the role's model; "" means model.name. Categories and
+	// custom agents set it; agents.<name>.model overrides it.
+	Model string
+	// Description says when to delegate to the role, as Loom's prompt
+	// lists it.
+	Description string
+	// Category is the category a Shuttle serves (shuttle-<category>),
+	// "" for every other role.
+	Category string
+	// Custom marks a role the project's config added (custom_agents).
+	Custom bool
 }
 
 // Can reports whether the role's own row has tool.

@@ -191,8 +191,9 @@ func PluginEnviron() []string { return proc.Env(proc.Plugin, proc.EnvOptions{}) 
 // BuiltinAgents returns the eight roles as agent plugins, by plugin ID,
 // configured by cfg: each role offers its model exactly its effective row
 // (the gate's, after agents.<name>.tools), and takes agents.<name>.model,
-// .temperature and .prompt_append. Tapestry carries out plan tasks.
-func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
+// .temperature and .prompt_append. Tapestry carries out plan tasks; Pattern
+// validates the plans it writes in project before it reports done.
+func BuiltinAgents(project string, cfg *config.Config) (map[string]plugins.Agent, error) {
 	gate, err := tools.NewGate(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -205,9 +206,14 @@ func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
 			continue
 		}
 		ac := cfg.Agents[row.Role.Name]
-		out[id] = agents.NewModelAgent(row.Role, agents.Overrides{
+		a := agents.NewModelAgent(row.Role, agents.Overrides{
 			Tools: row.Tools, Model: ac.Model, Temperature: ac.Temperature, PromptAppend: ac.PromptAppend,
 		})
+		if row.Role.Name == agents.Pattern {
+			out[id] = agents.PatternAgent{Model: a, Project: project}
+			continue
+		}
+		out[id] = a
 	}
 	return out, nil
 }

@@ -15,9 +15,9 @@ import (
 func newCmdPlan(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "List, show and validate the plans in .weave/plans",
+		Short: "List, show, validate and write the plans in .weave/plans",
 	}
-	cmd.AddCommand(newCmdPlanList(g, s), newCmdPlanShow(g, s), newCmdPlanValidate(g, s))
+	cmd.AddCommand(newCmdPlanList(g, s), newCmdPlanShow(g, s), newCmdPlanValidate(g, s), newCmdPlanNew(g, s))
 	return cmd
 }
 

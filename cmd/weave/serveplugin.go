@@ -44,7 +44,7 @@ func builtinRegistry(project string) (*plugins.Registry, error) {
 	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
 		reg.RegisterHook(r.Info.Name, r.Hook)
 	}
-	builtins, err := host.BuiltinAgents(cfg)
+	builtins, err := host.BuiltinAgents(project, cfg)
 	if err != nil {
 		return nil, err
 	}
