@@ -55,9 +55,7 @@ func NewModelAgent(role Role, o Overrides) ModelAgent {
 	if o.Temperature != nil {
 		role.Temperature = *o.Temperature
 	}
-	if s := strings.TrimSpace(o.PromptAppend); s != "" {
-		role.Prompt = strings.TrimRight(role.Prompt, "\n") + "\n\n" + s + "\n"
-	}
+	role.Prompt = appendPrompt(role.Prompt, o.PromptAppend)
 	return ModelAgent{Role: role, Model: o.Model}
 }
 
