@@ -107,6 +107,15 @@ func BuildRoster(p Project) ([]Role, error) {
 		r.Prompt = appendPrompt(r.Prompt, c.PromptAppend)
 		roles = append(roles, r)
 	}
+	if len(p.Categories) > 0 {
+		var cats []string
+		for _, c := range p.Categories {
+			cats = append(cats, "`"+strings.ToLower(c.Name)+"`")
+		}
+		i := slices.IndexFunc(roles, func(r Role) bool { return r.Name == Pattern })
+		roles[i].Prompt = appendPrompt(roles[i].Prompt, "This project's categories: "+strings.Join(cats, ", ")+
+			". Tag a task with one of them when the task belongs to it; leave other tasks untagged.")
+	}
 	for _, c := range p.Custom {
 		switch {
 		case !ValidRoleName(c.Name):
