@@ -257,6 +257,7 @@ func assertSessionTranscript(t *testing.T, dir string) {
 		}
 		desc := l.Agent + " " + l.Type
 		switch {
+		case l.Type == "conversation":
 		case l.Message != nil && len(l.Message.ToolCalls) > 0:
 			desc += " " + l.Message.Role + " calls"
 		case l.Message != nil:
@@ -267,8 +268,8 @@ func assertSessionTranscript(t *testing.T, dir string) {
 		got = append(got, desc)
 	}
 	want := []string{
-		"loom message user", "loom message assistant calls", "loom usage",
-		"thread message user", "thread message assistant calls", "thread usage",
+		"loom conversation", "loom message user", "loom message assistant calls", "loom usage",
+		"thread conversation", "thread message user", "thread message assistant calls", "thread usage",
 		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
 		"loom message tool", "loom message assistant", "loom usage",
 	}
