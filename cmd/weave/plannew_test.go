@@ -137,6 +137,36 @@ func TestPlanNewThroughTheBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("delegated by loom, the check holds too", func(t *testing.T) {
+		dir := project(t, nil)
+		bad := strings.Replace(strings.Replace(healthzPlan, "%s", "Medium", 1), "%s", "", 1)
+		good := strings.Replace(strings.Replace(healthzPlan, "%s", "Medium", 1), "%s", healthzVerification, 1)
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "task", Args: `{"agent":"pattern","prompt":"plan a /healthz endpoint"}`}}},
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{writeCall(t, ".weave/plans/healthz.md", bad)}},
+			modeltest.Turn{Text: "Wrote it."},
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{writeCall(t, ".weave/plans/healthz.md", good)}},
+			modeltest.Turn{Text: "Fixed it."},
+			modeltest.Turn{Text: "The plan is ready: weave start-work healthz."},
+		)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "plan a /healthz endpoint")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 6 {
+			t.Fatalf("%d model requests, want 6", len(reqs))
+		}
+		fix := decodeBody(t, reqs[3])
+		if last := fix.Messages[len(fix.Messages)-1]; last.Role != "user" || !strings.Contains(last.Content, "no ## Verification section") {
+			t.Errorf("pattern's message after the first plan = %+v, want the validator's findings", last)
+		}
+		loom := decodeBody(t, reqs[5])
+		if last := loom.Messages[len(loom.Messages)-1]; last.Role != "tool" || !strings.Contains(last.Content, "Weave validated .weave/plans/healthz.md") {
+			t.Errorf("pattern's answer to loom = %+v, want it to say where the validated plan is", last)
+		}
+	})
+
 	t.Run("still invalid after the fixes", func(t *testing.T) {
 		dir := project(t, nil)
 		bad := strings.Replace(strings.Replace(healthzPlan, "%s", "Huge", 1), "%s", "", 1)
