@@ -57,9 +57,9 @@ type Project struct {
 	Disabled []string
 }
 
-// Undisablable are the roles a project cannot turn off: Loom is the agent a
-// person talks to, Tapestry the one that runs plans.
-var Undisablable = []string{Loom, Tapestry}
+// Undisablable returns the roles a project cannot turn off: Loom is the
+// agent a person talks to, Tapestry the one that runs plans.
+func Undisablable() []string { return []string{Loom, Tapestry} }
 
 var roleNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
@@ -157,7 +157,7 @@ func BuildRoster(p Project) ([]Role, error) {
 	for _, name := range p.Disabled {
 		name = strings.ToLower(strings.TrimSpace(name))
 		switch {
-		case slices.Contains(Undisablable, name):
+		case slices.Contains(Undisablable(), name):
 			errs = append(errs, fmt.Errorf("disabled_agents: %s cannot be disabled: Loom is whom you talk to and Tapestry runs the plans", name))
 		case !known(name) && !slices.ContainsFunc(roles, func(r Role) bool { return r.Name == name }):
 			errs = append(errs, fmt.Errorf("disabled_agents: no agent %q; the agents are %s", name, strings.Join(names(roles), ", ")))
@@ -165,7 +165,7 @@ func BuildRoster(p Project) ([]Role, error) {
 	}
 	roles = slices.DeleteFunc(roles, func(r Role) bool {
 		return slices.ContainsFunc(p.Disabled, func(d string) bool { return strings.EqualFold(strings.TrimSpace(d), r.Name) }) &&
-			!slices.Contains(Undisablable, r.Name)
+			!slices.Contains(Undisablable(), r.Name)
 	})
 
 	// Delegation goes only to roles that are there, and Loom reaches every

@@ -19,6 +19,12 @@ const categoryPrefix = "shuttle-"
 // (agents.Undisablable).
 var undisablable = []string{"loom", "tapestry"}
 
+// UndisablableAgents are the agents disabled_agents may not name.
+func UndisablableAgents() []string { return slices.Clone(undisablable) }
+
+// CategoryAgent is the agent name of a category.
+func CategoryAgent(category string) string { return categoryPrefix + category }
+
 var roleNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 // maxPromptFile bounds a custom agent's prompt file: it goes to the model
