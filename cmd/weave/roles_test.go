@@ -218,7 +218,8 @@ categories:
 		writeConfig(t, dir, "disabled_hooks: [verification-remindr]\n")
 		for _, args := range [][]string{{"hooks", "list"}, {"start-work", "ok"}, {"doctor"}} {
 			r = runBinary(t, bin, cleanEnv(t), "", append([]string{"--dir", dir}, args...)...)
-			if r.code == 0 || !strings.Contains(r.err, `no hook "verification-remindr"`) || !strings.Contains(r.err, "verification-reminder") {
+			msg := r.out + r.err
+			if r.code == 0 || !strings.Contains(msg, `no hook "verification-remindr"`) || !strings.Contains(msg, "verification-reminder,") {
 				t.Errorf("%v with an unknown disabled hook: exit %d\n%s%s", args, r.code, r.out, r.err)
 			}
 		}
