@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -127,4 +128,39 @@ func BenchmarkRequest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkStoreFlood appends to 40,000 append-only topics, as a peer that
+// never forgets would, and reports the heap left after a collection beside
+// the store's bound: what the bus holds stays under bus.max_store_bytes
+// (plus the fixed cost of each topic) however long the flood goes on.
+func BenchmarkStoreFlood(b *testing.B) {
+	const bound = 64 << 20
+	opts := bus.DefaultOptions()
+	opts.MaxStoreBytes = bound
+	opts.MaxTopics = 50_000
+	mb, err := bus.NewMemory(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mb.Close()
+	ctx := context.Background()
+	text := `"` + strings.Repeat("x", 4000) + `"`
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for i := range b.N {
+		// A payload of its own, as one read off a connection is.
+		payload := json.RawMessage(text)
+		if _, err := mb.Publish(ctx, bus.Message{Topic: fmt.Sprintf("issue:%d", i%40_000), Payload: payload}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapInuse-min(before.HeapInuse, after.HeapInuse))/(1<<20), "heap-MiB")
+	b.ReportMetric(float64(bound)/(1<<20), "bound-MiB")
 }

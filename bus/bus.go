@@ -273,6 +273,9 @@ const (
 	DefaultMaxLogMessages    = 100_000
 	DefaultMaxDeadLetters    = 10_000
 	DefaultMaxTopics         = 10_000
+	// DefaultMaxStoreBytes bounds what retained and append-only topics
+	// hold together.
+	DefaultMaxStoreBytes = 256 << 20
 	// MaxQueueSize bounds any subscription's queue.
 	MaxQueueSize = 1 << 16
 )
@@ -313,6 +316,12 @@ type Options struct {
 	// backend keeps; a publish that would keep one more fails, naming
 	// bus.max_topics. Forget makes room.
 	MaxTopics int
+	// MaxStoreBytes bounds the bytes that retained and append-only topics
+	// hold together (payloads, topics, headers and a fixed cost per
+	// message): an append drops its topic's oldest messages to make room,
+	// and a publish that still does not fit fails, naming
+	// bus.max_store_bytes.
+	MaxStoreBytes int64
 	// Clock is the time source; nil means the real clock.
 	Clock Clock
 }
@@ -336,6 +345,7 @@ func DefaultOptions() Options {
 		MaxLogMessages:    DefaultMaxLogMessages,
 		MaxDeadLetters:    DefaultMaxDeadLetters,
 		MaxTopics:         DefaultMaxTopics,
+		MaxStoreBytes:     DefaultMaxStoreBytes,
 		Retained:          []string{"loop:current", "session-info:*", "session-agents:*"},
 		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*", "session:*", "session-index"},
 	}
@@ -357,6 +367,7 @@ func (o Options) WithDefaults() Options {
 	o.MaxLogMessages = positiveOr(o.MaxLogMessages, DefaultMaxLogMessages)
 	o.MaxDeadLetters = positiveOr(o.MaxDeadLetters, DefaultMaxDeadLetters)
 	o.MaxTopics = positiveOr(o.MaxTopics, DefaultMaxTopics)
+	o.MaxStoreBytes = positiveOr(o.MaxStoreBytes, DefaultMaxStoreBytes)
 	if o.Clock == nil {
 		o.Clock = SystemClock{}
 	}
@@ -364,7 +375,7 @@ func (o Options) WithDefaults() Options {
 }
 
 // positiveOr returns v, or def when v is zero or negative.
-func positiveOr[T int | time.Duration](v, def T) T {
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
 	}

@@ -124,8 +124,11 @@
 // (Result.Offset, Replay); offsets keep counting past the dropped ones, and
 // a Replay from an offset no longer kept starts at the oldest kept. Both are
 // stored before delivery, whether or not anyone is subscribed. The memory
-// backend keeps at most Options.MaxTopics such topics (10,000); a publish
-// that would keep one more fails with an error naming bus.max_topics. Both
+// backend keeps at most Options.MaxTopics such topics (10,000): a publish
+// that would keep one more fails with an error naming bus.max_topics. They
+// hold at most Options.MaxStoreBytes together (256 MiB): an append drops
+// its topic's oldest messages, then other logs' oldest, to fit, and a
+// message that still does not fit fails naming bus.max_store_bytes. Both
 // backends also have Forget(ctx, topic), which drops what a topic keeps; a
 // face calls it for topics nobody will read again.
 //

@@ -42,6 +42,8 @@ type Memory struct {
 	storeMu sync.Mutex
 	last    map[string]Message
 	logs    map[string]*memLog
+	// storeBytes is what last and logs hold, by storedSize.
+	storeBytes int64
 
 	idemMu    sync.Mutex
 	idem      map[string]time.Time
@@ -397,6 +399,12 @@ func (b *Memory) Forget(ctx context.Context, topic string) error {
 	}
 	b.storeMu.Lock()
 	defer b.storeMu.Unlock()
+	if l := b.logs[topic]; l != nil {
+		b.storeBytes -= l.bytes
+	}
+	if m, ok := b.last[topic]; ok {
+		b.storeBytes -= storedSize(m)
+	}
 	delete(b.logs, topic)
 	delete(b.last, topic)
 	return nil
@@ -406,19 +414,54 @@ func (b *Memory) Forget(ctx context.Context, topic string) error {
 type memLog struct {
 	first uint64
 	msgs  []Message
+	// bytes is what msgs holds, by storedSize.
+	bytes int64
+	// dead counts the dropped messages still in msgs' backing array, in
+	// front of msgs[0].
+	dead int
 }
 
-// add appends m, drops the oldest message past limit and returns m's offset.
-// Dropped elements are not cleared: a Replay may still be reading them, and
-// the next growth of the slice lets them go.
-func (l *memLog) add(m Message, limit int) uint64 {
+// add appends m, drops the oldest message past limit and returns m's offset
+// and the bytes the log grew by (negative when it shrank).
+func (l *memLog) add(m Message, limit int) (uint64, int64) {
+	before := l.bytes
+	c := cap(l.msgs)
 	l.msgs = append(l.msgs, m)
-	if len(l.msgs) > limit {
-		n := len(l.msgs) - limit
-		l.msgs = l.msgs[n:]
-		l.first += uint64(n)
+	if cap(l.msgs) != c {
+		// A new backing array: the dropped ones stayed in the old.
+		l.dead = 0
 	}
-	return l.first + uint64(len(l.msgs)) - 1
+	l.bytes += storedSize(m)
+	if len(l.msgs) > limit {
+		l.drop(len(l.msgs) - limit)
+	}
+	return l.first + uint64(len(l.msgs)) - 1, l.bytes - before
+}
+
+// drop forgets the n oldest messages. Their slots are never cleared, since
+// a Replay may still be reading them; once the dropped outnumber the kept,
+// the kept move to a new array and the old one goes with its last reader.
+func (l *memLog) drop(n int) {
+	for _, m := range l.msgs[:n] {
+		l.bytes -= storedSize(m)
+	}
+	l.msgs = l.msgs[n:]
+	l.first += uint64(n)
+	l.dead += n
+	if l.dead >= len(l.msgs) {
+		l.msgs = append([]Message(nil), l.msgs...)
+		l.dead = 0
+	}
+}
+
+// storedSize is what keeping m costs, roughly: its variable parts and a
+// fixed cost for the struct, its header map and the slice slot.
+func storedSize(m Message) int64 {
+	n := int64(len(m.ID) + len(m.Topic) + len(m.Payload) + len(m.IdempotencyKey) + 160)
+	for k, v := range m.Headers {
+		n += int64(len(k) + len(v) + 32)
+	}
+	return n
 }
 
 func (b *Memory) store(r *route, m Message) (uint64, error) {
@@ -428,18 +471,70 @@ func (b *Memory) store(r *route, m Message) (uint64, error) {
 	if !kept && b.logs[m.Topic] == nil && len(b.last)+len(b.logs) >= b.opts.MaxTopics {
 		return 0, fmt.Errorf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
 	}
+	size := storedSize(m)
+	grow := int64(0)
 	if r.retained {
-		b.last[m.Topic] = m
+		grow += size
+		if old, ok := b.last[m.Topic]; ok {
+			grow -= storedSize(old)
+		}
 	}
 	if r.appendOnly {
-		l := b.logs[m.Topic]
+		grow += size
+	}
+	if !b.makeRoom(m.Topic, grow) {
+		return 0, fmt.Errorf("publish on %q: retained messages and append-only logs hold %d bytes, the bus's limit (bus.max_store_bytes): forget old topics or raise the limit", m.Topic, b.storeBytes)
+	}
+	l := b.logs[m.Topic]
+	if r.retained {
+		if old, ok := b.last[m.Topic]; ok {
+			b.storeBytes -= storedSize(old)
+		}
+		b.last[m.Topic] = m
+		b.storeBytes += size
+	}
+	if r.appendOnly {
 		if l == nil {
 			l = &memLog{first: 1}
 			b.logs[m.Topic] = l
 		}
-		return l.add(m, b.opts.MaxLogMessages), nil
+		off, grew := l.add(m, b.opts.MaxLogMessages)
+		b.storeBytes += grew
+		return off, nil
 	}
 	return 0, nil
+}
+
+// makeRoom drops the oldest messages of append-only logs until grow more
+// bytes fit under MaxStoreBytes: topic's own first, so that a topic that
+// floods the store pays for it, then those of another log (the first the
+// map's random order gives: constant time, and no log is favoured). It
+// reports whether they fit; retained messages are never dropped. Called
+// with storeMu held.
+func (b *Memory) makeRoom(topic string, grow int64) bool {
+	if grow > b.opts.MaxStoreBytes {
+		// Nothing dropped could make room: keep what is there.
+		return false
+	}
+	for b.storeBytes+grow > b.opts.MaxStoreBytes {
+		victim := b.logs[topic]
+		if victim == nil || len(victim.msgs) == 0 {
+			victim = nil
+			for _, l := range b.logs {
+				if len(l.msgs) > 0 {
+					victim = l
+					break
+				}
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		before := victim.bytes
+		victim.drop(1)
+		b.storeBytes += victim.bytes - before
+	}
+	return true
 }
 
 // duplicate records the key and reports whether it was seen in the window.

@@ -280,3 +280,57 @@ func TestSubscriptionMemoryFollowsUse(t *testing.T) {
 		_ = s.Unsubscribe()
 	}
 }
+
+// The store holds at most MaxStoreBytes: a flooding append-only topic drops
+// its own oldest messages to fit, a new topic takes room from other logs, retained messages are never dropped (a retained topic that cannot
+// fit is refused with the key to raise), and Forget gives the bytes back.
+func TestStoreBytesAreBounded(t *testing.T) {
+	opts := DefaultOptions()
+	opts.MaxStoreBytes = 64 << 10
+	b, err := NewMemory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	payload := []byte(`"` + strings.Repeat("x", 1000) + `"`)
+	held := func() (int64, int) {
+		b.storeMu.Lock()
+		defer b.storeMu.Unlock()
+		n := 0
+		if l := b.logs["loop:trace"]; l != nil {
+			n = len(l.msgs)
+		}
+		return b.storeBytes, n
+	}
+	for i := range 500 {
+		if _, err := b.Publish(ctx, Message{Topic: "loop:trace", Payload: payload}); err != nil {
+			t.Fatalf("append %d to a topic that can drop its oldest: %v", i, err)
+		}
+	}
+	bytes, kept := held()
+	if bytes > opts.MaxStoreBytes || kept >= 500 || kept == 0 {
+		t.Fatalf("after 500 KB of appends the store holds %d bytes in %d messages, want at most %d bytes and the oldest dropped", bytes, kept, opts.MaxStoreBytes)
+	}
+	if _, err := b.Publish(ctx, Message{Topic: "issue:1", Payload: payload}); err != nil {
+		t.Fatalf("a new append-only topic while the store is full: %v, want room taken from another log", err)
+	}
+	if bytes, now := held(); now != kept-1 || bytes > opts.MaxStoreBytes {
+		t.Errorf("loop:trace kept %d messages (%d bytes held), want one fewer than %d", now, bytes, kept)
+	}
+	big := []byte(`"` + strings.Repeat("y", int(opts.MaxStoreBytes)) + `"`)
+	if _, err := b.Publish(ctx, Message{Topic: "loop:current", Payload: big}); err == nil || !strings.Contains(err.Error(), "bus.max_store_bytes") {
+		t.Errorf("a retained message larger than the whole store = %v, want a refusal naming bus.max_store_bytes", err)
+	}
+	if _, now := held(); now != kept-1 {
+		t.Errorf("a refused publish dropped messages: loop:trace has %d, want %d", now, kept-1)
+	}
+	for _, topic := range []string{"loop:trace", "issue:1"} {
+		if err := b.Forget(ctx, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bytes, _ := held(); bytes != 0 {
+		t.Errorf("after Forget the store holds %d bytes, want 0", bytes)
+	}
+}

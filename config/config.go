@@ -213,6 +213,7 @@ type BusConfig struct {
 	MaxConnections        int `mapstructure:"max_connections"`
 	MaxSessions           int `mapstructure:"max_sessions"`
 	MaxTopics             int `mapstructure:"max_topics"`
+	MaxStoreBytes         int `mapstructure:"max_store_bytes"`
 	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
 	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
 	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`

@@ -77,7 +77,7 @@ func TestDefaults(t *testing.T) {
 		Bus: BusConfig{
 			Backend: "memory", DefaultPolicy: "stopPropagationOnProcessed", MaxAttempts: 3,
 			RequestTimeout: 30 * time.Second, IdempotencyWindow: 10 * time.Minute, QueueSize: 1024, MaxLogMessages: 100000, MaxDeadLetters: 10000,
-			MaxFrameBytes: 1 << 20, MaxSubscriptions: 256, MaxTotalSubscriptions: 16384, MaxConnections: 1024, MaxSessions: 1000, MaxTopics: 10000,
+			MaxFrameBytes: 1 << 20, MaxSubscriptions: 256, MaxTotalSubscriptions: 16384, MaxConnections: 1024, MaxSessions: 1000, MaxTopics: 10000, MaxStoreBytes: 256 << 20,
 			HTTPBodyTimeout: 30 * time.Second, HTTPIdleTimeout: 2 * time.Minute,
 		},
 	}

@@ -237,6 +237,8 @@ func keyTable() []Key {
 			Doc: "Open connections a bus serve accepts on each face (WebSocket, HTTP)."},
 		{Name: "bus.max_topics", Kind: KindInt, Default: 10000, check: minInt(1),
 			Doc: "Retained and append-only topics the embedded bus keeps; a publish that would keep one more fails."},
+		{Name: "bus.max_store_bytes", Kind: KindInt, Default: 256 * mib, check: minInt(1024),
+			Doc: "Bytes the embedded bus's retained and append-only topics hold together; an append drops its topic's oldest messages to fit, a publish that still does not fit fails."},
 		{Name: "bus.max_sessions", Kind: KindInt, Default: 1000, check: minInt(1),
 			Doc: "Open sessions the v1 envelope faces of a bus serve hold at once."},
 		{Name: "bus.http_body_timeout", Kind: KindDuration, Default: 30 * time.Second, check: minDuration(1),

@@ -414,7 +414,7 @@ func TestContextWindowMonitor(t *testing.T) {
 		got := use(s.session, s.used, 200000.0)
 		kind := ""
 		switch {
-		case strings.Contains(got, "Compact the session now"):
+		case strings.Contains(got, "is being compacted"):
 			kind = "compact"
 		case strings.Contains(got, "Be economical"):
 			kind = "warn"

@@ -9,10 +9,12 @@ import (
 	"io"
 	"maps"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
@@ -164,6 +166,19 @@ func (h *CommandHook) describe() plugins.Info {
 // Info describes the hook.
 func (h *CommandHook) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
 
+// transcriptPath is where the host keeps session's transcript in project,
+// as Claude Code's transcript_path: "" without a session or a project.
+func transcriptPath(project, session string) string {
+	if project == "" || session == "" || filepath.Base(session) != session || strings.HasPrefix(session, ".") {
+		return ""
+	}
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return ""
+	}
+	return layout.NewProject(abs).Transcript(session)
+}
+
 // Handle runs the command on ev.
 func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
 	d, _, err := h.handleWithNote(ctx, ev)
@@ -174,6 +189,17 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	if !h.desc.Handles(ev.Name, ev.Tool) {
 		return plugins.Decision{Action: plugins.Allow}, "", nil
 	}
+	dir := h.opts.ProjectDir
+	if dir == "" {
+		dir = ev.Cwd
+	}
+	if p := transcriptPath(dir, ev.SessionID); p != "" && dataString(ev, "transcript_path", "") == "" {
+		ev.Data = maps.Clone(ev.Data)
+		if ev.Data == nil {
+			ev.Data = map[string]any{}
+		}
+		ev.Data["transcript_path"] = p
+	}
 	input, err := ClaudeInput(ev, h.spec.Event)
 	if err != nil {
 		return plugins.Decision{}, "", err
@@ -181,10 +207,6 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	ctx, cancel := context.WithTimeout(ctx, h.spec.Timeout)
 	defer cancel()
 
-	dir := h.opts.ProjectDir
-	if dir == "" {
-		dir = ev.Cwd
-	}
 	cmd := exec.Command("sh", "-c", h.spec.Command)
 	cmd.Dir = dir
 	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env, Hide: h.opts.Hide,

@@ -201,6 +201,8 @@ func TestCommandHookInput(t *testing.T) {
 	project := t.TempDir()
 	out := filepath.Join(t.TempDir(), "seen")
 	cmdline := `cat > "` + out + `.json"; pwd > "` + out + `.pwd"; printf '%s\n%s\n' "$CLAUDE_PROJECT_DIR" "$WEAVE_PROJECT_DIR" > "` + out + `.env"`
+	// An event with a session gets the session's transcript.
+	transcript := func(id string) string { return filepath.Join(project, ".weave", "sessions", id+".jsonl") }
 	tests := []struct {
 		name string
 		spec CommandSpec
@@ -212,7 +214,7 @@ func TestCommandHookInput(t *testing.T) {
 			spec: CommandSpec{Event: "PreToolUse", Command: cmdline},
 			ev:   plugins.Event{Name: plugins.EventToolExecuteBefore, SessionID: "s1", Tool: plugins.ToolEdit, Args: map[string]any{"path": "src/a.go", "old_string": "a", "new_string": "b"}},
 			want: map[string]any{
-				"session_id": "s1", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "PreToolUse",
+				"session_id": "s1", "transcript_path": transcript("s1"), "cwd": project, "permission_mode": "default", "hook_event_name": "PreToolUse",
 				"tool_name":  "Edit",
 				"tool_input": map[string]any{"file_path": filepath.Join(project, "src/a.go"), "old_string": "a", "new_string": "b"},
 			},
@@ -223,7 +225,7 @@ func TestCommandHookInput(t *testing.T) {
 			ev: plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s1", Tool: plugins.ToolBash, Args: map[string]any{"command": "false"},
 				Result: &plugins.ToolResult{Output: "oops", IsError: true, ExitCode: 1}},
 			want: map[string]any{
-				"session_id": "s1", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "PostToolUse",
+				"session_id": "s1", "transcript_path": transcript("s1"), "cwd": project, "permission_mode": "default", "hook_event_name": "PostToolUse",
 				"tool_name": "Bash", "tool_input": map[string]any{"command": "false"},
 				"tool_response": map[string]any{"output": "oops", "success": false, "is_error": true, "exit_code": float64(1)},
 			},
@@ -232,25 +234,31 @@ func TestCommandHookInput(t *testing.T) {
 			name: "UserPromptSubmit",
 			spec: CommandSpec{Event: "UserPromptSubmit", Command: cmdline},
 			ev:   plugins.Event{Name: plugins.EventChatMessage, SessionID: "s2", Message: "do it"},
-			want: map[string]any{"session_id": "s2", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "do it"},
+			want: map[string]any{"session_id": "s2", "transcript_path": transcript("s2"), "cwd": project, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "do it"},
 		},
 		{
 			name: "Stop",
 			spec: CommandSpec{Event: "Stop", Command: cmdline},
 			ev:   plugins.Event{Name: plugins.EventSessionIdle, SessionID: "s3"},
-			want: map[string]any{"session_id": "s3", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": false},
+			want: map[string]any{"session_id": "s3", "transcript_path": transcript("s3"), "cwd": project, "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": false},
 		},
 		{
 			name: "PreCompact",
 			spec: CommandSpec{Event: "PreCompact", Command: cmdline},
 			ev:   plugins.Event{Name: plugins.EventSessionCompacting, SessionID: "s4"},
-			want: map[string]any{"session_id": "s4", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""},
+			want: map[string]any{"session_id": "s4", "transcript_path": transcript("s4"), "cwd": project, "permission_mode": "default", "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""},
+		},
+		{
+			name: "UserPromptSubmit without a session",
+			spec: CommandSpec{Event: "UserPromptSubmit", Command: cmdline},
+			ev:   plugins.Event{Name: plugins.EventChatMessage, Message: "do it"},
+			want: map[string]any{"session_id": "", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "do it"},
 		},
 		{
 			name: "SessionEnd",
 			spec: CommandSpec{Event: "SessionEnd", Command: cmdline},
 			ev:   plugins.Event{Name: plugins.EventSessionEnd, SessionID: "s5", Data: map[string]any{"reason": "logout"}},
-			want: map[string]any{"session_id": "s5", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "SessionEnd", "reason": "logout"},
+			want: map[string]any{"session_id": "s5", "transcript_path": transcript("s5"), "cwd": project, "permission_mode": "default", "hook_event_name": "SessionEnd", "reason": "logout"},
 		},
 	}
 	for _, tt := range tests {

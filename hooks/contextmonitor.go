@@ -22,7 +22,8 @@ const (
 // ContextWindowMonitor watches token use, reported in Event.Data as
 // {"tokens_used": n, "context_window": m} on chat.message and
 // tool.execute.after. At the warn ratio it tells the agent to be economical;
-// at the compact ratio it asks for compaction. Each threshold speaks once per
+// at the compact ratio, where the host compacts the conversation, it tells
+// the agent so. Each threshold speaks once per
 // session, and again only after the session has been compacted.
 type ContextWindowMonitor struct {
 	warn, compact float64
@@ -41,6 +42,10 @@ func NewContextWindowMonitor(warn, compact float64) *ContextWindowMonitor {
 	}
 	return &ContextWindowMonitor{warn: warn, compact: compact, level: make(map[string]int)}
 }
+
+// CompactRatio is the share of the context window at which the monitor
+// asks for compaction: the ratio the host compacts at.
+func (h *ContextWindowMonitor) CompactRatio() float64 { return h.compact }
 
 func (h *ContextWindowMonitor) info() plugins.Info {
 	return builtinInfo(ContextWindowMonitorID, PriorityContext,
@@ -73,8 +78,10 @@ func (h *ContextWindowMonitor) Handle(_ context.Context, ev plugins.Event) (plug
 	switch {
 	case ratio >= h.compact && h.level[ev.SessionID] < 2:
 		h.level[ev.SessionID] = 2
-		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). Compact the session now: "+
-			"summarise the work so far and the next steps before continuing.", pct, used, window)), nil
+		// The host compacts before the next model call: the model is told
+		// what happened, not asked to summarise.
+		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). The conversation is being compacted: "+
+			"its earlier part is replaced by a summary. Carry on with the current step; do not start over.", pct, used, window)), nil
 	case ratio >= h.warn && ratio < h.compact && h.level[ev.SessionID] < 1:
 		h.level[ev.SessionID] = 1
 		return withContext(fmt.Sprintf("Context window %d%% full (%.0f of %.0f tokens). Be economical: "+

@@ -126,8 +126,8 @@
 //     bounded.
 //   - weave.pattern-md-only keeps Pattern to .md files under .weave/.
 //   - weave.keyword-detector turns "ultrawork"/"ulw" into an instruction.
-//   - weave.context-window-monitor warns on token use and asks for
-//     compaction.
+//   - weave.context-window-monitor warns on token use and, at the ratio
+//     where the host compacts, tells the agent so.
 //   - weave.rules-injector adds the nearest AGENTS.md, CLAUDE.md or .rules.
 //   - weave.write-existing-file-guard requires reading before overwriting.
 //   - weave.verification-reminder points at the Verification section when

@@ -112,6 +112,9 @@ func BusOptions(cfg *config.Config) (bus.Options, error) {
 	if cfg.Bus.MaxTopics > 0 {
 		o.MaxTopics = cfg.Bus.MaxTopics
 	}
+	if cfg.Bus.MaxStoreBytes > 0 {
+		o.MaxStoreBytes = int64(cfg.Bus.MaxStoreBytes)
+	}
 	if err := o.Validate(); err != nil {
 		return o, fmt.Errorf("config bus: %w", err)
 	}
@@ -380,9 +383,9 @@ type BusDelegator struct {
 }
 
 // Delegate asks agent to do prompt on behalf of caller.
-func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, _, agent, prompt string) (string, error) {
+func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, session, agent, prompt string) (string, error) {
 	topic := BusAgentTopic(agent)
-	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path()})
+	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path(), SessionID: session})
 	if err != nil {
 		return "", fmt.Errorf("encode request to %s: %w", topic, err)
 	}
@@ -430,9 +433,10 @@ const AgentBusTimeout = 30 * time.Minute
 // delegation and outside peers reach it. A request's "from" chain becomes
 // the caller, so the capability ceiling holds through the bus: services
 // gets Caller{Agent: from's last}.Delegated(role), or Caller{Agent: role}
-// with no chain, and returns the host services the agent works with. The
-// returned func unsubscribes them.
-func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, roles []string, services func(c tools.Caller) plugins.Host) (func() error, error) {
+// with no chain, and returns the host services the agent works with in the
+// request's session ("" when it names none). The returned func
+// unsubscribes them.
+func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, roles []string, services func(c tools.Caller, session string) plugins.Host) (func() error, error) {
 	var subs []bus.Subscription
 	stop := func() error {
 		var errs []error
@@ -456,17 +460,22 @@ func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor
 
 // ToolServices returns services for ServeAgentsOnBus: each agent's tool
 // calls go through tools (the capability gate, then the tool hooks) as the
-// caller the request named, in session.
-func ToolServices(t *tools.Tools, session string, logger *slog.Logger) func(c tools.Caller) plugins.Host {
+// caller the request named, in the session it named (a delegation's child
+// session), else in session.
+func ToolServices(t *tools.Tools, session string, logger *slog.Logger) func(c tools.Caller, session string) plugins.Host {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return func(c tools.Caller) plugins.Host {
-		return t.Services(c, session, tools.Scope{}, logger.With("agent", c.Role()))
+	return func(c tools.Caller, requested string) plugins.Host {
+		s := session
+		if requested != "" {
+			s = requested
+		}
+		return t.Services(c, s, tools.Scope{}, logger.With("agent", c.Role()))
 	}
 }
 
-func agentHandler(role string, agent plugins.Agent, services func(c tools.Caller) plugins.Host) bus.Handler {
+func agentHandler(role string, agent plugins.Agent, services func(c tools.Caller, session string) plugins.Host) bus.Handler {
 	return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
 		var p agentPayload
 		if err := json.Unmarshal(m.Payload, &p); err != nil || strings.TrimSpace(p.Prompt) == "" {
@@ -476,7 +485,7 @@ func agentHandler(role string, agent plugins.Agent, services func(c tools.Caller
 		if len(p.From) > 0 {
 			caller = tools.Caller{Agent: p.From[len(p.From)-1], Chain: p.From}.Delegated(role)
 		}
-		resp, err := agent.Handle(ctx, services(caller), plugins.AgentRequest{SessionID: p.SessionID, Prompt: p.Prompt})
+		resp, err := agent.Handle(ctx, services(caller, p.SessionID), plugins.AgentRequest{SessionID: p.SessionID, Prompt: p.Prompt})
 		if err != nil {
 			return bus.Ack{}, fmt.Errorf("%s: %w", role, err)
 		}

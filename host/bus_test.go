@@ -428,7 +428,7 @@ func TestBusDelegatorToPeer(t *testing.T) {
 		t.Errorf("Delegate(thread) = %q, want the peer's answer", answer)
 	}
 	p := bustest.Recv(t, "the delegation request", got)
-	want := map[string]any{"type": "agent.request", "prompt": "find the callers of Parse", "from": []any{"loom"}}
+	want := map[string]any{"type": "agent.request", "prompt": "find the callers of Parse", "from": []any{"loom"}, "session_id": "s1"}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("request payload (-want +got):\n%s", diff)
 	}
@@ -495,7 +495,11 @@ func TestAgentHandlerThroughDelegator(t *testing.T) {
 	b, _ := bus.NewMemory(bus.DefaultOptions())
 	defer b.Close()
 	ctx := context.Background()
-	services := func(c tools.Caller) plugins.Host { return callerHost{c: c} }
+	var sessions []string
+	services := func(c tools.Caller, session string) plugins.Host {
+		sessions = append(sessions, session)
+		return callerHost{c: c}
+	}
 	if _, err := b.Subscribe(ctx, BusAgentTopic("thread"), agentHandler("thread", echoAgent{}, services), bus.SubscribeOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -506,6 +510,9 @@ func TestAgentHandlerThroughDelegator(t *testing.T) {
 	got, err := d.Delegate(ctx, tools.Caller{Agent: "tapestry", Chain: []string{"loom", "tapestry"}}, "s1", "thread", "look")
 	if want := "echo: look as loom > tapestry > thread"; err != nil || got != want {
 		t.Errorf("Delegate(thread) = %q, %v; want %q (the chain carried over the bus)", got, err, want)
+	}
+	if len(sessions) != 1 || sessions[0] != "s1" {
+		t.Errorf("delegated services got sessions %q, want the delegation's session s1", sessions)
 	}
 	if _, err := d.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "spindle", "look"); err == nil || !strings.Contains(err.Error(), "plugin died") {
 		t.Errorf("Delegate(spindle) = %v, want the agent's failure", err)
@@ -526,7 +533,7 @@ func TestServeAgentsOnBusSubscribesEveryRole(t *testing.T) {
 	}
 	defer sup.Close(context.Background())
 	ctx := context.Background()
-	stop, err := ServeAgentsOnBus(ctx, b, sup, agents.RoleNames(), func(c tools.Caller) plugins.Host { return callerHost{c: c} })
+	stop, err := ServeAgentsOnBus(ctx, b, sup, agents.RoleNames(), func(c tools.Caller, _ string) plugins.Host { return callerHost{c: c} })
 	if err != nil {
 		t.Fatalf("ServeAgentsOnBus = %v", err)
 	}
@@ -564,7 +571,7 @@ func TestToolServicesKeepTheCeiling(t *testing.T) {
 		{tools.Caller{Agent: "loom"}.Delegated("thread"), true},
 	}
 	for _, tc := range tests {
-		res, err := services(tc.caller).CallTool(context.Background(), write)
+		res, err := services(tc.caller, "").CallTool(context.Background(), write)
 		if err != nil {
 			t.Fatalf("CallTool(write) as %s = %v", tc.caller, err)
 		}

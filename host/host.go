@@ -177,6 +177,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
+	h.model.plans = h.planSnapshot
 	return h, nil
 }
 
@@ -189,7 +190,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.funcFor))
+		tools.WithModel(h.model.funcFor), tools.WithSessionLinks(h.model.link), tools.WithWatch(h.model.toolActivity))
 }
 
 // Close stops everything the host started, in the reverse order of its
@@ -241,6 +242,14 @@ func (h *Host) Tools() *tools.Tools { return h.tools }
 // The host must be opened WithTools; with a bus, the run's progress goes on
 // it as loop events and the agents answer delegation there.
 func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer) (run.Result, error) {
+	return h.StartWorkIn(ctx, "", name, observe)
+}
+
+// StartWorkIn is StartWork in session (empty: a new one): a chat hands its
+// session to Tapestry, so state.json names it as the plan's, Tapestry's
+// conversation goes to its transcript, and the person's messages there
+// count as theirs for the work-continuation hook.
+func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe run.Observer) (run.Result, error) {
 	if h.tools == nil {
 		return run.Result{}, errors.New("start work: the host was opened without its tools (host.WithTools)")
 	}
@@ -260,6 +269,10 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
 			case ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			case ModelCompacted:
+				if ev.Compaction != nil {
+					observe(run.Event{Type: run.EventModelCompacted, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.Line()})
+				}
 			}
 		})
 		defer stop()
@@ -267,6 +280,7 @@ func (h *Host) StartWork(ctx context.Context, name string, observe run.Observer)
 	o := run.Options{
 		Project: h.project,
 		Name:    name,
+		Session: session,
 		Config:  h.cfg,
 		Agent:   h.sup.Agent(agents.AgentID(agents.Tapestry)),
 		Route:   h.categoryRoute,
@@ -321,6 +335,20 @@ func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.A
 		plugins.AgentRequest{SessionID: session, Prompt: prompt, History: history})
 }
 
+// UserMessage tells the hooks that the person wrote text to agent in
+// session now (chat.message with source "user"), ahead of the turn that
+// will carry it: a message typed while a plan runs in the session pauses
+// the plan's continuation at once. What the hooks answer (added context)
+// reaches the model with the message itself, when Ask sends it.
+func (h *Host) UserMessage(ctx context.Context, session, agent, text string) error {
+	if h.pipeline == nil {
+		return nil
+	}
+	_, err := h.pipeline.Run(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: session, Agent: agent,
+		Cwd: h.project, Time: time.Now(), Message: text, Data: map[string]any{"source": "user", "queued": true}})
+	return err
+}
+
 // DeniedTopic is where a host publishes the tool calls it refused.
 const DeniedTopic = "system:tool.denied"
 
@@ -357,8 +385,8 @@ func (g *guardFailure) record(ev plugins.Event, rep hooks.Report) {
 	if g.first != nil {
 		return
 	}
-	g.first = fmt.Errorf("hook %s failed on %s (%s) and its failure policy is closed, so the run stops; fix it, or turn it off with disabled_hooks: [%s] in .weave/config.yaml",
-		rep.Hook, ev.Name, rep.Error, rep.Hook)
+	g.first = fmt.Errorf("hook %s failed on %s and its failure policy is closed, so the run stops (fix it, or turn it off with disabled_hooks: [%s] in .weave/config.yaml): %s",
+		rep.Hook, ev.Name, rep.Hook, rep.Error)
 }
 
 func (g *guardFailure) err() error {

@@ -12,24 +12,53 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plugins"
 )
 
 // SessionLine is one line of a session's transcript,
 // .weave/sessions/<id>.jsonl: a message (the person's, the model's with its
-// tool calls, or a tool result) or the token use of one model call. Every
-// agent of the session writes to it, delegated ones included, each line
-// naming its agent.
+// tool calls, or a tool result), the token use of one model call, or a
+// compaction. Every agent of the session writes to it, delegated ones
+// included, each line naming its agent.
 type SessionLine struct {
 	Time time.Time `json:"time"`
-	// Type is "message", "usage", or "conversation", which starts a new
-	// conversation of its agent (a later delegation to the same role).
+	// Type is "message", "usage", "conversation", which starts a new
+	// conversation of its agent (a later delegation to the same role),
+	// "compaction", or "parent".
+	//
+	// A delegated session starts with a "parent" line: Parent names the
+	// session that delegated and Agent the agent that did.
 	Type    string               `json:"type"`
 	Agent   string               `json:"agent"`
+	Parent  string               `json:"parent,omitempty"`
 	Message *plugins.ChatMessage `json:"message,omitempty"`
-	Usage   *plugins.Usage       `json:"usage,omitempty"`
-	Model   string               `json:"model,omitempty"`
+	// Child is set on the result of a task call: the session the
+	// delegated agent worked in.
+	Child string         `json:"child,omitempty"`
+	Usage *plugins.Usage `json:"usage,omitempty"`
+	Model string         `json:"model,omitempty"`
+
+	// A compaction line carries the summary the model wrote, the message
+	// that replaces the first Covered messages of the conversation (as it
+	// stood: after any earlier compaction) in Message, the summary call's
+	// Usage, and the conversation's size before and after. The messages it
+	// replaces stay in the file above it.
+	Summary      string `json:"summary,omitempty"`
+	Covered      int    `json:"covered,omitempty"`
+	Trigger      string `json:"trigger,omitempty"`
+	TokensBefore int64  `json:"tokens_before,omitempty"`
+	TokensAfter  int64  `json:"tokens_after,omitempty"`
 }
+
+// Session line types.
+const (
+	lineMessage      = "message"
+	lineUsage        = "usage"
+	lineConversation = "conversation"
+	lineParent       = "parent"
+	lineCompaction   = "compaction"
+)
 
 // sessionLog appends model calls to their session's transcript. It writes
 // what the model saw and said, never credentials.
@@ -40,13 +69,16 @@ type sessionLog struct {
 	// written counts the messages of each agent's conversation already on
 	// file, by session and agent.
 	written map[[2]string]int
+	// children names the session each delegating tool call started, by
+	// session and call id, until its result is on file.
+	children map[[2]string]string
 }
 
 func newSessionLog(project string) *sessionLog {
 	if project == "" {
 		return nil
 	}
-	return &sessionLog{dir: filepath.Join(project, ".weave", "sessions"), written: map[[2]string]int{}}
+	return &sessionLog{dir: layout.NewProject(project).Sessions(), written: map[[2]string]int{}, children: map[[2]string]string{}}
 }
 
 var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -54,6 +86,22 @@ var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // record appends the request's messages not yet on file, the answer and
 // its usage.
 func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp plugins.ChatResponse) error {
+	answer, u := resp.Message, resp.Usage
+	return l.write(session, agent, req.Messages, &answer, &u, resp.Model)
+}
+
+// recordCut appends the messages of a call that was cut off (the person
+// interrupted it) and the text the model had written by then, so that the
+// turn is on file to resume.
+func (l *sessionLog) recordCut(session, agent string, msgs []plugins.ChatMessage, partial string) error {
+	var answer *plugins.ChatMessage
+	if partial != "" {
+		answer = &plugins.ChatMessage{Role: plugins.RoleAssistant, Content: partial}
+	}
+	return l.write(session, agent, msgs, answer, nil, "")
+}
+
+func (l *sessionLog) write(session, agent string, msgs []plugins.ChatMessage, answer *plugins.ChatMessage, u *plugins.Usage, model string) error {
 	if l == nil || session == "" {
 		return nil
 	}
@@ -64,7 +112,7 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	defer l.mu.Unlock()
 	key := [2]string{session, agent}
 	from := l.written[key]
-	if from > len(req.Messages) {
+	if from > len(msgs) {
 		// A shorter chat is a new conversation of the same agent (a second
 		// delegation in one session).
 		from = 0
@@ -72,19 +120,50 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	now := time.Now().UTC()
 	var lines []SessionLine
 	if from == 0 {
-		lines = append(lines, SessionLine{Time: now, Type: "conversation", Agent: agent})
+		lines = append(lines, SessionLine{Time: now, Type: lineConversation, Agent: agent})
 	}
-	for i := from; i < len(req.Messages); i++ {
-		m := req.Messages[i]
-		lines = append(lines, SessionLine{Time: now, Type: "message", Agent: agent, Message: &m})
+	for i := from; i < len(msgs); i++ {
+		m := msgs[i]
+		line := SessionLine{Time: now, Type: lineMessage, Agent: agent, Message: &m}
+		if m.Role == plugins.RoleTool && m.ToolCallID != "" {
+			ck := [2]string{session, m.ToolCallID}
+			line.Child = l.children[ck]
+			delete(l.children, ck)
+		}
+		lines = append(lines, line)
 	}
-	answer := resp.Message
-	u := resp.Usage
-	lines = append(lines,
-		SessionLine{Time: now, Type: "message", Agent: agent, Message: &answer, Model: resp.Model},
-		SessionLine{Time: now, Type: "usage", Agent: agent, Usage: &u, Model: resp.Model})
-	l.written[key] = len(req.Messages) + 1
+	n := len(msgs)
+	if answer != nil {
+		lines = append(lines, SessionLine{Time: now, Type: lineMessage, Agent: agent, Message: answer, Model: model})
+		n++
+	}
+	if u != nil {
+		lines = append(lines, SessionLine{Time: now, Type: lineUsage, Agent: agent, Usage: u, Model: model})
+	}
+	l.written[key] = n
+	return l.append(session, lines)
+}
 
+// link starts the transcript of child, a session delegated from parent by
+// agent's tool call callID: its first line names them, and the call's
+// result in parent's transcript will name child.
+func (l *sessionLog) link(parent, child, agent, callID string) error {
+	if l == nil || parent == "" || child == "" {
+		return nil
+	}
+	if !sessionIDRE.MatchString(child) {
+		return fmt.Errorf("session id %q is not a plain name", child)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if callID != "" {
+		l.children[[2]string{parent, callID}] = child
+	}
+	return l.append(child, []SessionLine{{Time: time.Now().UTC(), Type: lineParent, Agent: agent, Parent: parent}})
+}
+
+// append writes lines to session's transcript; l.mu is held.
+func (l *sessionLog) append(session string, lines []SessionLine) error {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return err
 	}
@@ -102,9 +181,38 @@ func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp
 	return f.Close()
 }
 
+// compaction appends a compaction of agent's conversation: summary, the
+// message msg that replaces the first info.Messages messages, and the
+// summary call's usage.
+func (l *sessionLog) compaction(session, agent, summary string, msg plugins.ChatMessage, info Compaction, resp plugins.ChatResponse) error {
+	if l == nil || session == "" {
+		return nil
+	}
+	if !sessionIDRE.MatchString(session) {
+		return fmt.Errorf("session id %q is not a plain name", session)
+	}
+	u := resp.Usage
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.append(session, []SessionLine{{Time: time.Now().UTC(), Type: lineCompaction, Agent: agent, Message: &msg,
+		Usage: &u, Model: resp.Model, Summary: summary, Covered: info.Messages, Trigger: info.Trigger,
+		TokensBefore: info.TokensBefore, TokensAfter: info.TokensAfter}})
+}
+
+// rebase says agent's next message list in session starts with the n
+// messages history gave it, which are on file.
+func (l *sessionLog) rebase(session, agent string, n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.written[[2]string{session, agent}] = n
+	l.mu.Unlock()
+}
+
 // history reads agent's last conversation in session back from its
-// transcript: what a resumed chat continues. A session with no transcript
-// has no history.
+// transcript, each compaction's summary in place of what it covers: what a
+// resumed chat continues. A session with no transcript has no history.
 func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, error) {
 	if l == nil || session == "" {
 		return nil, nil
@@ -130,11 +238,17 @@ func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, erro
 			continue
 		}
 		switch line.Type {
-		case "conversation":
+		case lineConversation:
 			msgs = msgs[:0]
-		case "message":
+		case lineMessage:
 			if line.Message != nil {
 				msgs = append(msgs, *line.Message)
+			}
+		case lineCompaction:
+			if line.Message != nil {
+				// The summary replaces the messages it covers, in place.
+				rest := msgs[min(max(line.Covered, 0), len(msgs)):]
+				msgs = append(append(make([]plugins.ChatMessage, 0, len(rest)+1), *line.Message), rest...)
 			}
 		}
 	}

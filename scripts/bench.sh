@@ -116,6 +116,10 @@ fi
 if want model; then
   echo "== Model (target: the host adds <= 1 ms to a model call, fake model answering at once)"
   pair "model call through the host vs provider alone" ns/op ./host 'BenchmarkModelCallThroughHost$' ./host 'BenchmarkModelCallDirect$' 300x
+  echo "   (target: <= 1 ms of host per agent step, i.e. per tool call; session memory bounded by the window, not the turns)"
+  pair "agent step (model + read) vs model call alone" ns/op ./host 'BenchmarkAgentStep$' ./host 'BenchmarkModelCallDirect$' 300x
+  single "host overhead per agent step (step - model)" host-ns/op ./host 'BenchmarkAgentStep$' 300x
+  pair "session heap after 1,000 turns vs 100 (compacted)" retained-B ./host 'BenchmarkSessionMemory$/^turns=1000$' ./host 'BenchmarkSessionMemory$/^turns=100$' 1x
 fi
 
 if want bus; then
@@ -127,4 +131,5 @@ if want bus; then
   pair "v1 envelope over UDS, Go client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "v1 envelope over UDS, raw client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds-raw-client$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "nats backend publish->deliver vs nats.go" ns/op ./bus/natsbus 'BenchmarkPublishDeliver$' ./bus/natsbus 'BenchmarkBareNATS$' 1s
+  single "400 MB over 40k append-only topics, bound 64 MiB" heap-MiB ./bus 'BenchmarkStoreFlood$' 100000x
 fi

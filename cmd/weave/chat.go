@@ -27,29 +27,66 @@ type chatOptions struct {
 	Prompt  string
 	Agent   string
 	JSON    bool
+	// Resume continues a session: its id, or resumeLatest.
+	Resume string
+	// agentSet says --agent was given, which wins over a resumed
+	// session's agent.
+	agentSet bool
+	// interactive is set when stdin is a terminal and there is no -p.
+	interactive bool
 }
+
+// resumeLatest is --resume given without an id.
+const resumeLatest = "latest"
 
 func newCmdChat(g *globalOptions, s *Streams, runF func(context.Context, *chatOptions) error) *cobra.Command {
 	opts := &chatOptions{globalOptions: g, Streams: s}
 	cmd := &cobra.Command{
-		Use:   "chat -p PROMPT",
-		Short: "Ask an agent (Loom by default) one question and print its answer",
-		Long: `Ask an agent one question: the agent thinks with the configured model
-(model.provider, model.name), uses the tools of its capability row through the
-capability gate and the hooks, may delegate (Loom hands work to Thread, Pattern
-and the others), and its answer streams to stdout as the model writes it.
-Tool calls are shown on stderr. With no -p, the prompt is read from stdin when
-stdin is not a terminal.
+		Use:   "chat [-p PROMPT] [--resume [ID]]",
+		Short: "Talk with an agent (Loom by default): interactively, or one prompt with -p",
+		Long: `Talk with an agent: it thinks with the configured model (model.provider,
+model.name), uses the tools of its capability row through the capability gate
+and the hooks, may delegate (Loom hands work to Thread, Pattern and the
+others), and its answer streams to stdout as the model writes it. Tool calls
+are shown on stderr as they happen.
+
+On a terminal, weave chat is a conversation: type a message and press Enter;
+/help lists the slash commands (/start-work, /plan, /status, /agents, /exit).
+Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
+Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
+` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
+
+With -p, or a prompt piped on stdin, the agent answers once and weave exits.
 
 Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
-		Args: argsBetween(0, 0),
+		Example: `  weave chat
+  weave chat -p "what does this project test with?"
+  weave chat --resume                      # the latest session
+  weave chat --resume chat-1a2b3c4d -p "and the integration tests?"`,
+		Args:              argsBetween(0, 1),
+		ValidArgsFunction: completeSessionIDs(g),
 		RunE: func(c *cobra.Command, args []string) error {
-			if opts.Prompt == "" {
-				p, err := pipedPrompt(opts.Streams.In)
-				if err != nil {
-					return err
+			opts.agentSet = c.Flags().Changed("agent")
+			if len(args) == 1 {
+				// --resume takes its id as the next word too.
+				if opts.Resume != resumeLatest {
+					return usageErrorf("weave chat takes no arguments; did you mean -p %q or --resume %s?", args[0], args[0])
 				}
-				opts.Prompt = p
+				opts.Resume = args[0]
+			}
+			if opts.Prompt == "" {
+				if isTerminal(opts.Streams.In) {
+					opts.interactive = true
+				} else {
+					p, err := pipedPrompt(opts.Streams.In)
+					if err != nil {
+						return err
+					}
+					opts.Prompt = p
+				}
+			}
+			if opts.interactive && opts.JSON {
+				return usageErrorf("--json needs a prompt: weave chat --json -p \"...\"")
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -58,16 +95,22 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Prompt, "print", "p", "", "the prompt: answer it once and exit")
-	cmd.Flags().StringVar(&opts.Agent, "agent", agents.Loom, "the agent to ask (a primary role: loom, tapestry, or a custom agent with mode: primary)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, model.usage, result)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", agents.Loom, "the agent to talk to (a primary role: loom, tapestry, or a custom agent with mode: primary)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, tool.start, tool.result, model.usage, model.compacted, result)")
+	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
+	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
+	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
 	return cmd
 }
 
-// pipedPrompt reads the prompt from in when it is not a terminal.
+// isTerminal reports whether r is an interactive terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// pipedPrompt reads the prompt from in, which is not a terminal.
 func pipedPrompt(in io.Reader) (string, error) {
-	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return "", usageErrorf(`weave chat needs a prompt: weave chat -p "..." (an interactive chat is not available yet)`)
-	}
 	b, err := io.ReadAll(in)
 	if err != nil {
 		return "", fmt.Errorf("read the prompt from stdin: %w", err)
@@ -79,8 +122,40 @@ func pipedPrompt(in io.Reader) (string, error) {
 	return p, nil
 }
 
+// chatSessionFor picks the session of the chat and its agent: a new one,
+// or the one --resume names, whose agent it keeps unless --agent says.
+func chatSessionFor(project string, opts *chatOptions) (session, agent string, err error) {
+	agent = opts.Agent
+	if opts.Resume == "" {
+		return "chat-" + uuid.NewString()[:8], agent, nil
+	}
+	var sum host.SessionSummary
+	if opts.Resume == resumeLatest {
+		sum, err = host.LatestSession(project)
+		if err != nil {
+			return "", "", &exitError{code: exitFailed, err: err}
+		}
+	} else {
+		s, err := host.ReadSession(project, opts.Resume)
+		if err != nil {
+			return "", "", &exitError{code: exitFailed, err: err}
+		}
+		sum = s.SessionSummary
+	}
+	if !opts.agentSet && sum.Agent != "" {
+		if r, ok := agents.RoleByName(sum.Agent); ok && r.Mode == agents.ModePrimary {
+			agent = r.Name
+		}
+	}
+	return sum.ID, agent, nil
+}
+
 func chatRun(ctx context.Context, opts *chatOptions) error {
 	project, err := opts.project()
+	if err != nil {
+		return err
+	}
+	session, agent, err := chatSessionFor(project, opts)
 	if err != nil {
 		return err
 	}
@@ -88,27 +163,35 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
+	// The project's roles: a custom agent with mode primary is asked too.
 	roster, err := tools.Roster(cfg)
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(roster, func(r agents.Role) bool { return strings.EqualFold(r.Name, opts.Agent) })
+	i := slices.IndexFunc(roster, func(r agents.Role) bool { return strings.EqualFold(r.Name, agent) })
 	if i < 0 || roster[i].Mode != agents.ModePrimary {
-		return usageErrorf("--agent %q: choose a primary agent (%s)", opts.Agent, strings.Join(primaryRoles(roster), ", "))
+		return usageErrorf("--agent %q: choose a primary agent (%s)", agent, strings.Join(primaryRoles(roster), ", "))
 	}
 	role := roster[i]
 	// Say what to configure before any plugin starts.
 	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
+	if opts.interactive {
+		// Ctrl-C belongs to the chat: it ends a turn, not the process, so
+		// the host lives on past the signal that cancels ctx.
+		ctx = context.WithoutCancel(ctx)
+	}
 	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())
 	if err != nil {
 		return err
 	}
 	defer closeHost()
-
-	session := "chat-" + uuid.NewString()[:8]
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
+	if opts.interactive {
+		c := &chat{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		return c.run(ctx, opts.Streams.In)
+	}
 	stop := h.ObserveModel(tr.observe)
 	resp, err := h.Ask(ctx, role.Name, session, opts.Prompt)
 	stop()
@@ -158,18 +241,58 @@ func (t *transcript) observe(ev host.ModelEvent) {
 		fmt.Fprint(t.out, ev.Text)
 		t.streamed.WriteString(ev.Text)
 		t.any = true
-	case host.ModelToolCall:
+	case host.ToolStart:
 		t.endLine()
-		if ev.Agent == t.agent {
-			fmt.Fprintf(t.errOut, "→ %s\n", ev.Tool)
-		} else {
-			fmt.Fprintf(t.errOut, "  [%s] → %s\n", ev.Agent, ev.Tool)
-		}
+		fmt.Fprintf(t.errOut, "%s→ %s %s\n", t.who(ev.Agent), ev.Tool, ev.Args)
+	case host.ToolResult:
+		t.endLine()
+		fmt.Fprintf(t.errOut, "%s  ⎿ %s %s\n", t.who(ev.Agent), ev.Tool, toolOutcome(ev))
 	case host.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
 		}
+	case host.ModelCompacted:
+		t.endLine()
+		if ev.Compaction == nil {
+			return
+		}
+		if ev.Agent == t.agent {
+			fmt.Fprintln(t.errOut, ev.Compaction.Line())
+		} else {
+			fmt.Fprintf(t.errOut, "  [%s] %s\n", ev.Agent, ev.Compaction.Line())
+		}
 	}
+}
+
+// who prefixes the lines of a delegated agent with its name.
+func (t *transcript) who(agent string) string {
+	if agent == t.agent {
+		return ""
+	}
+	return "  [" + agent + "] "
+}
+
+// toolOutcome says how a tool call ended: denied and why, failed and why,
+// or the size of its result.
+func toolOutcome(ev host.ModelEvent) string {
+	switch {
+	case ev.Denied:
+		return "denied: " + strings.TrimPrefix(ev.Error, "denied: ")
+	case ev.IsError:
+		return "failed: " + ev.Error
+	}
+	return "allowed, " + byteSize(ev.Size)
+}
+
+// byteSize shows n bytes briefly.
+func byteSize(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
 // endLine ends the streamed text of a call with a newline.
@@ -178,6 +301,18 @@ func (t *transcript) endLine() {
 		fmt.Fprintln(t.out)
 	}
 	t.streamed.Reset()
+}
+
+// endTurn ends a turn of the conversation: the streamed text ends its
+// line, and an answer that did not stream is printed whole.
+func (t *transcript) endTurn(output string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLine()
+	if !t.any && output != "" {
+		fmt.Fprintln(t.out, output)
+	}
+	t.any = false
 }
 
 func (t *transcript) finish(output string, err error) error {

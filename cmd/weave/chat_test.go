@@ -126,8 +126,27 @@ func TestChatThroughTheBinary(t *testing.T) {
 				t.Errorf("request %s sent key %q, want the one in WEAVE_TEST_MODEL_KEY", r.Path, r.APIKey)
 			}
 		}
-		assertSessionTranscript(t, dir)
+		parent := assertSessionTranscript(t, dir)
 		assertNoKeyUnder(t, filepath.Join(dir, ".weave"))
+
+		// sessions show displays the tree: Thread's conversation under
+		// Loom's task call, and the tokens of each.
+		code, out, errOut = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "show", parent)
+		for _, w := range []string{"you: what does hello.txt say?", "→ task thread prompt=what is in hello.txt?",
+			"⤷ thread in session " + parent + ".thread-", "      loom: what is in hello.txt?", "        → write x.txt",
+			"        ⎿ write: error: This call was refused", "SESSION", "  " + parent + ".thread-", "loom: hello.txt says hi from the file."} {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("sessions show: exit %d, output lacks %q:\n%s%s", code, w, out, errOut)
+			}
+		}
+		code, out, _ = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "list")
+		if code != 0 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, parent+"\tloom\t") {
+			t.Errorf("sessions list = %q, want the chat's session alone (delegations with --all)", out)
+		}
+		code, out, _ = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "list", "--all")
+		if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "\tthread\t") || !strings.Contains(out, "\t"+parent+"\n") {
+			t.Errorf("sessions list --all = %q, want the delegation too, naming its parent", out)
+		}
 	})
 
 	t.Run("429 then success", func(t *testing.T) {
@@ -187,6 +206,90 @@ func TestChatThroughTheBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("compaction mid-conversation", func(t *testing.T) {
+		dir := project(t, nil)
+		if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte(strings.Repeat("hi from the file\n", 100)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := func() []modeltest.Turn {
+			return []modeltest.Turn{
+				// 1950 of a 2000-token window: past the compact ratio.
+				{Text: "Reading.", ToolCalls: []modeltest.ToolCall{{ID: "r1", Name: "read", Args: `{"path":"hello.txt"}`}}, Usage: &modeltest.Usage{Input: 1900, Output: 50}},
+				{Text: "SUMMARY: the person asked what hello.txt says; it was read."},
+				{Text: "hello.txt says hi from the file.", Usage: &modeltest.Usage{Input: 700, Output: 9}},
+			}
+		}
+		srv := modeltest.NewServer(t, script()...)
+		env := append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+		code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if !strings.HasSuffix(out, "hello.txt says hi from the file.\n") || strings.Contains(out, "SUMMARY") {
+			t.Errorf("stdout = %q, want the answer and not the summary", out)
+		}
+		if !strings.Contains(errOut, "context compacted: 2k → ") {
+			t.Errorf("stderr = %q, want the compaction line", errOut)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d model requests, want 3", len(reqs))
+		}
+		var body struct {
+			Messages []struct {
+				Role       string `json:"role"`
+				Content    string `json:"content"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"messages"`
+		}
+		if err := reqs[2].Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		var roles []string
+		for _, m := range body.Messages {
+			roles = append(roles, m.Role)
+		}
+		// system, the summary, then the tail: the read call and its result.
+		if strings.Join(roles, " ") != "system user assistant tool" || !strings.Contains(body.Messages[1].Content, "SUMMARY: the person asked") ||
+			body.Messages[3].ToolCallID != "r1" || !strings.Contains(body.Messages[3].Content, "hi from the file") {
+			t.Errorf("request after compaction: %+v", body.Messages)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("session files = %v", files)
+		}
+		b, _ := os.ReadFile(files[0])
+		if !strings.Contains(string(b), `"type":"compaction"`) || !strings.Contains(string(b), "what does hello.txt say?") {
+			t.Errorf("transcript lacks the compaction line or the first message:\n%s", b)
+		}
+
+		srv = modeltest.NewServer(t, script()...)
+		env = append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+		code, out, errOut = runWeave(t, bin, project(t, nil), env, "chat", "--json", "-p", "what does hello.txt say?")
+		if code != 0 {
+			t.Fatalf("--json: exit %d: %s", code, errOut)
+		}
+		var found bool
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Type       string
+				Compaction *struct {
+					Trigger      string
+					TokensBefore int64 `json:"tokens_before"`
+				}
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			if ev.Type == "model.compacted" {
+				found = ev.Compaction != nil && ev.Compaction.Trigger == "auto" && ev.Compaction.TokensBefore == 1950
+			}
+		}
+		if !found {
+			t.Errorf("--json output has no model.compacted event with its figures:\n%s", out)
+		}
+	})
+
 	t.Run("json events", func(t *testing.T) {
 		srv := modeltest.NewServer(t, modeltest.Turn{Text: "a b", Usage: &modeltest.Usage{Input: 50, Output: 2}})
 		code, out, errOut := runWeave(t, bin, project(t, nil), chatEnv(t, srv), "chat", "--json", "-p", "hi")
@@ -228,61 +331,82 @@ func assertNoKeyUnder(t *testing.T, dir string) {
 	})
 }
 
-// assertSessionTranscript checks the one session file of the delegation
-// run: Loom's conversation and Thread's in it, each message once.
-func assertSessionTranscript(t *testing.T, dir string) {
+// assertSessionTranscript checks the session files of the delegation run:
+// Loom's conversation in the chat's session, whose task result names the
+// child session, and Thread's in that child session, which names its
+// parent and the delegating agent first; each message once.
+func assertSessionTranscript(t *testing.T, dir string) (parent string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, ".weave", "sessions", "chat-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("session files = %v, want one", files)
+	if len(files) != 2 {
+		t.Fatalf("session files = %v, want the chat's and its delegation's", files)
 	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
+	parentID := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	childID := strings.TrimSuffix(filepath.Base(files[1]), ".jsonl")
+	if !strings.HasPrefix(childID, parentID+".thread-") {
+		t.Fatalf("child session %q, want it named under %q", childID, parentID)
 	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var l struct {
-			Type, Agent string
-			Message     *struct {
-				Role, Content string
-				ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+	describe := func(file string) []string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var l struct {
+				Type, Agent, Parent, Child string
+				Message                    *struct {
+					Role, Content string
+					ToolCalls     []struct{ Tool string } `json:"tool_calls"`
+				}
+				Usage *struct {
+					InputTokens int64 `json:"input_tokens"`
+				}
 			}
-			Usage *struct {
-				InputTokens int64 `json:"input_tokens"`
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("line %q: %v", line, err)
 			}
+			desc := l.Agent + " " + l.Type
+			switch {
+			case l.Parent != "":
+				desc += " " + l.Parent
+			case l.Message != nil && len(l.Message.ToolCalls) > 0:
+				desc += " " + l.Message.Role + " calls"
+			case l.Message != nil:
+				desc += " " + l.Message.Role
+			case l.Type == "usage" && (l.Usage == nil || l.Usage.InputTokens == 0):
+				desc += " without tokens"
+			}
+			if l.Child != "" {
+				desc += " child " + l.Child
+			}
+			got = append(got, desc)
 		}
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		desc := l.Agent + " " + l.Type
-		switch {
-		case l.Type == "conversation":
-		case l.Message != nil && len(l.Message.ToolCalls) > 0:
-			desc += " " + l.Message.Role + " calls"
-		case l.Message != nil:
-			desc += " " + l.Message.Role
-		case l.Usage == nil || l.Usage.InputTokens == 0:
-			desc += " without tokens"
-		}
-		got = append(got, desc)
+		return got
 	}
 	want := []string{
 		"loom conversation", "loom message user", "loom message assistant calls", "loom usage",
+		"loom message tool child " + childID, "loom message assistant", "loom usage",
+	}
+	if got := describe(files[0]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session %s:\n%s\nwant:\n%s", parentID, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	want = []string{
+		"loom parent " + parentID,
 		"thread conversation", "thread message user", "thread message assistant calls", "thread usage",
 		"thread message tool", "thread message tool", "thread message assistant", "thread usage",
-		"loom message tool", "loom message assistant", "loom usage",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("session lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if got := describe(files[1]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("session %s:\n%s\nwant:\n%s", childID, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	return parentID
 }
 
 // TestLiveViewShowsModelText: the model's text streams into the current
 // task's tail, and model events leave the progress alone.
 func TestLiveViewShowsModelText(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
-	m := liveModel{tail: 3, width: 80, now: func() time.Time { return now }}
+	m := liveModel{tail: 4, width: 80, now: func() time.Time { return now }}
 	step := func(ev run.Event) {
 		nm, _ := m.apply(ev)
 		m = nm.(liveModel)
@@ -292,8 +416,9 @@ func TestLiveViewShowsModelText(t *testing.T) {
 		step(run.Event{Type: run.EventModelDelta, Agent: "tapestry", Output: piece})
 	}
 	step(run.Event{Type: run.EventModelToolCall, Agent: "tapestry", Tool: "read"})
+	step(run.Event{Type: run.EventModelCompacted, Agent: "tapestry", Output: "context compacted: 182k → 9k tokens"})
 	got := m.View()
-	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read"} {
+	for _, want := range []string{"1/3", "│ Reading the code.", "│ Then", "│ [tapestry] → read", "│ [tapestry] context compacted: 182k → 9k tokens"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("View() = %q, want it to contain %q", got, want)
 		}

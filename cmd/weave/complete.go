@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -57,5 +58,30 @@ func completeHookNames(g *globalOptions, s *Streams) func(*cobra.Command, []stri
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeSessionIDs completes a session id with the project's sessions,
+// the most recently active first.
+func completeSessionIDs(g *globalOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		project, err := g.project()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		list, err := host.Sessions(project)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var ids []string
+		for _, s := range list {
+			if strings.HasPrefix(s.ID, prefix) {
+				ids = append(ids, s.ID+"\t"+s.Agent)
+			}
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
 }

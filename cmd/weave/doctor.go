@@ -1,14 +1,20 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/model"
 )
 
 // check is one finding of weave doctor.
@@ -24,9 +30,10 @@ func newCmdDoctor(g *globalOptions, s *Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the project: config, plugins, model key, bus; say what to fix",
+		Short: "Check the project: config, plugins, model provider, bus; say what to fix",
 		Long: `Check what a run needs: the configuration loads, every plugin answers, the
-model provider's key variable is set (its value is never printed), and the bus
+model provider answers and serves model.name (it lists its models, which
+costs no tokens; the key is never printed), and the bus
 named by bus.url answers. Exits 1 when a check fails.`,
 		Example: `  weave doctor
   weave doctor --json | jq '.[] | select(.ok | not)'`,
@@ -108,16 +115,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		_ = h.Close(context.WithoutCancel(ctx))
 	}
 
-	switch {
-	case cfg.Model.Provider == "" || cfg.Model.Provider == "none":
-		out = append(out, check{Name: "model", OK: true, Detail: "no provider configured: runbook tasks run, tasks without shell blocks need model.provider"})
-	case cfg.Model.APIKeyEnv == "":
-		out = append(out, check{Name: "model", Detail: cfg.Model.Provider + ": model.api_key_env is not set", Fix: "set model.api_key_env to the variable holding the key"})
-	case os.Getenv(cfg.Model.APIKeyEnv) == "":
-		out = append(out, check{Name: "model", Detail: fmt.Sprintf("%s: %s is empty or unset", cfg.Model.Provider, cfg.Model.APIKeyEnv), Fix: "export " + cfg.Model.APIKeyEnv + " in the shell that runs weave"})
-	default:
-		out = append(out, check{Name: "model", OK: true, Detail: fmt.Sprintf("%s: key present in %s (not shown)", cfg.Model.Provider, cfg.Model.APIKeyEnv)})
-	}
+	out = append(out, modelCheck(ctx, cfg.Model))
 
 	if url := host.BusURL(cfg, ""); url == "" {
 		out = append(out, check{Name: "bus", OK: true, Detail: "embedded (no bus.url)"})
@@ -129,6 +127,55 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 	}
 	return out
 }
+
+// modelCheck says whether the configured provider answers with the key
+// given, and serves the model named: it lists the provider's models, which
+// costs no tokens. The key's value is never shown.
+func modelCheck(ctx context.Context, mc config.ModelConfig) check {
+	if mc.Provider == "" || mc.Provider == "none" {
+		return check{Name: "model", OK: true, Detail: "no provider configured: runbook tasks run, tasks without shell blocks need model.provider"}
+	}
+	s, err := model.FromConfig(mc, os.Getenv)
+	if err != nil {
+		c := check{Name: "model", Detail: err.Error()}
+		if s.KeyEnv == "" {
+			s.KeyEnv = cmp.Or(mc.APIKeyEnv, model.DefaultKeyEnv(mc.Provider))
+		}
+		if os.Getenv(s.KeyEnv) == "" && mc.BaseURL == "" {
+			c.Fix = "export " + s.KeyEnv + " in the shell that runs weave"
+		}
+		return c
+	}
+	where := cmp.Or(s.BaseURL, "the "+s.Provider+" API")
+	key := "no key"
+	if s.APIKey != "" {
+		key = "key present in " + s.KeyEnv + " (not shown)"
+	}
+	// One quick try: doctor reports, it does not wait out an outage.
+	s.MaxRetries = 0
+	s.Timeout = doctorModelTimeout
+	p, err := model.New(s)
+	if err != nil {
+		return check{Name: "model", Detail: err.Error()}
+	}
+	names, err := model.Models(ctx, p)
+	if err != nil {
+		return check{Name: "model", Detail: fmt.Sprintf("%s: %s; %v", s.Provider, key, err),
+			Fix: "check model.base_url, the network, and the key"}
+	}
+	if len(names) > 0 && !slices.Contains(names, s.Name) {
+		shown := names
+		if len(shown) > 8 {
+			shown = shown[:8]
+		}
+		return check{Name: "model", Detail: fmt.Sprintf("%s: %s answers, but serves no model %q", s.Provider, where, s.Name),
+			Fix: "set model.name to one it serves, e.g. " + strings.Join(shown, ", ")}
+	}
+	return check{Name: "model", OK: true, Detail: fmt.Sprintf("%s: %s answers, %s", s.Provider, where, key)}
+}
+
+// doctorModelTimeout bounds doctor's call to the provider.
+const doctorModelTimeout = 10 * time.Second
 
 type nilWriter struct{}
 

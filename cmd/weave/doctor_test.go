@@ -5,11 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weavehq/weave/host/model/modeltest"
 )
 
 func TestDoctorChecksWithoutPrintingTheKey(t *testing.T) {
 	dir := project(t, map[string]string{"ok": okPlan})
-	cfg := "model:\n  provider: openai\n  name: gpt-4.1\n  api_key_env: ACME_KEY\nbus:\n  url: ws://127.0.0.1:1\n"
+	srv := modeltest.NewServer(t)
+	srv.SetModels("gpt-4.1", "gpt-4.1-mini")
+	cfg := "model:\n  provider: openai\n  name: gpt-4.1\n  api_key_env: ACME_KEY\n  base_url: " + srv.OpenAIURL() + "\nbus:\n  url: ws://127.0.0.1:1\n"
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -17,13 +21,27 @@ func TestDoctorChecksWithoutPrintingTheKey(t *testing.T) {
 	if strings.Contains(r.out+r.err, "sk-secret-doctor") {
 		t.Fatalf("doctor printed the key:\n%s%s", r.out, r.err)
 	}
-	for _, want := range []string{"ok   config", "ok   plugins", "ok   model    openai: key present in ACME_KEY", "FAIL bus      no bus at ws://127.0.0.1:1"} {
+	for _, want := range []string{"ok   config", "ok   plugins", "ok   model    openai: " + srv.OpenAIURL() + " answers, key present in ACME_KEY (not shown)", "FAIL bus      no bus at ws://127.0.0.1:1"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, r.out)
 		}
 	}
 	if r.code != exitFailed {
 		t.Errorf("doctor with an unreachable bus = %d, want 1", r.code)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Error("doctor asked the model a question; listing its models costs nothing")
+	}
+
+	srv.SetModels("llama3.2", "qwen2.5")
+	r = runBin(t, []string{"ACME_KEY=sk-secret-doctor"}, "", "--dir", dir, "doctor")
+	if !strings.Contains(r.out, `FAIL model`) || !strings.Contains(r.out, `serves no model "gpt-4.1"`) || !strings.Contains(r.out, "fix: set model.name to one it serves, e.g. llama3.2, qwen2.5") {
+		t.Errorf("doctor with a model the server lacks = %q, want a failed model check naming the ones it has", r.out)
+	}
+
+	cfg = "model:\n  provider: openai\n  name: gpt-4.1\n  api_key_env: ACME_KEY\n"
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	r = runBin(t, nil, "", "--dir", dir, "doctor")
 	if !strings.Contains(r.out, "FAIL model") || !strings.Contains(r.out, "fix: export ACME_KEY") {

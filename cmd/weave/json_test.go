@@ -156,3 +156,29 @@ func TestStatusWatchJSONIsOneObjectPerLine(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// --jq filters a command's --json output, one document or a stream of
+// events, and refuses commands that print no JSON.
+func TestJQFiltersJSONOutput(t *testing.T) {
+	dir := project(t, map[string]string{"ok": okPlan, "bad": failPlan})
+	r := runBin(t, nil, "", "--dir", dir, "plan", "list", "--jq", ".[].name")
+	if r.code != exitOK || r.out != "bad\nok\n" {
+		t.Errorf("plan list --jq '.[].name' = %d %q (err %q), want the names, raw, one per line", r.code, r.out, r.err)
+	}
+	r = runBin(t, nil, "", "--dir", dir, "start-work", "ok", "--jq", `select(.type == "task.done") | {task}`)
+	if r.code != exitOK || r.out != "{\"task\":1}\n{\"task\":2}\n" {
+		t.Errorf("start-work --jq over the event stream = %d %q (err %q), want one compact object per finished task", r.code, r.out, r.err)
+	}
+	r = runBin(t, nil, "", "--dir", dir, "init", "--jq", ".")
+	if r.code != exitUsage || !strings.Contains(r.err, "has no --json") {
+		t.Errorf("init --jq = %d %q, want a usage error: init prints no JSON", r.code, r.err)
+	}
+	r = runBin(t, nil, "", "--dir", dir, "plan", "list", "--jq", ".[")
+	if r.code != exitUsage || !strings.Contains(r.err, "--jq") {
+		t.Errorf("a broken expression = %d %q, want a usage error naming --jq", r.code, r.err)
+	}
+	r = runBin(t, nil, "", "--dir", dir, "plan", "list", "--jq", ".[] | .name + 1")
+	if r.code != exitFailed || !strings.Contains(r.err, "--jq") {
+		t.Errorf("an expression failing on the data = %d %q, want exit 1 naming --jq", r.code, r.err)
+	}
+}

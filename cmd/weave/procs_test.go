@@ -5,10 +5,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -303,5 +306,82 @@ func TestBrokenGuardPluginStopsTheRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err != nil {
 		t.Error("the task did not run with the broken plugin marked optional")
+	}
+}
+
+// A guard plugin that dies in the middle of a run stops the run there: the
+// call it was deciding on does not run, nor does anything after it, and
+// the person is told which hook failed.
+func TestGuardDyingMidRunStopsTheRun(t *testing.T) {
+	plan := "# Guarded\n\n## TODOs\n\n" +
+		"- [ ] 1. One\n  ```sh\n  touch one.txt\n  ```\n" +
+		"- [ ] 2. Two\n  ```sh\n  touch two.txt\n  ```\n" +
+		"- [ ] 3. Three\n  ```sh\n  touch three.txt\n  ```\n"
+	dir := project(t, map[string]string{"guarded": plan})
+	buildGo(t, "./cmd/weave/testdata/crashhook", filepath.Join(dir, ".weave", "plugins", "crashhook"))
+	t.Setenv("WEAVE_CRASH_COUNT", filepath.Join(t.TempDir(), "calls"))
+
+	code, out, errOut := runCLI(t, "--dir", dir, "start-work", "guarded")
+	if code != exitFailed {
+		t.Fatalf("start-work with a guard that dies = %d, want %d\nout %s\nerr %s", code, exitFailed, out, errOut)
+	}
+	if !strings.Contains(errOut, "crashhook") || !strings.Contains(errOut, "disabled_hooks") {
+		t.Errorf("the error does not name the hook that failed and how to turn it off:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "plugin address") {
+		t.Errorf("the plugin's own log lines reached the terminal; they belong in the log:\n%s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "one.txt")); err != nil {
+		t.Error("task 1 did not run although the guard allowed it")
+	}
+	for _, f := range []string{"two.txt", "three.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s exists: work ran after its guard died", f)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".weave", "plans", "guarded.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "- [x] 1. One") || strings.Contains(string(b), "- [x] 2.") || strings.Contains(string(b), "- [x] 3.") {
+		t.Errorf("the plan should have task 1 ticked and no other:\n%s", b)
+	}
+}
+
+// On a terminal, status --watch keeps the in-flight task's timer ticking
+// while nothing under .weave/ changes.
+func TestStatusWatchTimerTicksBetweenChanges(t *testing.T) {
+	plan := "# Slow\n\n## TODOs\n\n- [ ] 1. Wait\n  ```sh\n  echo started\n  sleep 30\n  ```\n"
+	dir := project(t, map[string]string{"slow": plan})
+	run := weaveCmd(t, dir, nil, "start-work", "--json", "slow")
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	startUntil(t, run, `"output":"started"`)
+	defer func() {
+		_ = syscall.Kill(-run.Process.Pid, syscall.SIGINT)
+		_ = run.Wait()
+	}()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	go func() {
+		done <- runArgs(ctx, &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard, Terminal: true, Width: 100},
+			[]string{"--dir", dir, "status", "--watch"})
+	}()
+	defer func() { cancel(); <-done }()
+	// Two different timers in frames drawn while the files stand still.
+	seen := map[string]bool{}
+	timer := regexp.MustCompile(`in flight: 1 \(Wait\) \(for (\d+s)\)`)
+	deadline := time.After(20 * time.Second)
+	for len(seen) < 2 {
+		select {
+		case <-deadline:
+			t.Fatalf("status --watch drew timers %v in 20s, want two different ones; output:\n%s", seen, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		for _, m := range timer.FindAllStringSubmatch(out.String(), -1) {
+			seen[m[1]] = true
+		}
 	}
 }

@@ -27,6 +27,8 @@ type globalOptions struct {
 	Dir string
 	// Color is --color: auto, always or never.
 	Color string
+	// JQ is --jq: a jq expression applied to the command's --json output.
+	JQ string
 }
 
 // project finds the project root the command works on.
@@ -125,7 +127,13 @@ stopped after an interruption or a crash.`,
 	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "project directory (default: nearest directory upward holding .weave/)")
 	root.PersistentFlags().StringVar(&g.Color, "color", "auto", "colour the output: auto (a terminal, unless NO_COLOR is set), always or never")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorModes, cobra.ShellCompDirectiveNoFileComp))
+	root.PersistentFlags().StringVar(&g.JQ, "jq", "", "filter the --json output with a jq expression (implies --json), as gh does")
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if g.JQ != "" {
+			if err := s.filterJSON(c, g.JQ); err != nil {
+				return err
+			}
+		}
 		color, err := useColor(g.Color, s.Terminal, os.Getenv)
 		s.Color = color
 		if err != nil {
@@ -144,6 +152,7 @@ stopped after an interruption or a crash.`,
 	root.AddCommand(
 		newCmdStartWork(g, s, nil),
 		newCmdChat(g, s, nil),
+		newCmdSessions(g, s),
 		newCmdStatus(g, s, nil),
 		newCmdPlan(g, s),
 		newCmdInit(g, s, nil),
@@ -168,6 +177,9 @@ func runArgs(ctx context.Context, s *Streams, args []string) int {
 	root := newRootCmd(ctx, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if ferr := s.closeFilter(); ferr != nil && err == nil {
+		err = &exitError{code: exitFailed, err: ferr}
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -80,6 +80,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 			err = &exitError{code: exitFailed, err: fmt.Errorf("the configuration is broken, so runs cannot start: %w", cerr)}
 		}
 	}()
+	tokens := activePlanTokens(project, st)
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
 		// Watching prints one object per line, for jq and line readers.
@@ -89,9 +90,12 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 		return enc.Encode(struct {
 			run.ProjectStatus
 			Loop *host.LoopInfo `json:"loop,omitempty"`
-		}{st, info})
+			// Tokens is the active plan's use, its sessions' and their
+			// delegations'.
+			Tokens *host.Tokens `json:"tokens,omitempty"`
+		}{st, info, tokens})
 	}
-	writeStatus(opts.Streams, st)
+	writeStatus(opts.Streams, st, tokens)
 	writeLoopInfo(opts.Streams.Out, info, now)
 	return nil
 }
@@ -99,8 +103,8 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 // writeStatus prints the status: on a terminal a table with progress bars,
 // otherwise (piped) one tab-separated line per plan: name, completed,
 // total, state, "active" or "", and the detail (in flight, paused reason or
-// last error).
-func writeStatus(s *Streams, st run.ProjectStatus) {
+// last error). tokens, when known, is the active plan's token use.
+func writeStatus(s *Streams, st run.ProjectStatus, tokens *host.Tokens) {
 	w, pal := s.Out, s.palette()
 	if st.Warning != "" {
 		pal.warning(w, st.Warning)
@@ -148,7 +152,23 @@ func writeStatus(s *Streams, st run.ProjectStatus) {
 		if p.LastError != "" && p.LastError != p.PausedReason {
 			fmt.Fprintf(w, "    %s %s\n", pal.bad.Render("last error:"), p.LastError)
 		}
+		if p.Active && tokens != nil {
+			fmt.Fprintf(w, "    %s\n", pal.dim.Render(tokenLine(*tokens)))
+		}
 	}
+}
+
+// activePlanTokens is the token use of the active plan's sessions (and
+// their delegations), from their transcripts; nil when there is none.
+func activePlanTokens(project string, st run.ProjectStatus) *host.Tokens {
+	for _, p := range st.Plans {
+		if p.Active && len(p.Sessions) > 0 {
+			if t, err := host.SessionTokens(project, p.Sessions); err == nil && t.Total() > 0 {
+				return &t
+			}
+		}
+	}
+	return nil
 }
 
 // tsvField keeps a value on its line and in its column.

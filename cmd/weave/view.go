@@ -83,6 +83,8 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
 	case run.EventModelToolCall:
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
+	case run.EventModelCompacted:
+		fmt.Fprintf(v.out, "    [%s] %s\n", ev.Agent, ev.Output)
 	}
 }
 
@@ -220,7 +222,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.plan = ev.Plan
 	}
 	switch ev.Type {
-	case run.EventWarning, run.EventNote, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall:
+	case run.EventWarning, run.EventNote, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacted:
 		// These carry no progress.
 	default:
 		m.completed, m.total = ev.Completed, ev.Total
@@ -251,6 +253,8 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.streaming = true
 	case run.EventModelToolCall:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] → %s", ev.Agent, ev.Tool)))
+	case run.EventModelCompacted:
+		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] %s", ev.Agent, ev.Output)))
 	case run.EventTaskDone:
 		printed = fmt.Sprintf("%s %d. %s  %s", m.pal.ok.Render("✓"), ev.Task, ev.Title, m.pal.dim.Render(millis(ev.ElapsedMS)))
 		m.task = ""

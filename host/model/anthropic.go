@@ -24,6 +24,7 @@ const anthropicBaseURL = "https://api.anthropic.com/"
 // turn after the first reads them from the prompt cache.
 type anthropicProvider struct {
 	msgs      anthropic.MessageService
+	models    anthropic.ModelService
 	maxTokens int
 }
 
@@ -46,7 +47,7 @@ func newAnthropic(s Settings) Provider {
 	if mt <= 0 {
 		mt = DefaultAnthropicMaxTokens
 	}
-	return &anthropicProvider{msgs: anthropic.NewMessageService(opts...), maxTokens: mt}
+	return &anthropicProvider{msgs: anthropic.NewMessageService(opts...), models: anthropic.NewModelService(opts...), maxTokens: mt}
 }
 
 func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error) {
@@ -84,6 +85,19 @@ func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatReques
 		return plugins.ChatResponse{}, anthropicError(err)
 	}
 	return anthropicResponse(&m)
+}
+
+// Models lists the models the API offers (GET /v1/models, first page).
+func (p *anthropicProvider) Models(ctx context.Context) ([]string, error) {
+	page, err := p.models.List(ctx, anthropic.ModelListParams{Limit: anthropic.Int(1000)})
+	if err != nil {
+		return nil, anthropicError(err)
+	}
+	var out []string
+	for _, m := range page.Data {
+		out = append(out, m.ID)
+	}
+	return out, nil
 }
 
 func (p *anthropicProvider) params(req plugins.ChatRequest) (anthropic.MessageNewParams, error) {

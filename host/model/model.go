@@ -20,6 +20,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -188,6 +189,35 @@ func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta 
 		resp.Model = req.Model
 	}
 	return resp, nil
+}
+
+// Lister is a provider that can say which models it serves.
+type Lister interface {
+	Models(ctx context.Context) ([]string, error)
+}
+
+// Models asks the provider which models it serves: a call that costs no
+// tokens, for checking that the endpoint answers and the key is accepted.
+// It is bounded by Settings.Timeout, and its errors say what to change.
+func Models(ctx context.Context, p Provider) ([]string, error) {
+	b, ok := p.(bounded)
+	if !ok {
+		return nil, errors.New("this provider cannot list its models")
+	}
+	l, ok := b.p.(Lister)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot list its models", b.s.Provider)
+	}
+	if b.s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.s.Timeout)
+		defer cancel()
+	}
+	names, err := l.Models(ctx)
+	if err != nil {
+		return nil, explain(ctx, err, b.s, b.s.Name)
+	}
+	return names, nil
 }
 
 // DefaultContextWindow is the context window assumed when

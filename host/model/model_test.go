@@ -3,6 +3,7 @@ package model_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -446,5 +447,30 @@ func TestFromConfigNamesTheKeysToSet(t *testing.T) {
 	s, err := model.FromConfig(config.ModelConfig{Provider: "openai", Name: "qwen3", BaseURL: "http://127.0.0.1:11434/v1"}, none)
 	if err != nil || s.KeyEnv != "OPENAI_API_KEY" || s.APIKey != "" {
 		t.Errorf("FromConfig(local server) = %+v, %v; want no key and the default variable", s, err)
+	}
+}
+
+func TestModelsListsWhatTheServerServes(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	srv.SetModels("small", "large")
+	for _, provider := range []string{"openai", "anthropic"} {
+		base := srv.URL
+		if provider == "openai" {
+			base = srv.OpenAIURL()
+		}
+		p, err := model.New(model.Settings{Provider: provider, Name: "small", BaseURL: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := model.Models(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", provider, err)
+		}
+		if !slices.Equal(got, []string{"small", "large"}) {
+			t.Errorf("%s: Models = %q, want small and large", provider, got)
+		}
+	}
+	if srv.Remaining() != 0 || len(srv.Requests()) != 0 {
+		t.Error("listing models used scripted turns")
 	}
 }

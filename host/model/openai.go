@@ -20,7 +20,8 @@ const openAIBaseURL = "https://api.openai.com/v1/"
 // openAIProvider speaks Chat Completions with the official SDK, to OpenAI or
 // to any server that speaks its wire format.
 type openAIProvider struct {
-	chat openai.ChatCompletionService
+	chat   openai.ChatCompletionService
+	models openai.ModelService
 	// compatible is set for a base_url other than OpenAI's: such servers
 	// know max_tokens rather than max_completion_tokens.
 	compatible bool
@@ -44,6 +45,7 @@ func newOpenAI(s Settings) Provider {
 	}
 	return &openAIProvider{
 		chat:       openai.NewChatCompletionService(opts...),
+		models:     openai.NewModelService(opts...),
 		compatible: s.BaseURL != "" && !strings.HasPrefix(s.BaseURL, "https://api.openai.com"),
 	}
 }
@@ -71,6 +73,20 @@ func (p *openAIProvider) Complete(ctx context.Context, req plugins.ChatRequest, 
 		return plugins.ChatResponse{}, openAIError(err)
 	}
 	return acc.response(req)
+}
+
+// Models lists the models the server offers (GET /models, which Ollama,
+// vLLM, llama.cpp, LM Studio and OpenRouter serve too).
+func (p *openAIProvider) Models(ctx context.Context) ([]string, error) {
+	page, err := p.models.List(ctx)
+	if err != nil {
+		return nil, openAIError(err)
+	}
+	var out []string
+	for _, m := range page.Data {
+		out = append(out, m.ID)
+	}
+	return out, nil
 }
 
 func (p *openAIProvider) params(req plugins.ChatRequest) (openai.ChatCompletionNewParams, error) {

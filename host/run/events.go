@@ -26,6 +26,10 @@ const (
 	// as it arrives; EventModelToolCall a tool call the model began (Tool).
 	EventModelDelta    = "model.delta"
 	EventModelToolCall = "model.tool_call"
+	// EventModelCompacted says an agent's conversation was compacted: its
+	// earlier part replaced by a summary (Output says how many tokens it
+	// went from and to).
+	EventModelCompacted = "model.compacted"
 )
 
 // Event is one step of a start-work run. It is what the live view draws and

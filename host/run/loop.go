@@ -126,28 +126,51 @@ func (lo *loopObserver) anchor(ev Event, nextStep string) {
 	case lo.lastTask != "":
 		goal += ", " + lo.lastTask
 	}
-	a := loop.Anchor{
+	a := NewAnchor(lo.project, goal, ev.Completed, ev.Total, nextStep, ev.Time)
+	if err := PublishAnchor(lo.ctx, lo.b, a); err != nil {
+		lo.log.Warn("loop anchor not published", "err", err)
+	}
+}
+
+// NewAnchor is the recovery snapshot of project at t: goal, iteration
+// done/total (a total below 1 counts as 1), the last three commits and the
+// files git reports modified (both empty outside a git repository), and the
+// step to resume with.
+func NewAnchor(project, goal string, done, total int, nextStep string, t time.Time) loop.Anchor {
+	total = max(total, 1)
+	return loop.Anchor{
 		Goal:          goal,
 		Mode:          loop.ModeLoop,
-		Iteration:     loop.Iteration(min(ev.Completed, max(ev.Total, 1)), max(ev.Total, 1)),
-		Progress:      gitOutput(lo.project, "log", "--oneline", "-3"),
-		ModifiedFiles: modifiedFiles(lo.project),
+		Iteration:     loop.Iteration(min(max(done, 0), total), total),
+		Progress:      gitOutput(project, "log", "--oneline", "-3"),
+		ModifiedFiles: modifiedFiles(project),
 		NextStep:      nextStep,
-		Timestamp:     ev.Time.UTC(),
+		Timestamp:     t.UTC(),
 	}
+}
+
+// PublishAnchor validates a and publishes it on loop:anchor, typed
+// loop.anchor as every loop event the host sends; a slow bus is given
+// loopPublishTimeout.
+func PublishAnchor(ctx context.Context, b bus.Bus, a loop.Anchor) error {
 	data, err := loop.EncodeAnchor(a)
 	if err != nil {
-		lo.log.Warn("loop anchor not published: invalid", "err", err)
-		return
+		return fmt.Errorf("loop anchor invalid: %w", err)
 	}
-	lo.send(loop.TopicAnchor, data, LoopAnchorType)
+	return publishTyped(ctx, b, loop.TopicAnchor, data, LoopAnchorType)
+}
+
+func publishTyped(ctx context.Context, b bus.Bus, topic string, data []byte, typ string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loopPublishTimeout)
+	defer cancel()
+	if _, err := b.Publish(ctx, bus.Message{Topic: topic, Payload: withType(data, typ)}); err != nil {
+		return fmt.Errorf("publish on %s: %w", topic, err)
+	}
+	return nil
 }
 
 func (lo *loopObserver) send(topic string, data []byte, typ string) {
-	data = withType(data, typ)
-	ctx, cancel := context.WithTimeout(lo.ctx, loopPublishTimeout)
-	defer cancel()
-	if _, err := lo.b.Publish(ctx, bus.Message{Topic: topic, Payload: data}); err != nil {
+	if err := publishTyped(lo.ctx, lo.b, topic, data, typ); err != nil {
 		lo.log.Warn("loop event not published", "topic", topic, "err", err)
 	}
 }

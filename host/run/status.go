@@ -27,7 +27,10 @@ type PlanStatus struct {
 	PausedReason string `json:"paused_reason,omitempty"`
 	LastError    string `json:"last_error,omitempty"`
 	PID          int    `json:"pid,omitempty"`
-	UpdatedAt    string `json:"updated_at,omitempty"`
+	// Sessions are the latest sessions that ran the active plan, oldest
+	// first (state.json's session_ids).
+	Sessions  []string `json:"sessions,omitempty"`
+	UpdatedAt string   `json:"updated_at,omitempty"`
 }
 
 // ProjectStatus is the status of every plan of a project.
@@ -69,6 +72,7 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 			ps.Active = true
 			out.Active = p.Name
 			ps.LastError = st.LastError
+			ps.Sessions = st.SessionIDs
 			if !st.UpdatedAt.IsZero() {
 				ps.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339)
 			}

@@ -281,8 +281,10 @@ func (s *Supervisor) call(ctx context.Context, name, method string, f func(*inst
 		if closed {
 			return fmt.Errorf("%w (weave is shutting down)", err)
 		}
-		p.logger.Warn("plugin died during a call", "method", method, "error", err)
-		return fmt.Errorf("%w; weave restarts it on the next call; %s", err, p.stderr.tailText())
+		// What it printed (a panic's trace, say) is detail for the log;
+		// the error stays one line a person can read.
+		p.logger.Warn("plugin died during a call", "method", method, "error", err, "stderr", p.stderr.tailText())
+		return fmt.Errorf("%w; weave restarts it on the next call (its last output is in the log)", err)
 	}
 	return err
 }

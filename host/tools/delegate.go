@@ -2,15 +2,19 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/weavehq/weave/plugins"
 )
 
 // Delegator hands a task to another agent and returns its answer. caller is
 // the delegating agent; the delegated one acts as caller.Delegated(agent)
-// in the same session.
+// in session, the child session the task tool opened for it (see
+// ChildSession).
 type Delegator interface {
 	Delegate(ctx context.Context, caller Caller, session, agent, prompt string) (string, error)
 }
@@ -19,6 +23,36 @@ type Delegator interface {
 // one, and without WithAgents, task answers that delegation is not
 // available.
 func WithDelegator(d Delegator) Option { return func(t *Tools) { t.delegator = d } }
+
+// WithSessionLinks has f record each delegation's child session as the
+// task tool opens it: parent is the delegating session, agent the
+// delegating agent, callID the model's id of the task call.
+func WithSessionLinks(f func(parent, child, agent, callID string)) Option {
+	return func(t *Tools) { t.link = f }
+}
+
+// ChildSession names the session a delegation to agent from parent runs
+// in: under its parent's name, so that a listing groups them, with a
+// random suffix, since one session may delegate to the same agent often.
+func ChildSession(parent, agent string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	suffix := agent + "-" + hex.EncodeToString(b[:])
+	if parent == "" {
+		return suffix
+	}
+	if len(parent)+1+len(suffix) > maxSessionID {
+		// A deep chain keeps its root's name.
+		parent, _, _ = strings.Cut(parent, ".")
+		if len(parent)+1+len(suffix) > maxSessionID {
+			return suffix
+		}
+	}
+	return parent + "." + suffix
+}
+
+// maxSessionID is the longest session id the host keeps a transcript for.
+const maxSessionID = 128
 
 // WithAgents has task calls carried out in this process: agent returns the
 // plugin of a role, which handles the prompt with these tools bound to the

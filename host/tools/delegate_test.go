@@ -78,3 +78,22 @@ func TestInProcessDelegationKeepsTheCeiling(t *testing.T) {
 		})
 	}
 }
+
+func TestChildSessionStaysAPlainBoundedName(t *testing.T) {
+	long := strings.Repeat("a", 100)
+	tests := []struct{ parent, prefix string }{
+		{"chat-1", "chat-1.thread-"},
+		{"", "thread-"},
+		{long + ".pattern-abcdef", long + ".thread-"},
+		{strings.Repeat("b", 125), "thread-"},
+	}
+	for _, tt := range tests {
+		got := ChildSession(tt.parent, "thread")
+		if !strings.HasPrefix(got, tt.prefix) || len(got) > maxSessionID || len(got) != len(tt.prefix)+6 {
+			t.Errorf("ChildSession(%q) = %q, want %q and 6 hex digits, at most %d long", tt.parent, got, tt.prefix, maxSessionID)
+		}
+	}
+	if a, b := ChildSession("s", "thread"), ChildSession("s", "thread"); a == b {
+		t.Errorf("two delegations got one session %q", a)
+	}
+}

@@ -10,11 +10,11 @@ import (
 
 func init() {
 	register(plugins.ToolTask, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) {
-		return t.task(ctx, c.caller, c.session, c.args)
+		return t.task(ctx, c.caller, c.session, c.id, c.args)
 	})
 }
 
-func (t *Tools) task(ctx context.Context, c Caller, session string, args map[string]any) (plugins.ToolResult, error) {
+func (t *Tools) task(ctx context.Context, c Caller, session, id string, args map[string]any) (plugins.ToolResult, error) {
 	agent, err := stringArg(args, argAgent, true)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -27,7 +27,13 @@ func (t *Tools) task(ctx context.Context, c Caller, session string, args map[str
 		return failf("task: delegation is not available in this run; do the work yourself")
 	}
 	agent = strings.ToLower(strings.TrimSpace(agent))
-	answer, err := t.delegator.Delegate(ctx, c, session, agent, prompt)
+	// The delegated agent works in a session of its own, linked to this
+	// one: its conversation is its own, and a listing shows the tree.
+	child := ChildSession(session, agent)
+	if t.link != nil {
+		t.link(session, child, c.Role(), id)
+	}
+	answer, err := t.delegator.Delegate(ctx, c, child, agent, prompt)
 	if ctx.Err() != nil {
 		return plugins.ToolResult{}, fmt.Errorf("task %s: %w", agent, ctx.Err())
 	}

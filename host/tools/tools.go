@@ -139,12 +139,15 @@ type Tools struct {
 	gate      *Gate
 	pipeline  Pipeline
 	delegator Delegator
-	model     ModelFunc
-	publish   func(plugins.Event)
-	log       *slog.Logger
-	procs     *proc.Set // the process groups of bash calls; nil: untracked
-	httpBase  *http.Client
-	now       func() time.Time
+	// link records a delegation's child session; nil records nothing.
+	link     func(parent, child, agent, callID string)
+	watch    func(Activity)
+	model    ModelFunc
+	publish  func(plugins.Event)
+	log      *slog.Logger
+	procs    *proc.Set // the process groups of bash calls; nil: untracked
+	httpBase *http.Client
+	now      func() time.Time
 
 	mu    sync.Mutex
 	todos map[string][]todo // by session
@@ -209,8 +212,34 @@ func isNil(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
+// Activity is a tool call as a watcher sees it: once as it starts (Result
+// nil) and once as it ends.
+type Activity struct {
+	Session string
+	Caller  Caller
+	Call    plugins.ToolCall
+	// Result is what the call returned, nil at its start; Err is a call
+	// that could not be made.
+	Result *plugins.ToolResult
+	Err    error
+}
+
+// WithWatch has f see every tool call start and end (see Activity), to
+// show them as they happen. f must not block.
+func WithWatch(f func(Activity)) Option { return func(t *Tools) { t.watch = f } }
+
 // Call runs one tool call for caller in session.
 func (t *Tools) Call(ctx context.Context, caller Caller, session string, call plugins.ToolCall) (plugins.ToolResult, error) {
+	if t.watch == nil {
+		return t.call(ctx, caller, session, call)
+	}
+	t.watch(Activity{Session: session, Caller: caller, Call: call})
+	res, err := t.call(ctx, caller, session, call)
+	t.watch(Activity{Session: session, Caller: caller, Call: call, Result: &res, Err: err})
+	return res, err
+}
+
+func (t *Tools) call(ctx context.Context, caller Caller, session string, call plugins.ToolCall) (plugins.ToolResult, error) {
 	args := call.Args
 	if args == nil {
 		args = map[string]any{}
@@ -246,6 +275,9 @@ func (t *Tools) Call(ctx context.Context, caller Caller, session string, call pl
 				return t.denied(caller, session, call.Tool, args, "gate", err), nil
 			}
 		}
+	}
+	if call.ID != "" {
+		ctx = context.WithValue(ctx, callIDKey{}, call.ID)
 	}
 	res, err := t.execute(ctx, caller, session, call.Tool, args)
 	if err != nil {
@@ -351,7 +383,7 @@ func (t *Tools) run(ctx context.Context, c Caller, session, tool string, args ma
 	if !ok {
 		return failf("there is no tool %q", tool)
 	}
-	return impl(ctx, t, call{caller: c, session: session, args: args})
+	return impl(ctx, t, call{caller: c, session: session, args: args, id: callID(ctx)})
 }
 
 // call is one allowed tool call as an implementation receives it.
@@ -359,6 +391,17 @@ type call struct {
 	caller  Caller
 	session string
 	args    map[string]any
+	// id is the model's id for the call, "" when none.
+	id string
+}
+
+type callIDKey struct{}
+
+// callID is the model's id of the call being run, carried in ctx from Call
+// to the implementation, whose signature the hooks' path shares.
+func callID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
 }
 
 // impl carries out one tool.

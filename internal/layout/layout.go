@@ -72,6 +72,12 @@ const LockFile = "weave.lock"
 // started, for the next start to end if the host dies.
 func (p Project) Run() string { return filepath.Join(p.Dir(), "run") }
 
+// Sessions is .weave/sessions/, one transcript per session.
+func (p Project) Sessions() string { return filepath.Join(p.Dir(), "sessions") }
+
+// Transcript is the transcript of session id: .weave/sessions/<id>.jsonl.
+func (p Project) Transcript(id string) string { return filepath.Join(p.Sessions(), id+".jsonl") }
+
 // Rel shows path relative to the project root when it is inside it.
 func (p Project) Rel(path string) string {
 	rel, err := filepath.Rel(p.Root, path)

@@ -188,6 +188,8 @@ type Server struct {
 	reqs  []Request
 	// Log, when set, gets one line per request (the command prints them).
 	log io.Writer
+	// models is what GET .../models lists.
+	models []string
 }
 
 // NewServer starts a server answering turns on a loopback port; it closes
@@ -227,6 +229,14 @@ func (s *Server) OpenAIURL() string { return s.URL + "/v1" }
 func (s *Server) Close() {
 	s.srv.CloseClientConnections()
 	s.srv.Close()
+}
+
+// SetModels sets the model names GET .../models lists (none by default).
+// Listing models uses no scripted turn.
+func (s *Server) SetModels(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = append([]string(nil), names...)
 }
 
 // Add appends turns to the script.
@@ -280,6 +290,9 @@ func ParseScript(b []byte) ([]Turn, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var format string
 	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
+		s.listModels(w, r)
+		return
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		format = "openai"
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
@@ -350,6 +363,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		a.anthropicJSON(w)
 	}
+}
+
+// listModels answers GET .../models in the format of the client: Anthropic's
+// SDK sends an anthropic-version header, OpenAI's does not.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	names := append([]string(nil), s.models...)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	var body any
+	if r.Header.Get("anthropic-version") != "" {
+		data := []map[string]any{}
+		for _, n := range names {
+			data = append(data, map[string]any{"id": n, "type": "model", "display_name": n, "created_at": "2025-01-01T00:00:00Z"})
+		}
+		page := map[string]any{"data": data, "has_more": false}
+		if len(names) > 0 {
+			page["first_id"], page["last_id"] = names[0], names[len(names)-1]
+		}
+		body = page
+	} else {
+		data := []map[string]any{}
+		for _, n := range names {
+			data = append(data, map[string]any{"id": n, "object": "model", "created": 0, "owned_by": "fakemodel"})
+		}
+		body = map[string]any{"object": "list", "data": data}
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func describe(idx int, t Turn) string {

@@ -1,0 +1,243 @@
+package host
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/plugins"
+)
+
+// Tokens is the token use of model calls, summed.
+type Tokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+}
+
+// Add adds u to t.
+func (t *Tokens) Add(u Tokens) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
+}
+
+// Total is every token counted.
+func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
+
+func tokensOf(u plugins.Usage) Tokens {
+	return Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens}
+}
+
+// SessionSummary describes one session from its transcript.
+type SessionSummary struct {
+	ID string `json:"id"`
+	// Agent is the agent the session began with (the one a person spoke
+	// to, or the delegated one).
+	Agent string `json:"agent"`
+	// Parent and ParentAgent name the session and agent that delegated
+	// this one; empty for a session a person or a run started.
+	Parent      string    `json:"parent,omitempty"`
+	ParentAgent string    `json:"parent_agent,omitempty"`
+	Started     time.Time `json:"started"`
+	LastActive  time.Time `json:"last_active"`
+	// Messages counts the messages on file (the person's, the models',
+	// tool results).
+	Messages int `json:"messages"`
+	// Tokens is this session's own use; Total adds its delegations'.
+	Tokens Tokens `json:"tokens"`
+	Total  Tokens `json:"total"`
+	// Children are the sessions delegated from this one, oldest first.
+	Children []string `json:"children,omitempty"`
+}
+
+// Session is one session's transcript, read back.
+type Session struct {
+	SessionSummary
+	// ByAgent is the token use of each agent in this session alone.
+	ByAgent map[string]Tokens `json:"by_agent"`
+	Lines   []SessionLine     `json:"lines"`
+}
+
+// ErrNoSession is returned for a session id with no transcript.
+var ErrNoSession = errors.New("no such session")
+
+// ReadSession reads the transcript of session id in project.
+func ReadSession(project, id string) (*Session, error) {
+	if !sessionIDRE.MatchString(id) {
+		return nil, fmt.Errorf("session %q: %w (ids are plain names; see `weave sessions list`)", id, ErrNoSession)
+	}
+	s, err := readTranscript(layout.NewProject(project).Transcript(id), id, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("session %q: %w in %s; see `weave sessions list`", id, ErrNoSession, layout.NewProject(project).Rel(layout.NewProject(project).Sessions()))
+	}
+	return s, err
+}
+
+// Sessions lists the sessions of project, the most recently active first,
+// each with its children named and its Total counting them.
+func Sessions(project string) ([]SessionSummary, error) {
+	dir := layout.NewProject(project).Sessions()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	byID := map[string]*SessionSummary{}
+	var out []*SessionSummary
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || !sessionIDRE.MatchString(id) {
+			continue
+		}
+		s, err := readTranscript(filepath.Join(dir, e.Name()), id, false)
+		if err != nil {
+			// One unreadable file does not hide the others.
+			continue
+		}
+		sum := s.SessionSummary
+		byID[id] = &sum
+		out = append(out, &sum)
+	}
+	slices.SortFunc(out, func(a, b *SessionSummary) int { return cmp.Compare(a.Started.UnixNano(), b.Started.UnixNano()) })
+	for _, s := range out {
+		if p := byID[s.Parent]; p != nil {
+			p.Children = append(p.Children, s.ID)
+		}
+	}
+	var total func(s *SessionSummary, depth int) Tokens
+	total = func(s *SessionSummary, depth int) Tokens {
+		t := s.Tokens
+		if depth < maxSessionDepth {
+			for _, c := range s.Children {
+				t.Add(total(byID[c], depth+1))
+			}
+		}
+		return t
+	}
+	res := make([]SessionSummary, 0, len(out))
+	for _, s := range out {
+		s.Total = total(s, 0)
+		res = append(res, *s)
+	}
+	slices.SortStableFunc(res, func(a, b SessionSummary) int {
+		return cmp.Or(b.LastActive.Compare(a.LastActive), strings.Compare(a.ID, b.ID))
+	})
+	return res, nil
+}
+
+// maxSessionDepth bounds how deep a session tree is followed, whatever
+// the files on disk say.
+const maxSessionDepth = 16
+
+// LatestSession is the most recently active session a person or a run
+// started (not a delegation), for `weave chat --resume` without an id.
+func LatestSession(project string) (SessionSummary, error) {
+	all, err := Sessions(project)
+	if err != nil {
+		return SessionSummary{}, err
+	}
+	for _, s := range all {
+		if s.Parent == "" {
+			return s, nil
+		}
+	}
+	return SessionSummary{}, fmt.Errorf("%w yet in %s: start one with `weave chat`", ErrNoSession, filepath.Join(layout.DirName, "sessions"))
+}
+
+// SessionTokens sums the token use of the sessions ids and of the
+// sessions delegated from them (named under them; see tools.ChildSession).
+// It reads those transcripts only, so that a status redrawn every second
+// stays cheap.
+func SessionTokens(project string, ids []string) (Tokens, error) {
+	dir := layout.NewProject(project).Sessions()
+	var t Tokens
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !sessionIDRE.MatchString(id) {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(dir, id+".*.jsonl"))
+		if err != nil {
+			return Tokens{}, err
+		}
+		files = append(files, filepath.Join(dir, id+".jsonl"))
+		for _, f := range files {
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			s, err := readTranscript(f, id, false)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return Tokens{}, err
+			}
+			t.Add(s.Tokens)
+		}
+	}
+	return t, nil
+}
+
+func readTranscript(path, id string, keep bool) (*Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := &Session{SessionSummary: SessionSummary{ID: id}, ByAgent: map[string]Tokens{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSessionLine)
+	for sc.Scan() {
+		var line SessionLine
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			// A torn last line (the process died mid-write) is skipped.
+			continue
+		}
+		if s.Started.IsZero() || line.Time.Before(s.Started) {
+			s.Started = line.Time
+		}
+		if line.Time.After(s.LastActive) {
+			s.LastActive = line.Time
+		}
+		switch line.Type {
+		case lineParent:
+			s.Parent, s.ParentAgent = line.Parent, line.Agent
+		case lineMessage:
+			if s.Agent == "" {
+				s.Agent = line.Agent
+			}
+			s.Messages++
+		case lineUsage:
+			if line.Usage != nil {
+				u := tokensOf(*line.Usage)
+				s.Tokens.Add(u)
+				a := s.ByAgent[line.Agent]
+				a.Add(u)
+				s.ByAgent[line.Agent] = a
+			}
+		}
+		if keep {
+			s.Lines = append(s.Lines, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read session %s: %w", id, err)
+	}
+	s.Total = s.Tokens
+	return s, nil
+}
