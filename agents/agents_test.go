@@ -98,13 +98,18 @@ func TestTapestryRunbook(t *testing.T) {
 		results map[string]plugins.ToolResult // by command
 		wantErr string
 		ticked  bool
+		// blockedBy is the hook the response names as having blocked.
+		blockedBy string
 	}{
 		{name: "all blocks pass, task ticked", ticked: true},
 		{name: "work block fails", results: map[string]plugins.ToolResult{"make": {ExitCode: 2, IsError: true}}, wantErr: "block at line 5 exited with status 2"},
 		{name: "verify block fails", results: map[string]plugins.ToolResult{"test -f out": {ExitCode: 1, IsError: true}}, wantErr: "verify block at line 8 exited with status 1"},
 		{name: "a block times out", results: map[string]plugins.ToolResult{"make": {ExitCode: -1, IsError: true, Output: "compiling\n[command timed out after 30m0s (runbook.block_timeout) and was killed with every process it started]\n"}},
 			wantErr: "block at line 5 failed: [command timed out after 30m0s (runbook.block_timeout)"},
-		{name: "a hook denies the block", results: map[string]plugins.ToolResult{"make": {Denied: true, IsError: true, Output: "blocked by hook no-make"}}, wantErr: "not allowed to run: blocked by hook no-make"},
+		{name: "the gate denies the block", results: map[string]plugins.ToolResult{"make": {Denied: true, IsError: true, Output: "denied: ... do not retry", Reason: "tapestry may not use bash: narrowed"}},
+			wantErr: "block at line 5 was not allowed to run: tapestry may not use bash: narrowed"},
+		{name: "a hook blocks the block", results: map[string]plugins.ToolResult{"make": {Denied: true, IsError: true, Output: "text for a model", BlockedBy: "no-make", Reason: "make is slow"}},
+			wantErr: "blocked by no-make: make is slow (block at line 5)", blockedBy: "no-make"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +127,12 @@ func TestTapestryRunbook(t *testing.T) {
 			}
 			if tc.wantErr != "" && !strings.Contains(resp.Error, tc.wantErr) {
 				t.Errorf("Handle() error = %q, want %q", resp.Error, tc.wantErr)
+			}
+			if resp.BlockedBy != tc.blockedBy {
+				t.Errorf("Handle() BlockedBy = %q, want %q", resp.BlockedBy, tc.blockedBy)
+			}
+			if strings.Contains(resp.Error, "text for a model") || strings.Contains(resp.Error, "do not retry") {
+				t.Errorf("Handle() error = %q holds what was written for a model", resp.Error)
 			}
 			var checked bool
 			var shells []string

@@ -37,6 +37,25 @@ type TaskPayload struct {
 // with a model can carry out.
 var ErrNeedsModel = errors.New("needs an agent model")
 
+// HookBlockError reports work a hook blocked: a decision of the project's
+// rules, not a failure, so it is not retried. Its message reads
+// "blocked by <hook>: <reason>".
+type HookBlockError struct {
+	// Hook names the hook that blocked.
+	Hook string
+	Msg  string
+}
+
+func (e *HookBlockError) Error() string { return e.Msg }
+
+// hookBlock describes the shell block at line that hook blocked for reason.
+func hookBlock(hook, reason string, line int) *HookBlockError {
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return &HookBlockError{Hook: hook, Msg: fmt.Sprintf("blocked by %s: %s (block at line %d)", hook, reason, line)}
+}
+
 // BlockError reports a block that exited non-zero.
 type BlockError struct {
 	Line     int
@@ -69,7 +88,8 @@ func RunbookScripts(t plans.Task) ([]Script, error) {
 		}
 	}
 	if len(work)+len(verify) == 0 {
-		return nil, fmt.Errorf("task %s has no sh or bash blocks: %w", plans.TaskLabel(t.Number, t.Title), ErrNeedsModel)
+		// Callers name the task; the error says only what it lacks.
+		return nil, fmt.Errorf("no sh or bash blocks to run: %w", ErrNeedsModel)
 	}
 	return append(work, verify...), nil
 }
@@ -86,9 +106,14 @@ func TaskRequest(session string, p *plans.Plan, t plans.Task) plugins.AgentReque
 	}
 }
 
-// ResponseError turns an agent's error message back into an error; a task
-// that needs a model (ErrNeedsModel) stays recognisable as one.
-func ResponseError(msg string) error {
+// ResponseError turns a failed response's message back into an error: a
+// hook's block (resp.BlockedBy) is a *HookBlockError, and a task that needs
+// a model stays recognisable as one (ErrNeedsModel).
+func ResponseError(resp plugins.AgentResponse) error {
+	msg := resp.Error
+	if resp.BlockedBy != "" {
+		return &HookBlockError{Hook: resp.BlockedBy, Msg: msg}
+	}
 	if rest, ok := strings.CutSuffix(msg, ": "+ErrNeedsModel.Error()); ok {
 		return fmt.Errorf("%s: %w", rest, ErrNeedsModel)
 	}
@@ -111,8 +136,14 @@ func RunRunbook(ctx context.Context, h plugins.Host, task TaskPayload) (plugins.
 			return plugins.AgentResponse{}, err
 		}
 		switch {
+		case res.Denied && res.BlockedBy != "":
+			return plugins.AgentResponse{Error: hookBlock(res.BlockedBy, res.Reason, s.Line).Error(), BlockedBy: res.BlockedBy}, nil
 		case res.Denied:
-			return plugins.AgentResponse{Error: fmt.Sprintf("block at line %d was not allowed to run: %s", s.Line, res.Output)}, nil
+			why := res.Reason
+			if why == "" {
+				why = res.Output
+			}
+			return plugins.AgentResponse{Error: fmt.Sprintf("block at line %d was not allowed to run: %s", s.Line, why)}, nil
 		case res.ExitCode > 0:
 			return plugins.AgentResponse{Error: (&BlockError{Line: s.Line, Verify: s.Verify, ExitCode: res.ExitCode}).Error()}, nil
 		case res.IsError:

@@ -33,39 +33,42 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 	if req.Plan == "" || req.Task == nil {
 		return plugins.AgentResponse{Error: "tapestry carries out plan tasks: the request names no plan file and task"}, nil
 	}
-	p, err := a.plan(req.Plan)
-	if err != nil {
-		return plugins.AgentResponse{Error: fmt.Sprintf("read the plan: %v", err)}, nil
+	payload, errMsg := a.task(req.Plan, plans.Task{Number: req.Task.Number, Title: req.Task.Title})
+	if errMsg != "" {
+		return plugins.AgentResponse{Error: errMsg}, nil
 	}
-	t, ok := p.Lookup(plans.Task{Number: req.Task.Number, Title: req.Task.Title})
+	return RunRunbook(ctx, h, payload)
+}
+
+// task reads the plan at path (again from the last one read when it is the
+// same file) and returns the runbook of its task ref, or why there is none.
+func (a *TapestryAgent) task(path string, ref plans.Task) (TaskPayload, string) {
+	// The plan is Tapestry's own and read under the lock only, so it is
+	// brought up to date in place: a tick elsewhere costs a read of the file
+	// and a compare, not a copy of every task.
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var p *plans.Plan
+	var err error
+	if a.last != nil && a.last.Path == path {
+		p, err = plans.Refresh(a.last)
+	} else {
+		p, err = plans.Load(path)
+	}
+	if err != nil {
+		a.last = nil
+		return TaskPayload{}, fmt.Sprintf("read the plan: %v", err)
+	}
+	a.last = p
+	t, ok := p.Lookup(ref)
 	if !ok {
-		return plugins.AgentResponse{Error: fmt.Sprintf("task %s is not in %s", plans.TaskLabel(req.Task.Number, req.Task.Title), req.Plan)}, nil
+		return TaskPayload{}, fmt.Sprintf("task %s is not in %s", plans.TaskLabel(ref.Number, ref.Title), path)
 	}
 	scripts, err := RunbookScripts(t)
 	if err != nil {
-		return plugins.AgentResponse{Error: err.Error()}, nil
+		return TaskPayload{}, err.Error()
 	}
-	return RunRunbook(ctx, h, TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts})
-}
-
-// plan reads the plan at path, again from the last one read when it is
-// the same file.
-func (a *TapestryAgent) plan(path string) (*plans.Plan, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.last != nil && a.last.Path == path {
-		p, err := plans.Reload(a.last)
-		if err == nil {
-			a.last = p
-		}
-		return p, err
-	}
-	p, err := plans.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	a.last = p
-	return p, nil
+	return TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts}, ""
 }
 
 var _ plugins.Agent = (*TapestryAgent)(nil)

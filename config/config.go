@@ -18,6 +18,7 @@ type Config struct {
 	Log              LogConfig              `mapstructure:"log"`
 	Runbook          RunbookConfig          `mapstructure:"runbook"`
 	WorkContinuation WorkContinuationConfig `mapstructure:"work_continuation"`
+	Review           ReviewConfig           `mapstructure:"review"`
 	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
 	Delegation       DelegationConfig       `mapstructure:"delegation"`
 	// Agents holds overrides by agent name (loom, tapestry, ...); a missing
@@ -47,6 +48,11 @@ type Config struct {
 type LogConfig struct {
 	Level  string `mapstructure:"level"`  // debug, info, warn, error
 	Format string `mapstructure:"format"` // text, json
+	// MaxBytes, Backups and MaxValueBytes bound the host log: its size
+	// before it rotates, the rotated files kept, one record's values.
+	MaxBytes      int `mapstructure:"max_bytes"`
+	Backups       int `mapstructure:"backups"`
+	MaxValueBytes int `mapstructure:"max_value_bytes"`
 }
 
 // RunbookConfig governs tasks executed from their shell blocks.
@@ -55,12 +61,19 @@ type RunbookConfig struct {
 	BlockTimeout time.Duration `mapstructure:"block_timeout"` // 0: no limit
 	Retries      int           `mapstructure:"retries"`
 	OutputTail   int           `mapstructure:"output_tail"`
+	MaxLogBytes  int           `mapstructure:"max_log_bytes"` // a task log's size before it rotates
 }
 
 // WorkContinuationConfig governs re-prompting an idle agent with work left.
 type WorkContinuationConfig struct {
 	Enabled        bool `mapstructure:"enabled"`
 	MaxStaleNudges int  `mapstructure:"max_stale_nudges"`
+}
+
+// ReviewConfig governs the reviews of finished work by Weft and Warp.
+type ReviewConfig struct {
+	// OnComplete has a plan reviewed when its last task is ticked.
+	OnComplete bool `mapstructure:"on_complete"`
 }
 
 // ContextWindowConfig holds the context-window monitor's thresholds;
@@ -166,6 +179,9 @@ func (h CommandHook) TimeoutDuration() time.Duration {
 // HookConfig holds defaults for plugin hooks.
 type HookConfig struct {
 	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxReasonBytes and MaxContextBytes bound a decision's texts.
+	MaxReasonBytes  int `mapstructure:"max_reason_bytes"`
+	MaxContextBytes int `mapstructure:"max_context_bytes"`
 }
 
 // ToolsConfig holds the limits of the host's tools.
@@ -207,6 +223,7 @@ type BusConfig struct {
 	AgentCommand      string        `mapstructure:"agent_command"`
 	MaxFrameBytes     int           `mapstructure:"max_frame_bytes"`
 	MaxSubscriptions  int           `mapstructure:"max_subscriptions"`
+	MaxInFlight       int           `mapstructure:"max_in_flight"` // sendMessage requests running per connection
 	// MaxTotalSubscriptions and MaxConnections bound a bus serve as a
 	// whole.
 	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`

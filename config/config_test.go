@@ -54,8 +54,8 @@ func mustLoad(t *testing.T, opts Options) (*Config, *Sources) {
 
 func TestDefaults(t *testing.T) {
 	want := &Config{
-		Log:              LogConfig{Level: "info", Format: "text"},
-		Runbook:          RunbookConfig{Shell: "sh", BlockTimeout: 30 * time.Minute, Retries: 1, OutputTail: 10},
+		Log:              LogConfig{Level: "info", Format: "text", MaxBytes: 10 << 20, Backups: 3, MaxValueBytes: 8 << 10},
+		Runbook:          RunbookConfig{Shell: "sh", BlockTimeout: 30 * time.Minute, Retries: 1, OutputTail: 10, MaxLogBytes: 10 << 20},
 		WorkContinuation: WorkContinuationConfig{Enabled: false, MaxStaleNudges: 3},
 		ContextWindow:    ContextWindowConfig{WarnRatio: 0.80, CompactRatio: 0.95},
 		Delegation:       DelegationConfig{MaxDepth: 3},
@@ -68,7 +68,7 @@ func TestDefaults(t *testing.T) {
 		Plugin:           PluginHostConfig{StartTimeout: 10 * time.Second, MaxRestarts: 5, CallTimeout: time.Minute},
 		Hooks:            map[string][]HookMatcher{},
 		DisabledHooks:    []string{},
-		Hook:             HookConfig{Timeout: 10 * time.Second},
+		Hook:             HookConfig{Timeout: 10 * time.Second, MaxReasonBytes: 8 << 10, MaxContextBytes: 1 << 20},
 		Tools: ToolsConfig{
 			Bash:     BashToolConfig{Timeout: 2 * time.Minute, MaxOutputBytes: 1 << 20},
 			WebFetch: WebFetchToolConfig{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 5 << 20},
@@ -77,7 +77,7 @@ func TestDefaults(t *testing.T) {
 		Bus: BusConfig{
 			Backend: "memory", DefaultPolicy: "stopPropagationOnProcessed", MaxAttempts: 3,
 			RequestTimeout: 30 * time.Second, IdempotencyWindow: 10 * time.Minute, QueueSize: 1024, MaxLogMessages: 100000, MaxDeadLetters: 10000,
-			MaxFrameBytes: 1 << 20, MaxSubscriptions: 256, MaxTotalSubscriptions: 16384, MaxConnections: 1024, MaxSessions: 1000, MaxTopics: 10000, MaxStoreBytes: 256 << 20,
+			MaxFrameBytes: 1 << 20, MaxSubscriptions: 256, MaxInFlight: 64, MaxTotalSubscriptions: 16384, MaxConnections: 1024, MaxSessions: 1000, MaxTopics: 10000, MaxStoreBytes: 256 << 20,
 			HTTPBodyTimeout: 30 * time.Second, HTTPIdleTimeout: 2 * time.Minute,
 		},
 	}

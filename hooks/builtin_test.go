@@ -434,7 +434,7 @@ func TestContextWindowMonitor(t *testing.T) {
 	}
 	t.Run("configured thresholds", func(t *testing.T) {
 		h := NewContextWindowMonitor(0.5, 0.6)
-		got := handle(t, h, plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s", Data: map[string]any{"tokens_used": 55, "context_window": 100}})
+		got := handle(t, h, plugins.Event{Name: plugins.EventChatMessage, SessionID: "s", Data: map[string]any{"tokens_used": 55, "context_window": 100}})
 		if !strings.Contains(got.Context, "55% full") {
 			t.Errorf("Handle(55/100, warn 0.5) = %q, want a warning", got.Context)
 		}

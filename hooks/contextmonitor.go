@@ -20,10 +20,12 @@ const (
 )
 
 // ContextWindowMonitor watches token use, reported in Event.Data as
-// {"tokens_used": n, "context_window": m} on chat.message and
-// tool.execute.after. At the warn ratio it tells the agent to be economical;
-// at the compact ratio, where the host compacts the conversation, it tells
-// the agent so. Each threshold speaks once per
+// {"tokens_used": n, "context_window": m} on the chat.message the host
+// publishes after each model answer. Tool events carry no token use, so the
+// monitor is not called for them: a runbook's tool calls cost it nothing.
+// At the warn ratio it tells the agent to be economical; at the compact
+// ratio, where the host compacts the conversation, it tells the agent so.
+// Each threshold speaks once per
 // session, and again only after the session has been compacted.
 type ContextWindowMonitor struct {
 	warn, compact float64
@@ -49,7 +51,7 @@ func (h *ContextWindowMonitor) CompactRatio() float64 { return h.compact }
 
 func (h *ContextWindowMonitor) info() plugins.Info {
 	return builtinInfo(ContextWindowMonitorID, PriorityContext,
-		plugins.EventChatMessage, plugins.EventToolExecuteAfter, plugins.EventSessionCompacted, plugins.EventSessionEnd)
+		plugins.EventChatMessage, plugins.EventSessionCompacted, plugins.EventSessionEnd)
 }
 
 func (h *ContextWindowMonitor) registered() Registered {

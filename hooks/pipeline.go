@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,6 +70,10 @@ type Options struct {
 	// failure policy is closed, after the event was blocked for it: a run
 	// stops on it rather than going on without a guard. It must not block.
 	OnFailClosed func(ev plugins.Event, rep Report)
+	// MaxReason and MaxContext bound a decision's reason and added
+	// context, in bytes (hook.max_reason_bytes, hook.max_context_bytes);
+	// zero means MaxReason and MaxContext.
+	MaxReason, MaxContext int
 }
 
 // Report is what happened to one hook during a run. Every hook that handles
@@ -132,6 +137,8 @@ type Pipeline struct {
 	log     *slog.Logger
 	timeout time.Duration
 	onFail  func(plugins.Event, Report)
+	// maxReason and maxContext bound a decision's texts.
+	maxReason, maxContext int
 }
 
 // noteHandler is implemented by hooks that can explain a decision without
@@ -148,6 +155,8 @@ func NewPipeline(hooks []Registered, opts Options) (*Pipeline, error) {
 		log:     opts.Logger,
 		timeout: opts.DefaultTimeout,
 		onFail:  opts.OnFailClosed,
+
+		maxReason: cmp.Or(max(opts.MaxReason, 0), MaxReason), maxContext: cmp.Or(max(opts.MaxContext, 0), MaxContext),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -325,8 +334,8 @@ func joinNote(a, b string) string {
 
 // call runs one hook with its timeout, turns a failure into a decision by
 // the hook's policy, and reports it.
-// The bounds of one hook decision's texts, in bytes; the rest is cut with a
-// note of how much. Added context is for a model and may carry rules files
+// The default bounds of one hook decision's texts, in bytes (Options has the
+// configured ones); the rest is cut with a note of how much. Added context is for a model and may carry rules files
 // (up to 64 KiB each), so its bound is wider.
 const (
 	MaxReason  = 8 << 10
@@ -392,8 +401,8 @@ func (p *Pipeline) call(ctx context.Context, r Registered, ev plugins.Event) (Re
 		}
 		// A hook's words are shown, stored in state.json and logged: one
 		// runaway hook must not grow them without limit.
-		res.d.Reason = textcap.Cap(res.d.Reason, MaxReason)
-		res.d.Context = textcap.Cap(res.d.Context, MaxContext)
+		res.d.Reason = textcap.Cap(res.d.Reason, p.maxReason)
+		res.d.Context = textcap.Cap(res.d.Context, p.maxContext)
 		rep.Action = res.d.Action
 		rep.Reason = res.d.Reason
 		return rep, res.d

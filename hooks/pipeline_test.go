@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -421,6 +422,46 @@ func TestPipelineDefaultTimeoutFromOptions(t *testing.T) {
 	}
 	if want := "timed out after 10ms"; len(got.Reports) != 1 || got.Reports[0].Error != want {
 		t.Errorf("Run().Reports = %+v, want error %q", got.Reports, want)
+	}
+}
+
+// A decision's reason and context are cut at the pipeline's bounds: the
+// defaults, or hook.max_reason_bytes and hook.max_context_bytes.
+func TestPipelineBoundsDecisionTexts(t *testing.T) {
+	long := strings.Repeat("x", 2*MaxContext)
+	for _, tc := range []struct {
+		name            string
+		opts            Options
+		reason, context int
+	}{
+		{"defaults", Options{}, MaxReason, MaxContext},
+		{"configured", Options{MaxReason: 300, MaxContext: 2000}, 300, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := []Registered{
+				reg("ctx", 1, func(context.Context, plugins.Event) (plugins.Decision, error) {
+					return plugins.Decision{Action: plugins.Allow, Context: long}, nil
+				}, plugins.EventChatMessage),
+				reg("guard", 2, func(context.Context, plugins.Event) (plugins.Decision, error) {
+					return plugins.Decision{Action: plugins.Block, Reason: long}, nil
+				}, plugins.EventChatMessage),
+			}
+			p, err := NewPipeline(hs, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Run(context.Background(), plugins.Event{Name: plugins.EventChatMessage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The outcome's reason names the hook that blocked.
+			if want := "guard: " + textcap.Cap(long, tc.reason); got.Reason != want {
+				t.Errorf("reason of %d bytes, want it cut to %d (%d bytes with the note)", len(got.Reason), tc.reason, len(want))
+			}
+			if want := textcap.Cap(long, tc.context); len(got.Context) != 1 || got.Context[0] != want {
+				t.Errorf("context %d entries, want one cut to %d bytes", len(got.Context), tc.context)
+			}
+		})
 	}
 }
 

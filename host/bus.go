@@ -384,12 +384,18 @@ type BusDelegator struct {
 
 // Delegate asks agent to do prompt on behalf of caller.
 func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, session, agent, prompt string) (string, error) {
+	return requestAgent(ctx, d.Bus, agent, agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path(), SessionID: session}, caller.Role())
+}
+
+// requestAgent sends p as a Request on agent's topic and reads the answer
+// from the first processed ack.
+func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, sender string) (string, error) {
 	topic := BusAgentTopic(agent)
-	payload, err := json.Marshal(agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path(), SessionID: session})
+	payload, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("encode request to %s: %w", topic, err)
 	}
-	res, err := d.Bus.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": caller.Role()}})
+	res, err := b.Request(ctx, bus.Message{Topic: topic, Payload: payload, Headers: map[string]string{"sender": sender}})
 	if err != nil {
 		return "", fmt.Errorf("delegate to %s: %w", agent, err)
 	}
@@ -410,7 +416,7 @@ func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, session
 		var r agentResult
 		if ackObject(a, &r) && (r.Output != nil || r.Error != "") {
 			if r.Error != "" {
-				return "", fmt.Errorf("%s (%s): %s", agent, a.Subscriber, r.Error)
+				return "", &agentError{agent: agent, subscriber: a.Subscriber, msg: r.Error}
 			}
 			return *r.Output, nil
 		}
@@ -421,6 +427,13 @@ func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, session
 	}
 	return "", fmt.Errorf("no agent on %s processed the request: %s", topic, strings.Join(why, "; "))
 }
+
+// agentError is an agent's answer that it could not do the work.
+type agentError struct {
+	agent, subscriber, msg string
+}
+
+func (e *agentError) Error() string { return fmt.Sprintf("%s (%s): %s", e.agent, e.subscriber, e.msg) }
 
 var _ tools.Delegator = BusDelegator{}
 

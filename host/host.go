@@ -166,7 +166,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		return nil, err
 	}
 	h.hookOpts = hooks.Options{DisabledHooks: disabled, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout,
-		OnFailClosed: h.guardDown.record}
+		OnFailClosed: h.guardDown.record, MaxReason: cfg.Hook.MaxReasonBytes, MaxContext: cfg.Hook.MaxContextBytes}
 	if !o.tools {
 		return h, nil
 	}
@@ -291,6 +291,9 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Halted:  h.guardDown.err,
 		Verbose: h.verbose,
 		Skip:    h.skip,
+	}
+	if h.cfg.Review.OnComplete {
+		o.Review = h.reviewFinished
 	}
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)

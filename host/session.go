@@ -25,7 +25,7 @@ type SessionLine struct {
 	Time time.Time `json:"time"`
 	// Type is "message", "usage", "conversation", which starts a new
 	// conversation of its agent (a later delegation to the same role),
-	// "compaction", or "parent".
+	// "compaction", "review" (a reviewer's verdict), or "parent".
 	//
 	// A delegated session starts with a "parent" line: Parent names the
 	// session that delegated and Agent the agent that did.
@@ -49,6 +49,8 @@ type SessionLine struct {
 	Trigger      string `json:"trigger,omitempty"`
 	TokensBefore int64  `json:"tokens_before,omitempty"`
 	TokensAfter  int64  `json:"tokens_after,omitempty"`
+	// Review is a reviewer's verdict on a plan's work (type "review").
+	Review *ReviewLine `json:"review,omitempty"`
 }
 
 // Session line types.

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -140,5 +141,140 @@ func TestReloadTrustsAStatOnlyForTheSameFile(t *testing.T) {
 		if string(b) != "- [x] 1. One\n- [x] 2. Two\n" || !np.Tasks[0].Done || !np.Tasks[1].Done {
 			t.Errorf("SetDoneIn from a stale plan: file %q, tasks %+v; want both ticked", b, np.Tasks)
 		}
+	}
+}
+
+func TestSetDoneInPatchesTheFileWhereItStands(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("off unix a tick writes a new file")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.md")
+	src := "# P\n\n## TODOs\n\n- [ ] 1. One\n- [ ] 2. Two\n"
+	if err := os.WriteFile(path, []byte(src), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	// A second name for the file: a rename would leave it behind.
+	link := filepath.Join(dir, "hard.md")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := SetDoneIn(p, p.Tasks[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || after.Mode().Perm() != 0o640 {
+		t.Errorf("after the tick the plan is another file (%v) or mode %v; want the same inode, mode 0640", !os.SameFile(before, after), after.Mode().Perm())
+	}
+	want := "# P\n\n## TODOs\n\n- [ ] 1. One\n- [x] 2. Two\n"
+	for _, f := range []string{path, link} {
+		if b, _ := os.ReadFile(f); string(b) != want {
+			t.Errorf("%s = %q, want %q", filepath.Base(f), b, want)
+		}
+	}
+	if got != p || string(p.Src) != want || !p.Tasks[1].Done {
+		t.Errorf("SetDoneIn returned another plan or left p stale: src %q, task 2 done %v", p.Src, p.Tasks[1].Done)
+	}
+	// The stat of the file written vouches for it: a reload reads nothing.
+	if np, err := Reload(p); err != nil || np != p {
+		t.Errorf("Reload after the tick = %p, %v; want p itself", np, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("directory holds %d entries after the tick, want the plan and its link only", len(entries))
+	}
+}
+
+func TestPatchMarkRefusesAFileThatIsNotTheOneRead(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("off unix a tick writes a new file")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.md")
+	src := "- [ ] 1. One\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		around string
+		size   int
+	}{
+		{"mark not as read", "[x]", len(src)},
+		{"size not as read", "[ ]", len(src) + 1},
+	} {
+		if _, err := patchMark(path, 3, []byte(tc.around), 'x', tc.size, fileKey{}); !errors.Is(err, errStale) {
+			t.Errorf("%s: patchMark error = %v, want errStale", tc.name, err)
+		}
+	}
+	if _, err := patchMark(filepath.Join(dir, "gone.md"), 3, []byte("[ ]"), 'x', len(src), fileKey{}); !errors.Is(err, errStale) {
+		t.Errorf("missing file: patchMark error = %v, want errStale", err)
+	}
+	other := filepath.Join(dir, "link.md")
+	if err := os.Symlink(path, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := patchMark(other, 3, []byte("[ ]"), 'x', len(src), fileKey{}); err == nil {
+		t.Error("patchMark wrote through a symbolic link")
+	}
+	if b, _ := os.ReadFile(path); string(b) != src {
+		t.Errorf("file = %q after refused patches, want it untouched", b)
+	}
+}
+
+func TestRefreshUpdatesAnOwnedPlanInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	src := "# P\n\n## TODOs\n\n- [ ] 1. One\n- [x] 2. Two\n- [ ] 3. Three\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer ticks 1 and 3 and unticks 2, as a rename would.
+	ticked := "# P\n\n## TODOs\n\n- [x] 1. One\n- [ ] 2. Two\n- [X] 3. Three\n"
+	if err := os.WriteFile(path+".new", []byte(ticked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Refresh(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != p {
+		t.Error("Refresh of a plan whose marks changed returned another plan, want p brought up to date")
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Plan{}, fileKey{})); diff != "" {
+		t.Errorf("Refresh differs from a fresh parse (-want +got):\n%s", diff)
+	}
+	// Any other change is parsed in full.
+	edited := "# P\n\n## TODOs\n\n- [x] 1. One, renamed\n- [ ] 2. Two\n- [X] 3. Three\n"
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Refresh(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == p || got.Tasks[0].Title != "One, renamed" {
+		t.Errorf("Refresh after an edit = %+v, want a new parse", got.Tasks[0])
 	}
 }

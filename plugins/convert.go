@@ -119,14 +119,16 @@ func toolResultToProto(r *ToolResult) *pb.ToolResult {
 	if r == nil {
 		return nil
 	}
-	return validUTF8(&pb.ToolResult{Output: r.Output, IsError: r.IsError, ExitCode: int32(r.ExitCode), Denied: r.Denied})
+	return validUTF8(&pb.ToolResult{Output: r.Output, IsError: r.IsError, ExitCode: int32(r.ExitCode), Denied: r.Denied,
+		BlockedBy: r.BlockedBy, Reason: r.Reason})
 }
 
 func toolResultFromProto(r *pb.ToolResult) *ToolResult {
 	if r == nil {
 		return nil
 	}
-	return &ToolResult{Output: r.GetOutput(), IsError: r.GetIsError(), ExitCode: int(r.GetExitCode()), Denied: r.GetDenied()}
+	return &ToolResult{Output: r.GetOutput(), IsError: r.GetIsError(), ExitCode: int(r.GetExitCode()), Denied: r.GetDenied(),
+		BlockedBy: r.GetBlockedBy(), Reason: r.GetReason()}
 }
 
 func toolCallToProto(c ToolCall) (*pb.ToolCall, error) {
@@ -267,11 +269,11 @@ func agentRequestFromProto(r *pb.AgentHandleRequest) (AgentRequest, error) {
 }
 
 func agentResponseToProto(r AgentResponse) *pb.AgentResponse {
-	return validUTF8(&pb.AgentResponse{Output: r.Output, Done: r.Done, Error: r.Error})
+	return validUTF8(&pb.AgentResponse{Output: r.Output, Done: r.Done, Error: r.Error, BlockedBy: r.BlockedBy})
 }
 
 func agentResponseFromProto(r *pb.AgentResponse) AgentResponse {
-	return AgentResponse{Output: r.GetOutput(), Done: r.GetDone(), Error: r.GetError()}
+	return AgentResponse{Output: r.GetOutput(), Done: r.GetDone(), Error: r.GetError(), BlockedBy: r.GetBlockedBy()}
 }
 
 func chatMessageToProto(m ChatMessage) (*pb.ChatMessage, error) {

@@ -333,3 +333,17 @@ func TestInfoToolsOverTheProtocol(t *testing.T) {
 		}
 	}
 }
+
+// A hook's block crosses the protocol with the hook's name, both in the
+// tool result an agent reads and in the response it gives back, so the
+// host can tell a block from a failure.
+func TestBlockedByOverTheProtocol(t *testing.T) {
+	res := ToolResult{Output: "refused", IsError: true, Denied: true, BlockedBy: "no-rm-rf", Reason: "rm -rf is not allowed"}
+	if diff := cmp.Diff(&res, toolResultFromProto(toolResultToProto(&res))); diff != "" {
+		t.Errorf("ToolResult mismatch (-sent +got):\n%s", diff)
+	}
+	resp := AgentResponse{Error: "blocked by no-rm-rf: rm -rf is not allowed", BlockedBy: "no-rm-rf"}
+	if diff := cmp.Diff(resp, agentResponseFromProto(agentResponseToProto(resp))); diff != "" {
+		t.Errorf("AgentResponse mismatch (-sent +got):\n%s", diff)
+	}
+}

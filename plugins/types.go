@@ -187,6 +187,12 @@ type ToolResult struct {
 	ExitCode int    `json:"exit_code,omitempty"`
 	// Denied is set when the capability gate or a hook refused the call.
 	Denied bool `json:"denied,omitempty"`
+	// BlockedBy names the hook that blocked the call (Denied is set too);
+	// empty when the capability gate refused it.
+	BlockedBy string `json:"blocked_by,omitempty"`
+	// Reason is why the call was refused, in words for a person; Output
+	// says it to the model.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Hook is implemented by hook plugins.
@@ -218,6 +224,9 @@ type AgentResponse struct {
 	Done bool `json:"done"`
 	// Error is a domain failure (a verify block failed, a tool was denied).
 	Error string `json:"error,omitempty"`
+	// BlockedBy names the hook whose block stopped the work (a
+	// ToolResult's BlockedBy): a decision, which the host does not retry.
+	BlockedBy string `json:"blocked_by,omitempty"`
 }
 
 // Agent is implemented by agent plugins. Handle reaches tools, the model and

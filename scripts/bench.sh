@@ -82,7 +82,8 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime) on $(
 if want plans; then
   echo "== Plans (target: a 1,000-task plan parsed and counted in under 5 ms; tick in 100,000 tasks < 5 ms)"
   pair "parse+count 1,000 tasks vs stock goldmark" ns/op ./plans 'BenchmarkParse$/^tasks=1000$' ./plans 'BenchmarkGoldmarkFloor$' 1s
-  pair "tick one task in 100,000 (the run's door)" ns/op ./plans 'BenchmarkSetDoneIn100000$' ./plans 'BenchmarkTickFloor100000$' 1s
+  pair "tick one task in 100,000 vs pwrite+fsync" ns/op ./plans 'BenchmarkSetDoneIn100000$' ./plans 'BenchmarkTickFloor100000$' 1s
+  single "one byte by rewrite+rename of 100,000 (old way)" ns/op ./plans 'BenchmarkTickRewrite100000$' 1s
   single "tick one task in 100,000 (file changed: re-parse)" ns/op ./plans 'BenchmarkSetDone100000$' 1s
 fi
 
@@ -97,6 +98,8 @@ if want runbook; then
   if [ -n "${per[300]:-}" ] && [ -n "${per[3000]:-}" ]; then
     printf '  %-46s %s\n' "per-task cost, 3,000 vs 300 tasks" "$(awk -v a="${per[3000]}" -v b="${per[300]}" 'BEGIN { printf "%.2fx", a / b }')"
   fi
+  echo "   (target: built-in hooks add <= 10% to a 300-task run)"
+  pair "start-work 300 tasks, built-ins vs none" ns/task ./cmd/weave 'BenchmarkRunbookHooks$/^builtins$' ./cmd/weave 'BenchmarkRunbookHooks$/^no-builtin-hooks$' 1x cpu-ns/task
   pair "one-task start-work, built-ins vs none" ns/op ./cmd/weave 'BenchmarkFirstTask$/^builtins$' ./cmd/weave 'BenchmarkFirstTask$/^no-builtin-hooks$' 5x
 fi
 

@@ -37,6 +37,17 @@ type Options struct {
 	// MaxSessions bounds the open sessions (bus.max_sessions, default
 	// 1000); session.create past it answers CodeLimit until one closes.
 	MaxSessions int
+	// Token, when set, is the bus token the HTTP face asks of the commands
+	// that change what a session's agents do (every command but the reads,
+	// see ReadOnly): sent as "Authorization: Bearer <token>". Reads stay
+	// open, as plain topics do on the JSON-RPC face. `weave bus serve` sets
+	// it to the token it creates on loopback; a configured bus.token guards
+	// every request instead, in front of the face. The Unix socket needs
+	// no token: its mode (0600) is its access control.
+	Token string
+	// TokenFile names where peers find Token, for the error a peer without
+	// it gets.
+	TokenFile string
 	// Logger receives transport and bus errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now returns the current time (default time.Now).

@@ -109,5 +109,7 @@
 // life of the process on the memory backend, in JetStream on nats.
 //
 // The socket is the access control (mode 0600, owner only). The HTTP face
-// has no authentication of its own: serve it on a loopback address.
+// asks for the bus token (Options.Token) on every command but the reads
+// (ReadOnly); without a token it trusts every client: serve it on a
+// loopback address, with a token.
 package envelope

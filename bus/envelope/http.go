@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,6 +97,11 @@ func (b *Broker) httpEnvelope(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, httpStatus(reply), reply)
 		return
 	}
+	if err := b.authorize(r, env.Type); err != nil {
+		unauthorized(w)
+		writeJSON(w, http.StatusUnauthorized, b.errorReply(env, err))
+		return
+	}
 	reply := b.serve(r.Context(), nil, env)
 	writeJSON(w, httpStatus(reply), reply)
 }
@@ -182,6 +188,53 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ReadOnly reports whether a command only reads (lists sessions or agents,
+// reads or follows events): the commands a peer without the bus token may
+// send over HTTP when the face has one (Options.Token). Every other command
+// creates, changes or closes sessions, agents, messages, actions or relays,
+// which is how a peer steers what agents do.
+func ReadOnly(typ string) bool {
+	switch typ {
+	case TypeSessionList, TypeAgentList, TypeEventsHistory, TypeEventsStream:
+		return true
+	}
+	return false
+}
+
+// authorize checks that a request may run a command of type typ: a read, or
+// one that carries the bus token when the face has one.
+func (b *Broker) authorize(r *http.Request, typ string) error {
+	if b.opts.Token == "" || ReadOnly(typ) {
+		return nil
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok && subtle.ConstantTimeCompare([]byte(got), []byte(b.opts.Token)) == 1 {
+		return nil
+	}
+	where := "the bus token"
+	if b.opts.TokenFile != "" {
+		where = "the bus token (in " + b.opts.TokenFile + ")"
+	}
+	return errorf(CodeForbidden, "%s changes what a session's agents do and needs %s: send Authorization: Bearer <token>, or use the Unix socket", typ, where)
+}
+
+// apiAuthorized is authorize for the /api routes, answering the refusal.
+func (b *Broker) apiAuthorized(w http.ResponseWriter, r *http.Request, typ string) bool {
+	err := b.authorize(r, typ)
+	if err == nil {
+		return true
+	}
+	var e *Error
+	errors.As(err, &e)
+	unauthorized(w)
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": e.Message})
+	return false
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
+}
+
 // apiSrc is the src of envelopes made for the /api routes.
 const apiSrc = "http"
 
@@ -208,6 +261,9 @@ func (b *Broker) apiListSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Broker) apiCreateSession(w http.ResponseWriter, r *http.Request) {
+	if !b.apiAuthorized(w, r, TypeSessionCreate) {
+		return
+	}
 	data, err := b.readBody(w, r)
 	if err != nil {
 		writeAPIError(w, b.errorReply(Envelope{}, err))
@@ -240,6 +296,9 @@ func (b *Broker) apiListAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Broker) apiPostMessage(w http.ResponseWriter, r *http.Request) {
+	if !b.apiAuthorized(w, r, TypeMessageCreated) {
+		return
+	}
 	data, err := b.readBody(w, r)
 	if err != nil {
 		writeAPIError(w, b.errorReply(Envelope{}, err))

@@ -35,10 +35,10 @@ const (
 	DefaultMaxConnections        = 1024
 	DefaultMaxTotalSubscriptions = 16384
 	DefaultAgentStartTimeout     = 30 * time.Second
-	// maxInFlight bounds the sendMessage requests one connection may have
-	// running; past it the server stops reading that connection.
-	maxInFlight = 64
-	maxClientID = 256
+	// DefaultMaxInFlight bounds the sendMessage requests one connection
+	// may have running; past it the server stops reading that connection.
+	DefaultMaxInFlight = 64
+	maxClientID        = 256
 )
 
 // Options configure a Server.
@@ -70,6 +70,11 @@ type Options struct {
 	// MaxSubscriptions bounds the subscriptions of one connection
 	// (bus.max_subscriptions).
 	MaxSubscriptions int
+	// MaxInFlight bounds the sendMessage requests, batch elements
+	// included, one connection may have running (bus.max_in_flight,
+	// default DefaultMaxInFlight); past it the server stops reading the
+	// connection until one finishes.
+	MaxInFlight int
 	// MaxConnections bounds the open connections (bus.max_connections);
 	// past it a handshake is answered 503.
 	MaxConnections int
@@ -128,6 +133,9 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 	}
 	if opts.MaxSubscriptions <= 0 {
 		opts.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	if opts.MaxConnections <= 0 {
 		opts.MaxConnections = DefaultMaxConnections
@@ -249,8 +257,8 @@ func (s *Server) newConn(ws *websocket.Conn, trusted bool) *conn {
 		trusted: trusted,
 		subs:    make(map[string]bus.Subscription),
 		pending: make(map[string]chan incoming),
-		notes:   make(chan incoming, maxInFlight),
-		sem:     make(chan struct{}, maxInFlight),
+		notes:   make(chan incoming, s.opts.MaxInFlight),
+		sem:     make(chan struct{}, s.opts.MaxInFlight),
 	}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.conns[c] = struct{}{}
@@ -296,7 +304,7 @@ func (c *conn) serve() {
 // read reads frames until one needs work off the read loop (a sendMessage
 // request or a batch). It then starts a new reader and does that work on
 // its own goroutine, so the answer is written without a hand-off between
-// goroutines. At most maxInFlight such works run at once.
+// goroutines. At most Options.MaxInFlight such works run at once.
 //
 // Reads and response writes use a context that never ends: a cancellable
 // one costs the WebSocket library a registration per frame. Wherever c.ctx
@@ -461,7 +469,7 @@ func (c *conn) handleNotifications() {
 // handleBatch answers a batch with one array of the responses to its
 // requests, in order; notifications and responses get no entry, and a batch
 // of only those gets no reply. It runs in the read loop: each sendMessage
-// of the batch takes one of the connection's maxInFlight slots, so a batch
+// of the batch takes one of the connection's MaxInFlight slots, so a batch
 // of 5,000 counts 5,000 and the loop stops reading while they are taken.
 // The other methods are quick and run here, in order.
 func (c *conn) handleBatch(elems []json.RawMessage) {

@@ -779,46 +779,55 @@ func TestSameOriginRefusesOtherSites(t *testing.T) {
 }
 
 // A batch counts each of its sendMessage requests against the connection's
-// in-flight limit: 5,000 in one frame to a subscriber that does not answer
-// put 64 walks in flight, not 5,000.
+// in-flight limit (Options.MaxInFlight, bus.max_in_flight): 5,000 in one
+// frame to a subscriber that does not answer put 64 walks in flight by
+// default, not 5,000, and 7 when the limit is 7.
 func TestBatchRespectsInFlightLimit(t *testing.T) {
-	h := newHarness(t, bus.Options{RequestTimeout: time.Hour}, jsonrpc.Options{})
-	release := make(chan struct{})
-	var inFlight, peak atomic.Int64
-	_, err := h.bus.Subscribe(context.Background(), "sink:*", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
-		n := inFlight.Add(1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		<-release
-		inFlight.Add(-1)
-		return bus.Ack{Processed: true}, nil
-	}, bus.SubscribeOptions{Name: "silent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := h.raw(t)
-	r.init("flooder")
-	const n = 5000
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"sendMessage","params":{"topic":"sink:x","payload":{}}}`, i)
-	}
-	b.WriteByte(']')
-	r.send(b.String())
-	bustest.WaitFor(t, "64 walks in flight", func() bool { return inFlight.Load() >= 64 })
-	// Give a server without the limit the chance to start more.
-	time.Sleep(100 * time.Millisecond)
-	if p := peak.Load(); p > 64 {
-		t.Errorf("a batch of %d put %d walks in flight, want at most 64", n, p)
-	}
-	close(release)
-	resps, ok := r.recv().([]any)
-	if !ok || len(resps) != n {
-		t.Fatalf("batch answer has %d entries, want %d", len(resps), n)
+	for _, tc := range []struct {
+		name  string
+		opt   int
+		limit int64
+	}{{"default", 0, jsonrpc.DefaultMaxInFlight}, {"configured", 7, 7}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, bus.Options{RequestTimeout: time.Hour}, jsonrpc.Options{MaxInFlight: tc.opt})
+			release := make(chan struct{})
+			var inFlight, peak atomic.Int64
+			_, err := h.bus.Subscribe(context.Background(), "sink:*", func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+				n := inFlight.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				<-release
+				inFlight.Add(-1)
+				return bus.Ack{Processed: true}, nil
+			}, bus.SubscribeOptions{Name: "silent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := h.raw(t)
+			r.init("flooder")
+			const n = 5000
+			var b strings.Builder
+			b.WriteByte('[')
+			for i := range n {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"sendMessage","params":{"topic":"sink:x","payload":{}}}`, i)
+			}
+			b.WriteByte(']')
+			r.send(b.String())
+			bustest.WaitFor(t, "the limit's walks in flight", func() bool { return inFlight.Load() >= tc.limit })
+			// Give a server without the limit the chance to start more.
+			time.Sleep(100 * time.Millisecond)
+			if p := peak.Load(); p > tc.limit {
+				t.Errorf("a batch of %d put %d walks in flight, want at most %d", n, p, tc.limit)
+			}
+			close(release)
+			resps, ok := r.recv().([]any)
+			if !ok || len(resps) != n {
+				t.Fatalf("batch answer has %d entries, want %d", len(resps), n)
+			}
+		})
 	}
 }
 

@@ -23,6 +23,8 @@ func newCmdAgents(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agents",
 		Short: "Show the agent roles and what each may do",
+		Example: `  weave agents list
+  weave agents list --json | jq '.agents[] | select(.mode == "subagent") | .name'`,
 	}
 	cmd.AddCommand(newCmdAgentsList(g, s))
 	return cmd
@@ -68,6 +70,8 @@ func newCmdAgentsList(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "Print the capability matrix: each agent's mode, temperature, tools and delegates",
+		Example: `  weave agents list
+  weave agents list --json`,
 		Long: `Print the capability matrix as the host's tool gate enforces it: for each agent
 its mode, temperature, whom it may delegate to, and for each tool whether it is
 allowed (v), denied (x) or limited to .md files under .weave/ (.md*). Rows that

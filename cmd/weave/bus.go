@@ -27,6 +27,8 @@ func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bus",
 		Short: "Run a standalone bus and inspect its dead letters",
+		Example: `  weave bus serve --ws 127.0.0.1:8787
+  weave bus dlq --bus ws://127.0.0.1:8787`,
 	}
 	cmd.AddCommand(newCmdBusServe(g, s, nil), newCmdBusDLQ(g, s))
 	return cmd
@@ -47,6 +49,8 @@ func newCmdBusServe(g *globalOptions, s *Streams, runF func(context.Context, *bu
 	cmd := &cobra.Command{
 		Use:   "serve [--ws ADDR] [--uds PATH] [--http ADDR]",
 		Short: "Run a standalone bus that peers, hooks and agents join",
+		Example: `  weave bus serve --ws 127.0.0.1:8787
+  weave bus serve --uds /tmp/weave.sock --http 127.0.0.1:8788`,
 		Long: `Run a bus (config bus.backend: the embedded memory bus, or nats with bus.url)
 and serve it until Ctrl-C on the faces asked for:
 
@@ -61,9 +65,11 @@ The envelope faces keep their sessions and events on the bus (session:<id>,
 append-only), so several bus serve processes on one nats bus serve the same
 sessions and a client may reconnect to any of them. Off loopback, a token is required (bus.token or
 WEAVE_BUS_TOKEN) and clients send it as "Authorization: Bearer <token>". On loopback
-without one, --ws creates a token in $XDG_RUNTIME_DIR/weave/bus.token (mode 0600),
-which local weave commands read: peers need it for hook:, agent: and system:
-topics and the /bus/ admin routes; other topics stay open to local peers.
+without one, --ws and --http create a token in $XDG_RUNTIME_DIR/weave/bus.token (mode
+0600), which local weave commands read: peers need it for hook:, agent: and system:
+topics and the /bus/ admin routes, and on --http for every command but the reads
+(session.list, agent.list, events.history, the event streams); other topics stay
+open to local peers.
 Prints the address of each face once it listens. Port 0 picks a free port.`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -91,12 +97,13 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		return fmt.Errorf("bus.url is %s, another weave bus: bus serve runs its own; unset bus.url, or set bus.backend nats with a nats:// URL", u)
 	}
 	token := host.BusToken(cfg)
-	// httpToken guards the envelope HTTP face: only a configured token,
-	// since its clients are not weave's own and it carries no hook or
-	// agent traffic.
+	// A configured token guards every request of the envelope HTTP face;
+	// without one, the token created below guards its commands that change
+	// what a session's agents do (envelope.Options.Token), and its reads
+	// stay open to local peers.
 	httpToken := token
 	var tokenFile string
-	if token == "" && opts.WS != "" {
+	if token == "" && (opts.WS != "" || opts.HTTP != "") {
 		// Hook, agent and system topics and the admin routes always need a
 		// token; one kept in a 0600 file that local weave commands read
 		// keeps local use free of setup.
@@ -163,6 +170,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			Loopback:              jsonrpc.IsLoopback(opts.WS),
 			MaxFrameBytes:         int64(cfg.Bus.MaxFrameBytes),
 			MaxSubscriptions:      cfg.Bus.MaxSubscriptions,
+			MaxInFlight:           cfg.Bus.MaxInFlight,
 			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
 			MaxConnections:        cfg.Bus.MaxConnections,
 			RequirePayloadType:    cfg.Bus.RequirePayloadType,
@@ -180,18 +188,19 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		mux.Handle("/", srv)
 		stops = append(stops, serveHTTP(ln, jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.WS), mux), limits, errc, func() { _ = srv.Close() }))
 		fmt.Fprintf(opts.Streams.Out, "ws       %s\n", url)
-		if tokenFile != "" {
-			fmt.Fprintf(opts.Streams.Out, "token    %s\n", tokenFile)
-		}
 	}
 	if opts.UDS != "" || opts.HTTP != "" {
 		// The envelope face keeps its sessions, agents and events on the
 		// bus itself, so servers sharing a nats bus serve the same sessions.
-		broker, err := envelope.Open(ctx, b, envelope.Options{
+		eo := envelope.Options{
 			MaxFrameBytes: cfg.Bus.MaxFrameBytes,
 			MaxSessions:   cfg.Bus.MaxSessions,
 			Logger:        logger,
-		})
+		}
+		if httpToken == "" {
+			eo.Token, eo.TokenFile = token, tokenFile
+		}
+		broker, err := envelope.Open(ctx, b, eo)
 		if err != nil {
 			return err
 		}
@@ -220,6 +229,9 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			stops = append(stops, serveHTTP(ln, h, limits, errc, nil))
 			fmt.Fprintf(opts.Streams.Out, "http     http://%s\n", ln.Addr())
 		}
+	}
+	if tokenFile != "" {
+		fmt.Fprintf(opts.Streams.Out, "token    %s\n", tokenFile)
 	}
 	fmt.Fprintln(opts.Streams.ErrOut, "serving the bus; Ctrl-C to stop")
 	if opts.ready != nil {
@@ -302,6 +314,8 @@ func newCmdBusDLQ(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq [--json] [--bus URL]",
 		Short: "List the bus's dead letters; `dlq replay ID` re-sends one",
+		Example: `  weave bus dlq --bus ws://127.0.0.1:8787
+  weave bus dlq --json | jq -r '.[].id'`,
 		Long: `List the dead letters of a running bus: deliveries it gave up on after
 bus.max_attempts, full queues, failed subscribers. The bus is --bus URL, else
 bus.url, else WEAVE_BUS_URL: a ws:// URL of a ` + "`weave bus serve`" + ` (read over its
@@ -332,9 +346,10 @@ only inside that process and cannot be inspected from outside.`,
 	cmd.PersistentFlags().StringVar(&busURL, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+host.BusURLEnv)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the dead letters as JSON")
 	replay := &cobra.Command{
-		Use:   "replay ID",
-		Short: "Re-send one dead letter to its subscriber (or its topic) and print the result",
-		Args:  argsBetween(1, 1),
+		Use:     "replay ID",
+		Short:   "Re-send one dead letter to its subscriber (or its topic) and print the result",
+		Example: `  weave bus dlq replay "$(weave bus dlq --json | jq -r '.[0].id')"`,
+		Args:    argsBetween(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			b, closeBus, err := openBusFlag(c.Context(), g, busURL, "replay a dead letter on")
 			if err != nil {

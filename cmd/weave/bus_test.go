@@ -21,6 +21,7 @@ import (
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/envelope"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/host"
@@ -235,7 +236,15 @@ func TestBusServeAndSendMessage(t *testing.T) {
 		}, jsonrpc.SubscribeOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.Post(s.http+"/api/sessions", "application/json", strings.NewReader(`{"name":"demo"}`))
+		// Creating a session changes the bus: the HTTP face wants the
+		// token bus serve keeps.
+		tok, err := jsonrpc.ReadTokenFile(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodPost, s.http+"/api/sessions", strings.NewReader(`{"name":"demo"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,6 +493,103 @@ func TestBusServeCreatesToken(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET /bus/dead-letters without the token = %d, want 401", resp.StatusCode)
 	}
+}
+
+// On the envelope HTTP face, the token bus serve creates guards every
+// command that changes what a session's agents do; reads stay open to local
+// peers, and the Unix socket (mode 0600) needs none.
+func TestBusServeHTTPFaceNeedsTheTokenToSteer(t *testing.T) {
+	s := serveBus(t, "")
+	path := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token")
+	tok, err := jsonrpc.ReadTokenFile(path)
+	if err != nil || tok == "" {
+		t.Fatalf("token file %s: %q, %v", path, tok, err)
+	}
+	post := func(route, auth string, body []byte) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.http+route, bytes.NewReader(body))
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	env := func(typ string, payload any) []byte {
+		t.Helper()
+		e, err := envelope.New(typ, "peer", payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(e)
+		return b
+	}
+	create := env(envelope.TypeSessionCreate, map[string]string{"name": "s"})
+	if code, body := post("/v1/envelopes", "", create); code != http.StatusUnauthorized || !strings.Contains(body, path) {
+		t.Errorf("session.create without the token = %d %s; want 401 naming %s", code, body, path)
+	}
+	if code, body := post("/v1/envelopes", "wrong", create); code != http.StatusUnauthorized {
+		t.Errorf("session.create with a wrong token = %d %s; want 401", code, body)
+	}
+	if code, body := post("/api/sessions", "", []byte(`{"name":"s"}`)); code != http.StatusUnauthorized {
+		t.Errorf("POST /api/sessions without the token = %d %s; want 401", code, body)
+	}
+	if code, body := post("/api/sessions/x/messages", "", []byte(`{"text":"rm -rf","agent_ids":["a"]}`)); code != http.StatusUnauthorized {
+		t.Errorf("POST /api/sessions/x/messages without the token = %d %s; want 401", code, body)
+	}
+	code, body := post("/v1/envelopes", tok, create)
+	if code != http.StatusOK {
+		t.Fatalf("session.create with the token = %d %s; want 200", code, body)
+	}
+	var reply envelope.Envelope
+	var info envelope.SessionInfo
+	if err := json.Unmarshal([]byte(body), &reply); err != nil || reply.Decode(&info) != nil || info.ID == "" {
+		t.Fatalf("session.create reply %s: %v", body, err)
+	}
+	add := env(envelope.TypeAgentAdd, map[string]string{"id": "intruder", "name": "intruder"})
+	if code, body := post("/v1/envelopes", "", withSession(t, add, info.ID)); code != http.StatusUnauthorized {
+		t.Errorf("agent.add without the token = %d %s; want 401", code, body)
+	}
+	// Reads need no token.
+	if code, body := post("/v1/envelopes", "", env(envelope.TypeSessionList, nil)); code != http.StatusOK || !strings.Contains(body, info.ID) {
+		t.Errorf("session.list without the token = %d %s; want 200 listing %s", code, body, info.ID)
+	}
+	resp, err := http.Get(s.http + "/api/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/sessions without the token = %d, want 200", resp.StatusCode)
+	}
+	// The socket is its own access control.
+	c, err := envelope.Dial(context.Background(), s.uds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	e, err := envelope.New(envelope.TypeSessionCreate, "peer", map[string]string{"name": "over the socket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Do(context.Background(), e); err != nil || r.Err() != nil {
+		t.Errorf("session.create over the socket = %v, %v; want it to need no token", err, r.Err())
+	}
+}
+
+func withSession(t *testing.T, raw []byte, session string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["session"] = session
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // A client that sends its body slowly is cut off after

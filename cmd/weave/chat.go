@@ -51,7 +51,8 @@ others), and its answer streams to stdout as the model writes it. Tool calls
 are shown on stderr as they happen.
 
 On a terminal, weave chat is a conversation: type a message and press Enter;
-/help lists the slash commands (/start-work, /plan, /status, /agents, /exit).
+/help lists the slash commands (/start-work, /plan, /status, /agents,
+/compact, /exit).
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
@@ -61,8 +62,10 @@ With -p, or a prompt piped on stdin, the agent answers once and weave exits.
 Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 		Example: `  weave chat
   weave chat -p "what does this project test with?"
+  git diff | weave chat -p "review this diff"
   weave chat --resume                      # the latest session
-  weave chat --resume chat-1a2b3c4d -p "and the integration tests?"`,
+  weave chat --resume chat-1a2b3c4d -p "and the integration tests?"
+  weave chat -p "Summarise README.md" --jq 'select(.type == "result") | .output'`,
 		Args:              argsBetween(0, 1),
 		ValidArgsFunction: completeSessionIDs(g),
 		RunE: func(c *cobra.Command, args []string) error {

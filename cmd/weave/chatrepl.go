@@ -48,7 +48,10 @@ func (c *chat) run(ctx context.Context, in io.Reader) error {
 		var line string
 		switch {
 		case len(queue) > 0:
+			// Typed during the last turn: shown again where it is answered.
 			line, queue = queue[0], queue[1:]
+			c.prompt()
+			fmt.Fprintln(c.streams.ErrOut, line)
 		case lines == nil:
 			c.done = true
 			continue

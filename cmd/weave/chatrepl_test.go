@@ -80,6 +80,10 @@ func startChat(t *testing.T, bin, dir string, env []string, args ...string) *liv
 		out: newWatchedBuffer(), err: newWatchedBuffer(), exited: make(chan error, 1)}
 	c.cmd.Dir, c.cmd.Env = dir, env
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = tty, c.out, c.err
+	// The terminal is weave's controlling terminal, as in a shell: a ^C
+	// typed on it interrupts weave's whole process group, its plugins
+	// included.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -243,9 +247,10 @@ func TestInteractiveChat(t *testing.T) {
 	}
 }
 
-// TestInteractiveChatCtrlC: Ctrl-C stops the answer in flight and the
-// chat goes on with the cut-off turn in the conversation; Ctrl-C at the
-// prompt leaves, saying how to resume.
+// TestInteractiveChatCtrlC: Ctrl-C typed on the terminal stops the answer
+// in flight (the agent plugins, in weave's process group, get it too and
+// live on) and the chat goes on with the cut-off turn in the
+// conversation; SIGINT at the prompt leaves, saying how to resume.
 func TestInteractiveChatCtrlC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the weave binary")
@@ -264,7 +269,7 @@ func TestInteractiveChatCtrlC(t *testing.T) {
 	// The server holds the answer after its first word until the request
 	// is cancelled.
 	c.out.waitFor(t, "the first word", "Thinking", 1)
-	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if _, err := c.tty.Write([]byte{3}); err != nil { // ^C on the terminal
 		t.Fatal(err)
 	}
 	c.err.waitFor(t, "the interruption", "interrupted", 1)

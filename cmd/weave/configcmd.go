@@ -10,6 +10,8 @@ func newCmdConfig(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Inspect Weave's configuration",
+		Example: `  weave config show
+  weave config show --sources`,
 	}
 	var sources, asJSON bool
 	show := &cobra.Command{

@@ -13,7 +13,8 @@ import (
 
 // A hook plugin that declares the tools it handles is called for those and
 // never for the others, and the built-in hooks that care only about file
-// tools are not even started by a runbook of shell blocks.
+// tools (or, as the context-window monitor, only about model answers) are
+// not even started by a runbook of shell blocks.
 func TestHookCalledOnlyForDeclaredTools(t *testing.T) {
 	dir := project(t, map[string]string{"ok": okPlan})
 	buildGo(t, "./cmd/weave/testdata/recordhook", filepath.Join(dir, ".weave", "plugins", "recordhook"))
@@ -45,7 +46,7 @@ func TestHookCalledOnlyForDeclaredTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{hooks.WriteGuardID, hooks.PatternMDOnlyID, hooks.RulesInjectorID} {
+	for _, id := range []string{hooks.WriteGuardID, hooks.PatternMDOnlyID, hooks.RulesInjectorID, hooks.ContextWindowMonitorID} {
 		for _, line := range strings.Split(string(log), "\n") {
 			if strings.Contains(line, "plugin started") && strings.Contains(line, id) {
 				t.Errorf("%s was started for a run of shell blocks: %s", id, line)

@@ -20,6 +20,8 @@ func newCmdHooks(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
 		Short: "List the hooks of this project and try one on a sample event",
+		Example: `  weave hooks list
+  weave hooks test verification-reminder --event event.json`,
 	}
 	cmd.AddCommand(newCmdHooksList(g, s), newCmdHooksTest(g, s))
 	return cmd
@@ -45,6 +47,8 @@ func newCmdHooksList(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List every hook: built-in, command hooks from config, and hook plugins",
+		Example: `  weave hooks list
+  weave hooks list --json | jq -r '.[].name'`,
 		Long: `List every hook of the project in the order the pipeline runs them on an
 event (priority, then name): built-in hooks, command hooks from config
 ` + "`hooks:`" + ` (Claude Code's settings shape), and hook plugins found in

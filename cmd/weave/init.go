@@ -28,6 +28,7 @@ weave.lock
 logs/
 run/
 cache/
+sessions/
 # What the sample plan writes.
 scratch/
 `

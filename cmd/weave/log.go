@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,10 +15,11 @@ import (
 	"github.com/weavehq/weave/internal/logfile"
 )
 
-// The host log's bounds: it rotates at maxHostLog bytes keeping
-// hostLogBackups older files (weave.log.1, ...), and each message or value
-// of a record is cut at maxLogValue bytes, so that neither a flooding plugin
-// nor one huge reason can fill the disk.
+// The host log's bounds (config log.max_bytes, log.backups and
+// log.max_value_bytes; these are the defaults): it rotates at maxHostLog
+// bytes keeping hostLogBackups older files (weave.log.1, ...), and each
+// message or value of a record is cut at maxLogValue bytes, so that neither
+// a flooding plugin nor one huge reason can fill the disk.
 const (
 	maxHostLog     = 10 << 20
 	hostLogBackups = 3
@@ -32,7 +34,8 @@ func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	f, err := logfile.Open(path, maxHostLog, hostLogBackups)
+	size, backups, value := cmp.Or(cfg.Log.MaxBytes, maxHostLog), cmp.Or(cfg.Log.Backups, hostLogBackups), cmp.Or(cfg.Log.MaxValueBytes, maxLogValue)
+	f, err := logfile.Open(path, int64(size), backups)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the host log: %w; remove it (weave creates it)", err)
 	}
@@ -45,7 +48,7 @@ func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, e
 	if cfg.Log.Format == "json" {
 		h = slog.NewJSONHandler(f, hopts)
 	}
-	return slog.New(logfile.Bounded(h, maxLogValue)).With("host_pid", os.Getpid()), f, nil
+	return slog.New(logfile.Bounded(h, value)).With("host_pid", os.Getpid()), f, nil
 }
 
 // openLoggedHost opens the host log and then the host, logging there; the

@@ -16,6 +16,10 @@ func newCmdPlan(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "List, show, validate and write the plans in .weave/plans",
+		Example: `  weave plan list
+  weave plan show hello-weave
+  weave plan validate hello-weave
+  weave plan new "add a /healthz endpoint with a test"`,
 	}
 	cmd.AddCommand(newCmdPlanList(g, s), newCmdPlanShow(g, s), newCmdPlanValidate(g, s), newCmdPlanNew(g, s))
 	return cmd
@@ -36,7 +40,9 @@ func newCmdPlanList(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the plans, newest first, with their progress",
-		Args:  argsBetween(0, 0),
+		Example: `  weave plan list
+  weave plan list --json | jq -r '.[] | select(.complete | not) | .name'`,
+		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			project, err := g.project()
 			if err != nil {

@@ -36,12 +36,14 @@ const weaveSrcEnv = "WEAVE_SRC"
 
 func newCmdPlugin(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plugin",
-		Short: "Write your own plugins",
+		Use:     "plugin",
+		Short:   "Write your own plugins",
+		Example: `  weave plugin new hook no-force-push`,
 	}
 	newCmd := &cobra.Command{
-		Use:   "new",
-		Short: "Scaffold a new plugin",
+		Use:     "new",
+		Short:   "Scaffold a new plugin",
+		Example: `  weave plugin new hook no-force-push`,
 	}
 	newCmd.AddCommand(newCmdPluginNewHook(s, nil))
 	cmd.AddCommand(newCmd)

@@ -51,8 +51,9 @@ type pluginListing struct {
 
 func newCmdPlugins(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plugins",
-		Short: "List the plugins this project knows",
+		Use:     "plugins",
+		Short:   "List the plugins this project knows",
+		Example: `  weave plugins list`,
 	}
 	cmd.AddCommand(newCmdPluginsList(g, s))
 	return cmd
@@ -63,6 +64,8 @@ func newCmdPluginsList(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List every plugin: built-ins, .weave/plugins/, the user's plugin directory and config plugins:",
+		Example: `  weave plugins list
+  weave plugins list --json`,
 		Long: `List every plugin the project knows, sorted by name: the built-in hooks and
 agents (served by weave itself), the executables in .weave/plugins/ and in the
 user's plugin directory ($XDG_DATA_HOME/weave/plugins/), and the entries of

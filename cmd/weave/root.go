@@ -112,6 +112,9 @@ func newRootCmd(ctx context.Context, s *Streams) *cobra.Command {
 		Long: `weave executes the checkbox tasks of a plan in .weave/plans/, ticks each as it
 is verified, records its progress in .weave/state.json, and resumes where it
 stopped after an interruption or a crash.`,
+		Example: `  weave init
+  weave start-work hello-weave
+  weave status`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       readBuildInfo().Version,
@@ -154,6 +157,7 @@ stopped after an interruption or a crash.`,
 		newCmdChat(g, s, nil),
 		newCmdSessions(g, s),
 		newCmdStatus(g, s, nil),
+		newCmdReview(g, s, nil),
 		newCmdPlan(g, s),
 		newCmdInit(g, s, nil),
 		newCmdConfig(g, s),
@@ -168,7 +172,34 @@ stopped after an interruption or a crash.`,
 		newCmdTask(g, s),
 		newCmdDoctor(g, s),
 	)
+	addCobraExamples(root)
 	return root
+}
+
+// addCobraExamples gives the commands cobra adds (help, completion) the
+// examples every other command has; cobra would add them only at Execute.
+func addCobraExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	examples := map[string]string{
+		"help":       "  weave help start-work\n  weave help plan show",
+		"completion": "  source <(weave completion bash)\n  weave completion zsh > \"${fpath[1]}/_weave\"",
+		"bash":       "  source <(weave completion bash)\n  weave completion bash > ~/.local/share/bash-completion/completions/weave",
+		"zsh":        "  weave completion zsh > \"${fpath[1]}/_weave\"",
+		"fish":       "  weave completion fish > ~/.config/fish/completions/weave.fish",
+		"powershell": "  weave completion powershell | Out-String | Invoke-Expression",
+	}
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = examples["help"]
+		case "completion":
+			c.Example = examples["completion"]
+			for _, sub := range c.Commands() {
+				sub.Example = examples[sub.Name()]
+			}
+		}
+	}
 }
 
 // runArgs executes the command line args and returns the exit code, printing

@@ -24,6 +24,8 @@ func newCmdSessions(g *globalOptions, s *Streams) *cobra.Command {
 delegation) is a session, kept as .weave/sessions/<id>.jsonl: one line per
 message, tool call, tool result and model call's token use. A delegation
 runs in a child session that names its parent.`,
+		Example: `  weave sessions list
+  weave sessions show chat-1a2b3c4d`,
 	}
 	cmd.AddCommand(newCmdSessionsList(g, s), newCmdSessionsShow(g, s))
 	return cmd
@@ -38,6 +40,9 @@ func newCmdSessionsList(g *globalOptions, s *Streams) *cobra.Command {
 started and was last active, its messages, and its tokens (its delegations'
 included). Delegated sessions are listed with --all. Piped, one tab-separated
 line per session: id, agent, started, last active, messages, tokens, parent.`,
+		Example: `  weave sessions list
+  weave sessions list --all --jq '.[] | select(.parent) | .id'
+  weave chat --resume "$(weave sessions list | head -1 | cut -f1)"`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			project, err := g.project()
@@ -169,8 +174,10 @@ const maxShownDepth = 8
 func newCmdSessionsShow(g *globalOptions, s *Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:               "show ID",
-		Short:             "Show a session's conversation, its delegations, and its tokens per session and per agent",
+		Use:   "show ID",
+		Short: "Show a session's conversation, its delegations, and its tokens per session and per agent",
+		Example: `  weave sessions show chat-1a2b3c4d
+  weave sessions show chat-1a2b3c4d --jq '.by_agent'`,
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeSessionIDs(g),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -280,7 +287,12 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 		}
 		switch m.Role {
 		case plugins.RoleUser:
-			fmt.Fprintf(out, "%s%s: %s\n", indent, asker, indented(m.Content, indent+"  "))
+			who := asker
+			if t.Parent == "" && line.Agent != t.Agent {
+				// A plan run in a chat: the host gives Tapestry its tasks.
+				who = "weave → " + line.Agent
+			}
+			fmt.Fprintf(out, "%s%s: %s\n", indent, who, indented(m.Content, indent+"  "))
 		case plugins.RoleAssistant:
 			if strings.TrimSpace(m.Content) != "" {
 				fmt.Fprintf(out, "%s%s: %s\n", indent, line.Agent, indented(m.Content, indent+"  "))
@@ -292,7 +304,7 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 		case plugins.RoleTool:
 			what := byteSize(len(m.Content))
 			if m.IsError {
-				what = "error: " + firstLine(m.Content)
+				what = "error: " + errorLine(m.Content)
 			}
 			fmt.Fprintf(out, "%s  ⎿ %s%s\n", indent, toolLabel(tools[m.ToolCallID]), what)
 			if d := children[line.Child]; d != nil {
@@ -315,10 +327,11 @@ func indented(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
 }
 
-func firstLine(s string) string {
+// errorLine shows a failed tool's output by its first line, clipped.
+func errorLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+		s = s[:i] + " …"
 	}
-	return s
+	return clip(s, 200)
 }

@@ -68,3 +68,19 @@ func writeFile(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSessionIDsComplete: weave sessions show and weave chat --resume
+// complete session ids, the most recently active first.
+func TestSessionIDsComplete(t *testing.T) {
+	dir := project(t, nil)
+	writeFile(t, filepath.Join(dir, ".weave", "sessions", "chat-old.jsonl"),
+		`{"time":"2026-01-01T10:00:00Z","type":"message","agent":"loom","message":{"role":"user","content":"hi"}}`+"\n")
+	writeFile(t, filepath.Join(dir, ".weave", "sessions", "chat-new.jsonl"),
+		`{"time":"2026-01-02T10:00:00Z","type":"message","agent":"tapestry","message":{"role":"user","content":"hi"}}`+"\n")
+	for _, args := range [][]string{{"sessions", "show", "chat-"}, {"chat", "--resume", "chat-"}} {
+		code, out, errOut := runCLI(t, append([]string{"--dir", dir, "__complete"}, args...)...)
+		if code != exitOK || !strings.HasPrefix(out, "chat-new\ttapestry\nchat-old\tloom\n") {
+			t.Errorf("complete %v: exit %d, %q (%s); want the newest session first, with its agent", args, code, out, errOut)
+		}
+	}
+}

@@ -45,7 +45,10 @@ project root, then its verify blocks (` + "```sh verify" + `), which must exit 0
 A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
 pauses; the next start-work resumes at the first unchecked task.
 
-Exit codes: 0 done, 1 failed or invalid, 2 usage, 3 paused.`,
+With review.on_complete set, Weft and Warp then review the plan's work; the
+plan stays complete, but the run exits 1 unless both approve.
+
+Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 		Example: `  weave start-work                 # resume, or the only incomplete plan
   weave start-work hello-weave
   weave start-work oauth --json | jq -c 'select(.type == "task.done")'`,
@@ -103,6 +106,10 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 	w := opts.Streams.ErrOut
 	switch res.Status {
 	case run.StatusDone:
+		if bad := res.Review.Rejected(); len(bad) > 0 {
+			// The plan is complete; its work did not pass review.
+			return &exitError{code: exitFailed, err: rejection(res.Plan.Name, res.Review.Since, bad)}
+		}
 		return nil
 	case run.StatusComplete:
 		fmt.Fprintln(opts.Streams.Out, res.Resolution.Message())
@@ -112,7 +119,10 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 		return &exitError{code: exitPaused}
 	case run.StatusFailed:
 		fmt.Fprintf(w, "weave: %v\n", res.Err)
-		if errors.Is(res.Err, agents.ErrNeedsModel) {
+		var blocked *agents.HookBlockError
+		if errors.As(res.Err, &blocked) {
+			fmt.Fprintf(w, "a hook's block is a rule of the project and is not retried: change the task or the hook %s (`weave hooks list`), then run `weave start-work %s`\n", blocked.Hook, res.Plan.Name)
+		} else if errors.Is(res.Err, agents.ErrNeedsModel) {
 			fmt.Fprintln(w, "this task has no sh/bash blocks: running it needs an agent model, which is not configured")
 		} else if res.Plan != nil {
 			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)

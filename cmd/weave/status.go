@@ -30,6 +30,9 @@ func newCmdStatus(g *globalOptions, s *Streams, runF func(context.Context, *stat
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each plan's progress and the state of the active one",
+		Example: `  weave status
+  weave status --watch
+  weave status --json | jq -r '.plans[] | select(.active) | .name'`,
 		Long: `Show each plan in .weave/plans with its progress, which plan is active, whether
 it is running, paused or idle, and its last error. With --watch, redraw
 whenever a plan file or the work state changes (Ctrl-C to stop).`,

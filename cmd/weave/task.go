@@ -19,6 +19,8 @@ func newCmdTask(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
 		Short: "Tick or untick a plan's task by hand",
+		Example: `  weave task done hello-weave 2
+  weave task undo hello-weave 2`,
 		Long: `Tick (done) or untick (undo) one task of a plan, for work a person did.
 The checkbox is patched through the same door a run ticks through, and when
 the plan is the active one, .weave/state.json records that a person did it.`,

@@ -11,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host/run"
 )
 
@@ -74,6 +75,12 @@ func (v *plainView) Observe(ev run.Event) {
 		}
 		fmt.Fprintf(v.out, "[%d/%d] task %d failed: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Error, retry)
 	case run.EventPlanPaused:
+		if ev.Task != 0 {
+			// A task failed: its line above said why, and the run's last
+			// line says it again with what to do.
+			fmt.Fprintf(v.out, "plan %s paused at %d/%d\n", ev.Plan, ev.Completed, ev.Total)
+			break
+		}
 		fmt.Fprintf(v.out, "plan %s paused at %d/%d: %s\n", ev.Plan, ev.Completed, ev.Total, ev.Reason)
 	case run.EventPlanDone:
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
@@ -85,7 +92,16 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
 	case run.EventModelCompacted:
 		fmt.Fprintf(v.out, "    [%s] %s\n", ev.Agent, ev.Output)
+	case run.EventReviewStarted:
+		fmt.Fprintf(v.out, "reviewing plan %s with %s\n", ev.Plan, ev.Reason)
+	case run.EventReview:
+		printReviews(v.out, []agents.Review{reviewOf(ev)})
 	}
+}
+
+// reviewOf is the review a review event carries.
+func reviewOf(ev run.Event) agents.Review {
+	return agents.Review{Reviewer: ev.Agent, Verdict: agents.Verdict(ev.Verdict), Reasons: ev.Reason, Error: ev.Error}
 }
 
 func (v *plainView) Close() {}
@@ -280,6 +296,13 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		printed = m.pal.warn.Render("warning:") + " " + ev.Reason
 	case run.EventNote:
 		printed = "note: " + ev.Reason
+	case run.EventReviewStarted:
+		m.status = "reviewing with " + ev.Reason
+	case run.EventReview:
+		var b strings.Builder
+		printReviews(&b, []agents.Review{reviewOf(ev)})
+		printed = strings.TrimRight(b.String(), "\n")
+		m.status = "done"
 	}
 	if ev.Type != run.EventModelDelta {
 		m.streaming = false

@@ -64,6 +64,8 @@ type Event struct {
 	// and the tool it began to call.
 	Agent string `json:"agent,omitempty"`
 	Tool  string `json:"tool,omitempty"`
+	// Verdict is a reviewer's verdict (review): approve, reject or none.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:

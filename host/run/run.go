@@ -96,6 +96,9 @@ type Options struct {
 	// Verbose shows the plan's template warnings on every run; otherwise
 	// they show when they differ from what the last run of the plan showed.
 	Verbose bool
+	// Review, when set, reviews the plan's work once its last task is
+	// ticked (review.on_complete); see review.go.
+	Review Reviewer
 }
 
 // Result is what a start-work run did.
@@ -108,6 +111,9 @@ type Result struct {
 	Report plans.Report
 	// Err says why a run failed or paused.
 	Err error
+	// Review holds the verdicts on a finished plan's work, when it was
+	// reviewed; nil otherwise.
+	Review *Reviewed
 }
 
 // StartWork runs the start-work journey: it takes the project lock, resolves
@@ -210,7 +216,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	out := r.fire(ctx, plugins.Event{Name: plugins.EventCommandExecuteBefore, Command: hooks.CommandStartWork, Arguments: name,
 		Data: map[string]any{hooks.ResolutionKey: hooks.NewResolution(res)}})
 	if out.Blocked() {
-		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by hook %s", out.Reason)
+		r.res.Status, r.res.Err = StatusBlocked, fmt.Errorf("start-work blocked by %s", out.Reason)
 		return r.res, nil
 	}
 	if n, ok := out.Args["plan_name"].(string); ok && n != "" && (res.Plan == nil || !strings.EqualFold(n, res.Plan.Name)) {
@@ -332,7 +338,7 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 			if left := r.skippedLeft(p); len(left) > 0 {
 				return r.pause(p, fmt.Sprintf("only tasks left for a person remain (%s); tick each with `weave task done %s N` once done", strings.Join(left, ", "), p.Name))
 			}
-			return r.done(p)
+			return r.done(ctx, p)
 		}
 		if ctx.Err() != nil {
 			return r.pause(p, "interrupted")
@@ -412,7 +418,9 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			err = herr
 		}
 		r.st.Failed(t, err)
-		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && r.halted() == nil
+		// A hook's block is a decision: trying again asks the same question.
+		var blocked *agents.HookBlockError
+		retry := attempt <= r.o.Config.Runbook.Retries && !errors.Is(err, agents.ErrNeedsModel) && !errors.As(err, &blocked) && r.halted() == nil
 		ev = base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.ElapsedMS = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
@@ -468,7 +476,7 @@ type pauseError struct{ reason string }
 func (e *pauseError) Error() string { return "paused: " + e.reason }
 
 // maxTaskLog is the size at which a task's log rotates (one older file is
-// kept).
+// kept) when config runbook.max_log_bytes does not say.
 const maxTaskLog = 10 << 20
 
 // runLogged has the agent carry out the task, with the output of its
@@ -479,7 +487,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		// A task's log is bounded like the host's: a command that prints
 		// without end rotates it instead of filling the disk, and a link
 		// planted in its place is not written through.
-		if f, err := logfile.Open(logPath, maxTaskLog, 1); err == nil {
+		if f, err := logfile.Open(logPath, int64(cmp.Or(r.o.Config.Runbook.MaxLogBytes, maxTaskLog)), 1); err == nil {
 			defer f.Close()
 			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
 			log = f
@@ -504,7 +512,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		case err != nil:
 			err = fmt.Errorf("%s: %w", role, err)
 		case resp.Error != "":
-			err = agents.ResponseError(resp.Error)
+			err = agents.ResponseError(resp)
 		case !resp.Done:
 			// The agent ended its turn with the task unfinished: its session
 			// is idle. The work-continuation hook may nudge it on, or pause.
@@ -585,7 +593,7 @@ func (r *runner) save() error {
 	return nil
 }
 
-func (r *runner) done(p *plans.Plan) (Result, error) {
+func (r *runner) done(ctx context.Context, p *plans.Plan) (Result, error) {
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanDone, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total})
 	// A finished plan leaves no work state behind, as the spec's lifecycle
@@ -594,6 +602,7 @@ func (r *runner) done(p *plans.Plan) (Result, error) {
 		return Result{}, fmt.Errorf("clear work state: %w", err)
 	}
 	r.res.Status, r.res.Plan = StatusDone, p
+	r.review(ctx, p)
 	return r.res, nil
 }
 
@@ -619,7 +628,11 @@ func (r *runner) fail(p *plans.Plan, t *plans.Task, err error) (Result, error) {
 // failErr pauses the plan after a task failed for good, keeping the error in
 // state.json and on screen.
 func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
-	if t != nil {
+	var blocked *agents.HookBlockError
+	switch {
+	case t != nil && errors.As(err, &blocked):
+		err = fmt.Errorf("task %s %w", t.Label(), err)
+	case t != nil:
 		err = fmt.Errorf("task %s failed: %w", t.Label(), err)
 	}
 	reason := err.Error()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host/run/runtest"
 
 	"github.com/weavehq/weave/hooks"
@@ -164,6 +165,32 @@ func TestStartWorkOutputReachesObserverAndLog(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(project, ".weave", "logs", "p", "001-talk.log"))
 	if err != nil || !strings.Contains(string(b), "hello") || !strings.Contains(string(b), "oops") {
 		t.Errorf("log = %q, %v; want the task's output", b, err)
+	}
+}
+
+// A task's log rotates at runbook.max_log_bytes, keeping one older file.
+func TestStartWorkTaskLogRotatesAtConfiguredSize(t *testing.T) {
+	// 300 lines of 1 KiB: past a 64 KiB limit several times over.
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Flood", `i=0; while [ $i -lt 300 ]; do printf '%01024d\n' 0; i=$((i+1)); done`, ""))})
+	cfg := config.Default()
+	cfg.Runbook.MaxLogBytes = 64 << 10
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: cfg})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("StartWork = %s, %v (%v)", res.Status, err, res.Err)
+	}
+	log := filepath.Join(project, ".weave", "logs", "p", "001-flood.log")
+	for _, f := range []string{log, log + ".1"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Errorf("%s: %v; want the log rotated at 64 KiB", filepath.Base(f), err)
+			continue
+		}
+		if fi.Size() > 64<<10 {
+			t.Errorf("%s is %d bytes, want at most runbook.max_log_bytes (65536)", filepath.Base(f), fi.Size())
+		}
+	}
+	if _, err := os.Stat(log + ".2"); err == nil {
+		t.Errorf("%s.2 exists; a task log keeps one older file", filepath.Base(log))
 	}
 }
 

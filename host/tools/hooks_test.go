@@ -87,6 +87,10 @@ func TestToolsHooksOnTheToolPath(t *testing.T) {
 			t.Fatalf("bash rm -rf = %+v, want denied", res)
 		}
 		expect(t, "blocked bash", res, true, "blocked by hook no-rm-rf: rm -rf is not allowed here; delete files one by one")
+		// The person reads the hook's decision in its own words.
+		if res.BlockedBy != "no-rm-rf" || res.Reason != "rm -rf is not allowed here; delete files one by one" {
+			t.Errorf("blocked bash: BlockedBy %q, Reason %q; want the hook and its reason", res.BlockedBy, res.Reason)
+		}
 		if got := e.file(t, "keep.txt"); got != "x" {
 			t.Errorf("keep.txt = %q: the blocked command ran", got)
 		}
@@ -116,8 +120,8 @@ func TestToolsHooksOnTheToolPath(t *testing.T) {
 	t.Run("modified args pass the gate again", func(t *testing.T) {
 		res := e.call(t, Caller{Agent: "pattern"}, "write", map[string]any{"path": ".weave/plans/redirect.md", "content": "# p"})
 		expect(t, "redirected write", res, true, "may only write .md files under .weave/", "src/main.go")
-		if !res.Denied {
-			t.Errorf("redirected write = %+v, want denied", res)
+		if !res.Denied || res.BlockedBy != "" || !strings.Contains(res.Reason, "pattern may not use write") {
+			t.Errorf("redirected write = %+v, want denied by the gate, not a hook, with the gate's reason", res)
 		}
 		if got := e.file(t, "src/main.go"); got != "package main\n" {
 			t.Errorf("src/main.go = %q: a hook led pattern out of its scope", got)

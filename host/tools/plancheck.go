@@ -16,6 +16,8 @@ func init() {
 }
 
 func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
+	t.tick.Lock()
+	defer t.tick.Unlock()
 	name, err := stringArg(args, argPlan, false)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -29,7 +31,7 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 		return res, nil
 	}
 	label := "task " + task.Label()
-	np, already, err := t.Tick(p, task)
+	np, already, err := t.setDone(p, task, true)
 	if err != nil {
 		// A *plans.TaskGoneError says to reload; the agent can act on it.
 		return failf("plan_check: %v", err)
@@ -53,15 +55,21 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 // already, and returns the plan as it now is. A *plans.TaskGoneError says
 // the task is no longer in the file.
 func (t *Tools) Tick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
+	t.tick.Lock()
+	defer t.tick.Unlock()
 	return t.setDone(p, task, true)
 }
 
 // Untick is Tick's reverse, through the same door: `weave task undo`, for a
 // task a person ticked by mistake.
 func (t *Tools) Untick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
+	t.tick.Lock()
+	defer t.tick.Unlock()
 	return t.setDone(p, task, false)
 }
 
+// setDone ticks or unticks task of p; the caller holds t.tick. p is
+// updated in place when the file could be patched where it stands.
 func (t *Tools) setDone(p *plans.Plan, task plans.Task, done bool) (np *plans.Plan, already bool, err error) {
 	if task.Done == done {
 		return p, true, nil
@@ -79,6 +87,8 @@ func (t *Tools) setDone(p *plans.Plan, task plans.Task, done bool) (np *plans.Pl
 // Progress reports the tasks of the named plan, or of the active one (from
 // .weave/state.json) when name is empty: plugins.Host.Progress.
 func (t *Tools) Progress(name string) (plugins.PlanProgress, error) {
+	t.tick.Lock()
+	defer t.tick.Unlock()
 	p, err := t.planFor(name)
 	if err != nil {
 		return plugins.PlanProgress{}, err

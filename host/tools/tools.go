@@ -154,6 +154,10 @@ type Tools struct {
 	// lastPlan is the plan plan_check last ticked, kept so that ticking a
 	// large plan task after task does not parse it every time.
 	lastPlan *plans.Plan
+	// tick serializes the tick door: a tick patches the plan it is given
+	// in place (plans.SetDoneIn), so the plan lastPlan holds is read and
+	// ticked by one call at a time.
+	tick sync.Mutex
 }
 
 // NewTools returns the tools of project. cfg nil means defaults; pipeline
@@ -264,12 +268,23 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			if by == "" {
 				by = "hooks"
 			}
-			return t.denied(caller, session, call.Tool, args, by, &DeniedError{Agent: ev.Agent, Tool: call.Tool, Reason: "blocked by hook " + reason}), nil
+			res := t.denied(caller, session, call.Tool, args, by, &DeniedError{Agent: ev.Agent, Tool: call.Tool, Reason: "blocked by hook " + reason})
+			if out.Blocked() {
+				// A hook's decision: the person reads it as the hook's, not
+				// as a rule of the capability gate.
+				res.BlockedBy, res.Reason = by, strings.TrimPrefix(out.Reason, by+": ")
+			}
+			return res, nil
 		}
 		if out.Action == plugins.Modify && out.Args != nil {
 			args = out.Args
 			modifiedBy = modifiers(out.Reports)
 			t.log.Warn("tool call modified by a hook", "agent", caller.String(), "tool", call.Tool, "hook", modifiedBy, "args", args)
+			// Whoever watches the call's output (a run's view) sees that
+			// what runs is not the command it was shown.
+			if w := callScopeOf(ctx).output; w != nil {
+				fmt.Fprintf(w, "[%s modified by hook %s: runs %s]\n", call.Tool, modifiedBy, argsSummary(args))
+			}
 			// A hook may change the arguments, not the rules: check again.
 			if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 				return t.denied(caller, session, call.Tool, args, "gate", err), nil
@@ -365,7 +380,11 @@ func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by s
 			Tool: tool, Args: maps.Clone(args), Time: t.now(),
 			Data: map[string]any{"reason": reason, "chain": c.String(), "by": by}})
 	}
-	return plugins.ToolResult{Output: msg, IsError: true, Denied: true}
+	reason := err.Error()
+	if de != nil {
+		reason = fmt.Sprintf("%s may not use %s: %s", de.Agent, de.Tool, de.Reason)
+	}
+	return plugins.ToolResult{Output: msg, IsError: true, Denied: true, Reason: reason}
 }
 
 // execute runs a tool whose call was allowed.

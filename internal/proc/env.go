@@ -133,5 +133,7 @@ func IsSecret(name, value string) bool {
 			}
 		}
 	}
-	return credentialURL.MatchString(value)
+	// The pattern needs "://" and "@"; most values have neither, and the
+	// check runs for every variable of every command a run starts.
+	return strings.Contains(value, "://") && strings.Contains(value, "@") && credentialURL.MatchString(value)
 }

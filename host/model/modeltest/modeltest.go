@@ -10,8 +10,8 @@
 //	)
 //	// model.base_url: srv.OpenAIURL() for provider openai, srv.URL for anthropic.
 //
-// Each request, whatever its format, takes the next turn. A request past the
-// end of the script is answered 500 with x-should-retry: false, so that SDK
+// Each request, whatever its format, takes the next turn (the next one it
+// matches, for turns with Match set). A request past the end of the script is answered 500 with x-should-retry: false, so that SDK
 // clients fail at once and say so. The command cmd/fakemodel serves a script
 // from a JSON file.
 package modeltest
@@ -65,6 +65,10 @@ type Turn struct {
 	// Hold, when not nil, pauses a stream after its first piece of text
 	// until it is closed, so a test can see a delta before the turn ends.
 	Hold <-chan struct{} `json:"-"`
+	// Match, when set, keeps the turn for a request whose body contains
+	// it (a role's name in its system prompt, say), so that agents asked
+	// at once each get their own answer whatever order they ask in.
+	Match string `json:"match,omitempty"`
 }
 
 // ToolCall is one scripted tool call. Args is a JSON object; ID is made up
@@ -184,7 +188,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	turns []Turn
-	next  int
+	used  []bool
 	reqs  []Request
 	// Log, when set, gets one line per request (the command prints them).
 	log io.Writer
@@ -220,7 +224,9 @@ func Listen(addr string, turns []Turn, log io.Writer) (*Server, error) {
 	return s, nil
 }
 
-func newServer(turns []Turn) *Server { return &Server{turns: append([]Turn(nil), turns...)} }
+func newServer(turns []Turn) *Server {
+	return &Server{turns: append([]Turn(nil), turns...), used: make([]bool, len(turns))}
+}
 
 // OpenAIURL is the base URL an OpenAI client uses (URL + "/v1").
 func (s *Server) OpenAIURL() string { return s.URL + "/v1" }
@@ -244,6 +250,7 @@ func (s *Server) Add(turns ...Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turns = append(s.turns, turns...)
+	s.used = append(s.used, make([]bool, len(turns))...)
 }
 
 // Requests returns the requests received so far, in order.
@@ -257,7 +264,13 @@ func (s *Server) Requests() []Request {
 func (s *Server) Remaining() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.turns) - s.next
+	n := 0
+	for _, u := range s.used {
+		if !u {
+			n++
+		}
+	}
+	return n
 }
 
 // LoadScript reads turns from a JSON file: an array of turns, or an object
@@ -322,10 +335,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	idx := -1
 	var turn Turn
-	if s.next < len(s.turns) {
-		idx = s.next
-		turn = s.turns[idx]
-		s.next++
+	for i, t := range s.turns {
+		if !s.used[i] && (t.Match == "" || bytes.Contains(body, []byte(t.Match))) {
+			idx, turn, s.used[i] = i, t, true
+			break
+		}
 	}
 	req := Request{Format: format, Path: r.URL.Path, Stream: head.Stream, Model: head.Model, APIKey: key,
 		Header: r.Header.Clone(), Body: body, Turn: idx, Time: time.Now()}

@@ -513,11 +513,17 @@ func (x *ToolCall) GetId() string {
 }
 
 type ToolResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Output        string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
-	IsError       bool                   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
-	ExitCode      int32                  `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	Denied        bool                   `protobuf:"varint,4,opt,name=denied,proto3" json:"denied,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Output   string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	IsError  bool                   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	ExitCode int32                  `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Denied   bool                   `protobuf:"varint,4,opt,name=denied,proto3" json:"denied,omitempty"`
+	// blocked_by names the hook that blocked the call (denied is set too);
+	// empty when the capability gate refused it or nothing did.
+	BlockedBy string `protobuf:"bytes,5,opt,name=blocked_by,json=blockedBy,proto3" json:"blocked_by,omitempty"`
+	// reason is why the call was refused, in words for a person; output says
+	// it to the model.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -578,6 +584,20 @@ func (x *ToolResult) GetDenied() bool {
 		return x.Denied
 	}
 	return false
+}
+
+func (x *ToolResult) GetBlockedBy() string {
+	if x != nil {
+		return x.BlockedBy
+	}
+	return ""
+}
+
+func (x *ToolResult) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type Event struct {
@@ -947,10 +967,13 @@ func (x *AgentHandleRequest) GetHistory() []*ChatMessage {
 }
 
 type AgentResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Output        string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
-	Done          bool                   `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Output string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	Done   bool                   `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
+	Error  string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// blocked_by names the hook whose block stopped the work: a decision, so
+	// the host does not retry it.
+	BlockedBy     string `protobuf:"bytes,4,opt,name=blocked_by,json=blockedBy,proto3" json:"blocked_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1025,13 @@ func (x *AgentResponse) GetDone() bool {
 func (x *AgentResponse) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *AgentResponse) GetBlockedBy() string {
+	if x != nil {
+		return x.BlockedBy
 	}
 	return ""
 }
@@ -1809,13 +1839,16 @@ const file_weave_v1_weave_proto_rawDesc = "" +
 	"\bToolCall\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n" +
 	"\targs_json\x18\x02 \x01(\fR\bargsJson\x12\x0e\n" +
-	"\x02id\x18\x03 \x01(\tR\x02id\"t\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"\xab\x01\n" +
 	"\n" +
 	"ToolResult\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12\x19\n" +
 	"\bis_error\x18\x02 \x01(\bR\aisError\x12\x1b\n" +
 	"\texit_code\x18\x03 \x01(\x05R\bexitCode\x12\x16\n" +
-	"\x06denied\x18\x04 \x01(\bR\x06denied\"\x9b\x03\n" +
+	"\x06denied\x18\x04 \x01(\bR\x06denied\x12\x1d\n" +
+	"\n" +
+	"blocked_by\x18\x05 \x01(\tR\tblockedBy\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x9b\x03\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
@@ -1849,11 +1882,13 @@ const file_weave_v1_weave_proto_rawDesc = "" +
 	"\x04plan\x18\x04 \x01(\tR\x04plan\x12%\n" +
 	"\x04task\x18\x05 \x01(\v2\x11.weave.v1.TaskRefR\x04task\x12\x1b\n" +
 	"\tdata_json\x18\x06 \x01(\fR\bdataJson\x12/\n" +
-	"\ahistory\x18\a \x03(\v2\x15.weave.v1.ChatMessageR\ahistory\"Q\n" +
+	"\ahistory\x18\a \x03(\v2\x15.weave.v1.ChatMessageR\ahistory\"p\n" +
 	"\rAgentResponse\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"R\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x1d\n" +
+	"\n" +
+	"blocked_by\x18\x04 \x01(\tR\tblockedBy\"R\n" +
 	"\x0fCallToolRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12&\n" +
 	"\x04call\x18\x02 \x01(\v2\x12.weave.v1.ToolCallR\x04call\"a\n" +
