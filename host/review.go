@@ -179,7 +179,13 @@ func (h *Host) reviewPlan(ctx context.Context, session string, p *plans.Plan, si
 		in.Diff, in.Cut = diff, cut
 	}
 	// A reviewer the project disabled (disabled_agents) does not review.
-	reviewers := slices.DeleteFunc(agents.Reviewers(), func(r string) bool { _, ok := h.gate.Role(r); return !ok })
+	reviewers := slices.DeleteFunc(agents.Reviewers(), func(r string) bool {
+		if h.gate == nil {
+			return false
+		}
+		_, ok := h.gate.Role(r)
+		return !ok
+	})
 	out := make([]agents.Review, len(reviewers))
 	var wg sync.WaitGroup
 	for i, role := range reviewers {
