@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -95,15 +96,51 @@ func RunbookScripts(t plans.Task) ([]Script, error) {
 }
 
 // TaskRequest asks Tapestry to carry out task t of plan p. The request
-// names the plan file and the task once; Tapestry reads the task's blocks
-// from the plan itself. The prompt says the same for a model.
+// names the plan file and the task; Tapestry reads the task's blocks from
+// the plan itself. The prompt is what Tapestry's model is told for a task
+// it carries out (TaskPrompt).
 func TaskRequest(session string, p *plans.Plan, t plans.Task) plugins.AgentRequest {
 	return plugins.AgentRequest{
 		SessionID: session,
-		Prompt:    fmt.Sprintf("Carry out task %s of plan %s, verify it, and tick it.", t.Label(), p.Name),
+		Prompt:    TaskPrompt(p, t),
 		Plan:      p.Path,
 		Task:      &plugins.TaskRef{Number: t.Number, Title: t.Title},
 	}
+}
+
+// maxTaskText bounds the task's text quoted in a prompt.
+const maxTaskText = 16 << 10
+
+// TaskPrompt tells Tapestry's model to carry out task t of plan p: the
+// task as written, what "done" means, and how to tick it.
+func TaskPrompt(p *plans.Plan, t plans.Task) string {
+	text := ""
+	if t.Start >= 0 && t.End <= len(p.Src) && t.Start < t.End {
+		text = strings.TrimRight(string(p.Src[t.Start:t.End]), "\n")
+	}
+	if len(text) > maxTaskText {
+		text = text[:maxTaskText] + "\n[… the rest is in the plan file]"
+	}
+	var ref any = t.Title
+	if t.Number > 0 {
+		ref = t.Number
+	}
+	args, _ := json.Marshal(map[string]any{"plan": p.Name, "task": ref})
+	var b strings.Builder
+	file := ".weave/plans/" + p.Name + ".md"
+	if t.Verification {
+		fmt.Fprintf(&b, "Check this item of the Verification checklist of plan %s (%s), the plan's final gate:\n\n%s\n\n", p.Name, file, text)
+		b.WriteString("Run the check it describes with your tools and read the result. If it holds, tick it. If it does not, fix the cause, check again, then tick it.")
+	} else {
+		fmt.Fprintf(&b, "Carry out task %s of plan %s (%s):\n\n%s\n\n", t.Label(), p.Name, file, text)
+		b.WriteString("Read what the task needs (the plan's Context helps), do the work with your tools, then check it against its Acceptance.")
+	}
+	fmt.Fprintf(&b, " Tick it with plan_check %s once it demonstrably holds.", args)
+	if len(t.VerifyBlocks()) > 0 {
+		b.WriteString(" Its sh verify blocks run when you tick: a failing one refuses the tick and says why.")
+	}
+	b.WriteString(" Work on this task only; the next one comes after it is ticked.")
+	return b.String()
 }
 
 // ResponseError turns a failed response's message back into an error: a

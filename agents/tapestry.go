@@ -10,42 +10,91 @@ import (
 )
 
 // TapestryAgent is Tapestry as an agent plugin. It carries out plan tasks
-// directly; it never delegates. A task that carries shell blocks runs as a
-// runbook (RunRunbook); any other task needs a model, which this build's
-// Tapestry reports instead of guessing. The zero value reads the plan afresh
-// for every task; NewTapestryAgent keeps the last plan it read, which costs
-// no parse again when only its checkboxes changed.
+// directly; it never delegates. A task that carries work blocks (sh or bash
+// blocks that are not verify blocks) runs as a runbook (RunRunbook), without
+// a model; so does an item of the plan's Verification checklist that has
+// verify blocks. Any other task (prose, or only verify blocks) is the
+// model's: Tapestry's model loop does the work with its tools and ticks the
+// task with plan_check, and the task's verify blocks gate that tick. Without
+// a model, a prose task reports ErrNeedsModel, and a task with verify blocks
+// runs them as a runbook.
+//
+// The zero value has no model and reads the plan afresh for every task;
+// NewTapestryAgent keeps the last plan it read, which costs no parse again
+// when only its checkboxes changed.
 type TapestryAgent struct {
 	mu   sync.Mutex
 	last *plans.Plan
+	// model thinks for the model tasks; nil means none.
+	model *ModelAgent
 }
 
-// NewTapestryAgent returns Tapestry keeping the plan it last read.
+// NewTapestryAgent returns Tapestry without a model, keeping the plan it
+// last read.
 func NewTapestryAgent() *TapestryAgent { return &TapestryAgent{} }
+
+// NewModelTapestry returns Tapestry thinking with m for the tasks that
+// need a model.
+func NewModelTapestry(m ModelAgent) *TapestryAgent { return &TapestryAgent{model: &m} }
 
 // Info describes Tapestry as an agent plugin.
 func (*TapestryAgent) Info(context.Context) (plugins.Info, error) {
 	return plugins.Info{Name: AgentID(Tapestry), Version: "1", Kind: plugins.KindAgent, Role: Tapestry}, nil
 }
 
-// Handle carries out the task req names (req.Plan, req.Task).
+// Handle carries out the task req names (req.Plan, req.Task). For a model
+// task, req.Prompt is what the model is told (TaskRequest's prompt, or a
+// continuation prompt) and req.History the conversation it continues. The
+// response is Done only when the task is ticked in the plan file; a model
+// that ends its turn with the task unticked answers not Done, and the host
+// may nudge it on.
 func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.AgentRequest) (plugins.AgentResponse, error) {
 	if req.Plan == "" || req.Task == nil {
 		return plugins.AgentResponse{Error: "tapestry carries out plan tasks: the request names no plan file and task"}, nil
 	}
-	payload, errMsg := a.task(req.Plan, plans.Task{Number: req.Task.Number, Title: req.Task.Title})
+	name, t, errMsg := a.task(req.Plan, plans.Task{Number: req.Task.Number, Title: req.Task.Title})
 	if errMsg != "" {
 		return plugins.AgentResponse{Error: errMsg}, nil
 	}
-	return RunRunbook(ctx, h, payload)
+	verify := t.VerifyBlocks()
+	if t.HasWork() || t.Verification && len(verify) > 0 {
+		return a.runbook(ctx, h, name, t)
+	}
+	if a.model == nil {
+		return a.withoutModel(ctx, h, name, t)
+	}
+	if t.Done {
+		return plugins.AgentResponse{Output: fmt.Sprintf("task %s is ticked already", t.Label()), Done: true}, nil
+	}
+	mh := &modelTaskHost{Host: h, name: name, path: req.Plan}
+	resp, err := a.model.Handle(ctx, mh, req)
+	if err != nil {
+		return resp, err
+	}
+	if mh.noModel {
+		return a.withoutModel(ctx, h, name, t)
+	}
+	if resp.Error != "" || !resp.Done {
+		return resp, nil
+	}
+	// The model ended its turn: the task is done only if it is ticked.
+	np, err := plans.Load(req.Plan)
+	if err != nil {
+		return plugins.AgentResponse{Error: fmt.Sprintf("read the plan: %v", err)}, nil
+	}
+	if cur, ok := np.Lookup(t); !ok || !cur.Done {
+		resp.Done = false
+	}
+	return resp, nil
 }
 
 // task reads the plan at path (again from the last one read when it is the
-// same file) and returns the runbook of its task ref, or why there is none.
-func (a *TapestryAgent) task(path string, ref plans.Task) (TaskPayload, string) {
+// same file) and returns its name and its task ref, or why it cannot.
+func (a *TapestryAgent) task(path string, ref plans.Task) (string, plans.Task, string) {
 	// The plan is Tapestry's own and read under the lock only, so it is
 	// brought up to date in place: a tick elsewhere costs a read of the file
-	// and a compare, not a copy of every task.
+	// and a compare, not a copy of every task. What leaves the lock is a
+	// copy of the task.
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var p *plans.Plan
@@ -57,18 +106,36 @@ func (a *TapestryAgent) task(path string, ref plans.Task) (TaskPayload, string) 
 	}
 	if err != nil {
 		a.last = nil
-		return TaskPayload{}, fmt.Sprintf("read the plan: %v", err)
+		return "", plans.Task{}, fmt.Sprintf("read the plan: %v", err)
 	}
 	a.last = p
 	t, ok := p.Lookup(ref)
 	if !ok {
-		return TaskPayload{}, fmt.Sprintf("task %s is not in %s", plans.TaskLabel(ref.Number, ref.Title), path)
+		return "", plans.Task{}, fmt.Sprintf("task %s is not in %s", plans.TaskLabel(ref.Number, ref.Title), path)
 	}
+	return p.Name, t, ""
+}
+
+func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
 	scripts, err := RunbookScripts(t)
 	if err != nil {
-		return TaskPayload{}, err.Error()
+		return plugins.AgentResponse{Error: err.Error()}, nil
 	}
-	return TaskPayload{Plan: p.Name, Number: t.Number, Title: t.Title, Scripts: scripts}, ""
+	return RunRunbook(ctx, h, TaskPayload{Plan: plan, Number: t.Number, Title: t.Title, Scripts: scripts})
+}
+
+// withoutModel carries out a model task when there is no model: a task
+// with verify blocks runs them (a person may have done the work), and
+// their failure says that the task needs a model; any other task needs one.
+func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
+	if len(t.VerifyBlocks()) == 0 {
+		return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", t.Label(), ErrNeedsModel)}, nil
+	}
+	resp, err := a.runbook(ctx, h, plan, t)
+	if err == nil && resp.Error != "" {
+		resp.Error = fmt.Sprintf("%s, and task %s has no sh or bash work blocks: %v", resp.Error, t.Label(), ErrNeedsModel)
+	}
+	return resp, err
 }
 
 var _ plugins.Agent = (*TapestryAgent)(nil)

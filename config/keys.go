@@ -111,7 +111,7 @@ func keyTable() []Key {
 			Doc: "Size at which a task's log under .weave/logs/<plan>/ rotates, in bytes (one older file is kept; at least 64 KiB)."},
 
 		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
-			Doc: "Re-prompt the executing agent when it goes idle with tasks left."},
+			Doc: "Re-prompt the executing agent when it goes idle with tasks left, in every session; `weave start-work` always does."},
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),
 			Doc: "Nudges without progress before the plan pauses."},
 

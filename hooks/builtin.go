@@ -22,7 +22,10 @@ type BuiltinConfig struct {
 	ProjectDir string
 	// Plans reads plans and state; nil means NewPlansSource().
 	Plans PlanSource
-	// WorkContinuation turns on the work-continuation hook (opt-in).
+	// WorkContinuation turns the work-continuation hook on in every
+	// session (work_continuation.enabled); without it, the hook nudges
+	// only in start-work runs (see StartWorkRunKey), where the person asked
+	// for the plan to be run.
 	WorkContinuation bool
 	// MaxNudges is how many continuation prompts without progress pause a
 	// plan; zero means 3.
@@ -58,9 +61,7 @@ func BuiltinHooks(cfg BuiltinConfig) []Registered {
 		NewRulesInjector(cfg.ProjectDir),
 		NewWriteGuard(cfg.ProjectDir),
 		NewVerificationReminder(src, cfg.ProjectDir),
-	}
-	if cfg.WorkContinuation {
-		hs = append(hs, NewWorkContinuation(src, cfg.ProjectDir, cfg.MaxNudges))
+		newWorkContinuation(src, cfg.ProjectDir, cfg.MaxNudges, cfg.WorkContinuation),
 	}
 	out := make([]Registered, 0, len(hs))
 	for _, h := range hs {

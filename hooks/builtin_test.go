@@ -291,6 +291,27 @@ func TestWorkContinuation(t *testing.T) {
 			},
 		},
 		{
+			name:  "the count starts from state.json after a restart",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}, Continuation: plans.Continuation{Nudges: 2, Completed: 3}},
+			steps: []step{
+				{idle("s1"), -1, nudge(3, 4)},
+				{idle("s1"), -1, block("paused plan oauth2-login at 3/5 tasks: 3 continuation prompts without progress; run `weave start-work` to resume")},
+			},
+		},
+		{
+			name:  "a count from before progress does not count",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}, Continuation: plans.Continuation{Nudges: 3, Completed: 2}},
+			steps: []step{{idle("s1"), -1, nudge(3, 4)}},
+		},
+		{
+			name:  "continuation stopped in state.json (a person's message): pause, no nudge",
+			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}, Continuation: plans.Continuation{Stopped: "the person sent a message"}},
+			steps: []step{
+				{idle("s1"), -1, block("paused plan oauth2-login at 3/5 tasks: the person sent a message; run `weave start-work` to resume")},
+				{idle("s1"), -1, allow},
+			},
+		},
+		{
 			name:  "paused state: no nudge",
 			state: WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}, Paused: true},
 			steps: []step{{idle("s1"), -1, allow}},
@@ -327,19 +348,35 @@ func TestWorkContinuation(t *testing.T) {
 	}
 }
 
-func TestWorkContinuationIsOptIn(t *testing.T) {
-	names := func(rs []Registered) map[string]bool {
-		m := map[string]bool{}
-		for _, r := range rs {
-			m[r.Info.Name] = true
+// Continuation is opt-in for chat sessions (work_continuation.enabled) and
+// on in start-work runs, where the person asked for the plan to be run.
+func TestWorkContinuationIsOptInOutsideStartWork(t *testing.T) {
+	oauth := plan("oauth2-login", 3, 5)
+	state := WorkState{ActivePlan: oauth.Path, SessionIDs: []string{"s1"}}
+	runIdle := idle("s1")
+	runIdle.Data = map[string]any{StartWorkRunKey: true}
+	for _, tt := range []struct {
+		enabled bool
+		ev      plugins.Event
+		nudge   bool
+	}{
+		{false, idle("s1"), false},
+		{false, runIdle, true},
+		{true, idle("s1"), true},
+	} {
+		var hook plugins.Hook
+		for _, r := range BuiltinHooks(BuiltinConfig{Plans: &memPlans{plans: []PlanInfo{oauth}, state: state}, WorkContinuation: tt.enabled}) {
+			if r.Info.Name == WorkContinuationID {
+				hook = r.Hook
+			}
 		}
-		return m
-	}
-	if names(BuiltinHooks(BuiltinConfig{Plans: &memPlans{}}))[WorkContinuationID] {
-		t.Errorf("BuiltinHooks() includes %s without WorkContinuation", WorkContinuationID)
-	}
-	if !names(BuiltinHooks(BuiltinConfig{Plans: &memPlans{}, WorkContinuation: true}))[WorkContinuationID] {
-		t.Errorf("BuiltinHooks(WorkContinuation) lacks %s", WorkContinuationID)
+		if hook == nil {
+			t.Fatalf("BuiltinHooks(enabled %v) lacks %s", tt.enabled, WorkContinuationID)
+		}
+		got := handle(t, hook, tt.ev)
+		if nudged := got.Context != ""; nudged != tt.nudge {
+			t.Errorf("enabled %v, data %v: decision %+v, want a nudge: %v", tt.enabled, tt.ev.Data, got, tt.nudge)
+		}
 	}
 }
 

@@ -6,11 +6,17 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
 // WorkContinuationID names the work-continuation hook.
 const WorkContinuationID = "weave.work-continuation"
+
+// StartWorkRunKey is the session.idle data key a start-work run sets
+// (true): the person asked for the plan to be run, so the hook nudges there
+// even when work_continuation.enabled is off.
+const StartWorkRunKey = "start_work"
 
 // DefaultMaxNudges is how many continuation prompts without progress pause a
 // plan.
@@ -23,7 +29,10 @@ const DefaultMaxNudges = 3
 //     while the plan is active, incomplete and not paused;
 //   - a user message (chat.message not sent by the host) or an interrupt
 //     (session.idle with data "interrupted": true) stops the nudges;
-//   - after MaxNudges nudges without a task being completed it stops too.
+//   - after MaxNudges nudges without a task being completed it stops too;
+//     the count starts from state.json's continuation (the run records
+//     every nudge there), so a restart does not reset it, and a
+//     continuation stopped there (a person's message) sends no nudge.
 //
 // A nudge is an Allow whose Context is the continuation prompt. Stopping is
 // signalled once, as a Block on session.idle whose reason says why; the host
@@ -32,27 +41,35 @@ type WorkContinuation struct {
 	src       PlanSource
 	project   string
 	maxNudges int
-	mu        sync.Mutex
-	sessions  map[string]*continuationState
+	// always is work_continuation.enabled: nudge in every session, not
+	// only in start-work runs.
+	always   bool
+	mu       sync.Mutex
+	sessions map[string]*continuationState
 }
 
 type continuationState struct {
-	nudges        int
-	lastCompleted int
-	seen          bool
+	// count is the nudges without progress, seeded from state.json the
+	// first time the session goes idle, so that a restart does not reset it.
+	count plans.Continuation
+	seen  bool
 	// stopped is why nudging stopped ("" while active); signalled says the
 	// host has been told.
 	stopped   string
 	signalled bool
 }
 
-// NewWorkContinuation returns the hook; project is used when an event has no
-// cwd; maxNudges zero means DefaultMaxNudges.
+// NewWorkContinuation returns the hook, on in every session; project is
+// used when an event has no cwd; maxNudges zero means DefaultMaxNudges.
 func NewWorkContinuation(src PlanSource, project string, maxNudges int) *WorkContinuation {
+	return newWorkContinuation(src, project, maxNudges, true)
+}
+
+func newWorkContinuation(src PlanSource, project string, maxNudges int, always bool) *WorkContinuation {
 	if maxNudges <= 0 {
 		maxNudges = DefaultMaxNudges
 	}
-	return &WorkContinuation{src: src, project: project, maxNudges: maxNudges, sessions: make(map[string]*continuationState)}
+	return &WorkContinuation{src: src, project: project, maxNudges: maxNudges, always: always, sessions: make(map[string]*continuationState)}
 }
 
 func (h *WorkContinuation) info() plugins.Info {
@@ -101,6 +118,9 @@ func (h *WorkContinuation) Handle(ctx context.Context, ev plugins.Event) (plugin
 		return allow, nil
 	}
 
+	if run, _ := ev.Data[StartWorkRunKey].(bool); !run && !h.always {
+		return allow, nil
+	}
 	s := h.session(ev.SessionID)
 	if interrupted, _ := ev.Data["interrupted"].(bool); interrupted && s.stopped == "" {
 		s.stopped = "the user interrupted"
@@ -123,13 +143,14 @@ func (h *WorkContinuation) Handle(ctx context.Context, ev plugins.Event) (plugin
 	if plan.Complete() || plan.Total == 0 {
 		return allow, nil
 	}
+	if s.stopped == "" && state.Continuation.Stopped != "" {
+		s.stopped = state.Continuation.Stopped
+	}
 	if s.stopped == "" {
-		if !s.seen || plan.Completed > s.lastCompleted {
-			s.nudges = 0
+		if !s.seen {
+			s.count, s.seen = state.Continuation, true
 		}
-		s.seen = true
-		s.lastCompleted = plan.Completed
-		if s.nudges >= h.maxNudges {
+		if s.count.Stale(plan.Completed) >= h.maxNudges {
 			s.stopped = fmt.Sprintf("%d continuation prompts without progress", h.maxNudges)
 		}
 	}
@@ -140,7 +161,7 @@ func (h *WorkContinuation) Handle(ctx context.Context, ev plugins.Event) (plugin
 		s.signalled = true
 		return block(fmt.Sprintf("paused plan %s at %s tasks: %s; run `weave start-work` to resume", plan.Name, plan.progress(), s.stopped)), nil
 	}
-	s.nudges++
+	s.count.Nudge(plan.Completed)
 	return withContext(fmt.Sprintf("Active work: %s, %s tasks done. %s", plan.Name, plan.progress(), nextTask(plan.Next))), nil
 }
 

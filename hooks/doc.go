@@ -122,8 +122,8 @@
 // # Built-in hooks
 //
 //   - weave.start-work resolves the plan of `start-work [name]`.
-//   - weave.work-continuation (opt-in) re-prompts the plan's owner on idle,
-//     bounded.
+//   - weave.work-continuation re-prompts the plan's owner on idle, bounded
+//     (in start-work runs; elsewhere opt-in, work_continuation.enabled).
 //   - weave.pattern-md-only keeps Pattern to .md files under .weave/.
 //   - weave.keyword-detector turns "ultrawork"/"ulw" into an instruction.
 //   - weave.context-window-monitor warns on token use and, at the ratio

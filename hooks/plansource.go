@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -36,6 +37,9 @@ type WorkState struct {
 	Paused     bool
 	// SessionIDs are the sessions that own the active plan.
 	SessionIDs []string
+	// Continuation is the nudge bookkeeping the last run left (zero when
+	// none): where a new hook process starts counting.
+	Continuation plans.Continuation
 }
 
 // PlanSource finds plans and reads the work state. The plans package

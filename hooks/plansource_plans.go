@@ -18,11 +18,8 @@ type plansSource struct{}
 func planInfo(p *plans.Plan) PlanInfo {
 	prog := p.Progress()
 	info := PlanInfo{Name: p.Name, Path: p.Path, Completed: prog.Completed, Total: prog.Total}
-	for _, t := range p.Tasks {
-		if !t.Done {
-			info.Next = &plugins.TaskRef{Number: t.Number, Title: t.Title}
-			break
-		}
+	if t, ok := p.Next(); ok {
+		info.Next = &plugins.TaskRef{Number: t.Number, Title: t.Title}
 	}
 	return info
 }
@@ -79,5 +76,9 @@ func (plansSource) State(ctx context.Context, project string) (WorkState, error)
 	if st == nil {
 		return WorkState{}, nil
 	}
-	return WorkState{ActivePlan: st.ActivePlan, PlanName: st.PlanName, Paused: st.Paused, SessionIDs: st.SessionIDs}, nil
+	ws := WorkState{ActivePlan: st.ActivePlan, PlanName: st.PlanName, Paused: st.Paused, SessionIDs: st.SessionIDs}
+	if st.Continuation != nil {
+		ws.Continuation = *st.Continuation
+	}
+	return ws, nil
 }

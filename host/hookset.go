@@ -209,15 +209,14 @@ func BuiltinAgents(project string, cfg *config.Config) (map[string]plugins.Agent
 	out := map[string]plugins.Agent{}
 	for _, row := range gate.Rows() {
 		id := agents.AgentID(row.Role.Name)
-		if row.Role.Name == agents.Tapestry {
-			out[id] = agents.NewTapestryAgent()
-			continue
-		}
 		ac := cfg.Agents[row.Role.Name]
 		a := agents.NewModelAgent(row.Role, agents.Overrides{
 			Tools: row.Tools, Model: ac.Model, Temperature: ac.Temperature, PromptAppend: ac.PromptAppend,
 		})
 		switch {
+		case row.Role.Name == agents.Tapestry:
+			// Tapestry runs runbook tasks itself and thinks for the rest.
+			out[id] = agents.NewModelTapestry(a)
 		case row.Role.Name == agents.Pattern:
 			out[id] = agents.PatternAgent{Model: a, Project: project}
 		case row.Role.Category != "":

@@ -291,6 +291,9 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Halted:  h.guardDown.err,
 		Verbose: h.verbose,
 		Skip:    h.skip,
+		History: func(_ context.Context, session, agent string) ([]plugins.ChatMessage, error) {
+			return h.model.history(session, agent)
+		},
 	}
 	if h.cfg.Review.OnComplete {
 		o.Review = h.reviewFinished

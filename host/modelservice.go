@@ -14,6 +14,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/model"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -157,7 +158,7 @@ func (m *modelService) complete(ctx context.Context, session, agent string, req 
 	m.mu.Unlock()
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == plugins.RoleUser {
 		out, err := m.fire(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: session, Agent: agent, Time: time.Now(),
-			Message: req.Messages[n-1].Content, Data: map[string]any{"source": "user"}})
+			Message: req.Messages[n-1].Content, Data: map[string]any{"source": tools.MessageSource(ctx)}})
 		if err != nil {
 			return plugins.ChatResponse{}, err
 		}

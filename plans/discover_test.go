@@ -142,7 +142,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load = %v", err)
 	}
-	if p.Name != "my-plan" || p.Path != path || p.ModTime.IsZero() || len(p.Tasks) != 3 {
+	if p.Name != "my-plan" || p.Path != path || p.ModTime.IsZero() || len(p.Tasks) != 5 {
 		t.Errorf("Load = Name %q Path %q ModTime %v tasks %d", p.Name, p.Path, p.ModTime, len(p.Tasks))
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "gone.md")); err == nil || !strings.Contains(err.Error(), "gone.md") {

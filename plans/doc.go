@@ -134,6 +134,10 @@
 //	                started_at}; after a crash it is retried
 //	tasks           per Task.Key: {attempts, last_error, updated_at, done}
 //	last_error      the last failure, for status output
+//	continuation    the work-continuation bookkeeping {nudges, completed,
+//	                stopped}: nudges sent since the plan last made progress
+//	                (completed tasks then); stopped says why continuation
+//	                is off (a person's message); a start clears stopped
 //	updated_at      set by every Save
 //
 // Store.Save writes the file atomically like SetDone. Store.Load never fails

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,16 +144,19 @@ func parseWith(md parser.Parser, src []byte) *Plan {
 		return ast.WalkContinue, nil
 	})
 
-	todos := todoRanges(p.Sections, len(src))
+	todos := sectionRanges(p.Sections, len(src), "todos", "todo")
+	gate := sectionRanges(p.Sections, len(src), "verification", "verification strategy")
 	p.Tasks = make([]Task, 0, len(cands))
 	p.HasTODOs = len(todos) > 0
 	sec := 0
 	for _, c := range cands {
 		start := ps.lineStart(min(ps.pos(c.item), c.mark-1))
-		if p.HasTODOs && !inRanges(todos, start) {
+		check := inRanges(gate, start)
+		if p.HasTODOs && !inRanges(todos, start) && !check {
 			continue
 		}
 		t := ps.task(c.item, c.mark, start)
+		t.Verification = check
 		t.Index = len(p.Tasks)
 		for sec < len(p.Sections) && p.Sections[sec].Offset <= start {
 			sec++
@@ -645,12 +649,13 @@ func joinField(first string, more []string) string {
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
-func todoRanges(secs []Section, size int) [][2]int {
+// sectionRanges returns the byte ranges of the sections whose heading is
+// one of names (lower case, without a trailing colon), each up to the next
+// heading of the same or a higher level.
+func sectionRanges(secs []Section, size int, names ...string) [][2]int {
 	var rs [][2]int
 	for i, s := range secs {
-		switch strings.ToLower(strings.TrimRight(s.Title, ": ")) {
-		case "todos", "todo":
-		default:
+		if !slices.Contains(names, strings.ToLower(strings.TrimRight(s.Title, ": "))) {
 			continue
 		}
 		end := size

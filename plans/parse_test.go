@@ -74,6 +74,8 @@ func TestParseTasks(t *testing.T) {
 			{1, "Add the provider config", true, 24, "TODOs", "backend"},
 			{2, "Add the callback handler", false, 29, "TODOs", ""},
 			{3, "Document the setup", false, 43, "TODOs", "docs"},
+			{0, "All tests pass", false, 48, "Verification", ""},
+			{0, "No regressions", false, 49, "Verification", ""},
 		}},
 		{"runbook.md", []taskView{
 			{0, "Create the greeting", false, 5, "Quickstart", ""},
@@ -160,8 +162,8 @@ func TestParsePlan(t *testing.T) {
 
 func TestParseFields(t *testing.T) {
 	p := Parse(readTestdata(t, "pattern.md"))
-	if len(p.Tasks) != 3 {
-		t.Fatalf("Parse(pattern.md) has %d tasks, want 3", len(p.Tasks))
+	if len(p.Tasks) != 5 {
+		t.Fatalf("Parse(pattern.md) has %d tasks, want 3 TODOs and 2 Verification items", len(p.Tasks))
 	}
 	type fields struct {
 		What, Files, Acceptance string
@@ -289,9 +291,9 @@ func TestParseTODOsRule(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "only TODOs items count when the section exists",
+			name: "only TODOs and Verification items count when the TODOs section exists",
 			src:  "# P\n## Objectives\n- [ ] deliverable\n## TODOs\n- [ ] 1. real\n### Sub\n- [ ] 2. also real\n## Verification\n- [ ] tests pass\n",
-			want: []string{"real", "also real"},
+			want: []string{"real", "also real", "tests pass"},
 		},
 		{
 			name: "without TODOs every top-level item counts",

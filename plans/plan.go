@@ -60,6 +60,34 @@ type Task struct {
 	What, Files, Acceptance string  // field texts when present, "" otherwise
 	Category                string  // from a [category: x] tag
 	Blocks                  []Block // fenced code blocks inside the item, in order
+
+	// Verification marks an item of the plan's Verification checklist: the
+	// final gate, checked after every other task (see Plan.Next).
+	Verification bool
+}
+
+// HasWork reports whether the task carries shell blocks that are not
+// verify blocks: a runbook task, which runs without a model. A task
+// without them (prose, or only verify blocks) is carried out by an agent
+// with a model, and its verify blocks gate its tick.
+func (t Task) HasWork() bool {
+	for _, b := range t.Blocks {
+		if b.IsShell() && !b.IsVerify() {
+			return true
+		}
+	}
+	return false
+}
+
+// VerifyBlocks returns the task's sh verify blocks, in order.
+func (t Task) VerifyBlocks() []Block {
+	var out []Block
+	for _, b := range t.Blocks {
+		if b.IsShell() && b.IsVerify() {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // IsRunbook reports whether the task carries shell blocks, which the
@@ -154,7 +182,9 @@ func (t Task) Key() string {
 	return k
 }
 
-// Progress counts a plan's tasks.
+// Progress counts a plan's tasks: the TODOs and the items of its
+// Verification checklist, what a run executes. Objectives' checklists
+// (Deliverables, Definition of Done) stay descriptive and are not counted.
 type Progress struct {
 	Completed, Total int
 }
@@ -184,12 +214,42 @@ func (p *Plan) Lookup(t Task) (Task, bool) {
 	return Task{}, false
 }
 
-// Next returns the first task that is not done.
+// Next returns the first task that is not done: the TODOs in order, then
+// the items of the Verification checklist, the plan's final gate.
 func (p *Plan) Next() (Task, bool) {
-	for _, t := range p.Tasks {
-		if !t.Done {
-			return t, true
+	return p.NextExcept(nil)
+}
+
+// NextExcept is Next passing over the tasks skip reports.
+func (p *Plan) NextExcept(skip func(Task) bool) (Task, bool) {
+	for _, gate := range []bool{false, true} {
+		for _, t := range p.Tasks {
+			if !t.Done && t.Verification == gate && (skip == nil || !skip(t)) {
+				return t, true
+			}
 		}
 	}
 	return Task{}, false
+}
+
+// FindTitle finds a task by its title, as people and models name one:
+// the task whose title is text (case-insensitive, blanks around it
+// ignored), else the only task whose title contains it. Without a single
+// match it returns the tasks whose titles contain text (none, or several).
+func (p *Plan) FindTitle(text string) (Task, []Task, bool) {
+	want := strings.ToLower(strings.TrimSpace(text))
+	var partial []Task
+	for _, t := range p.Tasks {
+		title := strings.ToLower(t.Title)
+		if title == want {
+			return t, nil, true
+		}
+		if want != "" && strings.Contains(title, want) {
+			partial = append(partial, t)
+		}
+	}
+	if len(partial) == 1 {
+		return partial[0], nil, true
+	}
+	return Task{}, partial, false
 }

@@ -38,8 +38,41 @@ type State struct {
 	LastError     string                 `json:"last_error,omitempty"`
 	// Warned names the plan's template warnings the last run showed, so
 	// that they show again only when they change.
-	Warned    string    `json:"warned,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Warned string `json:"warned,omitempty"`
+	// Continuation is the work-continuation bookkeeping: the nudges sent
+	// without progress, and whether a person stopped them.
+	Continuation *Continuation `json:"continuation,omitempty"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+}
+
+// Continuation is what the work-continuation hook counts for the active
+// plan, kept in state.json so that it survives a restart.
+type Continuation struct {
+	// Nudges counts the continuation prompts sent since the plan last
+	// made progress.
+	Nudges int `json:"nudges"`
+	// Completed is the plan's count of done tasks at the last nudge.
+	Completed int `json:"completed"`
+	// Stopped, when set, says why continuation is off for the plan: a
+	// person's message in the session ("the person sent a message"), or
+	// the nudges ran out and the plan paused. No nudge is sent while it is
+	// set; the next `weave start-work` clears it.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Stale is how many nudges were sent without progress, the plan now
+// having completed tasks done.
+func (c *Continuation) Stale(completed int) int {
+	if c == nil || completed > c.Completed {
+		return 0
+	}
+	return c.Nudges
+}
+
+// Nudge records a continuation prompt sent with completed tasks done.
+func (c *Continuation) Nudge(completed int) {
+	c.Nudges = c.Stale(completed) + 1
+	c.Completed = completed
 }
 
 // InFlight is the task a run was working on. After a crash it is retried.
@@ -243,6 +276,9 @@ const MaxStoredText = 4 << 10
 func capTexts(st *State) {
 	st.LastError = textcap.Cap(st.LastError, MaxStoredText)
 	st.PausedReason = textcap.Cap(st.PausedReason, MaxStoredText)
+	if st.Continuation != nil {
+		st.Continuation.Stopped = textcap.Cap(st.Continuation.Stopped, MaxStoredText)
+	}
 	if st.InFlight != nil {
 		st.InFlight.Title = textcap.Cap(st.InFlight.Title, MaxStoredText)
 	}

@@ -42,6 +42,28 @@ func (s *State) Resume(session string) {
 		s.SessionIDs = append([]string(nil), s.SessionIDs[n-maxSessions:]...)
 	}
 	s.Paused, s.PausedReason = false, ""
+	// A start re-arms continuation that a person or its own bound stopped;
+	// the nudges of a run that died or was interrupted still count.
+	if s.Continuation != nil && s.Continuation.Stopped != "" {
+		s.Continuation = nil
+	}
+}
+
+// Nudged records a continuation prompt sent with completed tasks done.
+func (s *State) Nudged(completed int) {
+	if s.Continuation == nil {
+		s.Continuation = &Continuation{}
+	}
+	s.Continuation.Nudge(completed)
+}
+
+// StopContinuation turns continuation off for the plan, saying why (a
+// person's message); the next start re-arms it.
+func (s *State) StopContinuation(reason string) {
+	if s.Continuation == nil {
+		s.Continuation = &Continuation{}
+	}
+	s.Continuation.Stopped = reason
 }
 
 // Begin records the start of an attempt at t at now: the task is in flight.

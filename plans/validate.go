@@ -159,7 +159,8 @@ func within(dir, path string) bool {
 }
 
 func validateTasks(project string, p *Plan, r *Report) {
-	if len(p.Tasks) == 0 {
+	work := slices.DeleteFunc(slices.Clone(p.Tasks), func(t Task) bool { return t.Verification && p.HasTODOs })
+	if len(work) == 0 {
 		if p.HasTODOs {
 			r.errorf(0, "no task in the ## TODOs section; add items like \"- [ ] 1. Title\" under it")
 		} else {
@@ -168,6 +169,8 @@ func validateTasks(project string, p *Plan, r *Report) {
 		return
 	}
 
+	// The Verification checklist is numbered on its own, if at all, and its
+	// items are checks rather than steps: no What or Acceptance to ask for.
 	first := map[int]Task{}
 	var numbers []int
 	for _, t := range p.Tasks {
@@ -179,7 +182,9 @@ func validateTasks(project string, p *Plan, r *Report) {
 			continue
 		}
 		first[t.Number] = t
-		numbers = append(numbers, t.Number)
+		if !t.Verification || !p.HasTODOs {
+			numbers = append(numbers, t.Number)
+		}
 	}
 	sort.Ints(numbers)
 	if len(numbers) > 0 && numbers[0] > 1 {
@@ -193,7 +198,7 @@ func validateTasks(project string, p *Plan, r *Report) {
 
 	for _, t := range p.Tasks {
 		name := taskName(t)
-		if p.HasTODOs {
+		if p.HasTODOs && !t.Verification {
 			var missing []string
 			if t.What == "" {
 				missing = append(missing, "**What**")

@@ -313,7 +313,9 @@ func TestInteractiveChatStartWork(t *testing.T) {
 		t.Skip("builds the weave binary")
 	}
 	bin := buildWeave(t)
-	dir := project(t, map[string]string{"ok": okPlan})
+	// Runbook tasks only: with a model configured, a task whose only block
+	// is a verify block is the model's.
+	dir := project(t, map[string]string{"ok": strings.Replace(okPlan, "```sh verify\n  true", "```sh\n  true\n  ```\n  ```sh verify\n  true", 1)})
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "Asking Pattern."})
 	c := startChat(t, bin, dir, chatEnv(t, srv))
 	c.err.waitFor(t, "the prompt", chatPrompt, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -42,8 +43,13 @@ the only incomplete plan, else lists the plans to choose from.
 
 A task whose body has sh or bash fenced blocks runs them in order from the
 project root, then its verify blocks (` + "```sh verify" + `), which must exit 0.
-A failing task is retried (runbook.retries), then the plan pauses. Ctrl-C
-pauses; the next start-work resumes at the first unchecked task.
+Any other task is done by Tapestry with the configured model: it reads the
+task, does the work with its tools, checks it and ticks it; the task's verify
+blocks gate that tick. The plan's ## Verification checklist comes last, each
+item checked by its verify blocks, else by the model. A model that stops with
+the task unticked is nudged to continue (three nudges without progress pause
+the plan). A failing task is retried (runbook.retries), then the plan pauses.
+Ctrl-C pauses; the next start-work resumes at the first unchecked task.
 
 With review.on_complete set, Weft and Warp then review the plan's work; the
 plan stays complete, but the run exits 1 unless both approve.
@@ -123,7 +129,16 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 		if errors.As(res.Err, &blocked) {
 			fmt.Fprintf(w, "a hook's block is a rule of the project and is not retried: change the task or the hook %s (`weave hooks list`), then run `weave start-work %s`\n", blocked.Hook, res.Plan.Name)
 		} else if errors.Is(res.Err, agents.ErrNeedsModel) {
-			fmt.Fprintln(w, "this task has no sh/bash blocks: running it needs an agent model, which is not configured")
+			name, task := "PLAN", "N"
+			if res.Plan != nil {
+				name = res.Plan.Name
+				if t, ok := res.Plan.Next(); ok && t.Number > 0 {
+					task = strconv.Itoa(t.Number)
+				}
+			}
+			fmt.Fprintf(w, "this task has no sh/bash work blocks, so Tapestry needs a model to do it, and none is configured:\n"+
+				"  set model.provider (openai or anthropic) and model.name in .weave/config.yaml (or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME),\n"+
+				"  or do the task yourself and tick it with `weave task done %s %s`; then run `weave start-work %s` again\n", name, task, name)
 		} else if res.Plan != nil {
 			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)
 		}

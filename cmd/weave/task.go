@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,19 +142,9 @@ func pickTask(p *plans.Plan, which string) (plans.Task, error) {
 		}
 		return plans.Task{}, fmt.Errorf("plan %s has no task %d (it has %d tasks; see `weave plan show %s`)", p.Name, n, len(p.Tasks), p.Name)
 	}
-	want := strings.ToLower(strings.TrimSpace(which))
-	var found []plans.Task
-	for _, t := range p.Tasks {
-		title := strings.ToLower(t.Title)
-		if title == want {
-			return t, nil
-		}
-		if strings.Contains(title, want) {
-			found = append(found, t)
-		}
-	}
-	if len(found) == 1 {
-		return found[0], nil
+	t, found, ok := p.FindTitle(which)
+	if ok {
+		return t, nil
 	}
 	if len(found) == 0 {
 		return plans.Task{}, fmt.Errorf("plan %s has no task titled %q; see `weave plan show %s`", p.Name, which, p.Name)

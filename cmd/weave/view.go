@@ -63,7 +63,7 @@ func (v *plainView) Observe(ev run.Event) {
 		}
 		fmt.Fprintf(v.out, "%s plan %s (%d/%d done)\n", verb, ev.Plan, ev.Completed, ev.Total)
 	case run.EventTaskStarted:
-		fmt.Fprintf(v.out, "[%d/%d] task %d: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Title, attemptNote(ev.Attempt))
+		fmt.Fprintf(v.out, "[%d/%d] task %d%s: %s%s\n", ev.Completed, ev.Total, ev.Task, gateNote(ev), ev.Title, attemptNote(ev.Attempt))
 	case run.EventTaskOutput:
 		fmt.Fprintf(v.out, "    %s\n", ev.Output)
 	case run.EventTaskDone:
@@ -86,8 +86,6 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
 	case run.EventWarning:
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
-	case run.EventNote:
-		fmt.Fprintf(v.out, "note: %s\n", ev.Reason)
 	case run.EventModelToolCall:
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
 	case run.EventModelCompacted:
@@ -105,6 +103,14 @@ func reviewOf(ev run.Event) agents.Review {
 }
 
 func (v *plainView) Close() {}
+
+// gateNote marks an item of the plan's Verification checklist.
+func gateNote(ev run.Event) string {
+	if ev.Verification {
+		return " (verification)"
+	}
+	return ""
+}
 
 func attemptNote(n int) string {
 	if n > 1 {
@@ -238,7 +244,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.plan = ev.Plan
 	}
 	switch ev.Type {
-	case run.EventWarning, run.EventNote, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacted:
+	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacted:
 		// These carry no progress.
 	default:
 		m.completed, m.total = ev.Completed, ev.Total
@@ -250,7 +256,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 			printed = fmt.Sprintf("resuming %s at %d/%d", ev.Plan, ev.Completed, ev.Total)
 		}
 	case run.EventTaskStarted:
-		m.task = fmt.Sprintf("%d. %s%s", ev.Task, ev.Title, attemptNote(ev.Attempt))
+		m.task = fmt.Sprintf("%d%s. %s%s", ev.Task, gateNote(ev), ev.Title, attemptNote(ev.Attempt))
 		m.taskStart = ev.Time
 		m.lines = nil
 	case run.EventTaskOutput:
@@ -294,8 +300,6 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.status = "done"
 	case run.EventWarning:
 		printed = m.pal.warn.Render("warning:") + " " + ev.Reason
-	case run.EventNote:
-		printed = "note: " + ev.Reason
 	case run.EventReviewStarted:
 		m.status = "reviewing with " + ev.Reason
 	case run.EventReview:

@@ -19,9 +19,6 @@ const (
 	EventPlanDone    = "plan.done"
 	// EventWarning carries a problem that does not stop the run.
 	EventWarning = "warning"
-	// EventNote carries what a hook has to say to the user (in Reason),
-	// such as the reminder to run the plan's verification.
-	EventNote = "note"
 	// EventModelDelta carries a piece of an agent's model text (in Output)
 	// as it arrives; EventModelToolCall a tool call the model began (Tool).
 	EventModelDelta    = "model.delta"
@@ -42,6 +39,9 @@ type Event struct {
 	// the task is not numbered.
 	Task  int    `json:"task,omitempty"`
 	Title string `json:"title,omitempty"`
+	// Verification marks a task of the plan's Verification checklist, its
+	// final gate (task events).
+	Verification bool `json:"verification,omitempty"`
 	// Completed and Total are the plan's progress after the event.
 	Completed int `json:"completed"`
 	Total     int `json:"total"`

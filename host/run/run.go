@@ -99,6 +99,10 @@ type Options struct {
 	// Review, when set, reviews the plan's work once its last task is
 	// ticked (review.on_complete); see review.go.
 	Review Reviewer
+	// History reads an agent's conversation in a session, which the
+	// agent's next prompt continues (Tapestry's task prompts and
+	// continuation prompts); nil starts each prompt afresh.
+	History func(ctx context.Context, session, agent string) ([]plugins.ChatMessage, error)
 }
 
 // Result is what a start-work run did.
@@ -186,6 +190,12 @@ type runner struct {
 	res     Result
 	// plan names the plan in events once it is known.
 	plan string
+	// resumes is the last session of the plan this run resumes, whose
+	// conversation the agent continues.
+	resumes string
+	// forModel holds what hooks said for the model (plan.task.done
+	// context): it goes with the agent's next prompt, never to the screen.
+	forModel []string
 }
 
 // warn shows a problem that does not stop the run (a corrupt state.json
@@ -265,6 +275,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	resumed := res.Verdict == plans.VerdictResume && st != nil
 	if resumed {
 		r.st = st
+		if n := len(st.SessionIDs); n > 0 {
+			r.resumes = st.SessionIDs[n-1]
+		}
 		if st.InFlight != nil {
 			r.warn(fmt.Sprintf("the last run stopped during task %s; it runs again", st.InFlight.Label()))
 		}
@@ -364,7 +377,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			return nil, err
 		}
 		pr := p.Progress()
-		base := Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Completed: pr.Completed, Total: pr.Total, Attempt: attempt}
+		base := Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Verification: t.Verification, Completed: pr.Completed, Total: pr.Total, Attempt: attempt}
 		ev := base
 		ev.Type, ev.Time, ev.Log = EventTaskStarted, r.o.Now(), relTo(r.o.Project, logPath)
 		r.o.Observe(ev)
@@ -402,9 +415,13 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			r.o.Observe(ev)
 			out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
 				Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
+			// What hooks add here is written for the model (the
+			// verification reminder): it goes with Tapestry's next prompt,
+			// and to the log, never to the person's screen.
 			for _, c := range out.Context {
-				r.o.Observe(Event{Type: EventNote, Time: r.o.Now(), Plan: np.Name, Reason: c})
+				r.o.Logger.Debug("hook context for the model", "event", plugins.EventPlanTaskDone, "text", c)
 			}
+			r.forModel = append(r.forModel, out.Context...)
 			return np, nil
 		}
 		if np, gone := r.removed(p, t); gone {
@@ -502,33 +519,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		r.o.Observe(ev)
 	}}
 	defer w.flush()
-	req := agents.TaskRequest(r.session, p, t)
-	role, agent := r.taskAgent(t)
-	var err error
-	for nudges := 0; ; nudges++ {
-		var resp plugins.AgentResponse
-		resp, err = agent.Handle(ctx, r.services(role, w), req)
-		switch {
-		case err != nil:
-			err = fmt.Errorf("%s: %w", role, err)
-		case resp.Error != "":
-			err = agents.ResponseError(resp)
-		case !resp.Done:
-			// The agent ended its turn with the task unfinished: its session
-			// is idle. The work-continuation hook may nudge it on, or pause.
-			out := r.fire(ctx, plugins.Event{Name: plugins.EventSessionIdle, Plan: p.Name, Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}})
-			switch {
-			case out.Blocked():
-				err = &pauseError{reason: out.Reason}
-			case len(out.Context) > 0 && nudges < maxIdleNudges:
-				req.Prompt = strings.Join(out.Context, "\n\n")
-				continue
-			default:
-				err = errors.New("tapestry stopped without finishing the task")
-			}
-		}
-		break
-	}
+	err := r.converse(ctx, p, t, w)
 	if err != nil && log != nil {
 		w.flush()
 		fmt.Fprintf(log, "=== failed: %v\n", err)
@@ -750,14 +741,10 @@ func warningsDigest(texts []string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// next is the first unchecked task the run does not skip.
+// next is the first unchecked task the run does not skip: the TODOs, then
+// the Verification checklist.
 func (r *runner) next(p *plans.Plan) (plans.Task, bool) {
-	for _, t := range p.Tasks {
-		if !t.Done && !slices.Contains(r.o.Skip, taskNumber(t)) {
-			return t, true
-		}
-	}
-	return plans.Task{}, false
+	return p.NextExcept(func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) })
 }
 
 // skippedLeft lists the unchecked tasks the run skipped, and records them

@@ -187,20 +187,11 @@ func findTask(p *plans.Plan, raw any) (plans.Task, plugins.ToolResult, bool) {
 		}
 		return fail("plan_check: %s has no task numbered %d (%s)", p.Name, n, taskList(p))
 	}
-	want := strings.ToLower(title)
-	var partial []plans.Task
-	for _, tk := range p.Tasks {
-		title := strings.ToLower(tk.Title)
-		if title == want {
-			return tk, plugins.ToolResult{}, false
-		}
-		if want != "" && strings.Contains(title, want) {
-			partial = append(partial, tk)
-		}
+	tk, partial, found := p.FindTitle(title)
+	if found {
+		return tk, plugins.ToolResult{}, false
 	}
 	switch len(partial) {
-	case 1:
-		return partial[0], plugins.ToolResult{}, false
 	case 0:
 		return fail("plan_check: %s has no task titled %q (%s)", p.Name, raw, taskList(p))
 	}

@@ -144,3 +144,21 @@ func commandLine(code string) string {
 	}
 	return code
 }
+
+type messageSourceKey struct{}
+
+// WithMessageSource marks the model calls made with ctx: their user
+// messages come from source (a start-work run's prompts, a continuation
+// prompt), not from the person, and chat.message hooks see it as the
+// event's data "source".
+func WithMessageSource(ctx context.Context, source string) context.Context {
+	return context.WithValue(ctx, messageSourceKey{}, source)
+}
+
+// MessageSource is the source WithMessageSource gave ctx; "user" when none.
+func MessageSource(ctx context.Context) string {
+	if s, ok := ctx.Value(messageSourceKey{}).(string); ok && s != "" {
+		return s
+	}
+	return "user"
+}
