@@ -41,8 +41,9 @@ func TestPatternTemplateValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := plans.Validate(dir, p)
-	if len(rep.Errors)+len(rep.Warnings) > 0 || len(p.Tasks) != 1 {
-		t.Errorf("Pattern's template: %d tasks, errors %v, warnings %v; want 1 task and no finding", len(p.Tasks), rep.Errors, rep.Warnings)
+	// One task in TODOs and one check in Verification, the final gate.
+	if len(rep.Errors)+len(rep.Warnings) > 0 || len(p.Tasks) != 2 {
+		t.Errorf("Pattern's template: %d tasks, errors %v, warnings %v; want 2 (a TODO and a check) and no finding", len(p.Tasks), rep.Errors, rep.Warnings)
 	}
 }
 
@@ -83,7 +84,7 @@ func TestPatternAgentSendsFindingsBack(t *testing.T) {
 	if err != nil || resp.Error != "" {
 		t.Fatalf("Handle = %+v, %v", resp, err)
 	}
-	if !strings.HasPrefix(resp.Output, "Fixed it.") || !strings.Contains(resp.Output, ".weave/plans/g.md") || !strings.Contains(resp.Output, "1 task") {
+	if !strings.HasPrefix(resp.Output, "Fixed it.") || !strings.Contains(resp.Output, ".weave/plans/g.md") || !strings.Contains(resp.Output, "2 tasks") {
 		t.Errorf("output = %q, want the model's answer and the validated plan", resp.Output)
 	}
 	reqs := h.ChatRequests()

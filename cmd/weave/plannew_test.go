@@ -20,8 +20,9 @@ func writeCall(t *testing.T, path, content string) modeltest.ToolCall {
 	return modeltest.ToolCall{Name: "write", Args: string(b)}
 }
 
-// chatBody is the part of an OpenAI chat request the tests read.
-type chatBody struct {
+// modelRequest is the part of an OpenAI chat request these tests read,
+// with string contents.
+type modelRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
 		Role    string `json:"role"`
@@ -32,9 +33,9 @@ type chatBody struct {
 	} `json:"tools"`
 }
 
-func decodeBody(t *testing.T, r modeltest.Request) chatBody {
+func decodeBody(t *testing.T, r modeltest.Request) modelRequest {
 	t.Helper()
-	var b chatBody
+	var b modelRequest
 	if err := r.Decode(&b); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestPlanNewThroughTheBinary(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 		}
-		if want := ".weave/plans/healthz.md: \"Health endpoint\", 1 task, effort Small\n"; out != want {
+		if want := ".weave/plans/healthz.md: \"Health endpoint\", 2 tasks, effort Small\n"; out != want {
 			t.Errorf("stdout = %q, want %q", out, want)
 		}
 		if !strings.Contains(errOut, "[pattern] → write") {

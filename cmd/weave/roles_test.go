@@ -11,14 +11,14 @@ import (
 	"github.com/weavehq/weave/host/model/modeltest"
 )
 
-func systemPrompt(b chatBody) string {
+func systemPrompt(b modelRequest) string {
 	if len(b.Messages) > 0 && b.Messages[0].Role == "system" {
 		return b.Messages[0].Content
 	}
 	return ""
 }
 
-func toolNamesOf(b chatBody) []string {
+func toolNamesOf(b modelRequest) []string {
 	var out []string
 	for _, tl := range b.Tools {
 		out = append(out, tl.Function.Name)
