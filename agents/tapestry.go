@@ -129,11 +129,12 @@ func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, plan string
 // their failure says that the task needs a model; any other task needs one.
 func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
 	if len(t.VerifyBlocks()) == 0 {
-		return plugins.AgentResponse{Error: fmt.Sprintf("task %s has no sh or bash blocks: %v", t.Label(), ErrNeedsModel)}, nil
+		// The run names the task; the error says only what it lacks.
+		return plugins.AgentResponse{Error: fmt.Sprintf("no sh or bash blocks to run: %v", ErrNeedsModel)}, nil
 	}
 	resp, err := a.runbook(ctx, h, plan, t)
 	if err == nil && resp.Error != "" {
-		resp.Error = fmt.Sprintf("%s, and task %s has no sh or bash work blocks: %v", resp.Error, t.Label(), ErrNeedsModel)
+		resp.Error = fmt.Sprintf("%s, and it has no sh or bash work blocks: %v", resp.Error, ErrNeedsModel)
 	}
 	return resp, err
 }

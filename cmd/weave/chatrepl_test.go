@@ -442,3 +442,66 @@ func TestInteractiveChatCompact(t *testing.T) {
 		t.Errorf("the turn after /compact sent %q, want the summary in place of the first question, then the new one", got)
 	}
 }
+
+// TestInteractiveChatMessagePausesContinuation: a person's message while
+// Tapestry works a plan in the chat stops the continuation: when Tapestry
+// ends its turn with the task unticked, the plan pauses instead of being
+// nudged on, saying why, and the message is answered after the run.
+func TestInteractiveChatMessagePausesContinuation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# Notes\n\n## TODOs\n\n- [ ] 1. Write the notes\n  **What**: write notes.md\n  **Acceptance**: notes.md exists\n"
+	dir := project(t, map[string]string{"notes": plan})
+	// A command hook witnesses the person's message. Command hooks run
+	// before the built-in continuation hook in the same pass, which then
+	// follows within the same call, long before Tapestry's held turn can
+	// end and go idle through two processes.
+	writeConfig(t, dir, "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: touch .weave/heard\n")
+	hold := make(chan struct{})
+	srv := modeltest.NewServer(t,
+		// Tapestry, held mid-answer until the person has spoken; it ends
+		// its turn without ticking.
+		modeltest.Turn{Text: "Starting on the notes, more later.", Hold: hold},
+		// Loom, answering the person's message once the run is over.
+		modeltest.Turn{Text: "Paused as you asked."},
+	)
+	c := startChat(t, bin, dir, chatEnv(t, srv))
+	c.err.waitFor(t, "the prompt", chatPrompt, 1)
+	c.say(t, "/start-work notes")
+	for deadline := time.Now().Add(time.Minute); len(srv.Requests()) == 0; {
+		if time.Now().After(deadline) {
+			close(hold)
+			t.Fatalf("tapestry never asked its model; stdout:\n%s\nstderr:\n%s", c.out.String(), c.err.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.say(t, "wait, stop there")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, ".weave", "heard")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(hold)
+			t.Fatalf("the hooks never saw the person's message; stderr:\n%s", c.err.String())
+		}
+	}
+	close(hold)
+	c.out.waitFor(t, "the answer to the message", "Paused as you asked.\n", 1)
+	c.say(t, "/exit")
+	if code := c.wait(t); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, c.err.String())
+	}
+	all := c.out.String() + c.err.String()
+	if !strings.Contains(all, "the user sent a message") {
+		t.Errorf("the run did not say it paused for the person's message:\n%s", all)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2: Tapestry's turn and Loom's answer, no continuation nudge", n)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".weave", "plans", "notes.md"))
+	if err != nil || strings.Contains(string(b), "[x]") {
+		t.Errorf("the task was ticked (%v):\n%s", err, b)
+	}
+}

@@ -365,7 +365,7 @@ func TestStartWorkProseTaskWithoutModel(t *testing.T) {
 	if r.code != exitFailed {
 		t.Fatalf("exit %d, want %d\nstderr: %s", r.code, exitFailed, r.err)
 	}
-	for _, want := range []string{"model.provider", "model.name", "weave task done greeting N"} {
+	for _, want := range []string{"model.provider", "model.name", "weave task done greeting 1"} {
 		if !strings.Contains(r.err, want) {
 			t.Errorf("stderr = %q, want it to say %q", r.err, want)
 		}
