@@ -55,9 +55,7 @@ func NewModelAgent(role Role, o Overrides) ModelAgent {
 	if o.Temperature != nil {
 		role.Temperature = *o.Temperature
 	}
-	if s := strings.TrimSpace(o.PromptAppend); s != "" {
-		role.Prompt = strings.TrimRight(role.Prompt, "\n") + "\n\n" + s + "\n"
-	}
+	role.Prompt = appendPrompt(role.Prompt, o.PromptAppend)
 	return ModelAgent{Role: role, Model: o.Model}
 }
 
@@ -71,21 +69,38 @@ func (a ModelAgent) Info(context.Context) (plugins.Info, error) {
 
 // Handle runs the agent loop on req.Prompt.
 func (a ModelAgent) Handle(ctx context.Context, h plugins.Host, req plugins.AgentRequest) (plugins.AgentResponse, error) {
-	turns := a.MaxTurns
-	if turns <= 0 {
-		turns = DefaultMaxTurns
-	}
+	chat := a.chat(req)
+	return a.converse(ctx, h, &chat)
+}
+
+// chat is the model request that starts the loop on req: the role's
+// system prompt and tools, the conversation so far, and req.Prompt.
+func (a ModelAgent) chat(req plugins.AgentRequest) plugins.ChatRequest {
 	temp := a.Role.Temperature
-	chat := plugins.ChatRequest{
-		Model:       a.Model,
+	model := a.Model
+	if model == "" {
+		model = a.Role.Model
+	}
+	return plugins.ChatRequest{
+		Model:       model,
 		System:      a.Role.Prompt,
 		Messages:    append(Resumable(req.History), plugins.ChatMessage{Role: plugins.RoleUser, Content: req.Prompt}),
 		Tools:       ToolSpecs(a.Role.Tools),
 		Temperature: &temp,
 	}
+}
+
+// converse runs the loop on chat until the model answers without a tool
+// call, appending every turn to chat.Messages, so that a caller may add a
+// message and converse again.
+func (a ModelAgent) converse(ctx context.Context, h plugins.Host, chat *plugins.ChatRequest) (plugins.AgentResponse, error) {
+	turns := a.MaxTurns
+	if turns <= 0 {
+		turns = DefaultMaxTurns
+	}
 	failures := map[string]int{}
-	for turn := range turns {
-		resp, err := h.Complete(ctx, chat)
+	for range turns {
+		resp, err := h.Complete(ctx, *chat)
 		if err != nil {
 			if ctx.Err() != nil {
 				return plugins.AgentResponse{}, ctx.Err()
@@ -98,7 +113,7 @@ func (a ModelAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 		msg.Role = plugins.RoleAssistant
 		for i := range msg.ToolCalls {
 			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", turn+1, i+1)
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", len(chat.Messages), i+1)
 			}
 		}
 		chat.Messages = append(chat.Messages, msg)

@@ -77,6 +77,17 @@ type Role struct {
 	Delegates []string
 	// Prompt is the role's system prompt.
 	Prompt string
+	// Model names the role's model; "" means model.name. Categories and
+	// custom agents set it; agents.<name>.model overrides it.
+	Model string
+	// Description says when to delegate to the role, as Loom's prompt
+	// lists it.
+	Description string
+	// Category is the category a Shuttle serves (shuttle-<category>),
+	// "" for every other role.
+	Category string
+	// Custom marks a role the project's config added (custom_agents).
+	Custom bool
 }
 
 // Can reports whether the role's own row has tool.
@@ -103,25 +114,38 @@ func without(tools []string, drop ...string) []string {
 }
 
 // Roles returns the eight roles, primaries first. Each call returns fresh
-// copies that the caller may change.
+// copies that the caller may change. A project's roles (categories, custom
+// agents, disabled ones) are BuildRoster's.
 func Roles() []Role {
+	roles := builtinRoles()
+	renderLoom(roles)
+	return roles
+}
+
+func builtinRoles() []Role {
 	roles := []Role{
 		{Name: Loom, Title: "Main Orchestrator", Mode: ModePrimary, Temperature: 0.3,
 			Tools: slices.Clone(allTools), Delegates: []string{Thread, Spindle, Pattern, Weft, Warp, Shuttle}},
 		{Name: Tapestry, Title: "Execution Engine", Mode: ModePrimary, Temperature: 0.2,
 			Tools: without(allTools, plugins.ToolTask)},
 		{Name: Pattern, Title: "Strategic Planner", Mode: ModeSubagent, Temperature: 0.1,
-			Tools: without(allTools, plugins.ToolTask, plugins.ToolPlanCheck), WriteScope: Scope{Dir: ".weave", Ext: ".md"}},
+			Tools: without(allTools, plugins.ToolTask, plugins.ToolPlanCheck), WriteScope: Scope{Dir: ".weave", Ext: ".md"},
+			Description: "the request needs a structured plan before anyone writes code"},
 		{Name: Thread, Title: "Codebase Explorer", Mode: ModeSubagent, Temperature: 0.1,
-			Tools: slices.Clone(readOnlyTools)},
+			Tools:       slices.Clone(readOnlyTools),
+			Description: "you need code found or read quickly (where is X, how is Y used)"},
 		{Name: Spindle, Title: "External Researcher", Mode: ModeSubagent, Temperature: 0.2,
-			Tools: slices.Clone(readOnlyTools)},
+			Tools:       slices.Clone(readOnlyTools),
+			Description: "you need external documentation, an API reference, a library's docs"},
 		{Name: Weft, Title: "Reviewer/Auditor", Mode: ModeSubagent, Temperature: 0.1,
-			Tools: slices.Clone(readOnlyTools)},
+			Tools:       slices.Clone(readOnlyTools),
+			Description: "work or a plan needs review before it ships"},
 		{Name: Warp, Title: "Security Auditor", Mode: ModeSubagent, Temperature: 0.1,
-			Tools: slices.Clone(readOnlyTools)},
+			Tools:       slices.Clone(readOnlyTools),
+			Description: "a change touches authentication, secrets, input handling or crypto"},
 		{Name: Shuttle, Title: "Category Specialist", Mode: ModeSubagent, Temperature: 0.3,
-			Tools: slices.Clone(allTools)},
+			Tools:       slices.Clone(allTools),
+			Description: "a self-contained, domain-specific task that no configured category covers"},
 	}
 	for i := range roles {
 		roles[i].Prompt = prompt(roles[i].Name)
@@ -129,7 +153,7 @@ func Roles() []Role {
 	return roles
 }
 
-// RoleNames lists the role names in the order of Roles.
+// RoleNames lists the built-in role names in the order of Roles.
 func RoleNames() []string {
 	return []string{Loom, Tapestry, Pattern, Thread, Spindle, Weft, Warp, Shuttle}
 }

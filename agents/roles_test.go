@@ -107,7 +107,7 @@ func TestPrompts(t *testing.T) {
 	}{
 		{Loom, []string{"task", "thread", "spindle", "pattern", "weft", "warp", "shuttle", "weave start-work", "denied"}},
 		{Tapestry, []string{"plan_check", "never delegate", ".weave/plans", "Verify", "state.json"}},
-		{Pattern, []string{".weave/plans/", "TL;DR", "## Context", "## Objectives", "## TODOs", "**What**", "**Files**", "**Acceptance**", "**Verification**", "**Estimated Effort**", "`.md`"}},
+		{Pattern, []string{".weave/plans/", "TL;DR", "## Context", "## Objectives", "## TODOs", "**What**", "**Files**", "**Acceptance**", "## Verification", "**Estimated Effort**", "[category:", "`.md`"}},
 		{Thread, []string{"read-only", "never change files", "glob", "grep"}},
 		{Spindle, []string{"read-only", "webfetch", "never change files"}},
 		{Weft, []string{"[APPROVE]", "[REJECT]", "numbered", "read-only"}},

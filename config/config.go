@@ -24,9 +24,14 @@ type Config struct {
 	// Agents holds overrides by agent name (loom, tapestry, ...); a missing
 	// name means the role's own settings.
 	Agents map[string]AgentConfig `mapstructure:"-"`
-	// Categories holds settings for tasks tagged [category: name].
+	// Categories holds settings for tasks tagged [category: name]; each
+	// becomes an agent shuttle-<name>.
 	Categories map[string]CategoryConfig `mapstructure:"-"`
-	Model      ModelConfig               `mapstructure:"model"`
+	// CustomAgents are roles the project adds, by name.
+	CustomAgents map[string]CustomAgentConfig `mapstructure:"-"`
+	// DisabledAgents are roles that are turned off.
+	DisabledAgents []string    `mapstructure:"disabled_agents"`
+	Model          ModelConfig `mapstructure:"model"`
 	// Plugins are extra plugin binaries, in the order they were listed.
 	Plugins []PluginConfig   `mapstructure:"-"`
 	Plugin  PluginHostConfig `mapstructure:"plugin"`
@@ -96,9 +101,26 @@ type AgentConfig struct {
 
 // CategoryConfig holds settings for tasks of one category.
 type CategoryConfig struct {
-	Model        string
-	Temperature  *float64
+	Model       string
+	Temperature *float64
+	// Tools narrows Shuttle's row for the category; empty keeps it.
+	Tools        []string
 	PromptAppend string
+}
+
+// CustomAgentConfig is one custom agent.
+type CustomAgentConfig struct {
+	// Description tells Loom when to delegate to it.
+	Description string
+	// Prompt is the system prompt: as written, or read from PromptFile.
+	Prompt string
+	// PromptFile is the file the prompt was read from, as written.
+	PromptFile  string
+	Mode        string // primary or subagent (default)
+	Tools       []string
+	Model       string
+	Temperature *float64
+	Delegates   []string
 }
 
 // ModelConfig chooses the model provider. The API key itself is never in
@@ -388,6 +410,9 @@ func load(opts Options, userDir string) (*Config, *Sources, error) {
 	}
 	sec.apply(&c)
 	if err := crossCheck(&c, src); err != nil {
+		return nil, nil, err
+	}
+	if err := checkRoles(&c, src); err != nil {
 		return nil, nil, err
 	}
 	return &c, src, nil

@@ -61,6 +61,8 @@ func TestDefaults(t *testing.T) {
 		Delegation:       DelegationConfig{MaxDepth: 3},
 		Agents:           map[string]AgentConfig{},
 		Categories:       map[string]CategoryConfig{},
+		CustomAgents:     map[string]CustomAgentConfig{},
+		DisabledAgents:   []string{},
 		Model:            ModelConfig{Provider: "none", Timeout: 5 * time.Minute},
 		Plugins:          []PluginConfig{},
 		Plugin:           PluginHostConfig{StartTimeout: 10 * time.Second, MaxRestarts: 5, CallTimeout: time.Minute},
@@ -121,7 +123,7 @@ func TestKeysMatchConfig(t *testing.T) {
 		}
 		covered[k.Name] = true
 	}
-	sections := map[string]string{"Agents": "agents", "Categories": "categories", "Plugins": "plugins", "Hooks": "hooks"}
+	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks"}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
 		for i := range typ.NumField() {

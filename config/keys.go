@@ -139,12 +139,24 @@ func keyTable() []Key {
     tools: [read, bash]
     allow_widen: true           # needed when tools names a tool outside the row`},
 		{Name: "categories", Kind: KindMap, Default: map[string]CategoryConfig{},
-			Doc: "Settings for tasks tagged [category: name]: model, temperature, prompt_append.",
+			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
 			Example: `categories:
-  quick:
+  frontend:
     model: gpt-4.1-mini
-    temperature: 0.1
-    prompt_append: Prefer the smallest change.`},
+    temperature: 0.3
+    tools: [read, write, edit, bash, glob, grep, plan_check]
+    prompt_append: Use the design system in web/ui; no inline styles.`},
+		{Name: "custom_agents", Kind: KindMap, Default: map[string]CustomAgentConfig{},
+			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch), model, temperature, delegates (needs task in tools). weave agents list shows them.",
+			Example: `custom_agents:
+  docs-writer:
+    description: documentation pages need writing or updating
+    prompt_file: .weave/agents/docs-writer.md
+    tools: [read, write, edit, glob, grep]
+    model: gpt-4.1-mini
+    temperature: 0.4`},
+		{Name: "disabled_agents", Kind: KindStrings, Default: []string{},
+			Doc: "Agents that are turned off (not loom or tapestry); Loom no longer delegates to them or names them. A later layer's list replaces an earlier one."},
 
 		{Name: "model.provider", Kind: KindString, Default: "none", Allowed: []string{"none", "openai", "anthropic"},
 			Doc: "Model provider the agents use; none runs only runbook tasks."},
@@ -188,7 +200,7 @@ func keyTable() []Key {
           command: ./scripts/check-command.sh
           timeout: 30             # seconds; default 60`},
 		{Name: "disabled_hooks", Kind: KindStrings, Default: []string{},
-			Doc: "Names of hooks (built-in or plugin) that do not run; a later layer's list replaces an earlier one."},
+			Doc: "Hooks that do not run: a built-in by its short name (verification-reminder) or ID (weave.verification-reminder), a plugin or command hook by the name weave hooks list shows; an unknown name is an error. A later layer's list replaces an earlier one."},
 		{Name: "hook.timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),
 			Doc: "Default timeout of a plugin hook call."},
 		{Name: "hook.max_reason_bytes", Kind: KindInt, Default: 8 << 10, check: minInt(256),

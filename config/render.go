@@ -75,6 +75,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.agents(c.Agents)
 		case "categories":
 			val = r.categories(c.Categories)
+		case "custom_agents":
+			val = r.custom(c.CustomAgents)
 		case "hooks":
 			val = r.hooks(c.Hooks)
 		case "plugins":
@@ -152,10 +154,39 @@ func (r renderer) categories(cats map[string]CategoryConfig) *yaml.Node {
 	for _, name := range slices.Sorted(maps.Keys(cats)) {
 		c, key := cats[name], "categories."+name
 		e := &yaml.Node{Kind: yaml.MappingNode}
+		if len(c.Tools) > 0 {
+			r.field(e, key, "tools", c.Tools)
+		}
 		r.common(e, key, c.Model, c.Temperature, c.PromptAppend)
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
 	}
 	return r.emptyOr(m, "categories")
+}
+
+func (r renderer) custom(custom map[string]CustomAgentConfig) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
+		a, key := custom[name], "custom_agents."+name
+		e := &yaml.Node{Kind: yaml.MappingNode}
+		if a.Description != "" {
+			r.field(e, key, "description", a.Description)
+		}
+		if a.PromptFile != "" {
+			r.field(e, key, "prompt_file", a.PromptFile)
+		} else {
+			r.field(e, key, "prompt", a.Prompt)
+		}
+		r.field(e, key, "mode", a.Mode)
+		if len(a.Tools) > 0 {
+			r.field(e, key, "tools", a.Tools)
+		}
+		if len(a.Delegates) > 0 {
+			r.field(e, key, "delegates", a.Delegates)
+		}
+		r.common(e, key, a.Model, a.Temperature, "")
+		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
+	}
+	return r.emptyOr(m, "custom_agents")
 }
 
 func (r renderer) common(e *yaml.Node, key, model string, temp *float64, prompt string) {

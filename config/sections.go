@@ -14,6 +14,7 @@ import (
 type layerPart struct {
 	agents     map[string]map[string]any
 	categories map[string]map[string]any
+	custom     map[string]map[string]any
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
 }
@@ -36,6 +37,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.agents = parseNamedFields(el, full, val, agentNames, agentFields)
 				case "categories":
 					part.categories = parseNamedFields(el, full, val, nil, categoryFields)
+				case "custom_agents":
+					part.custom = parseNamedFields(el, full, val, nil, customFields)
 				case "hooks":
 					part.hooks = parseHooks(el, val)
 				case "plugins":
@@ -105,7 +108,26 @@ var agentFields = []field{
 var categoryFields = []field{
 	{name: "model", kind: KindString},
 	{name: "temperature", kind: KindFloat, check: temperature},
+	{name: "tools", kind: KindStrings, allowed: toolNames},
 	{name: "prompt_append", kind: KindString},
+}
+
+var customFields = []field{
+	{name: "description", kind: KindString},
+	{name: "prompt", kind: KindString},
+	{name: "prompt_file", kind: KindString, check: nonEmpty},
+	{name: "mode", kind: KindString, check: agentMode},
+	{name: "tools", kind: KindStrings, allowed: toolNames},
+	{name: "model", kind: KindString},
+	{name: "temperature", kind: KindFloat, check: temperature},
+	{name: "delegates", kind: KindStrings},
+}
+
+func agentMode(v any) string {
+	if s := v.(string); s != "primary" && s != "subagent" {
+		return oneOf(s, []string{"primary", "subagent"})
+	}
+	return ""
 }
 
 func temperature(v any) string {
@@ -421,12 +443,14 @@ func parseEnv(el *errorList, key string, raw any) map[string]string {
 type sections struct {
 	agents     map[string]map[string]any
 	categories map[string]map[string]any
+	custom     map[string]map[string]any
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
 }
 
 func newSections() *sections {
-	return &sections{agents: map[string]map[string]any{}, categories: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}}
+	return &sections{agents: map[string]map[string]any{}, categories: map[string]map[string]any{},
+		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}}
 }
 
 // merge lays part over what lower layers set: agent and category fields
@@ -447,6 +471,7 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 	}
 	mergeFields("agents", s.agents, part.agents)
 	mergeFields("categories", s.categories, part.categories)
+	mergeFields("custom_agents", s.custom, part.custom)
 	for _, event := range slices.Sorted(maps.Keys(part.hooks)) {
 		for _, hm := range part.hooks[event] {
 			src.set(fmt.Sprintf("hooks.%s[%d]", event, len(s.hooks[event])), l, origin)
@@ -483,8 +508,25 @@ func (s *sections) apply(c *Config) {
 		var cc CategoryConfig
 		cc.Model, _ = f["model"].(string)
 		cc.Temperature = floatPtr(f["temperature"])
+		cc.Tools, _ = f["tools"].([]string)
 		cc.PromptAppend, _ = f["prompt_append"].(string)
 		c.Categories[name] = cc
+	}
+	c.CustomAgents = make(map[string]CustomAgentConfig, len(s.custom))
+	for name, f := range s.custom {
+		var a CustomAgentConfig
+		a.Description, _ = f["description"].(string)
+		a.Prompt, _ = f["prompt"].(string)
+		a.PromptFile, _ = f["prompt_file"].(string)
+		a.Mode, _ = f["mode"].(string)
+		if a.Mode == "" {
+			a.Mode = "subagent"
+		}
+		a.Tools, _ = f["tools"].([]string)
+		a.Model, _ = f["model"].(string)
+		a.Temperature = floatPtr(f["temperature"])
+		a.Delegates, _ = f["delegates"].([]string)
+		c.CustomAgents[name] = a
 	}
 	c.Hooks = s.hooks
 	c.Plugins = s.plugins

@@ -400,7 +400,7 @@ func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, 
 		return "", fmt.Errorf("delegate to %s: %w", agent, err)
 	}
 	if res.Delivered == 0 {
-		return "", fmt.Errorf("no agent answers on %s: nothing on the bus is subscribed to it (agents: %s)", topic, strings.Join(agents.RoleNames(), ", "))
+		return "", fmt.Errorf("no agent answers on %s: nothing on the bus is subscribed to it (weave agents list shows the agents)", topic)
 	}
 	var why []string
 	for _, a := range res.Acks {
@@ -441,15 +441,15 @@ var _ tools.Delegator = BusDelegator{}
 // on the bus: agents work for minutes, not for the bus's default 30s.
 const AgentBusTimeout = 30 * time.Minute
 
-// ServeAgentsOnBus subscribes each built-in agent (known to sup as
-// agents.AgentID(role), see AddBuiltinAgents) to agent:<role>, so that
+// ServeAgentsOnBus subscribes the agent of each of roles (known to sup as
+// agents.AgentID(role), see builtinEntries) to agent:<role>, so that
 // delegation and outside peers reach it. A request's "from" chain becomes
 // the caller, so the capability ceiling holds through the bus: services
 // gets Caller{Agent: from's last}.Delegated(role), or Caller{Agent: role}
 // with no chain, and returns the host services the agent works with in the
 // request's session ("" when it names none). The returned func
 // unsubscribes them.
-func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, services func(c tools.Caller, session string) plugins.Host) (func() error, error) {
+func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, roles []string, services func(c tools.Caller, session string) plugins.Host) (func() error, error) {
 	var subs []bus.Subscription
 	stop := func() error {
 		var errs []error
@@ -458,7 +458,7 @@ func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor
 		}
 		return errors.Join(errs...)
 	}
-	for _, role := range agents.RoleNames() {
+	for _, role := range roles {
 		agent := sup.Agent(agents.AgentID(role))
 		h := agentHandler(role, agent, services)
 		s, err := b.Subscribe(ctx, BusAgentTopic(role), h, bus.SubscribeOptions{Name: "weave." + role, Timeout: AgentBusTimeout})

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/jsonrpc"
@@ -532,7 +533,7 @@ func TestServeAgentsOnBusSubscribesEveryRole(t *testing.T) {
 	}
 	defer sup.Close(context.Background())
 	ctx := context.Background()
-	stop, err := ServeAgentsOnBus(ctx, b, sup, func(c tools.Caller, _ string) plugins.Host { return callerHost{c: c} })
+	stop, err := ServeAgentsOnBus(ctx, b, sup, agents.RoleNames(), func(c tools.Caller, _ string) plugins.Host { return callerHost{c: c} })
 	if err != nil {
 		t.Fatalf("ServeAgentsOnBus = %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -155,10 +156,15 @@ func newProjectSupervisor(project string, cfg *config.Config, logger *slog.Logge
 	}, append(entries, builtins...)...)
 }
 
-// builtinEntries are the built-in hooks and the eight roles as plugins
-// served by weave itself, each run in the project with its path in the
-// environment.
+// builtinEntries are the built-in hooks and the project's roles (the eight,
+// the categories' Shuttles and the custom agents, less the disabled ones)
+// as plugins served by weave itself, each run in the project with its path
+// in the environment.
 func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, error) {
+	roster, err := tools.Roster(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var out []supervisor.Entry
 	add := func(id string, kind plugins.Kind) error {
 		entry, err := supervisor.BuiltinEntry(id)
@@ -176,8 +182,8 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 			return nil, err
 		}
 	}
-	for _, name := range agents.RoleNames() {
-		if err := add(agents.AgentID(name), plugins.KindAgent); err != nil {
+	for _, r := range roster {
+		if err := add(agents.AgentID(r.Name), plugins.KindAgent); err != nil {
 			return nil, err
 		}
 	}
@@ -188,11 +194,14 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 // plugin policy of package proc narrows it (no secrets, little else).
 func PluginEnviron() []string { return proc.Env(proc.Plugin, proc.EnvOptions{}) }
 
-// BuiltinAgents returns the eight roles as agent plugins, by plugin ID,
-// configured by cfg: each role offers its model exactly its effective row
-// (the gate's, after agents.<name>.tools), and takes agents.<name>.model,
-// .temperature and .prompt_append. Tapestry carries out plan tasks.
-func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
+// BuiltinAgents returns the project's roles as agent plugins, by plugin
+// ID, configured by cfg: each role offers its model exactly its effective
+// row (the gate's, after agents.<name>.tools), and takes agents.<name>.model,
+// .temperature and .prompt_append. Tapestry carries out plan tasks; Pattern
+// validates the plans it writes in project before it reports done; a
+// category's Shuttle carries out the tasks of its category; a custom agent
+// thinks with its own prompt.
+func BuiltinAgents(project string, cfg *config.Config) (map[string]plugins.Agent, error) {
 	gate, err := tools.NewGate(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -201,15 +210,20 @@ func BuiltinAgents(cfg *config.Config) (map[string]plugins.Agent, error) {
 	for _, row := range gate.Rows() {
 		id := agents.AgentID(row.Role.Name)
 		ac := cfg.Agents[row.Role.Name]
-		m := agents.NewModelAgent(row.Role, agents.Overrides{
+		a := agents.NewModelAgent(row.Role, agents.Overrides{
 			Tools: row.Tools, Model: ac.Model, Temperature: ac.Temperature, PromptAppend: ac.PromptAppend,
 		})
-		if row.Role.Name == agents.Tapestry {
+		switch {
+		case row.Role.Name == agents.Tapestry:
 			// Tapestry runs runbook tasks itself and thinks for the rest.
-			out[id] = agents.NewModelTapestry(m)
-			continue
+			out[id] = agents.NewModelTapestry(a)
+		case row.Role.Name == agents.Pattern:
+			out[id] = agents.PatternAgent{Model: a, Project: project}
+		case row.Role.Category != "":
+			out[id] = agents.ShuttleAgent{Model: a}
+		default:
+			out[id] = a
 		}
-		out[id] = m
 	}
 	return out, nil
 }
@@ -245,4 +259,18 @@ func warmsForRun(r hooks.Registered) bool {
 		}
 	}
 	return false
+}
+
+// categoryRoute gives a task tagged [category: x] to shuttle-x when the
+// project configures the category (and has not disabled its Shuttle); any
+// other task stays with Tapestry.
+func (h *Host) categoryRoute(t plans.Task) (string, plugins.Agent, bool) {
+	if t.Category == "" {
+		return "", nil, false
+	}
+	name := agents.CategoryAgent(t.Category)
+	if _, ok := h.gate.Role(name); !ok {
+		return "", nil, false
+	}
+	return name, h.sup.Agent(agents.AgentID(name)), true
 }

@@ -161,7 +161,11 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		}
 		h.hooks = append(h.hooks, busHooks...)
 	}
-	h.hookOpts = hooks.Options{DisabledHooks: cfg.DisabledHooks, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout,
+	disabled, err := disabledHooks(project, cfg, h.hooks, h.sup)
+	if err != nil {
+		return nil, err
+	}
+	h.hookOpts = hooks.Options{DisabledHooks: disabled, Logger: o.logger, DefaultTimeout: cfg.Hook.Timeout,
 		OnFailClosed: h.guardDown.record, MaxReason: cfg.Hook.MaxReasonBytes, MaxContext: cfg.Hook.MaxContextBytes}
 	if !o.tools {
 		return h, nil
@@ -279,6 +283,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Session: session,
 		Config:  h.cfg,
 		Agent:   h.sup.Agent(agents.AgentID(agents.Tapestry)),
+		Route:   h.categoryRoute,
 		Hooks:   h.pipeline,
 		Tools:   h.tools,
 		Logger:  h.logger,
@@ -296,7 +301,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
 		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {
-			return ServeAgentsOnBus(ctx, h.bus, h.sup, ToolServices(h.tools, session, h.logger))
+			return ServeAgentsOnBus(ctx, h.bus, h.sup, h.gate.Names(), ToolServices(h.tools, session, h.logger))
 		}
 	}
 	return run.StartWork(ctx, o)
@@ -322,9 +327,9 @@ func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.A
 	if h.tools == nil {
 		return plugins.AgentResponse{}, errors.New("ask: the host was opened without its tools (host.WithTools)")
 	}
-	r, ok := agents.RoleByName(role)
+	r, ok := h.gate.Role(role)
 	if !ok {
-		return plugins.AgentResponse{}, fmt.Errorf("no agent %q (have %s)", role, strings.Join(agents.RoleNames(), ", "))
+		return plugins.AgentResponse{}, fmt.Errorf("no agent %q (have %s)", role, strings.Join(h.gate.Names(), ", "))
 	}
 	history, err := h.model.history(session, r.Name)
 	if err != nil {

@@ -24,6 +24,8 @@ func TestNamesAgreeWithTheirSource(t *testing.T) {
 		{"config hooks: events vs hooks.ClaudeEventNames", config.HookEvents(), hooks.ClaudeEventNames()},
 		{"config hooks: types vs hooks.ClaudeHookTypes", config.HookTypes(), hooks.ClaudeHookTypes()},
 		{"capability matrix columns vs plugins.ToolNames", agents.ToolNames(), plugins.ToolNames()},
+		{"config disabled_agents: undisablable vs agents.Undisablable", config.UndisablableAgents(), agents.Undisablable()},
+		{"config categories: agent name vs agents.CategoryAgent", []string{config.CategoryAgent("x")}, []string{agents.CategoryAgent("x")}},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.source, tc.copy); diff != "" {

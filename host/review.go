@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,7 @@ func (h *Host) Review(ctx context.Context, o ReviewOptions) (ReviewReport, error
 		session = run.NewSessionID(time.Now())
 	}
 	// Outside a run nothing serves the agents: serve them for this session.
-	stop, err := ServeAgentsOnBus(ctx, h.bus, h.sup, ToolServices(h.tools, session, h.logger))
+	stop, err := ServeAgentsOnBus(ctx, h.bus, h.sup, h.gate.Names(), ToolServices(h.tools, session, h.logger))
 	if err != nil {
 		return ReviewReport{}, err
 	}
@@ -177,7 +178,14 @@ func (h *Host) reviewPlan(ctx context.Context, session string, p *plans.Plan, si
 		}
 		in.Diff, in.Cut = diff, cut
 	}
-	reviewers := agents.Reviewers()
+	// A reviewer the project disabled (disabled_agents) does not review.
+	reviewers := slices.DeleteFunc(agents.Reviewers(), func(r string) bool {
+		if h.gate == nil {
+			return false
+		}
+		_, ok := h.gate.Role(r)
+		return !ok
+	})
 	out := make([]agents.Review, len(reviewers))
 	var wg sync.WaitGroup
 	for i, role := range reviewers {

@@ -101,7 +101,8 @@
 // Files entry that is absolute, leads out of the project or does not exist
 // (unless New; globs are not checked); task numbers that do not start at 1 or
 // that skip; a missing **Estimated Effort** or one whose first word is not
-// Quick, Short, Medium, Large or XL (case-insensitive).
+// one of Quick, Short, Medium, Large, XL or Small (also Trivial, Tiny, S, M,
+// L, XXL), case-insensitive.
 //
 // # Ticking
 //

@@ -43,8 +43,14 @@ func (r *Report) warnf(line int, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-// efforts are the accepted values of **Estimated Effort**.
+// efforts are the accepted values of **Estimated Effort**: the
+// opencode-weave scale (Quick, Short, Medium, Large, XL) and the plain
+// Small | Medium | Large that people and models write as often. Messages
+// name the first list, the one the Pattern template uses.
 var efforts = []string{"Quick", "Short", "Medium", "Large", "XL"}
+
+// effortSynonyms are accepted as well, without being suggested.
+var effortSynonyms = []string{"Small", "Trivial", "Tiny", "S", "M", "L", "XXL"}
 
 // templateSections are the sections of the Pattern template, with the
 // heading texts accepted for each.
@@ -100,7 +106,7 @@ func knownEffort(v string) bool {
 	if len(f) == 0 {
 		return false
 	}
-	for _, e := range efforts {
+	for _, e := range append(slices.Clone(efforts), effortSynonyms...) {
 		if strings.EqualFold(f[0], e) {
 			return true
 		}

@@ -41,6 +41,7 @@ func TestValidate(t *testing.T) {
 		warnings []Problem
 	}{
 		{name: "good plan", src: goodPlan},
+		{name: "small, medium, large are efforts too", src: strings.Replace(goodPlan, "Short", "Small", 1)},
 		{
 			name:   "empty file",
 			src:    "",

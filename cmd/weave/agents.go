@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -58,6 +59,10 @@ type agentEntry struct {
 	// Narrowed and Widened are the row's changes by config.
 	Narrowed []string `json:"narrowed,omitempty"`
 	Widened  []string `json:"widened,omitempty"`
+	// Category is the category a Shuttle serves (categories.<name>);
+	// Custom marks an agent of custom_agents.
+	Category string `json:"category,omitempty"`
+	Custom   bool   `json:"custom,omitempty"`
 }
 
 func newCmdAgentsList(g *globalOptions, s *Streams) *cobra.Command {
@@ -102,8 +107,8 @@ func buildAgentsList(cfg *config.Config, gate *tools.Gate) agentsList {
 	for _, row := range gate.Rows() {
 		r := row.Role
 		e := agentEntry{Name: r.Name, Title: r.Title, Mode: string(r.Mode), Temperature: r.Temperature,
-			Model: cfg.Model.Name, Delegates: r.Delegates, Matrix: map[string]string{},
-			Narrowed: row.Narrowed, Widened: row.Widened}
+			Model: cmp.Or(r.Model, cfg.Model.Name), Delegates: r.Delegates, Matrix: map[string]string{},
+			Narrowed: row.Narrowed, Widened: row.Widened, Category: r.Category, Custom: r.Custom}
 		if e.Delegates == nil {
 			e.Delegates = []string{}
 		}
@@ -163,6 +168,12 @@ func writeAgentsTable(out io.Writer, list agentsList) error {
 		}
 		if e.Matrix["task"] == cellAllowed && len(e.Delegates) == 0 {
 			notes = append(notes, fmt.Sprintf("%s: has task in its row but nobody to delegate to", e.Name))
+		}
+		switch {
+		case e.Category != "":
+			notes = append(notes, fmt.Sprintf("%s: runs the plan tasks tagged [category: %s] (categories.%s)", e.Name, e.Category, e.Category))
+		case e.Custom:
+			notes = append(notes, fmt.Sprintf("%s: custom agent (custom_agents.%s)", e.Name, e.Name))
 		}
 		if len(e.Widened) > 0 {
 			notes = append(notes, fmt.Sprintf("%s: WIDENED by config (agents.%s.allow_widen): added %s", e.Name, e.Name, strings.Join(e.Widened, ", ")))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/model"
+	"github.com/weavehq/weave/host/tools"
 )
 
 type chatOptions struct {
@@ -96,7 +98,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Prompt, "print", "p", "", "the prompt: answer it once and exit")
-	cmd.Flags().StringVar(&opts.Agent, "agent", agents.Loom, "the agent to talk to (a primary role: loom or tapestry)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", agents.Loom, "the agent to talk to (a primary role: loom, tapestry, or a custom agent with mode: primary)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line (model.delta, model.tool_call, tool.start, tool.result, model.usage, model.compacted, result)")
 	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
@@ -160,14 +162,20 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
-	role, ok := agents.RoleByName(agent)
-	if !ok || role.Mode != agents.ModePrimary {
-		return usageErrorf("--agent %q: choose a primary agent (%s)", agent, strings.Join(primaryRoles(), ", "))
-	}
 	cfg, _, err := loadConfig(project, nil)
 	if err != nil {
 		return err
 	}
+	// The project's roles: a custom agent with mode primary is asked too.
+	roster, err := tools.Roster(cfg)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(roster, func(r agents.Role) bool { return strings.EqualFold(r.Name, agent) })
+	if i < 0 || roster[i].Mode != agents.ModePrimary {
+		return usageErrorf("--agent %q: choose a primary agent (%s)", agent, strings.Join(primaryRoles(roster), ", "))
+	}
+	role := roster[i]
 	// Say what to configure before any plugin starts.
 	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
 		return &exitError{code: exitFailed, err: err}
@@ -196,9 +204,9 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	return tr.finish(resp.Output, err)
 }
 
-func primaryRoles() []string {
+func primaryRoles(roster []agents.Role) []string {
 	var out []string
-	for _, r := range agents.Roles() {
+	for _, r := range roster {
 		if r.Mode == agents.ModePrimary {
 			out = append(out, r.Name)
 		}

@@ -107,6 +107,14 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		}
 	}
 
+	// disabled_hooks is checked against the hooks there are, which only
+	// gathering them tells.
+	if h, err := host.Open(ctx, project, cfg, host.WithHooks()); err != nil {
+		out = append(out, check{Name: "hooks", Detail: err.Error(), Fix: "correct disabled_hooks (or the hook named above) in the config"})
+	} else {
+		_ = h.Close(context.WithoutCancel(ctx))
+	}
+
 	out = append(out, modelCheck(ctx, cfg.Model))
 
 	if url := host.BusURL(cfg, ""); url == "" {

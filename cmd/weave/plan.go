@@ -15,12 +15,13 @@ import (
 func newCmdPlan(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "List, show and validate the plans in .weave/plans",
+		Short: "List, show, validate and write the plans in .weave/plans",
 		Example: `  weave plan list
   weave plan show hello-weave
-  weave plan validate hello-weave`,
+  weave plan validate hello-weave
+  weave plan new "add a /healthz endpoint with a test"`,
 	}
-	cmd.AddCommand(newCmdPlanList(g, s), newCmdPlanShow(g, s), newCmdPlanValidate(g, s))
+	cmd.AddCommand(newCmdPlanList(g, s), newCmdPlanShow(g, s), newCmdPlanValidate(g, s), newCmdPlanNew(g, s))
 	return cmd
 }
 

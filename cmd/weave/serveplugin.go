@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/plugins"
@@ -44,12 +43,12 @@ func builtinRegistry(project string) (*plugins.Registry, error) {
 	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
 		reg.RegisterHook(r.Info.Name, r.Hook)
 	}
-	builtins, err := host.BuiltinAgents(cfg)
+	builtins, err := host.BuiltinAgents(project, cfg)
 	if err != nil {
 		return nil, err
 	}
-	for _, role := range agents.RoleNames() {
-		reg.RegisterAgent(agents.AgentID(role), builtins[agents.AgentID(role)])
+	for id, a := range builtins {
+		reg.RegisterAgent(id, a)
 	}
 	return reg, nil
 }

@@ -32,9 +32,10 @@ const (
 // done and ticked.
 func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out io.Writer) error {
 	req := agents.TaskRequest(r.session, p, t)
+	role, agent := r.taskAgent(t)
 	source := SourceStartWork
 	for nudges := 0; ; nudges++ {
-		if !t.HasWork() {
+		if !t.HasWork() && role == agents.Tapestry {
 			req.History = r.history(ctx)
 		}
 		if len(r.forModel) > 0 {
@@ -43,10 +44,10 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 			req.Prompt += "\n\n<system-reminder>\n" + strings.Join(r.forModel, "\n\n") + "\n</system-reminder>"
 			r.forModel = nil
 		}
-		resp, err := r.agentFor(t).Handle(ctx, r.servicesFrom(out, source), req)
+		resp, err := agent.Handle(ctx, r.servicesFrom(role, out, source), req)
 		switch {
 		case err != nil:
-			return fmt.Errorf("tapestry: %w", err)
+			return fmt.Errorf("%s: %w", role, err)
 		case resp.Error != "":
 			return agents.ResponseError(resp)
 		case resp.Done && (t.HasWork() || r.ticked(p, t)):
@@ -79,9 +80,6 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 		return errors.New("tapestry stopped without finishing the task")
 	}
 }
-
-// agentFor is the agent that carries out task t: Tapestry (Options.Agent).
-func (r *runner) agentFor(plans.Task) plugins.Agent { return r.o.Agent }
 
 // history is Tapestry's conversation so far: in this run's session, else,
 // for a resumed plan, in the session it resumes.
@@ -125,8 +123,8 @@ func (r *runner) progress(p *plans.Plan) plans.Progress {
 
 // servicesFrom is services whose model calls mark their user messages as
 // the run's (source), never the person's.
-func (r *runner) servicesFrom(out io.Writer, source string) *tools.Services {
-	s := r.services(out)
+func (r *runner) servicesFrom(role string, out io.Writer, source string) *tools.Services {
+	s := r.services(role, out)
 	if complete := s.ModelFunc; complete != nil {
 		s.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
 			return complete(tools.WithMessageSource(ctx, source), req)

@@ -63,6 +63,9 @@ type Options struct {
 	// Agent carries out the tasks (Tapestry); nil means Tapestry in this
 	// process. The CLI passes the Tapestry plugin, served by a subprocess.
 	Agent plugins.Agent
+	// Route, when set, gives some tasks to another agent (a category's
+	// Shuttle); nil leaves every task to Agent.
+	Route Router
 	// Hooks receive the run's events; nil means none.
 	Hooks *hooks.Pipeline
 	// Tools carry out the agent's tool calls, through the capability gate
@@ -525,11 +528,12 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 }
 
 // services is what the agent reaches while it carries out a task: the tools,
-// as Tapestry, through the capability gate and the tool hooks, with command
-// output streamed to out and runbook.block_timeout as a command's limit.
-func (r *runner) services(out io.Writer) *tools.Services {
+// as role (Tapestry, or the agent Route chose), through the capability gate
+// and the tool hooks, with command output streamed to out and
+// runbook.block_timeout as a command's limit.
+func (r *runner) services(role string, out io.Writer) *tools.Services {
 	scope := tools.Scope{Output: out, Timeout: r.o.Config.Runbook.BlockTimeout, TimeoutSet: true}
-	return r.tools.Services(tools.Caller{Agent: agents.Tapestry}, r.session, scope, r.o.Logger.With("agent", agents.Tapestry))
+	return r.tools.Services(tools.Caller{Agent: role}, r.session, scope, r.o.Logger.With("agent", role))
 }
 
 // confirmTick makes sure the task the agent finished is ticked in the file:

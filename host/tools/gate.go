@@ -91,7 +91,10 @@ type GateRow struct {
 //
 // A Gate is immutable after NewGate and safe for concurrent use.
 type Gate struct {
-	rows     map[string]GateRow
+	rows map[string]GateRow
+	// order is the roles' order: the built-in roles, then the categories'
+	// Shuttles and the custom agents (see Roster).
+	order    []string
 	maxDepth int
 	project  string
 }
@@ -122,14 +125,23 @@ func NewGate(cfg *config.Config, logger *slog.Logger, opts ...GateOption) (*Gate
 	if g.maxDepth < 0 {
 		return nil, fmt.Errorf("delegation.max_depth is %d; want 0 (no delegation) or more", g.maxDepth)
 	}
+	roster, err := Roster(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
 	for _, name := range sortedKeys(cfg.Agents) {
 		if _, ok := agents.RoleByName(name); !ok {
 			errs = append(errs, fmt.Errorf("agents.%s: no such agent; the agents are %s", name, strings.Join(agents.RoleNames(), ", ")))
 		}
 	}
-	for _, r := range agents.Roles() {
+	for _, r := range roster {
+		g.order = append(g.order, r.Name)
 		row := GateRow{Role: r, Tools: slices.Clone(r.Tools)}
+		if r.Category != "" {
+			// A category's Shuttle never gets more than Shuttle's own row.
+			row.Tools = slices.DeleteFunc(row.Tools, func(t string) bool { return !slices.Contains(shuttleRow(cfg), t) })
+		}
 		ac, ok := cfg.Agents[r.Name]
 		if ok && len(ac.Tools) > 0 {
 			for _, t := range ac.Tools {
@@ -196,11 +208,26 @@ func sortedKeys[V any](m map[string]V) []string {
 // Rows returns every role's effective row, in the roles' order.
 func (g *Gate) Rows() []GateRow {
 	out := make([]GateRow, 0, len(g.rows))
-	for _, name := range agents.RoleNames() {
+	for _, name := range g.order {
 		out = append(out, g.rows[name])
 	}
 	return out
 }
+
+// Role returns the role called name (case-insensitive) with its effective
+// row as Tools.
+func (g *Gate) Role(name string) (agents.Role, bool) {
+	row, ok := g.rows[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return agents.Role{}, false
+	}
+	r := row.Role
+	r.Tools = slices.Clone(row.Tools)
+	return r, true
+}
+
+// Names lists the roles in their order.
+func (g *Gate) Names() []string { return slices.Clone(g.order) }
 
 // MaxDepth is the deepest delegation chain allowed (delegation.max_depth).
 func (g *Gate) MaxDepth() int { return g.maxDepth }
@@ -268,7 +295,7 @@ func (g *Gate) check(_ context.Context, project string, c Caller, tool string, a
 func (g *Gate) chainProblem(chain []string) string {
 	for _, name := range chain {
 		if _, ok := g.rows[name]; !ok {
-			return fmt.Sprintf("%q is not an agent; the agents are %s", name, strings.Join(agents.RoleNames(), ", "))
+			return fmt.Sprintf("%q is not an agent; the agents are %s", name, strings.Join(g.order, ", "))
 		}
 	}
 	if d := len(chain) - 1; d > g.maxDepth {
