@@ -146,9 +146,9 @@ func chatSessionFor(project string, opts *chatOptions) (session, agent string, e
 		sum = s.SessionSummary
 	}
 	if !opts.agentSet && sum.Agent != "" {
-		if r, ok := agents.RoleByName(sum.Agent); ok && r.Mode == agents.ModePrimary {
-			agent = r.Name
-		}
+		// Checked against the project's roster (custom primaries too) once
+		// the config is read.
+		agent = sum.Agent
 	}
 	return sum.ID, agent, nil
 }
@@ -171,8 +171,20 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(roster, func(r agents.Role) bool { return strings.EqualFold(r.Name, agent) })
-	if i < 0 || roster[i].Mode != agents.ModePrimary {
+	primary := func(name string) int {
+		i := slices.IndexFunc(roster, func(r agents.Role) bool { return strings.EqualFold(r.Name, name) })
+		if i >= 0 && roster[i].Mode != agents.ModePrimary {
+			return -1
+		}
+		return i
+	}
+	i := primary(agent)
+	if i < 0 && !opts.agentSet {
+		// A resumed session of a role that is gone or is not primary
+		// continues with the default agent.
+		i = primary(opts.Agent)
+	}
+	if i < 0 {
 		return usageErrorf("--agent %q: choose a primary agent (%s)", agent, strings.Join(primaryRoles(roster), ", "))
 	}
 	role := roster[i]
