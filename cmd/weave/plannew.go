@@ -13,7 +13,6 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
-	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -62,17 +61,9 @@ failed, no plan was written or it still fails validation, 2 usage.`,
 var planNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 func planNewRun(ctx context.Context, opts *planNewOptions) error {
-	project, err := opts.project()
+	project, cfg, err := opts.projectWithModel("weave plan new")
 	if err != nil {
 		return err
-	}
-	cfg, _, err := loadConfig(project, nil)
-	if err != nil {
-		return err
-	}
-	// Say what to configure before any plugin starts.
-	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
-		return &exitError{code: exitFailed, err: fmt.Errorf("weave plan new needs a model: %w", err)}
 	}
 	if err := os.MkdirAll(plans.PlansDir(project), 0o755); err != nil {
 		return fmt.Errorf("create the plans directory: %w", err)

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
-	"github.com/weavehq/weave/host/model"
 )
 
 type reviewOptions struct {
@@ -66,17 +64,9 @@ not answer, 2 usage.`,
 }
 
 func reviewRun(ctx context.Context, opts *reviewOptions) error {
-	project, err := opts.project()
+	project, cfg, err := opts.projectWithModel("a review")
 	if err != nil {
 		return err
-	}
-	cfg, _, err := loadConfig(project, nil)
-	if err != nil {
-		return err
-	}
-	// Say what to configure before any plugin starts.
-	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
-		return &exitError{code: exitFailed, err: fmt.Errorf("a review needs a model: %w", err)}
 	}
 	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools())
 	if err != nil {

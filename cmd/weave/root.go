@@ -12,6 +12,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -29,6 +30,24 @@ type globalOptions struct {
 	Color string
 	// JQ is --jq: a jq expression applied to the command's --json output.
 	JQ string
+}
+
+// projectWithModel finds the project and loads its config for a command
+// (named by what, for the message) that cannot work without a model: a
+// model that is not configured is said before any plugin starts.
+func (g *globalOptions) projectWithModel(what string) (string, *config.Config, error) {
+	project, err := g.project()
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, _, err := loadConfig(project, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
+		return "", nil, &exitError{code: exitFailed, err: fmt.Errorf("%s needs a model: %w", what, err)}
+	}
+	return project, cfg, nil
 }
 
 // project finds the project root the command works on.
