@@ -401,3 +401,62 @@ func runBinIn(t *testing.T, dir string, args ...string) binResult {
 	t.Helper()
 	return runBin(t, nil, "", append([]string{"--dir", dir}, args...)...)
 }
+
+// TestStartWorkCompactsMidTask: a prose task whose conversation reaches the
+// compact ratio is compacted in the middle of the task; the model carries on
+// from the summary and the plan's state, and the task is done.
+func TestStartWorkCompactsMidTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, map[string]string{"greeting": prosePlan})
+	srv := modeltest.NewServer(t,
+		// 1950 of a 2000-token window: past the compact ratio.
+		modeltest.Turn{Text: "Writing the file.", ToolCalls: []modeltest.ToolCall{{Name: "write", Args: `{"path":"greeting.txt","content":"hello\n"}`}},
+			Usage: &modeltest.Usage{Input: 1900, Output: 50}},
+		modeltest.Turn{Text: "SUMMARY: writing greeting.txt for task 1; written, not yet ticked."},
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "Task 1 is done."},
+	)
+	env := append(chatEnv(t, srv), "WEAVE_MODEL_CONTEXT_WINDOW=2000")
+	code, out, errOut := runWeave(t, bin, dir, env, "start-work", "greeting", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.Contains(out, `"type":"model.compacted"`) {
+		t.Errorf("--json has no model.compacted event:\n%s", out)
+	}
+	if plan := readFile(t, filepath.Join(dir, ".weave", "plans", "greeting.md")); !strings.Contains(plan, "- [x] 1. Write the greeting") {
+		t.Errorf("plan = %s, want task 1 ticked after the compaction", plan)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4: the task, the summary, the tick, the report", len(reqs))
+	}
+	// The call after the compaction starts from the summary, which carries
+	// the plan's state, and keeps the write call and its result.
+	after := decodeChat(t, reqs[2])
+	var first string
+	for _, m := range after.Messages {
+		if m.Role == "user" {
+			first = text(m.Content)
+			break
+		}
+	}
+	if !strings.Contains(first, "SUMMARY: writing greeting.txt") || !strings.Contains(first, "0 of 1") {
+		t.Errorf("the first user message after the compaction = %q, want the summary and the plan's state", first)
+	}
+	if strings.Contains(strings.Join(func() []string {
+		var all []string
+		for _, m := range after.Messages {
+			all = append(all, text(m.Content))
+		}
+		return all
+	}(), "\n"), "Carry out task 1 (Write the greeting)") {
+		t.Error("the task prompt was sent again after the compaction; the summary should replace it")
+	}
+	if !after.has("tool", "greeting.txt") {
+		t.Error("the write's result is missing after the compaction")
+	}
+}
