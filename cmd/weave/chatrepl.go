@@ -146,6 +146,9 @@ func (c *chat) turn(ctx context.Context, line string, lines chan string, sigs <-
 					c.h.Logger().Warn("chat.message hooks for a queued message", "err", err)
 				}
 			}
+			// Said once the hooks have heard it: a plan running in this
+			// session has stopped its continuation prompts by now.
+			fmt.Fprintln(c.streams.ErrOut, "  (queued: answered when this turn ends)")
 		}
 	}
 }

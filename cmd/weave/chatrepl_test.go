@@ -454,11 +454,6 @@ func TestInteractiveChatMessagePausesContinuation(t *testing.T) {
 	bin := buildWeave(t)
 	plan := "# Notes\n\n## TODOs\n\n- [ ] 1. Write the notes\n  **What**: write notes.md\n  **Acceptance**: notes.md exists\n"
 	dir := project(t, map[string]string{"notes": plan})
-	// A command hook witnesses the person's message. Command hooks run
-	// before the built-in continuation hook in the same pass, which then
-	// follows within the same call, long before Tapestry's held turn can
-	// end and go idle through two processes.
-	writeConfig(t, dir, "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: touch .weave/heard\n")
 	hold := make(chan struct{})
 	srv := modeltest.NewServer(t,
 		// Tapestry, held mid-answer until the person has spoken; it ends
@@ -478,15 +473,8 @@ func TestInteractiveChatMessagePausesContinuation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	c.say(t, "wait, stop there")
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(dir, ".weave", "heard")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			close(hold)
-			t.Fatalf("the hooks never saw the person's message; stderr:\n%s", c.err.String())
-		}
-	}
+	// Said once every hook has heard the message.
+	c.err.waitFor(t, "the message queued", "(queued: answered when this turn ends)", 1)
 	close(hold)
 	c.out.waitFor(t, "the pause for the person's message", "the user sent a message", 1)
 	// Tapestry's turn was the only one it took: no continuation nudge.
