@@ -496,16 +496,7 @@ func (b *Memory) evicted(d eviction) {
 			n, d.topic, d.from, d.to),
 		Time: b.clock.Now(),
 	}
-	b.dlqMu.Lock()
-	b.dlq = append(b.dlq, dl)
-	if n := len(b.dlq) - b.opts.MaxDeadLetters; n > 0 {
-		for _, old := range b.dlq[:n] {
-			delete(b.dlqSub, old.ID)
-		}
-		b.dlq = b.dlq[n:]
-	}
-	b.dlqMu.Unlock()
-	b.announce(dl)
+	b.keepDeadLetter(dl, nil)
 }
 
 func (b *Memory) storeLocked(r *route, m Message) (uint64, []eviction, error) {
@@ -628,9 +619,17 @@ func (b *Memory) deadLetter(s *memSub, m Message, reason string, attempts int, l
 		LastAck:    last,
 		Time:       b.clock.Now(),
 	}
+	b.keepDeadLetter(dl, s)
+}
+
+// keepDeadLetter stores dl, for replay to s when s is not nil, drops the
+// oldest past MaxDeadLetters, and announces it.
+func (b *Memory) keepDeadLetter(dl DeadLetter, s *memSub) {
 	b.dlqMu.Lock()
 	b.dlq = append(b.dlq, dl)
-	b.dlqSub[dl.ID] = s
+	if s != nil {
+		b.dlqSub[dl.ID] = s
+	}
 	if n := len(b.dlq) - b.opts.MaxDeadLetters; n > 0 {
 		for _, old := range b.dlq[:n] {
 			delete(b.dlqSub, old.ID)
@@ -693,6 +692,12 @@ func (b *Memory) ReplayDeadLetter(ctx context.Context, id string) (Result, error
 		return Result{}, fmt.Errorf("dead letter %q: %w (list them with weave bus dlq)", id, ErrNotFound)
 	}
 	dl := b.dlq[i]
+	if dl.Subscriber == "" {
+		// A notice of messages dropped to fit the store: their payloads
+		// are gone, and no delivery failed.
+		b.dlqMu.Unlock()
+		return Result{}, fmt.Errorf("dead letter %q notes messages dropped to fit bus.max_store_bytes; there is nothing to replay", id)
+	}
 	s := b.dlqSub[id]
 	b.dlq = append(b.dlq[:i:i], b.dlq[i+1:]...)
 	delete(b.dlqSub, id)

@@ -322,6 +322,11 @@ func TestStoreBytesAreBounded(t *testing.T) {
 	if len(dls) == 0 || !strings.Contains(dls[len(dls)-1].Reason, "bus.max_store_bytes") || dls[len(dls)-1].Message.Topic != "loop:trace" {
 		t.Errorf("no dead-letter notice names the dropped messages and the limit: %+v", dls)
 	}
+	if len(dls) > 0 {
+		if _, err := b.ReplayDeadLetter(ctx, dls[len(dls)-1].ID); err == nil || !strings.Contains(err.Error(), "nothing to replay") {
+			t.Errorf("replaying a drop notice = %v, want a refusal: its payloads are gone", err)
+		}
+	}
 	if bytes, now := held(); now != kept-1 || bytes > opts.MaxStoreBytes {
 		t.Errorf("loop:trace kept %d messages (%d bytes held), want one fewer than %d", now, bytes, kept)
 	}
