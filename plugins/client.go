@@ -141,7 +141,7 @@ func (c *Conn) attachHost(ctx context.Context) error {
 	id := c.broker.NextId()
 	srv := &hostServer{c: c}
 	go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-		s := grpc.NewServer(opts...)
+		s := grpc.NewServer(append(opts, serverOptions()...)...)
 		pb.RegisterToolsServer(s, srv)
 		pb.RegisterModelServer(s, srv)
 		pb.RegisterPlansServer(s, srv)

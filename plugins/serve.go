@@ -113,7 +113,7 @@ func serve(cfg ServeConfig, args []string, stdout, stderr io.Writer) int {
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginSet(os.Getenv(EnvPluginName), cfg),
-		GRPCServer:      goplugin.DefaultGRPCServer,
+		GRPCServer:      newServer,
 		Logger:          logger,
 	})
 	return 0

@@ -94,7 +94,7 @@ func (s *pluginServer) AttachHost(_ context.Context, req *pb.AttachHostRequest) 
 	if s.host != nil {
 		return &pb.AttachHostResponse{}, nil
 	}
-	cc, err := s.broker.Dial(req.GetBrokerId())
+	cc, err := s.broker.DialWithOptions(req.GetBrokerId(), DialOptions()...)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "dial host services (broker id %d): %v", req.GetBrokerId(), err)
 	}

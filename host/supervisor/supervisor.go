@@ -474,6 +474,7 @@ func (p *supervised) start() (*instance, error) {
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:  plugins.DialOptions(),
 		StartTimeout:     s.opts.StartTimeout,
 		Stderr:           p.stderr,
 		// After the handshake, go-plugin carries what plugin code prints to

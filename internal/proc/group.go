@@ -202,5 +202,5 @@ func (s *Set) Close(ctx context.Context) error {
 			return fmt.Errorf("stop %s (pid %d): %w", g.what, g.pid, ctx.Err())
 		}
 	}
-	return nil
+	return s.ledger.Close()
 }

@@ -5,6 +5,7 @@ package proc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -148,5 +149,75 @@ func TestLedgerLeavesAReusedGroupNumberAlone(t *testing.T) {
 	}
 	if len(groupMembers(other.Process.Pid)) == 0 {
 		t.Fatal("a reused group number was killed")
+	}
+}
+
+func TestLedgerKeepsOneFileOfTheLiveGroups(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	l := NewLedger(dir)
+	set := NewSet(0, l)
+	a, err := set.Start(exec.Command("sleep", "300"), "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := set.Start(exec.Command("sleep", "300"), "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = b.Wait(context.Background()) }()
+	file := filepath.Join(dir, strconv.Itoa(os.Getpid())+".json")
+	groups := func() []entry {
+		t.Helper()
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []entry
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var e entry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("ledger line %q: %v", line, err)
+			}
+			if e.HostPID != os.Getpid() {
+				t.Fatalf("ledger line %q names host %d, want %d", line, e.HostPID, os.Getpid())
+			}
+			if e.PGID != 0 {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	if g := groups(); len(g) != 2 || g[0].What == g[1].What {
+		t.Fatalf("ledger with two groups running = %+v, want both", g)
+	}
+	a.Stop()
+	_ = a.Wait(context.Background())
+	if g := groups(); len(g) != 1 || g[0].PGID != b.PID() || g[0].What != "second" || g[0].Start == 0 {
+		t.Fatalf("ledger after the first ended = %+v, want the second alone, with its start time", g)
+	}
+	// A line cut by a host that died mid-write is skipped, the others read.
+	data, _ := os.ReadFile(file)
+	entries, alive := ledgerEntries(append(data, []byte(`{"pgid":12`)...))
+	if !alive || entries != nil {
+		t.Fatalf("ledgerEntries(this host's file) = %v, %v, want it left alone", entries, alive)
+	}
+	if err := set.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ledger file after Close: %v, want it removed", err)
+	}
+}
+
+func TestLedgerReadsACutLineOfADeadHost(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host := `{"host_pid":` + strconv.Itoa(dead.Process.Pid) + "}\n"
+	group := `{"pgid":4242,"start":1,"host_pid":` + strconv.Itoa(dead.Process.Pid) + `,"what":"block"}` + "\n"
+	entries, alive := ledgerEntries([]byte(host + group + `{"pgid":43`))
+	if alive || len(entries) != 1 || entries[0].PGID != 4242 || entries[0].What != "block" {
+		t.Fatalf("ledgerEntries = %+v, %v, want the whole group line of a dead host only", entries, alive)
 	}
 }

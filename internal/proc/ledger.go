@@ -1,53 +1,144 @@
 package proc
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 )
 
-// Ledger records the process groups a host runs in files under one
-// directory (.weave/run/), one file per group, removed when the group ends.
-// A file left behind means its host died; Reap, run by the next start, kills
-// what is left of those groups.
+// Ledger records the process groups a host runs in one file per host under
+// one directory (.weave/run/<host pid>.json): a line naming the host, then
+// a line for each group alive, rewritten in place as groups start and end. A line left behind means its
+// host died; Reap, run by the next start, kills what is left of those
+// groups.
+//
+// The file is opened once and rewritten without a rename or a sync: a
+// command costs two small writes, not a file created and removed. A host
+// that dies mid-write leaves at worst a cut line, which Reap skips, or the
+// line of a group that had ended, whose recorded start time then no longer
+// matches a live process and which Reap leaves alone.
 type Ledger struct {
 	dir string
+
+	mu     sync.Mutex
+	f      *os.File
+	failed bool // the file could not be opened: groups rely on the parent-death signal
+	self   int
+	start  uint64 // this host's start time, read once
+	live   map[int]entry
+	buf    bytes.Buffer
 }
 
 // NewLedger returns a ledger kept in dir, which is created on first use.
 func NewLedger(dir string) *Ledger { return &Ledger{dir: dir} }
 
-// entry is one recorded group.
+// entry is one recorded group, or with PGID 0 the line naming the host.
 type entry struct {
-	PGID      int    `json:"pgid"`
+	PGID      int    `json:"pgid,omitempty"`
 	Start     uint64 `json:"start,omitempty"`
 	HostPID   int    `json:"host_pid"`
 	HostStart uint64 `json:"host_start,omitempty"`
-	What      string `json:"what"`
+	What      string `json:"what,omitempty"`
 }
 
-// record writes the group's file and returns what removes it. A ledger that
-// cannot be written does not stop the command; the group then relies on the
-// parent-death signal alone.
+// record adds the group to the host's file and returns what takes it out.
+// A ledger that cannot be written does not stop the command; the group then
+// relies on the parent-death signal alone.
 func (l *Ledger) record(pgid int, what string) func() {
-	self := os.Getpid()
-	e := entry{PGID: pgid, Start: startTime(pgid), HostPID: self, HostStart: startTime(self), What: what}
-	b, err := json.Marshal(e)
-	if err != nil {
+	start := startTime(pgid)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.openLocked() {
 		return func() {}
 	}
+	l.live[pgid] = entry{PGID: pgid, Start: start, HostPID: l.self, HostStart: l.start, What: what}
+	l.writeLocked()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.live, pgid)
+		l.writeLocked()
+	}
+}
+
+// openLocked opens the host's file on first use.
+func (l *Ledger) openLocked() bool {
+	if l.f != nil || l.failed {
+		return l.f != nil
+	}
+	l.self = os.Getpid()
+	l.start = startTime(l.self)
+	l.live = make(map[int]entry)
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
-		return func() {}
+		l.failed = true
+		return false
 	}
-	path := filepath.Join(l.dir, fmt.Sprintf("%d-%d.json", self, pgid))
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return func() {}
+	f, err := os.OpenFile(l.path(), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		l.failed = true
+		return false
 	}
-	return func() { _ = os.Remove(path) }
+	l.f = f
+	l.writeLocked()
+	return true
+}
+
+func (l *Ledger) path() string { return filepath.Join(l.dir, fmt.Sprintf("%d.json", l.self)) }
+
+// writeLocked rewrites the file with the groups alive: the lines first,
+// then the cut, so that the file never lacks a group that is alive.
+func (l *Ledger) writeLocked() {
+	l.buf.Reset()
+	host, _ := json.Marshal(entry{HostPID: l.self, HostStart: l.start})
+	l.buf.Write(host)
+	l.buf.WriteByte('\n')
+	pgids := make([]int, 0, len(l.live))
+	for pgid := range l.live {
+		pgids = append(pgids, pgid)
+	}
+	sort.Ints(pgids)
+	for _, pgid := range pgids {
+		b, err := json.Marshal(l.live[pgid])
+		if err != nil {
+			continue
+		}
+		l.buf.Write(b)
+		l.buf.WriteByte('\n')
+	}
+	if _, err := l.f.WriteAt(l.buf.Bytes(), 0); err != nil {
+		return
+	}
+	_ = l.f.Truncate(int64(l.buf.Len()))
+}
+
+// Close removes the host's file: every group it recorded has ended by
+// then (Set.Close waits for them).
+func (l *Ledger) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	if len(l.live) == 0 {
+		if rerr := os.Remove(l.path()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	l.f = nil
+	l.failed = true // nothing is recorded after Close
+	return err
 }
 
 // Reaped is a group Reap found left behind by a host that is gone.
@@ -83,18 +174,37 @@ func (l *Ledger) Reap() ([]Reaped, error) {
 		if err != nil {
 			continue
 		}
-		var e entry
-		if json.Unmarshal(b, &e) != nil || e.PGID <= 1 {
-			// Cut short by a crash while it was written.
-			_ = os.Remove(path)
+		entries, hostAlive := ledgerEntries(b)
+		if hostAlive {
 			continue
 		}
-		if e.HostPID == os.Getpid() || alive(e.HostPID, e.HostStart) {
-			continue
+		for _, e := range entries {
+			n, err := killLeftGroup(e.PGID, e.Start)
+			out = append(out, Reaped{PGID: e.PGID, What: e.What, Killed: n, Err: err})
 		}
-		n, err := killLeftGroup(e.PGID, e.Start)
-		out = append(out, Reaped{PGID: e.PGID, What: e.What, Killed: n, Err: err})
 		_ = os.Remove(path)
 	}
 	return out, nil
+}
+
+// ledgerEntries reads a host's file: its groups, and whether its host is
+// still running (this one, or another weave in the same project), when the
+// file is to be left alone. A cut or unreadable line is skipped.
+func ledgerEntries(b []byte) ([]entry, bool) {
+	var out []entry
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		var e entry
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.HostPID <= 0 {
+			continue
+		}
+		if e.HostPID == os.Getpid() || alive(e.HostPID, e.HostStart) {
+			return nil, true
+		}
+		if e.PGID > 1 {
+			out = append(out, e)
+		}
+	}
+	return out, false
 }
