@@ -56,8 +56,7 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 	if errMsg != "" {
 		return plugins.AgentResponse{Error: errMsg}, nil
 	}
-	verify := t.VerifyBlocks()
-	if t.HasWork() || t.Verification && len(verify) > 0 {
+	if RunsAsRunbook(t) {
 		return a.runbook(ctx, h, name, t)
 	}
 	if a.model == nil {
@@ -117,6 +116,20 @@ func (a *TapestryAgent) task(path string, ref plans.Task) (string, plans.Task, s
 }
 
 func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
+	return RunTask(ctx, h, plan, t)
+}
+
+// RunsAsRunbook reports whether Tapestry carries out t as a runbook, without
+// a model: a task with work blocks, or a Verification item with verify
+// blocks.
+func RunsAsRunbook(t plans.Task) bool {
+	return t.HasWork() || t.Verification && len(t.VerifyBlocks()) > 0
+}
+
+// RunTask carries out task t of plan (its name) as a runbook through h
+// (RunRunbook), whoever calls it: Tapestry's plugin, or the host running
+// the runbook executor as Tapestry.
+func RunTask(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
 	scripts, err := RunbookScripts(t)
 	if err != nil {
 		return plugins.AgentResponse{Error: err.Error()}, nil

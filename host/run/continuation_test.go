@@ -8,14 +8,14 @@ import (
 
 	"github.com/weavehq/weave/host/run/runtest"
 
-	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/plugins"
 )
 
 // idleAgent ends its turn without finishing for its first idle calls, then
-// works as Tapestry does. It records the prompts it got.
+// ticks the task it was given, as a model does with plan_check. It records
+// the prompts it got.
 type idleAgent struct {
 	mu      sync.Mutex
 	idle    int
@@ -34,12 +34,25 @@ func (a *idleAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Agen
 	if idle {
 		return plugins.AgentResponse{Output: "I will stop here."}, nil
 	}
-	return agents.NewTapestryAgent().Handle(ctx, h, req)
+	return tick(ctx, h, req)
+}
+
+// tick ticks the task req names with plan_check, as a model does once the
+// work is done.
+func tick(ctx context.Context, h plugins.Host, req plugins.AgentRequest) (plugins.AgentResponse, error) {
+	res, err := h.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolPlanCheck, Args: map[string]any{"plan": req.Plan, "task": req.Task.Number}})
+	if err != nil {
+		return plugins.AgentResponse{}, err
+	}
+	if res.IsError || res.Denied {
+		return plugins.AgentResponse{Error: "tick: " + res.Output + res.Reason}, nil
+	}
+	return plugins.AgentResponse{Output: "done", Done: true}, nil
 }
 
 func continuationRun(t *testing.T, agent plugins.Agent) (Result, string) {
 	t.Helper()
-	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""), task(2, "Then", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Only", "", ""), task(2, "Then", "", ""))})
 	cfg := config.Default()
 	cfg.WorkContinuation.Enabled = true
 	pipeline, err := hooks.NewPipeline(hooks.BuiltinHooks(hooks.BuiltinConfig{ProjectDir: project, WorkContinuation: true, MaxNudges: cfg.WorkContinuation.MaxStaleNudges, Timeout: cfg.Hook.Timeout}), hooks.Options{})
@@ -89,7 +102,7 @@ func TestIdleAgentWithoutProgressPausesThePlan(t *testing.T) {
 }
 
 func TestIdleAgentWithoutContinuationFails(t *testing.T) {
-	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Only", "true", ""))})
+	project := runtest.NewProject(t, map[string]string{"p": plan(task(1, "Only", "", ""))})
 	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Agent: &idleAgent{idle: 1 << 30}})
 	if err != nil {
 		t.Fatal(err)

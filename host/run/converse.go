@@ -31,8 +31,25 @@ const (
 // each nudge is recorded in state.json. It returns nil once the task is
 // done and ticked.
 func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out io.Writer) error {
-	req := agents.TaskRequest(r.session, p, t)
 	role, agent := r.taskAgent(t)
+	if agents.RunsAsRunbook(t) {
+		// A runbook task needs no model and no conversation: the runbook
+		// executor runs it here, as the role, through the same door as the
+		// agent's plugin would (each block a bash call through the gate
+		// and the hooks, the tick a plan_check), without three calls to
+		// and from another process for every task.
+		resp, err := agents.RunTask(ctx, r.services(role, out), p.Name, t)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", role, err)
+		case resp.Error != "":
+			return agents.ResponseError(resp)
+		case !resp.Done:
+			return fmt.Errorf("%s: the runbook ended without ticking task %s", role, t.Label())
+		}
+		return nil
+	}
+	req := agents.TaskRequest(r.session, p, t)
 	source := SourceStartWork
 	for nudges := 0; ; nudges++ {
 		if !t.HasWork() && role == agents.Tapestry {

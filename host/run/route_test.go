@@ -13,7 +13,8 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// routedAgent records the tasks it is given and runs them as runbooks.
+// routedAgent records the tasks it is given and ticks them, as a model
+// does once the work is done.
 type routedAgent struct {
 	mu    sync.Mutex
 	tasks []string
@@ -27,16 +28,17 @@ func (a *routedAgent) Handle(ctx context.Context, h plugins.Host, req plugins.Ag
 	a.mu.Lock()
 	a.tasks = append(a.tasks, req.Task.Title)
 	a.mu.Unlock()
-	return agents.NewTapestryAgent().Handle(ctx, h, req)
+	return tick(ctx, h, req)
 }
 
 // TestRouteGivesCategoryTasksToTheirAgent: a routed task is carried out by
-// the router's agent, whose tool calls pass the gate as its role; the
-// others stay with Tapestry.
+// the router's agent (a model task) or as its role (a runbook task), whose
+// tool calls pass the gate as that role; the others stay with Tapestry.
 func TestRouteGivesCategoryTasksToTheirAgent(t *testing.T) {
 	body := plan(
 		task(1, "Plain", "echo one > a.txt", "test -f a.txt"),
-		task(2, "Styled [category: frontend]", "echo two > b.txt", "test -f b.txt"),
+		task(2, "Styled [category: frontend]", "", ""),
+		task(3, "Built [category: frontend]", "echo two > b.txt", "test -f b.txt"),
 	)
 	project := runtest.NewProject(t, map[string]string{"p": body})
 	cfg := config.Default()
@@ -56,10 +58,10 @@ func TestRouteGivesCategoryTasksToTheirAgent(t *testing.T) {
 	if err != nil || res.Status != StatusDone {
 		t.Fatalf("StartWork = %s, %v (%v), want done", res.Status, err, res.Err)
 	}
-	if len(seen) != 2 || strings.Join(routed.tasks, ",") != "Styled" {
-		t.Errorf("router saw %d tasks, routed agent ran %v; want both asked and only Styled routed", len(seen), routed.tasks)
+	if len(seen) != 3 || strings.Join(routed.tasks, ",") != "Styled" {
+		t.Errorf("router saw %d tasks, routed agent ran %v; want all asked and only the model task Styled handed to it", len(seen), routed.tasks)
 	}
-	if got := readPlan(t, project, "p"); strings.Count(got, "- [x]") != 2 {
+	if got := readPlan(t, project, "p"); strings.Count(got, "- [x]") != 3 {
 		t.Errorf("plan after run:\n%s", got)
 	}
 
