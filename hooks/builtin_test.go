@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -381,24 +380,30 @@ func TestWorkContinuationIsOptInOutsideStartWork(t *testing.T) {
 }
 
 func TestVerificationReminder(t *testing.T) {
-	src := &memPlans{plans: []PlanInfo{plan("oauth2-login", 4, 5)}}
+	src := &memPlans{plans: []PlanInfo{plan("oauth2-login", 5, 7)}}
 	h := NewVerificationReminder(src, "/p")
-	taskDone := func(planRef string) plugins.Event {
-		return plugins.Event{Name: plugins.EventPlanTaskDone, Plan: planRef, Task: &plugins.TaskRef{Number: 5, Title: "Task 5"}}
+	todosDone := func(planRef string, open int) plugins.Event {
+		// As over the wire: numbers are float64.
+		return plugins.Event{Name: plugins.EventPlanTodosDone, Plan: planRef,
+			Data: map[string]any{"completed": float64(5), "total": float64(7), "todos": float64(5), "verification": float64(open)}}
 	}
-	if got := handle(t, h, taskDone("oauth2-login")); cmp.Diff(allow, got) != "" {
-		t.Errorf("Handle(incomplete plan) = %+v, want allow without context", got)
+	if got := handle(t, h, todosDone("oauth2-login", 0)); cmp.Diff(allow, got) != "" {
+		t.Errorf("Handle(no Verification item open) = %+v, want allow without context", got)
 	}
-	src.setProgress("oauth2-login", 5, nil)
 	want := withContext("All 5 tasks of oauth2-login are done. Before reporting it finished, run every check in the plan's ## Verification section and report each result; fix anything that fails.")
-	if got := handle(t, h, taskDone("/p/.weave/plans/oauth2-login.md")); cmp.Diff(want, got) != "" {
-		t.Errorf("Handle(complete plan) = %+v, want %+v", got, want)
+	if got := handle(t, h, todosDone("/p/.weave/plans/oauth2-login.md", 2)); cmp.Diff(want, got) != "" {
+		t.Errorf("Handle(TODOs done, 2 checks open) = %+v, want %+v", got, want)
 	}
-	if got := handle(t, h, taskDone("oauth2-login")); cmp.Diff(allow, got) != "" {
-		t.Errorf("Handle(complete plan, second time) = %+v, want allow (once only)", got)
+	if got := handle(t, h, todosDone("oauth2-login", 2)); cmp.Diff(allow, got) != "" {
+		t.Errorf("Handle(same plan, second time) = %+v, want allow (once only)", got)
 	}
-	if got := handle(t, h, taskDone("no-such-plan")); cmp.Diff(allow, got) != "" {
+	if got := handle(t, h, todosDone("no-such-plan", 1)); cmp.Diff(allow, got) != "" {
 		t.Errorf("Handle(unknown plan) = %+v, want allow", got)
+	}
+	// An event without counts (a sample event file) still reminds.
+	h = NewVerificationReminder(src, "/p")
+	if got := handle(t, h, plugins.Event{Name: plugins.EventPlanTodosDone, Plan: "oauth2-login"}); got.Context == "" {
+		t.Errorf("Handle(event without data) = %+v, want the reminder", got)
 	}
 }
 
@@ -595,23 +600,12 @@ func TestList(t *testing.T) {
 	}
 }
 
-func TestVerificationReminderReadsNoPlanBeforeTheEnd(t *testing.T) {
-	// A source that fails if read: an event that says the plan is not done
-	// must not read it.
-	h := NewVerificationReminder(&memPlans{err: errors.New("read the plan")}, "/p")
-	for _, data := range []map[string]any{
-		{"completed": 2, "total": 5},
-		{"completed": float64(4), "total": float64(5)}, // as decoded across a plugin boundary
-	} {
-		ev := plugins.Event{Name: plugins.EventPlanTaskDone, Plan: "oauth2-login", Cwd: "/p", Data: data}
-		got, err := h.Handle(context.Background(), ev)
-		if err != nil || got.Action != plugins.Allow || got.Context != "" {
-			t.Errorf("Handle(%v) = %+v, %v; want a plain allow without reading the plan", data, got, err)
-		}
-	}
-	ev := plugins.Event{Name: plugins.EventPlanTaskDone, Plan: "oauth2-login", Cwd: "/p", Data: map[string]any{"completed": 5, "total": 5}}
-	if _, err := h.Handle(context.Background(), ev); err == nil {
-		t.Error("Handle(5/5) did not read the plan")
+func TestVerificationReminderIsCalledOncePerPlan(t *testing.T) {
+	// The reminder handles the event a run fires once a plan, not the one
+	// it fires on every task: a runbook of any size calls it once.
+	info := NewVerificationReminder(&memPlans{}, "/p").info()
+	if info.Handles(plugins.EventPlanTaskDone, "") || !info.Handles(plugins.EventPlanTodosDone, "") {
+		t.Errorf("reminder events = %v, want plan.todos.done only", info.Events)
 	}
 }
 

@@ -16,8 +16,8 @@
 //
 // The events are those of package plugins: session.start, chat.message,
 // command.execute.before, tool.execute.before, tool.execute.after,
-// session.idle, session.compacting, session.compacted, plan.task.done and
-// session.end. A hook receives only the events in its Info.Events.
+// session.idle, session.compacting, session.compacted, plan.task.done,
+// plan.todos.done and session.end. A hook receives only the events in its Info.Events.
 //
 //   - Plugin hooks (go-plugin, and the built-ins served the same way) may
 //     subscribe to every event.
@@ -25,8 +25,9 @@
 //     (tool.execute.before), PostToolUse (tool.execute.after),
 //     UserPromptSubmit (chat.message), Stop (session.idle), SessionStart
 //     (session.start), SessionEnd (session.end) and PreCompact
-//     (session.compacting). command.execute.before, session.compacted and
-//     plan.task.done have no Claude counterpart and never reach them.
+//     (session.compacting). command.execute.before, session.compacted,
+//     plan.task.done and plan.todos.done have no Claude counterpart and
+//     never reach them.
 //   - Bus peers see every event, as a hook subscribed to it.
 //
 // # Ordering

@@ -15,7 +15,9 @@ import (
 const VerificationReminderID = "weave.verification-reminder"
 
 // VerificationReminder reminds the agent, once per plan, to run the plan's
-// Verification section when the task just done completed the plan.
+// Verification checklist when the plan's TODOs are all done. It handles
+// plan.todos.done, which a run fires once a plan, so a runbook of any size
+// calls it once.
 type VerificationReminder struct {
 	src     PlanSource
 	project string
@@ -30,7 +32,7 @@ func NewVerificationReminder(src PlanSource, project string) *VerificationRemind
 }
 
 func (h *VerificationReminder) info() plugins.Info {
-	return builtinInfo(VerificationReminderID, PriorityContext, plugins.EventPlanTaskDone)
+	return builtinInfo(VerificationReminderID, PriorityContext, plugins.EventPlanTodosDone)
 }
 
 func (h *VerificationReminder) registered() Registered {
@@ -40,14 +42,13 @@ func (h *VerificationReminder) registered() Registered {
 // Info describes the hook.
 func (h *VerificationReminder) Info(context.Context) (plugins.Info, error) { return h.info(), nil }
 
-// Handle checks whether the plan of a finished task is now complete.
+// Handle reminds the agent of the plan's Verification checklist, unless the
+// event says none of its items is open (data.verification).
 func (h *VerificationReminder) Handle(ctx context.Context, ev plugins.Event) (plugins.Decision, error) {
 	if ev.Plan == "" {
 		return allow, nil
 	}
-	// The event says where the plan stands; only a plan it reports complete
-	// is worth reading (on every task of a large plan, that read would count).
-	if done, total, ok := progressOf(ev); ok && done < total {
+	if open, ok := intData(ev, "verification"); ok && open == 0 {
 		return allow, nil
 	}
 	plan, err := lookupPlan(ctx, h.src, ev, h.project)
@@ -57,34 +58,30 @@ func (h *VerificationReminder) Handle(ctx context.Context, ev plugins.Event) (pl
 	if err != nil {
 		return plugins.Decision{}, err
 	}
-	if !plan.Complete() {
-		return allow, nil
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done[plan.Path] {
 		return allow, nil
 	}
 	h.done[plan.Path] = true
+	todos, ok := intData(ev, "todos")
+	if !ok {
+		todos = plan.Total
+	}
 	return withContext(fmt.Sprintf("All %d tasks of %s are done. Before reporting it finished, run every check "+
-		"in the plan's ## Verification section and report each result; fix anything that fails.", plan.Total, plan.Name)), nil
+		"in the plan's ## Verification section and report each result; fix anything that fails.", todos, plan.Name)), nil
 }
 
-// progressOf reads data.completed and data.total of a plan.task.done event,
-// which arrive as float64 across a plugin boundary and as int in process.
-func progressOf(ev plugins.Event) (done, total int, ok bool) {
-	num := func(k string) (int, bool) {
-		switch v := ev.Data[k].(type) {
-		case int:
-			return v, true
-		case float64:
-			return int(v), true
-		}
-		return 0, false
+// intData reads the number data[key] of an event, which arrives as float64
+// across a plugin boundary and as int in process.
+func intData(ev plugins.Event, key string) (int, bool) {
+	switch v := ev.Data[key].(type) {
+	case int:
+		return v, true
+	case float64:
+		return int(v), true
 	}
-	done, ok1 := num("completed")
-	total, ok2 := num("total")
-	return done, total, ok1 && ok2
+	return 0, false
 }
 
 // lookupPlan reads the plan an event names: by path when Event.Plan holds a

@@ -31,6 +31,7 @@ const (
 	EventSessionCompacting    = "session.compacting"
 	EventSessionCompacted     = "session.compacted"
 	EventPlanTaskDone         = "plan.task.done"
+	EventPlanTodosDone        = "plan.todos.done"
 	EventSessionEnd           = "session.end"
 )
 
@@ -45,6 +46,7 @@ var Events = []string{
 	EventSessionCompacting,
 	EventSessionCompacted,
 	EventPlanTaskDone,
+	EventPlanTodosDone,
 	EventSessionEnd,
 }
 

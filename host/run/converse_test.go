@@ -25,11 +25,7 @@ func (a *tickingAgent) Handle(ctx context.Context, h plugins.Host, req plugins.A
 	a.mu.Lock()
 	a.reqs = append(a.reqs, req)
 	a.mu.Unlock()
-	res, err := h.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolPlanCheck, Args: map[string]any{"task": req.Task.Number}})
-	if err != nil || res.IsError {
-		return plugins.AgentResponse{Error: "tick: " + res.Output}, err
-	}
-	return plugins.AgentResponse{Done: true}, nil
+	return tick(ctx, h, req)
 }
 
 // remindOnDone adds context for the model on every plan.task.done.
@@ -88,5 +84,63 @@ func TestHookContextGoesToTheModel(t *testing.T) {
 		if strings.Contains(ev.Reason+ev.Output, "REMINDER") {
 			t.Errorf("event %+v carries text for the model", ev)
 		}
+	}
+}
+
+// todosHook records the plan events it gets and says something for the
+// model when the TODOs are done.
+type todosHook struct {
+	mu     sync.Mutex
+	events []plugins.Event
+}
+
+func (*todosHook) Info(context.Context) (plugins.Info, error) {
+	return plugins.Info{Name: "test.todos", Kind: plugins.KindHook, Events: []string{plugins.EventPlanTaskDone, plugins.EventPlanTodosDone}}, nil
+}
+
+func (h *todosHook) Handle(_ context.Context, ev plugins.Event) (plugins.Decision, error) {
+	h.mu.Lock()
+	h.events = append(h.events, ev)
+	h.mu.Unlock()
+	if ev.Name == plugins.EventPlanTodosDone {
+		return plugins.Decision{Action: plugins.Allow, Context: "NOW VERIFY"}, nil
+	}
+	return plugins.Decision{Action: plugins.Allow}, nil
+}
+
+// plan.todos.done fires once, when the last TODO is ticked, with the counts
+// of the plan's sections; what it says for the model goes with the prompt
+// of the first Verification item.
+func TestTodosDoneFiresOnceAtTheLastTodo(t *testing.T) {
+	body := plan(task(1, "One", "true", ""), task(2, "Two", "true", "")) + "\n## Verification\n\n- [ ] The output reads well\n"
+	project := runtest.NewProject(t, map[string]string{"p": body})
+	h := &todosHook{}
+	info, _ := h.Info(context.Background())
+	pipeline, err := hooks.NewPipeline([]hooks.Registered{{Hook: h, Info: info}}, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &tickingAgent{}
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Agent: a, Hooks: pipeline})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("StartWork = %s %v %v, want done", res.Status, res.Err, err)
+	}
+	var names []string
+	var todos plugins.Event
+	for _, ev := range h.events {
+		names = append(names, ev.Name)
+		if ev.Name == plugins.EventPlanTodosDone {
+			todos = ev
+		}
+	}
+	want := "plan.task.done,plan.task.done,plan.todos.done,plan.task.done"
+	if got := strings.Join(names, ","); got != want {
+		t.Fatalf("plan events = %s, want %s", got, want)
+	}
+	if todos.Plan != "p" || todos.Data["todos"] != 2 || todos.Data["verification"] != 1 || todos.Data["completed"] != 2 || todos.Data["total"] != 3 {
+		t.Errorf("plan.todos.done = %+v, want plan p with 2 TODOs done and 1 Verification item open", todos)
+	}
+	if len(a.reqs) != 1 || !strings.Contains(a.reqs[0].Prompt, "<system-reminder>\nNOW VERIFY\n</system-reminder>") {
+		t.Errorf("requests = %+v, want the Verification item's prompt with the hook's text", a.reqs)
 	}
 }

@@ -121,7 +121,7 @@ func (w *lineEmitter) flush() {
 func IsRunEvent(ev string) bool {
 	switch ev {
 	case plugins.EventCommandExecuteBefore, plugins.EventSessionStart, plugins.EventToolExecuteBefore,
-		plugins.EventToolExecuteAfter, plugins.EventPlanTaskDone, plugins.EventSessionIdle, plugins.EventSessionEnd:
+		plugins.EventToolExecuteAfter, plugins.EventPlanTaskDone, plugins.EventPlanTodosDone, plugins.EventSessionIdle, plugins.EventSessionEnd:
 		return true
 	}
 	return false

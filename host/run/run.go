@@ -193,8 +193,9 @@ type runner struct {
 	// resumes is the last session of the plan this run resumes, whose
 	// conversation the agent continues.
 	resumes string
-	// forModel holds what hooks said for the model (plan.task.done
-	// context): it goes with the agent's next prompt, never to the screen.
+	// forModel holds what hooks said for the model (plan.task.done and
+	// plan.todos.done context): it goes with the agent's next prompt, never
+	// to the screen.
 	forModel []string
 }
 
@@ -422,6 +423,9 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 				r.o.Logger.Debug("hook context for the model", "event", plugins.EventPlanTaskDone, "text", c)
 			}
 			r.forModel = append(r.forModel, out.Context...)
+			if !t.Verification {
+				r.todosDone(ctx, np)
+			}
 			return np, nil
 		}
 		if np, gone := r.removed(p, t); gone {
@@ -562,6 +566,32 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 		return nil, false, fmt.Errorf("tick task %s: %w", t.Label(), err)
 	}
 	return np, true, nil
+}
+
+// todosDone fires plan.todos.done once the task just ticked left no task of
+// the plan's TODOs open: the plan's work is done, and its Verification
+// checklist (data.verification items open) comes next. Hooks that only act
+// at that point (the verification reminder) are then called once a plan,
+// not on every task.
+func (r *runner) todosDone(ctx context.Context, p *plans.Plan) {
+	todos, verify := 0, 0
+	for _, t := range p.Tasks {
+		switch {
+		case !t.Verification && !t.Done:
+			return
+		case !t.Verification:
+			todos++
+		case !t.Done:
+			verify++
+		}
+	}
+	pr := p.Progress()
+	out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTodosDone, Plan: p.Name,
+		Data: map[string]any{"completed": pr.Completed, "total": pr.Total, "todos": todos, "verification": verify}})
+	for _, c := range out.Context {
+		r.o.Logger.Debug("hook context for the model", "event", plugins.EventPlanTodosDone, "text", c)
+	}
+	r.forModel = append(r.forModel, out.Context...)
 }
 
 // removed reports whether a task that failed is gone from the plan, which

@@ -440,7 +440,7 @@ func TestStartWorkClearsStateOfFinishedPlan(t *testing.T) {
 }
 
 func TestIsRunEvent(t *testing.T) {
-	for ev, want := range map[string]bool{"tool.execute.before": true, "plan.task.done": true, "chat.message": false, "session.compacting": false} {
+	for ev, want := range map[string]bool{"tool.execute.before": true, "plan.task.done": true, "plan.todos.done": true, "chat.message": false, "session.compacting": false} {
 		if got := IsRunEvent(ev); got != want {
 			t.Errorf("IsRunEvent(%q) = %v, want %v", ev, got, want)
 		}
