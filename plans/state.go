@@ -246,9 +246,6 @@ func (s *Store) Save(st *State) error {
 	if st == nil {
 		return errors.New("save state: nil state")
 	}
-	if err := s.checkDir(); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
 	if st.SchemaVersion == 0 {
 		st.SchemaVersion = SchemaVersion
 	}
@@ -263,6 +260,11 @@ func (s *Store) Save(st *State) error {
 	}
 	data = append(data, '\n')
 	if err := atomicfile.WriteFile(s.Path(), data, 0o644); err != nil {
+		// The directory is looked at only when the write failed: a save
+		// per task need not stat it first.
+		if derr := s.checkDir(); derr != nil {
+			err = derr
+		}
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil

@@ -100,6 +100,20 @@ func callScopeOf(ctx context.Context) callScope {
 	return s
 }
 
+// command is exec.Command(argv...) with the shell's path looked up once per
+// Tools: a lookup stats PATH's entries one by one, on every block of a
+// runbook, and the shells do not move while weave runs.
+func (t *Tools) command(argv []string) *exec.Cmd {
+	if path, ok := t.shells.Load(argv[0]); ok {
+		return &exec.Cmd{Path: path.(string), Args: argv}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cmd.Err == nil {
+		t.shells.Store(argv[0], cmd.Path)
+	}
+	return cmd
+}
+
 func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
 	command, err := stringArg(args, argCommand, true)
 	if err != nil {
@@ -137,7 +151,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	if scope.timeoutSet {
 		role = proc.Block
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := t.command(argv)
 	cmd.Dir = t.root
 	cmd.Env = proc.Env(role, proc.EnvOptions{Hide: []string{t.cfg.Model.APIKeyEnv}})
 	cmd.Stdout, cmd.Stderr = sink, sink

@@ -148,6 +148,7 @@ type Tools struct {
 	procs    *proc.Set // the process groups of bash calls; nil: untracked
 	httpBase *http.Client
 	now      func() time.Time
+	shells   sync.Map // shell name -> its path on PATH (Tools.command)
 
 	mu    sync.Mutex
 	todos map[string][]todo // by session
