@@ -16,8 +16,15 @@ import (
 // and waits for its reply; everything else the bus pushes (events addressed
 // to the client's agents, events.record frames of a stream) arrives on
 // Events, in order.
+//
+// Whoever holds the read token reads the socket. A Do reads its own reply
+// when no one else is reading, which spares a round trip the hand-off from
+// a reader goroutine; the reader goroutine starts once pushed envelopes
+// matter (Events was called, or one arrived), and from then on it reads
+// while no Do does, handing each reply to the Do that waits for it.
 type Client struct {
 	nc net.Conn
+	r  *bufio.Reader
 
 	wmu sync.Mutex // orders seq assignment with writes
 	w   *bufio.Writer
@@ -28,11 +35,21 @@ type Client struct {
 	pending map[string]chan Envelope
 	err     error
 
-	events    chan Envelope
-	done      chan struct{}
-	closing   chan struct{}
-	closeOnce sync.Once
+	// rtok holds the right to read the socket; partial is a line cut
+	// short by a Do's cancelled read, kept for the next reader. Both
+	// belong to the token's holder.
+	rtok    chan struct{}
+	partial []byte
+
+	readerOnce sync.Once
+	events     chan Envelope
+	done       chan struct{} // closed once err is set
+	closing    chan struct{}
+	closeOnce  sync.Once
 }
+
+// maxLine bounds a line the client accepts from the bus.
+const maxLine = 1 << 30
 
 // Dial connects to the bus socket at path.
 func Dial(ctx context.Context, path string) (*Client, error) {
@@ -46,21 +63,28 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 	enc.SetEscapeHTML(false)
 	c := &Client{
 		nc:      nc,
+		r:       bufio.NewReaderSize(nc, 64<<10),
 		w:       w,
 		enc:     enc,
 		pending: make(map[string]chan Envelope),
+		rtok:    make(chan struct{}, 1),
 		events:  make(chan Envelope, 1024),
 		done:    make(chan struct{}),
 		closing: make(chan struct{}),
 	}
-	go c.readLoop()
+	c.rtok <- struct{}{}
 	return c, nil
 }
 
 // Events returns the envelopes the bus pushes that are not replies. It is
 // closed when the connection ends. The client stops reading the socket while
 // Events is full, so a consumer must keep draining it.
-func (c *Client) Events() <-chan Envelope { return c.events }
+func (c *Client) Events() <-chan Envelope {
+	c.startReader()
+	return c.events
+}
+
+func (c *Client) startReader() { c.readerOnce.Do(func() { go c.readLoop() }) }
 
 // Close closes the connection.
 func (c *Client) Close() error {
@@ -126,17 +150,129 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 		c.forget(env.ID)
 		return Envelope{}, err
 	}
+	for {
+		select {
+		case reply := <-ch:
+			return reply, nil
+		case <-c.rtok:
+			reply, ok, err := c.readFor(ctx, env.ID, ch)
+			c.rtok <- struct{}{}
+			if ok || err != nil {
+				return reply, err
+			}
+		case <-c.done:
+			c.forget(env.ID)
+			return Envelope{}, c.connErr()
+		case <-ctx.Done():
+			c.forget(env.ID)
+			return Envelope{}, fmt.Errorf("wait for %s reply: %w", env.Type, ctx.Err())
+		}
+	}
+}
+
+// readFor reads the socket, holding the read token, until the reply to id
+// arrives, dispatching whatever comes before it. It reports false without
+// an error when the reply was handed over meanwhile.
+func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Envelope, bool, error) {
 	select {
 	case reply := <-ch:
-		return reply, nil
-	case <-c.done:
-		c.forget(env.ID)
+		return reply, true, nil
+	default:
+	}
+	// A cancelled ctx ends a read in progress through the socket's
+	// deadline, which is cleared before the token passes on.
+	var dmu sync.Mutex
+	holding := true
+	stop := context.AfterFunc(ctx, func() {
+		dmu.Lock()
+		defer dmu.Unlock()
+		if holding {
+			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
+	defer func() {
+		dmu.Lock()
+		holding = false
+		dmu.Unlock()
+		if !stop() {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}()
+	for {
+		env, err := c.readEnvelope()
+		if err != nil {
+			c.forget(id)
+			if ctx.Err() != nil && errors.Is(err, errReadDeadline) {
+				return Envelope{}, false, fmt.Errorf("wait for reply: %w", ctx.Err())
+			}
+			c.fail(err)
+			return Envelope{}, false, c.connErr()
+		}
+		if env.Corr == id {
+			c.forget(id)
+			return env, true, nil
+		}
+		if !c.dispatch(env) {
+			c.forget(id)
+			return Envelope{}, false, c.connErr()
+		}
+	}
+}
+
+// errReadDeadline is what a read cut short by its deadline returns.
+var errReadDeadline = errDeadline{}
+
+type errDeadline struct{}
+
+func (errDeadline) Error() string { return "read deadline" }
+
+// readEnvelope reads and decodes the next line. A line cut short by a
+// deadline is kept, and completed by the next read.
+func (c *Client) readEnvelope() (Envelope, error) {
+	line, _, err := readLine(c.r, maxLine)
+	if err != nil {
+		c.partial = append(c.partial, line...)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return Envelope{}, errReadDeadline
+		}
+		return Envelope{}, err
+	}
+	if len(c.partial) > 0 {
+		line = append(c.partial, line...)
+		c.partial = nil
+	}
+	var env Envelope
+	if err := fastjson.Unmarshal(line, &env); err != nil {
+		return Envelope{}, fmt.Errorf("bus sent a line that is not an envelope: %w", err)
+	}
+	return env, nil
+}
+
+// dispatch hands env to the Do waiting for it, or to Events. It reports
+// false when the client is closing.
+func (c *Client) dispatch(env Envelope) bool {
+	if env.Corr != "" {
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		return Envelope{}, c.err
-	case <-ctx.Done():
-		c.forget(env.ID)
-		return Envelope{}, fmt.Errorf("wait for %s reply: %w", env.Type, ctx.Err())
+		ch, ok := c.pending[env.Corr]
+		delete(c.pending, env.Corr)
+		c.mu.Unlock()
+		if ok {
+			ch <- env
+			return true
+		}
+		if env.Status != "" {
+			return true // a reply nobody waits for any more (its Do gave up)
+		}
+	}
+	// A pushed envelope: from now on pushes matter, and the reader reads
+	// while no Do does.
+	c.startReader()
+	select {
+	case c.events <- env:
+		return true
+	case <-c.closing:
+		return false
 	}
 }
 
@@ -146,48 +282,47 @@ func (c *Client) forget(id string) {
 	c.mu.Unlock()
 }
 
-func (c *Client) readLoop() {
-	defer close(c.events)
-	r := bufio.NewReaderSize(c.nc, 64<<10)
-	var err error
-	for {
-		var line []byte
-		if line, _, err = readLine(r, 1<<30); err != nil {
-			break
-		}
-		var env Envelope
-		if err = fastjson.Unmarshal(line, &env); err != nil {
-			err = fmt.Errorf("bus sent a line that is not an envelope: %w", err)
-			break
-		}
-		c.mu.Lock()
-		ch, ok := c.pending[env.Corr]
-		if ok && env.Corr != "" {
-			delete(c.pending, env.Corr)
-		}
-		c.mu.Unlock()
-		if ok && env.Corr != "" {
-			ch <- env
-			continue
-		}
-		if env.Corr != "" && env.Status != "" {
-			continue // a reply nobody waits for any more (its Do gave up)
-		}
-		select {
-		case c.events <- env:
-			continue
-		case <-c.closing:
-			err = net.ErrClosed
-		}
-		break
-	}
+// fail records why the connection ended, once.
+func (c *Client) fail(err error) {
 	if errors.Is(err, net.ErrClosed) {
 		err = errors.New("bus connection closed")
 	} else {
 		err = fmt.Errorf("bus connection lost: %w", err)
 	}
 	c.mu.Lock()
-	c.err = err
-	c.mu.Unlock()
-	close(c.done)
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		close(c.done)
+	}
+}
+
+func (c *Client) connErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		return errors.New("bus connection closed")
+	}
+	return c.err
+}
+
+// readLoop reads while no Do does, until the connection ends.
+func (c *Client) readLoop() {
+	defer close(c.events)
+	for {
+		select {
+		case <-c.rtok:
+		case <-c.done:
+			return
+		}
+		env, err := c.readEnvelope()
+		if err == nil && !c.dispatch(env) {
+			err = net.ErrClosed
+		}
+		c.rtok <- struct{}{}
+		if err != nil {
+			c.fail(err)
+			return
+		}
+	}
 }

@@ -406,38 +406,6 @@ func TestConfigShowSources(t *testing.T) {
 	}
 }
 
-func TestTapestryPluginKilledMidTaskIsRestarted(t *testing.T) {
-	// The block runs in the host (the bash tool), whose child the Tapestry
-	// plugin is: on the first attempt it kills that plugin while the plugin
-	// waits for the block's result.
-	kill := `if [ ! -f killed ]; then touch killed; pkill -KILL -P $PPID -f "__plugin weave.agent.tapestry"; sleep 1; fi; echo survived`
-	plan := "# P\n\n## TODOs\n\n- [ ] 1. Lose the executor\n  ```sh\n  " + kill + "\n  ```\n- [ ] 2. Go on\n  ```sh\n  echo next\n  ```\n"
-	dir := project(t, map[string]string{"p": plan})
-	code, out, errOut := runCLI(t, "--dir", dir, "start-work", "--json", "p")
-	if code != exitOK {
-		t.Fatalf("exit = %d, want 0 after a restart; stderr %q\n%s", code, errOut, out)
-	}
-	var failed, done int
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var ev run.Event
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatal(err)
-		}
-		switch ev.Type {
-		case run.EventTaskFailed:
-			failed++
-			if !ev.Retry || !strings.Contains(ev.Error, "tapestry") {
-				t.Errorf("task.failed = %+v, want a retried failure naming the plugin", ev)
-			}
-		case run.EventTaskDone:
-			done++
-		}
-	}
-	if failed != 1 || done != 2 {
-		t.Errorf("failed %d, done %d; want one failure (the killed plugin) and both tasks done", failed, done)
-	}
-}
-
 func TestPrintableOutputLine(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain text", "plain text"},

@@ -460,3 +460,47 @@ func TestStartWorkCompactsMidTask(t *testing.T) {
 		t.Error("the write's result is missing after the compaction")
 	}
 }
+
+func TestTapestryPluginKilledMidTaskIsRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, map[string]string{"greeting": prosePlan})
+	// The model's first call runs in the host (the bash tool), whose child
+	// the Tapestry plugin is: it kills that plugin while the plugin waits
+	// for the call's result. The bracket keeps the shell's own command
+	// line from matching the pattern.
+	kill := `pkill -KILL -P $PPID -f "__plugin weave[.]agent[.]tapestry"; echo killed`
+	srv := modeltest.NewServer(t,
+		tool("bash", `{"command":`+strconvQuote(kill)+`}`),
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "Task 1 is done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "greeting", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 after a restart\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	var failed, done int
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev struct {
+			Type, Error string
+			Retry       bool
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case "task.failed":
+			failed++
+			if !ev.Retry || !strings.Contains(ev.Error, "tapestry") {
+				t.Errorf("task.failed = %+v, want a retried failure naming the plugin", ev)
+			}
+		case "task.done":
+			done++
+		}
+	}
+	if failed != 1 || done != 1 {
+		t.Errorf("failed %d, done %d; want one failure (the killed plugin), then the task done by the restarted one\n%s", failed, done, out)
+	}
+}
