@@ -196,6 +196,10 @@ func validateTasks(project string, p *Plan, r *Report) {
 		}
 	}
 
+	// Tasks missing the same fields make one warning, not one per task:
+	// a plan of many bare tasks is one thing to fix.
+	var lacking []string // the missing fields, in the order first seen
+	lackers := map[string][]Task{}
 	for _, t := range p.Tasks {
 		name := taskName(t)
 		if p.HasTODOs && !t.Verification {
@@ -207,13 +211,25 @@ func validateTasks(project string, p *Plan, r *Report) {
 				missing = append(missing, "**Acceptance**")
 			}
 			if len(missing) > 0 {
-				r.warnf(t.Line, "%s has no %s; add the field so the task says what to do and how to check it", name, strings.Join(missing, " and "))
+				key := strings.Join(missing, " and ")
+				if lackers[key] == nil {
+					lacking = append(lacking, key)
+				}
+				lackers[key] = append(lackers[key], t)
 			}
 		}
 		for _, f := range t.FileRefs() {
 			checkFileRef(project, t, name, f, r)
 		}
 		checkBytes(t, name, r)
+	}
+	for _, key := range lacking {
+		ts := lackers[key]
+		if len(ts) == 1 {
+			r.warnf(ts[0].Line, "%s has no %s; add the field so the task says what to do and how to check it", taskName(ts[0]), key)
+			continue
+		}
+		r.warnf(ts[0].Line, "%s have no %s; add the fields so each task says what to do and how to check it", taskNames(ts), key)
 	}
 }
 
@@ -232,6 +248,47 @@ func checkBytes(t Task, name string, r *Report) {
 			r.errorf(b.Line+1+strings.Count(b.Code[:i], "\n"), "%s: the %s block holds a NUL byte, which no shell can run; remove it", name, b.Lang)
 		}
 	}
+}
+
+// taskNames names several tasks: "tasks 1-4, 7 and 9" when they are
+// numbered, else the first few titles and how many more.
+func taskNames(ts []Task) string {
+	var nums []int
+	for _, t := range ts {
+		if t.Number <= 0 {
+			nums = nil
+			break
+		}
+		nums = append(nums, t.Number)
+	}
+	var parts []string
+	if len(nums) == len(ts) {
+		for i := 0; i < len(nums); {
+			j := i
+			for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
+				j++
+			}
+			if j > i {
+				parts = append(parts, fmt.Sprintf("%d-%d", nums[i], nums[j]))
+			} else {
+				parts = append(parts, fmt.Sprint(nums[i]))
+			}
+			i = j + 1
+		}
+	} else {
+		const shown = 3
+		for i, t := range ts {
+			if i == shown {
+				parts = append(parts, fmt.Sprintf("%d more", len(ts)-shown))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%q", t.Title))
+		}
+	}
+	if len(parts) == 1 {
+		return "tasks " + parts[0]
+	}
+	return "tasks " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func taskName(t Task) string {

@@ -80,12 +80,21 @@ func TestValidate(t *testing.T) {
 				"- [ ] 1. a\n  **Files**: /etc/passwd, ../outside.go, `missing.go`, `pkg/*.go`, `made.go` (new), `main.go`\n" +
 				"- [ ] 2. b\n  **What**: w\n## Verification\n",
 			warnings: []Problem{
-				{7, "task 1 has no **What** and **Acceptance**"},
 				{7, "task 1: file /etc/passwd is absolute"},
 				{7, "task 1: file ../outside.go is outside the project"},
 				{7, "task 1: file missing.go does not exist"},
+				{7, "task 1 has no **What** and **Acceptance**"},
 				{9, "task 2 has no **Acceptance**"},
 				{3, "unknown **Estimated Effort** \"Huge\""},
+			},
+		},
+		{
+			name: "tasks missing the same fields make one warning",
+			src: "# P\n## TL;DR\n**Estimated Effort**: Short\n## Context\n## Objectives\n## TODOs\n" +
+				"- [ ] 1. a\n- [ ] 2. b\n- [ ] 3. c\n- [ ] 4. d\n  **What**: w\n- [ ] 5. e\n- [ ] 6. f\n  **What**: w\n## Verification\n",
+			warnings: []Problem{
+				{7, "tasks 1-3 and 5 have no **What** and **Acceptance**; add the fields so each task says"},
+				{10, "tasks 4 and 6 have no **Acceptance**"},
 			},
 		},
 		{
@@ -162,5 +171,36 @@ func TestValidateFile(t *testing.T) {
 				t.Errorf("Validate(%s) errors = %v, want one containing %q", tt.path, r.Errors, tt.errHas)
 			}
 		})
+	}
+}
+
+func TestTaskNames(t *testing.T) {
+	titled := func(titles ...string) []Task {
+		var ts []Task
+		for _, s := range titles {
+			ts = append(ts, Task{Title: s})
+		}
+		return ts
+	}
+	numbered := func(ns ...int) []Task {
+		var ts []Task
+		for _, n := range ns {
+			ts = append(ts, Task{Number: n, Title: "t"})
+		}
+		return ts
+	}
+	for _, tt := range []struct {
+		ts   []Task
+		want string
+	}{
+		{numbered(1, 2, 3, 4), "tasks 1-4"},
+		{numbered(1, 3, 4, 9), "tasks 1, 3-4 and 9"},
+		{titled("a", "b"), `tasks "a" and "b"`},
+		{titled("a", "b", "c", "d", "e"), `tasks "a", "b", "c" and 2 more`},
+		{append(numbered(1), titled("b")...), `tasks "t" and "b"`},
+	} {
+		if got := taskNames(tt.ts); got != tt.want {
+			t.Errorf("taskNames = %q, want %q", got, tt.want)
+		}
 	}
 }
