@@ -73,16 +73,48 @@ type Session struct {
 // ErrNoSession is returned for a session id with no transcript.
 var ErrNoSession = errors.New("no such session")
 
-// ReadSession reads the transcript of session id in project.
+// ReadSession reads the transcript of session id in project; id may be
+// the start of one session's id.
 func ReadSession(project, id string) (*Session, error) {
 	if !sessionIDRE.MatchString(id) {
 		return nil, fmt.Errorf("session %q: %w (ids are plain names; see `weave sessions list`)", id, ErrNoSession)
 	}
 	s, err := readTranscript(layout.NewProject(project).Transcript(id), id, true)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("session %q: %w in %s; see `weave sessions list`", id, ErrNoSession, layout.NewProject(project).Rel(layout.NewProject(project).Sessions()))
+		// Not a whole id: the start of one, as git takes a commit's.
+		var full string
+		if full, err = sessionByPrefix(project, id); err != nil {
+			return nil, err
+		}
+		s, err = readTranscript(layout.NewProject(project).Transcript(full), full, true)
 	}
 	return s, err
+}
+
+// sessionByPrefix is the one session whose id starts with prefix.
+func sessionByPrefix(project, prefix string) (string, error) {
+	l := layout.NewProject(project)
+	entries, err := os.ReadDir(l.Sessions())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("list sessions: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && !e.IsDir() && strings.HasPrefix(id, prefix) && sessionIDRE.MatchString(id) {
+			ids = append(ids, id)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("session %q: %w in %s; see `weave sessions list`", prefix, ErrNoSession, l.Rel(l.Sessions()))
+	case 1:
+		return ids[0], nil
+	}
+	shown := ids
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	return "", fmt.Errorf("session %q is the start of %d sessions (%s); give more of the id", prefix, len(ids), strings.Join(shown, ", "))
 }
 
 // Sessions lists the sessions of project, the most recently active first,

@@ -3,11 +3,14 @@ package host
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/weavehq/weave/host/model/modeltest"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -83,6 +86,19 @@ func TestSessionsTreeAndTokens(t *testing.T) {
 		if _, err := ReadSession(project, id); !errors.Is(err, ErrNoSession) || !strings.Contains(err.Error(), "weave sessions list") {
 			t.Errorf("ReadSession(%q) = %v, want ErrNoSession saying what to run", id, err)
 		}
+	}
+	// The start of an id names the one session it starts.
+	if cs, err := ReadSession(project, child[:len(child)-3]); err != nil || cs.ID != child {
+		t.Errorf("ReadSession(start of %q) = %+v, %v; want that session", child, cs, err)
+	}
+	dir := layout.NewProject(project).Sessions()
+	for _, id := range []string{"twin-a", "twin-b"} {
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ReadSession(project, "twin-"); err == nil || !strings.Contains(err.Error(), "twin-a, twin-b") {
+		t.Errorf("ReadSession(start of two) = %v, want an error naming both", err)
 	}
 }
 
