@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weavehq/weave/bus"
 )
@@ -163,4 +164,34 @@ func BenchmarkStoreFlood(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.HeapInuse-min(before.HeapInuse, after.HeapInuse))/(1<<20), "heap-MiB")
 	b.ReportMetric(float64(bound)/(1<<20), "bound-MiB")
+}
+
+// BenchmarkAppendFullLog appends to one append-only topic that is already
+// at bus.max_log_messages (100,000 by default), where every append drops
+// the oldest message: the cost of an append, and the longest one seen,
+// must not depend on the log's length (no copy of the log, no array the
+// size of the log allocated while publishers wait on the store's lock).
+func BenchmarkAppendFullLog(b *testing.B) {
+	mb, err := bus.NewMemory(bus.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mb.Close()
+	ctx := context.Background()
+	m := bus.Message{Topic: "loop:trace", Payload: json.RawMessage(`{"type":"bench"}`)}
+	for range bus.DefaultMaxLogMessages {
+		if _, err := mb.Publish(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var longest time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := mb.Publish(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		longest = max(longest, time.Since(start))
+	}
+	b.ReportMetric(float64(longest.Microseconds()), "max-µs")
 }

@@ -371,22 +371,20 @@ func (b *Memory) Replay(ctx context.Context, topic string, from uint64, fn func(
 		return fmt.Errorf("topic %q is not append-only (append-only patterns: %s)", topic, strings.Join(b.opts.AppendOnly, ", "))
 	}
 	b.storeMu.Lock()
-	var first uint64
-	var msgs []Message // appends never change the elements it holds
+	var v logView // appends never change the messages it holds
 	if l := b.logs[topic]; l != nil {
-		first, msgs = l.first, l.msgs
+		v = l.view()
 	}
 	b.storeMu.Unlock()
-	from = max(from, first, 1) // dropped messages are skipped
-	for off := from; off < first+uint64(len(msgs)); off++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("replay %s: %w", topic, err)
+	var err error
+	v.each(max(from, 1), func(off uint64, m Message) bool { // dropped messages are skipped
+		if err = ctx.Err(); err != nil {
+			err = fmt.Errorf("replay %s: %w", topic, err)
+			return false
 		}
-		if !fn(off, msgs[off-first]) {
-			return nil
-		}
-	}
-	return nil
+		return fn(off, m)
+	})
+	return err
 }
 
 // Forget drops what topic keeps: its retained message and its append-only
@@ -410,47 +408,133 @@ func (b *Memory) Forget(ctx context.Context, topic string) error {
 	return nil
 }
 
-// memLog is an append-only topic's log: msgs[i] has offset first+i.
+// memLog is an append-only topic's log, kept in chunks of at most logChunk
+// messages: chunks[0][head] has offset first, and the messages follow in
+// order. Appends fill the last chunk; drops move head and release whole
+// chunks. A message's slot is never written again once it is in a chunk, so
+// a Replay reads the chunks it took under the lock without holding it, and
+// no append ever copies the log or allocates more than one chunk.
 type memLog struct {
-	first uint64
-	msgs  []Message
-	// bytes is what msgs holds, by storedSize.
+	first  uint64
+	chunks [][]Message
+	head   int
+	n      int // messages kept
+	// bytes is what the kept messages hold, by storedSize.
 	bytes int64
-	// dead counts the dropped messages still in msgs' backing array, in
-	// front of msgs[0].
-	dead int
 }
+
+// A log's first chunk holds firstChunk messages, each next one twice as
+// many as the one before, up to logChunk.
+const (
+	firstChunk = 4
+	logChunk   = 1024
+)
 
 // add appends m, drops the oldest message past limit and returns m's offset
 // and the bytes the log grew by (negative when it shrank).
 func (l *memLog) add(m Message, limit int) (uint64, int64) {
 	before := l.bytes
-	c := cap(l.msgs)
-	l.msgs = append(l.msgs, m)
-	if cap(l.msgs) != c {
-		// A new backing array: the dropped ones stayed in the old.
-		l.dead = 0
+	last := len(l.chunks) - 1
+	if last < 0 || len(l.chunks[last]) == cap(l.chunks[last]) {
+		// Chunks start small and double up to logChunk, so that a log of
+		// a few messages costs a few slots: a bus may keep many.
+		size := firstChunk
+		if last >= 0 {
+			size = min(2*cap(l.chunks[last]), logChunk)
+		}
+		l.chunks = append(l.chunks, make([]Message, 0, size))
+		last++
 	}
+	l.chunks[last] = append(l.chunks[last], m)
+	l.n++
 	l.bytes += storedSize(m)
-	if len(l.msgs) > limit {
-		l.drop(len(l.msgs) - limit)
+	if l.n > limit {
+		l.drop(l.n - limit)
 	}
-	return l.first + uint64(len(l.msgs)) - 1, l.bytes - before
+	return l.first + uint64(l.n) - 1, l.bytes - before
 }
 
+// front is the oldest message kept; the log must not be empty.
+func (l *memLog) front() Message { return l.chunks[0][l.head] }
+
 // drop forgets the n oldest messages. Their slots are never cleared, since
-// a Replay may still be reading them; once the dropped outnumber the kept,
-// the kept move to a new array and the old one goes with its last reader.
+// a Replay may still be reading them; a chunk goes once all of it is
+// dropped, or once the kept messages are fewer than the dropped slots
+// (they move to a new chunk), and its memory with its last reader.
 func (l *memLog) drop(n int) {
-	for _, m := range l.msgs[:n] {
-		l.bytes -= storedSize(m)
+	for n > 0 && l.n > 0 {
+		c := l.chunks[0]
+		k := min(n, len(c)-l.head)
+		for _, m := range c[l.head : l.head+k] {
+			l.bytes -= storedSize(m)
+		}
+		l.head += k
+		l.n -= k
+		l.first += uint64(k)
+		n -= k
+		if l.head == len(c) && (len(c) == cap(c) || len(l.chunks) > 1) {
+			l.chunks[0] = nil
+			l.chunks = l.chunks[1:]
+			l.head = 0
+		}
 	}
-	l.msgs = l.msgs[n:]
-	l.first += uint64(n)
-	l.dead += n
-	if l.dead >= len(l.msgs) {
-		l.msgs = append([]Message(nil), l.msgs...)
-		l.dead = 0
+	if l.head > 0 && l.head >= l.n {
+		// The dropped slots outnumber the kept messages, which then fit in
+		// one chunk: they move to a new one, and the old chunks go with
+		// their last reader. This copies at most a chunk.
+		var kept []Message
+		if l.n > 0 {
+			kept = make([]Message, 0, max(l.n, firstChunk))
+			skip := l.head
+			for _, c := range l.chunks {
+				kept = append(kept, c[skip:]...)
+				skip = 0
+			}
+		}
+		l.chunks, l.head = nil, 0
+		if kept != nil {
+			l.chunks = [][]Message{kept}
+		}
+	}
+}
+
+// view is what a Replay reads: the kept messages as they are now.
+type logView struct {
+	first  uint64
+	chunks [][]Message
+	head   int
+	n      int
+}
+
+func (l *memLog) view() logView {
+	// The chunk headers are copied: a later append to the last chunk
+	// writes past the length this copy holds.
+	return logView{first: l.first, chunks: append([][]Message(nil), l.chunks...), head: l.head, n: l.n}
+}
+
+// each calls fn on the messages from offset from on, in order, until fn
+// returns false.
+func (v logView) each(from uint64, fn func(uint64, Message) bool) {
+	if from < v.first {
+		from = v.first
+	}
+	if from-v.first >= uint64(v.n) {
+		return
+	}
+	skip := v.head + int(from-v.first) // into the chunks as one sequence
+	off := from
+	for _, c := range v.chunks {
+		if skip >= len(c) {
+			skip -= len(c)
+			continue
+		}
+		for _, m := range c[skip:] {
+			if !fn(off, m) {
+				return
+			}
+			off++
+		}
+		skip = 0
 	}
 }
 
@@ -553,10 +637,10 @@ func (b *Memory) makeRoom(topic string, grow int64) ([]eviction, bool) {
 	var dropped []eviction
 	for b.storeBytes+grow > b.opts.MaxStoreBytes {
 		victim := b.logs[topic]
-		if victim == nil || len(victim.msgs) == 0 {
+		if victim == nil || victim.n == 0 {
 			victim = nil
 			for _, l := range b.logs {
-				if len(l.msgs) > 0 {
+				if l.n > 0 {
 					victim = l
 					break
 				}
@@ -565,7 +649,7 @@ func (b *Memory) makeRoom(topic string, grow int64) ([]eviction, bool) {
 		if victim == nil {
 			return dropped, false
 		}
-		off, first := victim.first, victim.msgs[0]
+		off, first := victim.first, victim.front()
 		before := victim.bytes
 		victim.drop(1)
 		b.storeBytes += victim.bytes - before

@@ -299,7 +299,7 @@ func TestStoreBytesAreBounded(t *testing.T) {
 		defer b.storeMu.Unlock()
 		n := 0
 		if l := b.logs["loop:trace"]; l != nil {
-			n = len(l.msgs)
+			n = l.n
 		}
 		return b.storeBytes, n
 	}
@@ -344,5 +344,64 @@ func TestStoreBytesAreBounded(t *testing.T) {
 	}
 	if bytes, _ := held(); bytes != 0 {
 		t.Errorf("after Forget the store holds %d bytes, want 0", bytes)
+	}
+}
+
+// A log in chunks keeps the last limit messages with their offsets, across
+// chunk boundaries, and a view taken earlier reads the same messages
+// however the log goes on.
+func TestLogKeepsTheLastMessagesInChunks(t *testing.T) {
+	l := memLog{first: 1} // as the store makes it
+	const limit = 2*logChunk + 100
+	msg := func(i int) Message { return Message{ID: strconv.Itoa(i), Payload: []byte(`1`)} }
+	for i := 1; i <= 3*logChunk; i++ {
+		if off, _ := l.add(msg(i), limit); off != uint64(i) {
+			t.Fatalf("add %d returned offset %d", i, off)
+		}
+	}
+	if l.n != limit || l.first != uint64(3*logChunk-limit+1) || l.front().ID != strconv.Itoa(3*logChunk-limit+1) {
+		t.Fatalf("log holds %d from %d (front %s), want %d from %d", l.n, l.first, l.front().ID, limit, 3*logChunk-limit+1)
+	}
+	if want := int64(limit) * storedSize(msg(1)); l.bytes > want+int64(limit)*8 || l.bytes <= 0 {
+		t.Errorf("log bytes = %d, want about %d", l.bytes, want)
+	}
+	read := func(v logView, from uint64) []string {
+		var ids []string
+		v.each(from, func(off uint64, m Message) bool {
+			if m.ID != strconv.FormatUint(off, 10) {
+				t.Fatalf("offset %d holds message %s", off, m.ID)
+			}
+			ids = append(ids, m.ID)
+			return true
+		})
+		return ids
+	}
+	v := l.view()
+	for _, from := range []uint64{0, l.first, l.first + 1, uint64(2 * logChunk), uint64(2*logChunk + 1), uint64(3 * logChunk)} {
+		got := read(v, from)
+		want := 3*logChunk - int(max(from, l.first)) + 1
+		if len(got) != want {
+			t.Errorf("each from %d read %d messages, want %d", from, len(got), want)
+		}
+	}
+	if got := read(v, uint64(3*logChunk+1)); len(got) != 0 {
+		t.Errorf("each past the end read %v", got)
+	}
+	// The log goes on: the view still reads what it held.
+	for i := 3*logChunk + 1; i <= 5*logChunk; i++ {
+		l.add(msg(i), limit)
+	}
+	if got := read(v, 0); len(got) != limit || got[0] != strconv.Itoa(3*logChunk-limit+1) {
+		t.Errorf("an earlier view read %d messages from %v, want its %d", len(got), got[:1], limit)
+	}
+	if len(l.chunks) > limit/logChunk+2 {
+		t.Errorf("log keeps %d chunks for %d messages", len(l.chunks), limit)
+	}
+	l.drop(l.n)
+	if l.n != 0 || l.bytes != 0 || l.first != uint64(5*logChunk+1) {
+		t.Errorf("after dropping all: n %d, bytes %d, first %d", l.n, l.bytes, l.first)
+	}
+	if off, _ := l.add(msg(5*logChunk+1), limit); off != uint64(5*logChunk+1) {
+		t.Errorf("add after dropping all returned offset %d", off)
 	}
 }

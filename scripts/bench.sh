@@ -135,4 +135,6 @@ if want bus; then
   pair "v1 envelope over UDS, raw client" p50-ns ./bus/envelope 'BenchmarkRoundTrip$/^envelope-uds-raw-client$' ./bus/envelope 'BenchmarkRoundTrip$/^bare-echo-uds$' 1s
   pair "nats backend publish->deliver vs nats.go" ns/op ./bus/natsbus 'BenchmarkPublishDeliver$' ./bus/natsbus 'BenchmarkBareNATS$' 1s
   single "400 MB over 40k append-only topics, bound 64 MiB" heap-MiB ./bus 'BenchmarkStoreFlood$' 100000x
+  single "append to a full 100,000-message log" ns/op ./bus 'BenchmarkAppendFullLog$' 300000x
+  single "longest append to a full 100,000-message log" max-µs ./bus 'BenchmarkAppendFullLog$' 300000x
 fi
