@@ -253,9 +253,10 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 	if h.tools == nil {
 		return run.Result{}, errors.New("start work: the host was opened without its tools (host.WithTools)")
 	}
-	// What the first task needs starts now, in the background, while the
-	// run takes its lock and reads its plan.
-	warm := []string{agents.AgentID(agents.Tapestry)}
+	// The hooks every run calls start now, in the background, while the
+	// run takes its lock and reads its plan; the agents start once the
+	// plan says which ones its tasks need (run.Options.Warm).
+	var warm []string
 	for _, r := range h.pipeline.Hooks() {
 		if r.Source == "builtin" && warmsForRun(r) {
 			warm = append(warm, r.Info.Name)
@@ -284,6 +285,13 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Config:  h.cfg,
 		Agent:   h.sup.Agent(agents.AgentID(agents.Tapestry)),
 		Route:   h.categoryRoute,
+		Warm: func(roles ...string) {
+			ids := make([]string, len(roles))
+			for i, role := range roles {
+				ids[i] = agents.AgentID(role)
+			}
+			go h.sup.Warm(ctx, ids...)
+		},
 		Hooks:   h.pipeline,
 		Tools:   h.tools,
 		Logger:  h.logger,

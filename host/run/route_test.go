@@ -77,3 +77,35 @@ func TestRouteGivesCategoryTasksToTheirAgent(t *testing.T) {
 		t.Errorf("StartWork with a row without bash = %s, %v (%v); want failed, naming shuttle-frontend", res.Status, err, res.Err)
 	}
 }
+
+// The run names the agents whose plugins its open tasks need, once it
+// knows the plan: none for runbook tasks, which it runs itself, and the
+// category's Shuttle for a routed model task.
+func TestWarmNamesTheAgentsTheTasksNeed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		body string
+		want string
+	}{
+		{"runbook", plan(task(1, "Build", "true", "true")) + "\n## Verification\n\n- [ ] It builds\n  ```sh verify\n  true\n  ```\n", ""},
+		{"verify-only task", plan(task(1, "Check by hand", "", "true")), "tapestry"},
+		{"prose", plan(task(1, "Build", "true", ""), task(2, "Write it", "", "")), "tapestry"},
+		{"routed", plan(task(1, "Style [category: frontend]", "", ""), task(2, "Write it", "", "")), "shuttle-frontend,tapestry"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			project := runtest.NewProject(t, map[string]string{"p": tt.body})
+			var warmed []string
+			_, err := StartWork(context.Background(), Options{Project: project, Name: "p", Agent: &tickingAgent{},
+				Route: func(t plans.Task) (string, plugins.Agent, bool) {
+					return agents.CategoryAgent(t.Category), &tickingAgent{}, t.Category != ""
+				},
+				Warm: func(roles ...string) { warmed = append(warmed, roles...) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(warmed, ","); got != tt.want {
+				t.Errorf("warmed %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

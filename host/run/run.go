@@ -66,6 +66,10 @@ type Options struct {
 	// Route, when set, gives some tasks to another agent (a category's
 	// Shuttle); nil leaves every task to Agent.
 	Route Router
+	// Warm, when set, is told the roles of the agents the plan's open
+	// tasks will need once the plan is known, so that their plugins can
+	// start while the run gets going. It must not block.
+	Warm func(roles ...string)
 	// Hooks receive the run's events; nil means none.
 	Hooks *hooks.Pipeline
 	// Tools carry out the agent's tool calls, through the capability gate
@@ -252,6 +256,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	p := res.Plan
 	r.res.Plan, r.plan = p, p.Name
+	r.warmAgents(p)
 	r.res.Report = plans.Validate(r.o.Project, p)
 	if !r.res.Report.OK() {
 		r.res.Status = StatusInvalid
@@ -317,6 +322,28 @@ func (r *runner) fire(ctx context.Context, ev plugins.Event) hooks.Outcome {
 		}
 	}
 	return out
+}
+
+// warmAgents has the agents the plan's open tasks need started in the
+// background (Options.Warm): Tapestry, or a category's Shuttle, for a task
+// only a model can do. Runbook tasks run in this process, so a plan of them
+// starts no agent at all.
+func (r *runner) warmAgents(p *plans.Plan) {
+	if r.o.Warm == nil {
+		return
+	}
+	var roles []string
+	for _, t := range p.Tasks {
+		if t.Done || agents.RunsAsRunbook(t) {
+			continue
+		}
+		if role, _ := r.taskAgent(t); !slices.Contains(roles, role) {
+			roles = append(roles, role)
+		}
+	}
+	if len(roles) > 0 {
+		r.o.Warm(roles...)
+	}
 }
 
 // settle finishes the bookkeeping of an earlier run that died after its last
