@@ -57,7 +57,7 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 		return plugins.AgentResponse{Error: errMsg}, nil
 	}
 	if RunsAsRunbook(t) {
-		return a.runbook(ctx, h, name, t)
+		return RunTask(ctx, h, name, t)
 	}
 	if a.model == nil {
 		return a.withoutModel(ctx, h, name, t)
@@ -115,10 +115,6 @@ func (a *TapestryAgent) task(path string, ref plans.Task) (string, plans.Task, s
 	return p.Name, t, ""
 }
 
-func (a *TapestryAgent) runbook(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
-	return RunTask(ctx, h, plan, t)
-}
-
 // RunsAsRunbook reports whether Tapestry carries out t as a runbook, without
 // a model: a task with work blocks, or a Verification item with verify
 // blocks.
@@ -145,7 +141,7 @@ func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, plan s
 		// The run names the task; the error says only what it lacks.
 		return plugins.AgentResponse{Error: fmt.Sprintf("no sh or bash blocks to run: %v", ErrNeedsModel)}, nil
 	}
-	resp, err := a.runbook(ctx, h, plan, t)
+	resp, err := RunTask(ctx, h, plan, t)
 	if err == nil && resp.Error != "" {
 		resp.Error = fmt.Sprintf("%s, and it has no sh or bash work blocks: %v", resp.Error, ErrNeedsModel)
 	}
