@@ -134,12 +134,17 @@ func rejection(plan, since string, bad []agents.Review) error {
 	for _, rv := range bad {
 		b.WriteString("\n  " + rv.Summary())
 	}
-	again := "weave review --plan " + plan
-	if since != "" {
-		again += " --since " + shortSHA(since)
-	}
-	fmt.Fprintf(&b, "\nfix what they found, then run `%s` again", again)
+	fmt.Fprintf(&b, "\nfix what they found, then run `%s` again", reviewCommand(plan, since))
 	return errors.New(b.String())
+}
+
+// reviewCommand is the command that reviews plan's work since since.
+func reviewCommand(plan, since string) string {
+	cmd := "weave review --plan " + plan
+	if since != "" {
+		cmd += " --since " + shortSHA(since)
+	}
+	return cmd
 }
 
 func shortSHA(sha string) string {

@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weavehq/weave/host/model/modeltest"
 )
@@ -295,4 +298,46 @@ func TestReviewCommandThroughTheBinary(t *testing.T) {
 			t.Errorf("stdout = %q (%v), want both approvals as one JSON document", out, err)
 		}
 	})
+}
+
+// Ctrl-C while the reviewers think leaves the plan done and says how to
+// have its work reviewed; the run exits as paused, not as rejected.
+func TestReviewInterruptedByCtrlCPauses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	dir := gitProject(t, map[string]string{"feature": reviewPlan})
+	hold := make(chan struct{})
+	defer close(hold)
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{Match: "You are Weft", Text: "Reading the change", Hold: hold},
+		modeltest.Turn{Match: "You are Warp", Text: "Reading the change", Hold: hold})
+	env := append(chatEnv(t, srv), "WEAVE_REVIEW_ON_COMPLETE=true")
+	cmd := weaveCmd(t, dir, env, "start-work", "--json", "feature")
+	// A terminal's Ctrl-C signals weave's whole process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr := startUntil(t, cmd, `"type":"review.started"`)
+	// Both reviewers are waiting on the model before the interrupt.
+	for deadline := time.Now().Add(30 * time.Second); len(srv.Requests()) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reviewers asked the model %d times, want 2\nstderr: %s", len(srv.Requests()), stderr)
+		}
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitPaused {
+		t.Fatalf("weave after Ctrl-C during the review: %v, want exit %d (paused)\nstderr: %s", err, exitPaused, stderr)
+	}
+	if want := "review interrupted: plan feature is done; run `weave review --plan feature --since "; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr = %s, want %q", stderr, want)
+	}
+	if strings.Contains(stderr.String(), "not approved") {
+		t.Errorf("an interrupted review reads as a rejection:\n%s", stderr)
+	}
+	if plan := readFile(t, filepath.Join(dir, ".weave", "plans", "feature.md")); strings.Contains(plan, "- [ ]") {
+		t.Errorf("the plan is not complete after an interrupted review:\n%s", plan)
+	}
 }

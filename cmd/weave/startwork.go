@@ -112,6 +112,11 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 	w := opts.Streams.ErrOut
 	switch res.Status {
 	case run.StatusDone:
+		if res.Review != nil && res.Review.Interrupted {
+			// The plan is complete; only its review was cut short.
+			fmt.Fprintf(w, "review interrupted: plan %s is done; run `%s` to have its work reviewed\n", res.Plan.Name, reviewCommand(res.Plan.Name, res.Review.Since))
+			return &exitError{code: exitPaused}
+		}
 		if bad := res.Review.Rejected(); len(bad) > 0 {
 			// The plan is complete; its work did not pass review.
 			return &exitError{code: exitFailed, err: rejection(res.Plan.Name, res.Review.Since, bad)}

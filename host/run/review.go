@@ -36,6 +36,9 @@ type Reviewed struct {
 	// Since is the commit the reviewed change starts from ("" outside git).
 	Since   string
 	Reviews []agents.Review
+	// Interrupted is set when the run was interrupted (Ctrl-C) during the
+	// review: the reviews that did not finish say nothing of the work.
+	Interrupted bool
 }
 
 // Rejected lists the reviews that did not approve the plan's work: a
@@ -70,6 +73,7 @@ func (r *runner) review(ctx context.Context, p *plans.Plan) {
 		since = r.st.StartSHA
 	}
 	r.res.Review = &Reviewed{Since: since, Reviews: r.o.Review(ctx, ReviewRequest{Session: r.session, Plan: p, Since: since})}
+	r.res.Review.Interrupted = ctx.Err() != nil
 	for _, rv := range r.res.Review.Reviews {
 		ev := base
 		ev.Type, ev.Time, ev.Agent, ev.Verdict, ev.Reason, ev.Error = EventReview, r.o.Now(), rv.Reviewer, string(rv.Verdict), rv.Reasons, rv.Error
