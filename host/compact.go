@@ -36,9 +36,14 @@ import (
 // session's transcript (which keeps every message), publishes an ANCHOR on
 // loop:anchor when there is a bus, and streams a model.compacted event.
 
-// ModelCompacted says an agent's conversation was compacted; its
-// Compaction says how.
-const ModelCompacted = "model.compacted"
+// ModelCompacting says an agent's conversation is being compacted: the
+// model is writing the summary (Compaction has the trigger, the reason, the
+// messages covered and the tokens before). ModelCompacted follows when it
+// is done, with the whole Compaction.
+const (
+	ModelCompacting = "model.compacting"
+	ModelCompacted  = "model.compacted"
+)
 
 // Compaction triggers, as Claude Code's PreCompact hooks know them.
 const (
@@ -66,6 +71,11 @@ type Compaction struct {
 	// tokens when known), TokensAfter the estimated size after.
 	TokensBefore int64 `json:"tokens_before"`
 	TokensAfter  int64 `json:"tokens_after"`
+}
+
+// StartLine is the one line a person reads while a compaction runs.
+func (c Compaction) StartLine() string {
+	return fmt.Sprintf("compacting the conversation: summarising %d messages (%s tokens)…", c.Messages, kTokens(c.TokensBefore))
 }
 
 // Line is the one line a person reads about a compaction.
@@ -387,6 +397,9 @@ func (m *modelService) runCompaction(ctx context.Context, job compactJob, apply 
 	}
 	instructions := strings.TrimSpace(strings.Join(append([]string{job.instructions}, out.Context...), "\n\n"))
 
+	// Writing the summary takes a model call: say so while it runs.
+	m.emit(ctx, ModelEvent{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: m.window,
+		Compaction: &Compaction{Trigger: job.trigger, Reason: job.reason, Messages: len(job.covered), TokensBefore: job.before}})
 	resp, err := m.provider.Complete(ctx, plugins.ChatRequest{
 		Model:    job.model,
 		System:   compactPrompt,

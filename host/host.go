@@ -270,6 +270,10 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
 			case ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			case ModelCompacting:
+				if ev.Compaction != nil {
+					observe(run.Event{Type: run.EventModelCompacting, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.StartLine()})
+				}
 			case ModelCompacted:
 				if ev.Compaction != nil {
 					observe(run.Event{Type: run.EventModelCompacted, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.Line()})

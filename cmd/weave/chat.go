@@ -266,15 +266,19 @@ func (t *transcript) observe(ev host.ModelEvent) {
 		if ev.Agent == t.agent {
 			t.endLine()
 		}
-	case host.ModelCompacted:
+	case host.ModelCompacting, host.ModelCompacted:
 		t.endLine()
 		if ev.Compaction == nil {
 			return
 		}
+		line := ev.Compaction.Line()
+		if ev.Type == host.ModelCompacting {
+			line = ev.Compaction.StartLine()
+		}
 		if ev.Agent == t.agent {
-			fmt.Fprintln(t.errOut, ev.Compaction.Line())
+			fmt.Fprintln(t.errOut, line)
 		} else {
-			fmt.Fprintf(t.errOut, "  [%s] %s\n", ev.Agent, ev.Compaction.Line())
+			fmt.Fprintf(t.errOut, "  [%s] %s\n", ev.Agent, line)
 		}
 	}
 }

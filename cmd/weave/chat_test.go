@@ -231,6 +231,10 @@ func TestChatThroughTheBinary(t *testing.T) {
 		if !strings.Contains(errOut, "context compacted: 2k → ") {
 			t.Errorf("stderr = %q, want the compaction line", errOut)
 		}
+		// While the summary is written, the person is told so.
+		if i := strings.Index(errOut, "compacting the conversation: summarising "); i < 0 || i > strings.Index(errOut, "context compacted") {
+			t.Errorf("stderr = %q, want a line while the summary is written, before the compaction line", errOut)
+		}
 		reqs := srv.Requests()
 		if len(reqs) != 3 {
 			t.Fatalf("%d model requests, want 3", len(reqs))

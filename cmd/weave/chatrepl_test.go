@@ -422,6 +422,7 @@ func TestInteractiveChatCompact(t *testing.T) {
 	c.out.waitFor(t, "the answer", "Paris.\n", 1)
 	c.err.waitFor(t, "the second prompt", chatPrompt, 2)
 	c.say(t, "/compact")
+	c.err.waitFor(t, "the line while the summary is written", "compacting the conversation: summarising", 1)
 	c.err.waitFor(t, "the compaction line", "context compacted", 1)
 	c.err.waitFor(t, "the prompt after it", chatPrompt, 3)
 	c.say(t, "and the second city?")

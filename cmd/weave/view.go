@@ -88,7 +88,7 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
 	case run.EventModelToolCall:
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
-	case run.EventModelCompacted:
+	case run.EventModelCompacting, run.EventModelCompacted:
 		fmt.Fprintf(v.out, "    [%s] %s\n", ev.Agent, ev.Output)
 	case run.EventReviewStarted:
 		fmt.Fprintf(v.out, "reviewing plan %s with %s\n", ev.Plan, ev.Reason)
@@ -244,7 +244,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.plan = ev.Plan
 	}
 	switch ev.Type {
-	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacted:
+	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacting, run.EventModelCompacted:
 		// These carry no progress.
 	default:
 		m.completed, m.total = ev.Completed, ev.Total
@@ -275,7 +275,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.streaming = true
 	case run.EventModelToolCall:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] → %s", ev.Agent, ev.Tool)))
-	case run.EventModelCompacted:
+	case run.EventModelCompacting, run.EventModelCompacted:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] %s", ev.Agent, ev.Output)))
 	case run.EventTaskDone:
 		printed = fmt.Sprintf("%s %d. %s  %s", m.pal.ok.Render("✓"), ev.Task, ev.Title, m.pal.dim.Render(millis(ev.ElapsedMS)))

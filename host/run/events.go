@@ -27,6 +27,9 @@ const (
 	// earlier part replaced by a summary (Output says how many tokens it
 	// went from and to).
 	EventModelCompacted = "model.compacted"
+	// EventModelCompacting says an agent's conversation is being compacted
+	// (Output says what the summary covers); EventModelCompacted follows.
+	EventModelCompacting = "model.compacting"
 )
 
 // Event is one step of a start-work run. It is what the live view draws and
