@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -202,7 +203,7 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 		env, err := c.readEnvelope()
 		if err != nil {
 			c.forget(id)
-			if ctx.Err() != nil && errors.Is(err, errReadDeadline) {
+			if ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				return Envelope{}, false, fmt.Errorf("wait for reply: %w", ctx.Err())
 			}
 			c.fail(err)
@@ -219,23 +220,12 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 	}
 }
 
-// errReadDeadline is what a read cut short by its deadline returns.
-var errReadDeadline = errDeadline{}
-
-type errDeadline struct{}
-
-func (errDeadline) Error() string { return "read deadline" }
-
 // readEnvelope reads and decodes the next line. A line cut short by a
 // deadline is kept, and completed by the next read.
 func (c *Client) readEnvelope() (Envelope, error) {
 	line, _, err := readLine(c.r, maxLine)
 	if err != nil {
 		c.partial = append(c.partial, line...)
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return Envelope{}, errReadDeadline
-		}
 		return Envelope{}, err
 	}
 	if len(c.partial) > 0 {

@@ -44,15 +44,13 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 			return fmt.Errorf("%s: %w", role, err)
 		case resp.Error != "":
 			return agents.ResponseError(resp)
-		case !resp.Done:
-			return fmt.Errorf("%s: the runbook ended without ticking task %s", role, t.Label())
 		}
 		return nil
 	}
 	req := agents.TaskRequest(r.session, p, t)
 	source := SourceStartWork
 	for nudges := 0; ; nudges++ {
-		if !t.HasWork() && role == agents.Tapestry {
+		if role == agents.Tapestry {
 			req.History = r.history(ctx)
 		}
 		if len(r.forModel) > 0 {
@@ -67,7 +65,7 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 			return fmt.Errorf("%s: %w", role, err)
 		case resp.Error != "":
 			return agents.ResponseError(resp)
-		case resp.Done && (t.HasWork() || r.ticked(p, t)):
+		case resp.Done && r.ticked(p, t):
 			return nil
 		}
 		// The agent ended its turn with the task unfinished (or said done

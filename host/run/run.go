@@ -256,12 +256,12 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	p := res.Plan
 	r.res.Plan, r.plan = p, p.Name
-	r.warmAgents(p)
 	r.res.Report = plans.Validate(r.o.Project, p)
 	if !r.res.Report.OK() {
 		r.res.Status = StatusInvalid
 		return r.res, nil
 	}
+	r.warmAgents(p)
 	// Template warnings, in line order, once per change of what they say.
 	warnings := slices.Clone(r.res.Report.Warnings)
 	slices.SortStableFunc(warnings, func(a, b plans.Problem) int {
