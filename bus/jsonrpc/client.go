@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/internal/fastjson"
 )
@@ -49,6 +47,15 @@ type SubscribeOptions struct {
 // lost, initializes again with the same clientId and subscribes again to
 // everything it was subscribed to, in the same order. It is safe for
 // concurrent use.
+//
+// Nobody reads the connection for the client as a matter of course: a call
+// reads frames itself until its own answer comes, handing whatever else it
+// reads to the calls and subscriptions it belongs to. That saves waking a
+// reader goroutine for every answer. While other calls wait, one of them
+// takes over the reading when the first is done; while the client has
+// subscriptions, or has been idle for a moment, a goroutine reads, so that
+// deliveries are answered and a lost connection is noticed and redialled
+// before the next call.
 type Client struct {
 	url       string
 	info      ClientInfo
@@ -59,16 +66,37 @@ type Client struct {
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // readers, redials and handlers; Add only under mu while !closed
 
 	mu      sync.Mutex
-	ws      *websocket.Conn // nil while reconnecting
-	ready   chan struct{}   // closed when ws is usable
-	pending map[string]chan incoming
+	closed  bool
+	conn    *clientConn   // nil while reconnecting
+	ready   chan struct{} // closed when conn is usable
+	reading bool          // the read token: someone reads conn
+	idle    *time.Timer   // starts a reader once the client has been idle
+	pending map[string]*pendingCall
 	nextID  uint64
 	subs    []*clientSub
 	server  InitializeResult
 	conns   int // connections made, for tests and logs
+}
+
+// idleRead is how long the client goes without a reader after its last
+// answer: back-to-back calls read for themselves, and a quiet client still
+// notices a lost connection within this.
+const idleRead = 2 * time.Millisecond
+
+// pendingCall is a call waiting for its answer.
+type pendingCall struct {
+	// ch gets the answer, or lead when the call is to take over reading;
+	// it is closed when the connection is lost.
+	ch     chan reply
+	parked bool // waiting on ch while another reads
+}
+
+type reply struct {
+	in   incoming
+	lead bool
 }
 
 type clientSub struct {
@@ -82,7 +110,7 @@ type clientSub struct {
 
 // Dial connects to the bus at url (ws:// or wss://) and initializes.
 func Dial(ctx context.Context, url string, info ClientInfo, opts ...DialOption) (*Client, error) {
-	c := &Client{url: url, info: info, reconnect: true, maxFrame: DefaultMaxFrameBytes, pending: make(map[string]chan incoming)}
+	c := &Client{url: url, info: info, reconnect: true, maxFrame: DefaultMaxFrameBytes, pending: make(map[string]*pendingCall)}
 	for _, o := range opts {
 		o(c)
 	}
@@ -91,13 +119,12 @@ func Dial(ctx context.Context, url string, info ClientInfo, opts ...DialOption) 
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.ready = make(chan struct{})
-	ws, err := c.connect(ctx)
-	if err != nil {
+	c.idle = time.AfterFunc(time.Hour, c.readWhileIdle)
+	c.idle.Stop()
+	if err := c.connect(ctx); err != nil {
 		c.cancel()
 		return nil, err
 	}
-	c.wg.Add(1)
-	go c.run(ws)
 	return c, nil
 }
 
@@ -119,29 +146,29 @@ func (c *Client) Connections() int {
 	return c.conns
 }
 
-// connect dials, initializes and re-subscribes; on success ws is live.
-func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
+// connect dials, initializes and re-subscribes; on success the connection
+// is the client's.
+func (c *Client) connect(ctx context.Context) error {
 	h := http.Header{}
 	if c.token != "" {
 		h.Set("Authorization", "Bearer "+c.token)
 	}
-	ws, resp, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPHeader: h})
+	fc, err := dialConn(ctx, c.url, h, c.maxFrame)
 	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			return nil, fmt.Errorf("dial bus %s: unauthorized: pass the bus token (WEAVE_BUS_TOKEN)", c.url)
+		if errors.Is(err, errUnauthorized) {
+			return fmt.Errorf("dial bus %s: unauthorized: pass the bus token (WEAVE_BUS_TOKEN)", c.url)
 		}
-		return nil, fmt.Errorf("dial bus %s: %w", c.url, err)
+		return fmt.Errorf("dial bus %s: %w", c.url, err)
 	}
-	ws.SetReadLimit(c.maxFrame)
-	// Until the read loop runs, responses are read here.
+	// Nobody else has the connection yet: answers are read here.
 	init := func(method string, params, result any) error {
 		id := "init"
 		data, _ := json.Marshal(request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
-		if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+		if err := fc.writeMessage(ctx, data); err != nil {
 			return err
 		}
 		for {
-			_, frame, err := ws.Read(ctx)
+			frame, err := fc.readMessage(ctx)
 			if err != nil {
 				return err
 			}
@@ -152,7 +179,7 @@ func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
 				if in.method != "" && !in.notification() {
 					f := false
 					data, _ := json.Marshal(resultResponse(in.id, AckResult{Processed: &f, ShouldRetry: true, RetrySeconds: 1, Message: "reconnecting"}))
-					_ = ws.Write(ctx, websocket.MessageText, data)
+					_ = fc.writeMessage(ctx, data)
 				}
 				continue
 			}
@@ -165,8 +192,8 @@ func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
 	var server InitializeResult
 	info, _ := json.Marshal(c.info)
 	if err := init("initialize", initializeParams{ClientID: c.id, ClientInfo: info}, &server); err != nil {
-		_ = ws.CloseNow()
-		return nil, fmt.Errorf("initialize with bus %s: %w", c.url, err)
+		fc.close()
+		return fmt.Errorf("initialize with bus %s: %w", c.url, err)
 	}
 	c.mu.Lock()
 	var subs []clientSub
@@ -179,93 +206,193 @@ func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
 	for _, s := range subs {
 		var ok map[string]bool
 		if err := init("subscribe", subscribeParams{Topic: &s.pattern, Policy: string(s.opts.Policy), Method: s.opts.Method}, &ok); err != nil {
-			_ = ws.CloseNow()
-			return nil, fmt.Errorf("subscribe again to %q on bus %s: %w", s.pattern, c.url, err)
+			fc.close()
+			return fmt.Errorf("subscribe again to %q on bus %s: %w", s.pattern, c.url, err)
 		}
 	}
 	c.mu.Lock()
-	c.ws = ws
+	defer c.mu.Unlock()
+	if c.closed {
+		fc.close()
+		return ErrClientClosed
+	}
+	c.conn = fc
 	c.server = server
 	c.conns++
 	close(c.ready)
-	c.mu.Unlock()
-	return ws, nil
+	c.reading = false
+	c.handOnLocked(fc)
+	return nil
 }
 
-// run reads frames until the connection ends, then reconnects.
-func (c *Client) run(ws *websocket.Conn) {
-	defer c.wg.Done()
-	for {
-		c.read(ws)
-		c.mu.Lock()
-		c.ws = nil
-		c.ready = make(chan struct{})
-		for id, ch := range c.pending {
-			close(ch) // the call fails; the server will not answer on a new connection
-			delete(c.pending, id)
-		}
-		c.mu.Unlock()
-		if !c.reconnect || c.ctx.Err() != nil {
+// handOnLocked decides who reads fc next, once its reader is done: a call
+// still waiting, else a goroutine for the subscriptions, else nobody until
+// the client has been idle for idleRead. c.mu is held.
+func (c *Client) handOnLocked(fc *clientConn) {
+	if c.conn != fc {
+		return // lost meanwhile: nothing to read
+	}
+	for _, w := range c.pending {
+		if w.parked {
+			w.parked = false
+			w.ch <- reply{lead: true}
 			return
 		}
-		var err error
-		ws, err = c.redial()
+	}
+	if c.subscribedLocked() && c.goLocked(func() { c.readBackground(fc) }) {
+		c.reading = true
+		return
+	}
+	c.reading = false
+	if !c.closed {
+		c.idle.Reset(idleRead)
+	}
+}
+
+func (c *Client) handOn(fc *clientConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handOnLocked(fc)
+}
+
+// goLocked runs f on a goroutine Close waits for, unless the client is
+// closed. c.mu is held.
+func (c *Client) goLocked(f func()) bool {
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (c *Client) subscribedLocked() bool {
+	for _, s := range c.subs {
+		if s.active {
+			return true
+		}
+	}
+	return false
+}
+
+// readWhileIdle starts a reader when nobody reads: the idle timer.
+func (c *Client) readWhileIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reading || c.conn == nil {
+		return
+	}
+	fc := c.conn
+	if c.goLocked(func() { c.readBackground(fc) }) {
+		c.reading = true
+	}
+}
+
+// readBackground reads fc for nobody in particular. Without subscriptions it
+// steps aside after the first answer it hands over, so that the calls that
+// follow read for themselves.
+func (c *Client) readBackground(fc *clientConn) {
+	done := func(answered bool) bool {
+		if !answered {
+			return false
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !c.subscribedLocked()
+	}
+	if c.readFrames(c.ctx, fc, done) == nil {
+		c.handOn(fc)
+	}
+}
+
+// readFrames reads messages from fc and hands each where it belongs until
+// done says so after a message (answered: it held an answer). It returns
+// nil when done, ctx's error with the read token still held, or a read error
+// once the connection has been given up.
+func (c *Client) readFrames(ctx context.Context, fc *clientConn, done func(answered bool) bool) error {
+	for {
+		frame, err := fc.readMessage(ctx)
 		if err != nil {
-			return // closed
+			if ctx.Err() != nil && ctx != c.ctx {
+				return err
+			}
+			c.lost(fc)
+			return err
+		}
+		if done(c.dispatch(fc, frame)) {
+			return nil
 		}
 	}
 }
 
-func (c *Client) redial() (*websocket.Conn, error) {
+// dispatch hands a message's answers to their calls and serves its
+// deliveries; it says whether there was an answer.
+func (c *Client) dispatch(fc *clientConn, frame []byte) (answered bool) {
+	trimmed := bytes.TrimSpace(frame)
+	var elems []json.RawMessage
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &elems) != nil {
+			return false
+		}
+	} else {
+		elems = []json.RawMessage{trimmed}
+	}
+	for _, raw := range elems {
+		in, _ := parseIncoming(raw)
+		switch {
+		case in.invalid != nil:
+		case in.response:
+			c.deliverResponse(in)
+			answered = true
+		default:
+			c.mu.Lock()
+			c.goLocked(func() { c.serveCall(fc, in) })
+			c.mu.Unlock()
+		}
+	}
+	return answered
+}
+
+// lost gives fc up: its calls fail, and the client redials unless it is
+// closed or does not reconnect.
+func (c *Client) lost(fc *clientConn) {
+	fc.close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != fc {
+		return
+	}
+	c.conn = nil
+	c.reading = false
+	c.ready = make(chan struct{})
+	c.idle.Stop()
+	for id, w := range c.pending {
+		close(w.ch) // the call fails; the server will not answer on a new connection
+		delete(c.pending, id)
+	}
+	if c.reconnect {
+		c.goLocked(c.redial)
+	}
+}
+
+func (c *Client) redial() {
 	wait := 50 * time.Millisecond
 	for {
-		ws, err := c.connect(c.ctx)
-		if err == nil {
-			return ws, nil
+		err := c.connect(c.ctx)
+		if err == nil || c.ctx.Err() != nil {
+			return
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-c.ctx.Done():
 			t.Stop()
-			return nil, ErrClientClosed
-		}
-		wait = min(wait*2, 2*time.Second)
-	}
-}
-
-func (c *Client) read(ws *websocket.Conn) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		_, frame, err := ws.Read(c.ctx)
-		if err != nil {
-			_ = ws.CloseNow()
 			return
 		}
-		trimmed := bytes.TrimSpace(frame)
-		var elems []json.RawMessage
-		if len(trimmed) > 0 && trimmed[0] == '[' {
-			if json.Unmarshal(trimmed, &elems) != nil {
-				continue
-			}
-		} else {
-			elems = []json.RawMessage{trimmed}
-		}
-		for _, raw := range elems {
-			in, _ := parseIncoming(raw)
-			switch {
-			case in.invalid != nil:
-			case in.response:
-				c.deliverResponse(in)
-			default:
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					c.serveCall(ws, in)
-				}()
-			}
-		}
+		wait = min(wait*2, 2*time.Second)
 	}
 }
 
@@ -275,17 +402,17 @@ func (c *Client) deliverResponse(in incoming) {
 		return
 	}
 	c.mu.Lock()
-	ch := c.pending[id]
+	w := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
-	if ch != nil {
-		ch <- in
+	if w != nil {
+		w.ch <- reply{in: in}
 	}
 }
 
 // serveCall answers a delivery from the server with the subscription's
 // handler.
-func (c *Client) serveCall(ws *websocket.Conn, in incoming) {
+func (c *Client) serveCall(fc *clientConn, in incoming) {
 	var resp *response
 	switch in.method {
 	case "sendMessage", "processMessage":
@@ -314,7 +441,9 @@ func (c *Client) serveCall(ws *websocket.Conn, in incoming) {
 		return
 	}
 	data, _ := json.Marshal(resp)
-	_ = ws.Write(c.ctx, websocket.MessageText, data)
+	if fc.writeMessage(c.ctx, data) != nil {
+		c.lost(fc)
+	}
 }
 
 func callHandler(ctx context.Context, h bus.Handler, d Delivery) (ack bus.Ack, err error) {
@@ -344,12 +473,12 @@ func (c *Client) handlerFor(d Delivery) bus.Handler {
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	for {
 		c.mu.Lock()
-		ws, ready := c.ws, c.ready
+		fc, ready := c.conn, c.ready
 		c.mu.Unlock()
 		if c.ctx.Err() != nil {
 			return ErrClientClosed
 		}
-		if ws == nil {
+		if fc == nil {
 			if !c.reconnect {
 				return fmt.Errorf("%s: connection to bus %s lost", method, c.url)
 			}
@@ -362,9 +491,14 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 				return ErrClientClosed
 			}
 		}
-		in, err := c.roundTrip(ctx, ws, method, params)
-		if errors.Is(err, errLost) && c.reconnect {
-			return fmt.Errorf("%s: connection to bus %s lost before the answer; it may or may not have run", method, c.url)
+		in, err := c.roundTrip(ctx, fc, method, params)
+		if errors.Is(err, errLost) {
+			if c.ctx.Err() != nil {
+				return ErrClientClosed
+			}
+			if c.reconnect {
+				return fmt.Errorf("%s: connection to bus %s lost before the answer; it may or may not have run", method, c.url)
+			}
 		}
 		if err != nil {
 			return err
@@ -384,52 +518,105 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 
 var errLost = errors.New("connection lost")
 
-func (c *Client) roundTrip(ctx context.Context, ws *websocket.Conn, method string, params any) (incoming, error) {
+// roundTrip writes the request and waits for its answer, reading fc itself
+// when nobody else is.
+func (c *Client) roundTrip(ctx context.Context, fc *clientConn, method string, params any) (incoming, error) {
+	w := &pendingCall{ch: make(chan reply, 1)}
 	c.mu.Lock()
 	c.nextID++
 	id := "c" + strconv.FormatUint(c.nextID, 10)
-	ch := make(chan incoming, 1)
-	c.pending[id] = ch
+	c.pending[id] = w
 	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}
 	data, err := fastjson.Marshal(request{JSONRPC: "2.0", Method: method, Params: params, ID: json.RawMessage(strconv.Quote(id))})
 	if err != nil {
-		forget()
+		c.forgetCall(id, w, fc)
 		return incoming{}, fmt.Errorf("%s: encode params: %w", method, err)
 	}
-	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
-		forget()
+	if err := fc.writeMessage(ctx, data); err != nil {
+		if !errors.Is(err, errBroken) && ctx.Err() != nil {
+			// Given up before a byte went out: the connection is fine.
+			c.forgetCall(id, w, fc)
+			return incoming{}, fmt.Errorf("%s: %w", method, err)
+		}
+		c.lost(fc)
 		return incoming{}, fmt.Errorf("%s: %w: %v", method, errLost, err)
 	}
-	select {
-	case in, ok := <-ch:
-		if !ok {
-			return incoming{}, fmt.Errorf("%s: %w", method, errLost)
+	c.mu.Lock()
+	lead := false
+	if _, ok := c.pending[id]; ok {
+		if !c.reading && c.conn == fc {
+			c.reading, lead = true, true
+		} else {
+			w.parked = true
 		}
-		return in, nil
-	case <-ctx.Done():
-		forget()
-		return incoming{}, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+	c.mu.Unlock()
+	for {
+		if lead {
+			err := c.readFrames(ctx, fc, func(bool) bool { return len(w.ch) > 0 })
+			if err == nil {
+				c.handOn(fc)
+			} else if ctx.Err() != nil && c.ctx.Err() == nil {
+				// Given up with the token held: someone else reads on.
+				c.forgetCall(id, w, fc)
+				c.handOn(fc)
+				return incoming{}, fmt.Errorf("%s: %w", method, ctx.Err())
+			}
+			lead = false
+		}
+		select {
+		case r, ok := <-w.ch:
+			if !ok {
+				return incoming{}, fmt.Errorf("%s: %w", method, errLost)
+			}
+			if r.lead {
+				lead = true
+				continue
+			}
+			return r.in, nil
+		case <-ctx.Done():
+			c.forgetCall(id, w, fc)
+			return incoming{}, fmt.Errorf("%s: %w", method, ctx.Err())
+		}
+	}
+}
+
+// forgetCall drops a call that will not wait for its answer; if it was
+// just asked to read, the reading goes to someone else.
+func (c *Client) forgetCall(id string, w *pendingCall, fc *clientConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[id] == w {
+		delete(c.pending, id)
+	}
+	select {
+	case r, ok := <-w.ch:
+		if ok && r.lead {
+			c.handOnLocked(fc)
+		}
+	default:
 	}
 }
 
 // Notify sends a notification: no answer, no error from the server.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	c.mu.Lock()
-	ws := c.ws
+	fc := c.conn
 	c.mu.Unlock()
-	if ws == nil {
+	if fc == nil {
 		return fmt.Errorf("%s: not connected to bus %s", method, c.url)
 	}
 	data, err := json.Marshal(request{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
 		return fmt.Errorf("%s: encode params: %w", method, err)
 	}
-	return ws.Write(ctx, websocket.MessageText, data)
+	if err := fc.writeMessage(ctx, data); err != nil {
+		if errors.Is(err, errBroken) {
+			c.lost(fc)
+		}
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
 }
 
 // Subscribe subscribes to pattern; h answers each delivery (its Ack becomes
@@ -452,6 +639,10 @@ func (c *Client) Subscribe(ctx context.Context, pattern string, h bus.Handler, o
 		return fmt.Errorf("subscribe to %q: %w", pattern, err)
 	}
 	sub.active = true
+	// Deliveries need a reader even while no call reads.
+	if fc := c.conn; fc != nil && !c.reading && c.goLocked(func() { c.readBackground(fc) }) {
+		c.reading = true
+	}
 	return nil
 }
 
@@ -505,12 +696,14 @@ func (c *Client) Ping(ctx context.Context) (time.Time, error) {
 
 // Close closes the connection and stops reconnecting.
 func (c *Client) Close() error {
-	c.cancel() // first, so the read loop does not reconnect
 	c.mu.Lock()
-	ws := c.ws
+	c.closed = true
+	c.idle.Stop()
+	fc := c.conn
 	c.mu.Unlock()
-	if ws != nil {
-		_ = ws.CloseNow()
+	c.cancel() // wakes a redial's wait
+	if fc != nil {
+		fc.close()
 	}
 	c.wg.Wait()
 	return nil

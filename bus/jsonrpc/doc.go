@@ -95,4 +95,15 @@
 // subscribes again in the original order. Calls made meanwhile wait for
 // the new connection (bounded by their context); a call whose connection
 // dropped before the answer fails, since it may or may not have run.
+//
+// A call reads its own answer from the socket when no other goroutine is
+// reading, and no goroutine reads for a client that has neither calls in
+// flight nor subscriptions for the first couple of milliseconds it is
+// idle: an answer is not handed from a reader goroutine to the caller,
+// which on a quiet machine costs about as much as the server's work. The
+// client frames its messages itself (github.com/gobwas/ws for the
+// handshake and the frame headers) because a read given up when its
+// context ends must keep the connection and any half-read frame; the
+// server's library closes the connection then. The client dials the bus
+// directly: HTTP_PROXY and HTTPS_PROXY are not used.
 package jsonrpc
