@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,10 @@ func WithToken(token string) DialOption { return func(c *Client) { c.token = tok
 
 // WithoutReconnect makes a lost connection final: calls then fail.
 func WithoutReconnect() DialOption { return func(c *Client) { c.reconnect = false } }
+
+// WithTLSConfig sets the TLS configuration for wss:// URLs (the default
+// trusts the system's roots).
+func WithTLSConfig(cfg *tls.Config) DialOption { return func(c *Client) { c.tls = cfg } }
 
 // WithMaxFrameBytes bounds frames read from the server (default 1 MiB).
 func WithMaxFrameBytes(n int64) DialOption { return func(c *Client) { c.maxFrame = n } }
@@ -63,6 +68,7 @@ type Client struct {
 	token     string
 	reconnect bool
 	maxFrame  int64
+	tls       *tls.Config
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -153,7 +159,7 @@ func (c *Client) connect(ctx context.Context) error {
 	if c.token != "" {
 		h.Set("Authorization", "Bearer "+c.token)
 	}
-	fc, err := dialConn(ctx, c.url, h, c.maxFrame)
+	fc, err := dialConn(ctx, c.url, h, c.tls, c.maxFrame)
 	if err != nil {
 		if errors.Is(err, errUnauthorized) {
 			return fmt.Errorf("dial bus %s: unauthorized: pass the bus token (WEAVE_BUS_TOKEN)", c.url)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +200,38 @@ func TestIdleClientNoticesALostConnection(t *testing.T) {
 	bustest.WaitFor(t, "the idle client to redial", func() bool { return c.Connections() == 2 })
 	if _, err := c.Ping(ctx); err != nil {
 		t.Errorf("Ping on the new connection = %v", err)
+	}
+}
+
+func TestDialOverTLS(t *testing.T) {
+	b, err := bus.NewMemory(bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	hs.StartTLS()
+	defer func() { _ = srv.Close(); hs.Close() }()
+	url := "wss://" + strings.TrimPrefix(hs.URL, "https://")
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+
+	if c, err := jsonrpc.Dial(ctx, url, jsonrpc.ClientInfo{Name: "tls"}); err == nil {
+		c.Close()
+		t.Fatal("Dial to a server whose certificate nobody trusts = nil error")
+	}
+	trust := hs.Client().Transport.(*http.Transport).TLSClientConfig
+	c, err := jsonrpc.Dial(ctx, url, jsonrpc.ClientInfo{Name: "tls"}, jsonrpc.WithTLSConfig(trust))
+	if err != nil {
+		t.Fatalf("Dial over TLS = %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Ping(ctx); err != nil {
+		t.Errorf("Ping over TLS = %v", err)
 	}
 }

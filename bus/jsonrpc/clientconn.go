@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -48,9 +49,10 @@ var errTooBig = errors.New("message from the bus is over the frame limit")
 var aLongTimeAgo = time.Unix(1, 0)
 
 // dialConn connects to url and upgrades the connection to WebSocket.
-func dialConn(ctx context.Context, url string, header http.Header, maxMsg int64) (*clientConn, error) {
+func dialConn(ctx context.Context, url string, header http.Header, tlsConfig *tls.Config, maxMsg int64) (*clientConn, error) {
 	status := 0
 	d := ws.Dialer{
+		TLSConfig:     tlsConfig,
 		Header:        ws.HandshakeHeaderHTTP(header),
 		OnStatusError: func(s int, _ []byte, _ io.Reader) { status = s },
 	}
