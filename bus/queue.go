@@ -35,8 +35,13 @@ func (q *queue) push(d delivery, force bool) bool {
 	}
 	q.buf[(q.head+q.n)%len(q.buf)] = d
 	q.n++
+	wasEmpty := q.n == 1
 	q.mu.Unlock()
-	signal(q.ready)
+	// The worker waits on ready only after finding the queue empty, so only
+	// the push that ends an empty spell needs to wake it.
+	if wasEmpty {
+		signal(q.ready)
+	}
 	return true
 }
 
@@ -63,9 +68,13 @@ func (q *queue) pop() (delivery, bool) {
 	d := q.buf[q.head]
 	q.buf[q.head] = delivery{} // let the message go
 	q.head = (q.head + 1) % len(q.buf)
+	wasFull := q.n >= q.limit
 	q.n--
 	q.mu.Unlock()
-	signal(q.room)
+	// Likewise publishers wait on room only after finding the queue full.
+	if wasFull {
+		signal(q.room)
+	}
 	return d, true
 }
 
