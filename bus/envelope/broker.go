@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/bus"
-	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // Options configures a Broker. The zero value is usable.
@@ -549,7 +548,7 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 	}
 	ev.TS = FormatTime(now)
 	ev.Seq, ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = 0, "", "", nil, ""
-	raw, err := fastjson.Marshal(ev)
+	raw, err := marshalEnvelope(&ev)
 	if err != nil {
 		return ev, fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
@@ -603,7 +602,7 @@ func (st *stream) deliver(ev Envelope) bool {
 	if st.corr == "" {
 		return st.out.push(ev)
 	}
-	raw, _ := json.Marshal(ev)
+	raw, _ := marshalEnvelope(&ev)
 	return st.out.push(Envelope{
 		V: Version, Type: TypeEventsRecord, ID: NewID(), TS: ev.TS, Src: BusSrc,
 		Session: ev.Session, Corr: st.corr, Payload: raw,

@@ -9,8 +9,6 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // Client speaks the envelope protocol over a Unix socket. Do sends a command
@@ -29,7 +27,6 @@ type Client struct {
 
 	wmu sync.Mutex // orders seq assignment with writes
 	w   *bufio.Writer
-	enc *fastjson.Encoder
 	seq int64
 
 	mu      sync.Mutex
@@ -59,14 +56,10 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial bus socket %s: %w (is the bus running?)", path, err)
 	}
-	w := bufio.NewWriter(nc)
-	enc := fastjson.NewEncoder(w)
-	enc.SetEscapeHTML(false)
 	c := &Client{
 		nc:      nc,
 		r:       bufio.NewReaderSize(nc, 64<<10),
-		w:       w,
-		enc:     enc,
+		w:       bufio.NewWriter(nc),
 		pending: make(map[string]chan Envelope),
 		rtok:    make(chan struct{}, 1),
 		events:  make(chan Envelope, 1024),
@@ -118,7 +111,7 @@ func (c *Client) sendLocked(env Envelope) (Envelope, error) {
 	} else if env.Seq > c.seq {
 		c.seq = env.Seq
 	}
-	if err := c.enc.Encode(env); err != nil {
+	if err := writeEnvelope(c.w, &env); err != nil {
 		return env, fmt.Errorf("send %s: %w", env.Type, err)
 	}
 	if err := c.w.Flush(); err != nil {
@@ -233,7 +226,7 @@ func (c *Client) readEnvelope() (Envelope, error) {
 		c.partial = nil
 	}
 	var env Envelope
-	if err := fastjson.Unmarshal(line, &env); err != nil {
+	if err := unmarshalEnvelope(line, &env); err != nil {
 		return Envelope{}, fmt.Errorf("bus sent a line that is not an envelope: %w", err)
 	}
 	return env, nil

@@ -85,7 +85,7 @@ func (b *Broker) catchUpIndex(ctx context.Context) error {
 	var ferr error
 	err := b.bus.Replay(ctx, IndexTopic, b.index+1, func(off uint64, m bus.Message) bool {
 		var ev Envelope
-		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
+		if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
 			b.opts.Logger.Warn("skip a malformed session index entry", "offset", off, "err", err)
 		} else if ferr = b.applyIndex(ctx, ev); ferr != nil {
 			return false
@@ -105,7 +105,7 @@ func (b *Broker) catchUpIndex(ctx context.Context) error {
 // indexEntry appends ev (session.created or session.closed) to the index
 // and applies it. b.mu is held.
 func (b *Broker) indexEntry(ctx context.Context, ev Envelope) error {
-	raw, err := fastjson.Marshal(ev)
+	raw, err := marshalEnvelope(&ev)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (b *Broker) applyIndex(ctx context.Context, ev Envelope) error {
 func (b *Broker) catchUp(ctx context.Context, s *session) error {
 	err := b.bus.Replay(ctx, EventsTopicPrefix+s.info.ID, uint64(s.seq)+1, func(off uint64, m bus.Message) bool {
 		var ev Envelope
-		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
+		if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
 			b.opts.Logger.Warn("skip a malformed session event", "session", s.info.ID, "offset", off, "err", err)
 			s.seq = int64(off)
 			return true
@@ -176,7 +176,7 @@ func (b *Broker) replay(ctx context.Context, s *session, after int64, fn func(En
 			return false
 		}
 		var ev Envelope
-		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
+		if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
 			return true // logged when it was applied
 		}
 		ev.Seq = int64(off)

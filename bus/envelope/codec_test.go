@@ -1,0 +1,226 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// codecFrames are frames the hand-written codec must read and write as
+// encoding/json does: the ones clients send, and every corner the fast
+// path must either get right or leave to encoding/json.
+var codecFrames = []string{
+	`{"v":1,"type":"message.created","id":"4","src":"o","session":"S","dst":"w1","payload":{"text":"hi","kind":"user"}}`,
+	`{"v":1,"type":"message.created","id":"1b4e28ba-2fa1-11d2-883f-0016d3cca427","ts":"2026-11-25T05:32:10.123Z","src":"bench","session":"s","seq":1000,"payload":{"text":"hello from the benchmark","kind":"user"}}`,
+	`{"v":1,"type":"message.created","id":"r","ts":"2026-11-25T05:32:10.123Z","src":"bus","dst":"bench","session":"s","corr":"c","payload":{"message_id":"m","seq":3},"status":"ok"}`,
+	`{"v":1,"type":"agent.add","id":"x","src":"bus","status":"error","error":{"code":"not_found","message":"no","detail":"d"}}`,
+	`{"error":{"code":"a","detail":"x"},"error":{"code":"b"}}`,
+	`{"error":null}`,
+	` { "v" : 1 , "type" : "t" , "payload" : { "a" : [ 1 , 2.5e-3 , true , false , null , "x" ] } } `,
+	"{\"v\":1,\t\"payload\":\n{\"a\":\r1}}\n",
+	`{"V":1,"TYPE":"x","id":"\u00e9\ud800","src":"<&>","seq":-3,"error":{"code":"c","message":"m"}}`,
+	`{"id":"a","ID":"b"}`, `{"Id":"a"}`, `{"ıd":"a"}`, `{"\u0069d":"a"}`, `{"idempotency_Key":"k"}`, "{\"idempotency_\u212aey\":\"k\"}",
+	`{"id":"a","id":"b"}`, `{"id":"a","id":null}`, `{"v":2,"v":null}`, `{"seq":5,"seq":6}`,
+	`{"payload":{"a":1},"payload":[2]}`, `{"payload":null}`, `{"payload":"x"}`, `{"payload":12}`, `{"payload":[1,2]}`,
+	`{"payload":{}}`, `{"payload":{"t":"<b>&amp;</b>"}}`, "{\"payload\":{\"t\":\"\u2028\u2029\"}}", `{"payload":{"t":"\u2028"}}`,
+	`{"payload":{"a":{"b":{"c":[[[]]]}}}}`, `{"payload":{"a":1,}}`, `{"payload":{"a" 1}}`, `{"payload":{"a":01}}`,
+	`{"payload":{"a":-}}`, `{"payload":{"a":1.}}`, `{"payload":{"a":1e}}`, `{"payload":{"a":.5}}`, `{"payload":{"a":tru}}`,
+	`{"payload":{"a":"\x"}}`, `{"payload":{"a":"\u12"}}`, `{"payload":{"a":"\u12G4"}}`, "{\"payload\":{\"a\":\"\x01\"}}",
+	`{"v":1.5}`, `{"v":1e2}`, `{"v":-0}`, `{"v":"1"}`, `{"v":true}`, `{"v":1e400}`, `{"v":99999999999999999999}`,
+	`{"seq":-9223372036854775808}`, `{"seq":9223372036854775808}`, `{"v":9223372036854775807}`,
+	`{"type":"a\nb"}`, `{"type":"a\"b"}`, `{"type":"a\\b"}`, `{"type":"a\/b"}`, `{"type":"\u0000"}`,
+	"{\"type\":\"caf\xc3\xa9\"}", "{\"type\":\"\xff\"}", "{\"type\":\"\xed\xa0\x80\"}", "{\"type\":\"\xef\xbf\xbd\"}",
+	"{\"type\":\"a\x7fb\"}", "{\"type\":\"a\tb\"}",
+	`{"type":1}`, `{"type":{}}`, `{"type":[]}`, `{"type":true}`, `{"type":null}`,
+	`{"other":{"deep":[1,{"x":"y"}]},"type":"t"}`, `{"other":}`, `{"other":"\x"}`,
+	`{}`, ` {} `, `{} x`, `{}{}`, `[]`, `null`, `""`, `1`, ``, ` `, `{`, `{"`, `{"v"`, `{"v":`, `{"v":1`, `{"v":1,`, `{"v":1,}`,
+	`{,}`, `{"v":1 "type":"x"}`, `{"v"::1}`, `{'v':1}`,
+	`{"status":"ok"}`, `{"status":"duplicate"}`, `{"status":"weird"}`, `{"type":"session.create","src":"bus"}`,
+	`{"id":"` + strings.Repeat("x", 600) + `","src":"s","dst":"` + strings.Repeat("d", 10) + `"}`,
+	`{"payload":` + strings.Repeat("[", 1100) + strings.Repeat("]", 1100) + `}`,
+	`{"payload":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`,
+}
+
+// stdEncode is encoding/json's encoding of env, as the socket writes it
+// (escapeHTML false, with a newline) or as json.Marshal does.
+func stdEncode(env Envelope, escapeHTML bool) ([]byte, error) {
+	if escapeHTML {
+		return json.Marshal(env)
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(env); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// checkCodec holds the codec to encoding/json on one frame.
+func checkCodec(t *testing.T, frame []byte) {
+	t.Helper()
+	var std Envelope
+	stdErr := json.Unmarshal(frame, &std)
+
+	var fast Envelope
+	if decodeEnvelope(frame, &fast) {
+		if stdErr != nil {
+			t.Fatalf("frame %q: fast path decoded what encoding/json refuses (%v)", frame, stdErr)
+		}
+		if !reflect.DeepEqual(fast, std) {
+			t.Fatalf("frame %q decodes differently:\nstd  %#v\nfast %#v", frame, std, fast)
+		}
+	}
+	var got Envelope
+	err := unmarshalEnvelope(frame, &got)
+	if (err == nil) != (stdErr == nil) {
+		t.Fatalf("frame %q: encoding/json error %v, unmarshalEnvelope error %v", frame, stdErr, err)
+	}
+	if err == nil && !reflect.DeepEqual(got, std) {
+		t.Fatalf("frame %q decodes differently:\nstd %#v\ngot %#v", frame, std, got)
+	}
+	if stdErr == nil {
+		checkEncode(t, std)
+	}
+}
+
+// checkEncode holds appendEnvelope and marshalEnvelope to encoding/json.
+func checkEncode(t *testing.T, env Envelope) {
+	t.Helper()
+	for _, html := range []bool{false, true} {
+		want, wantErr := stdEncode(env, html)
+		got, err := appendEnvelope([]byte("prefix"), &env, html)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%#v (escapeHTML %v): encoding/json error %v, appendEnvelope error %v", env, html, wantErr, err)
+		}
+		if err == nil && string(got) != "prefix"+string(want) {
+			t.Fatalf("%#v (escapeHTML %v) encodes differently:\nstd  %s\nfast %s", env, html, want, got[len("prefix"):])
+		}
+	}
+	want, wantErr := json.Marshal(env)
+	got, err := marshalEnvelope(&env)
+	if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+		t.Fatalf("%#v: json.Marshal error %v, marshalEnvelope error %v", env, wantErr, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%#v marshals differently:\nstd  %s\nfast %s", env, want, got)
+	}
+}
+
+func TestCodecMatchesEncodingJSON(t *testing.T) {
+	for _, f := range codecFrames {
+		checkCodec(t, []byte(f))
+	}
+}
+
+// TestCodecFastPath: the frames the bus and its clients exchange take the
+// hand-written path, not the fall-back, and share one string allocation.
+func TestCodecFastPath(t *testing.T) {
+	for _, f := range codecFrames[:3] {
+		var env Envelope
+		if !decodeEnvelope([]byte(f), &env) {
+			t.Errorf("frame %q left to encoding/json", f)
+		}
+	}
+	reply := []byte(codecFrames[2])
+	allocs := testing.AllocsPerRun(100, func() {
+		var env Envelope
+		decodeEnvelope(reply, &env)
+	})
+	if allocs > 2 {
+		t.Errorf("decoding a reply allocates %v times, want at most 2 (strings, payload)", allocs)
+	}
+	// Escaped strings, error objects and case-folded keys are left to
+	// encoding/json.
+	for _, f := range []string{`{"type":"a\nb"}`, `{"error":{"code":"c","message":"m"}}`, `{"Type":"x"}`, `{"v":1.0}`} {
+		var env Envelope
+		if decodeEnvelope([]byte(f), &env) {
+			t.Errorf("frame %q took the fast path", f)
+		}
+	}
+}
+
+// TestEncodeMatchesEncodingJSON covers strings no decoded frame holds
+// (invalid UTF-8) and payloads json.Marshal would not write.
+func TestEncodeMatchesEncodingJSON(t *testing.T) {
+	texts := []string{"", "plain", "<script>&</script>", "quote\" back\\slash", "\x00\x01\x1f\x7f", "\b\f\n\r\t",
+		"café ☕ 𝄞", "\u2028 \u2029", "bad \xff utf8 \xe2\x80", "\xed\xa0\x80", "\xef\xbf\xbd", "\xe2\x80\xa8"}
+	payloads := []string{"", `{}`, `{"a":"<&>"}`, "{\"a\":\"\u2028\"}", ` { "a" : 1 } `, `{"a":1}x`, `{"a":`, `null`, `[1, 2]`, `"s"`, `{"a":"\xff"}`}
+	for _, s := range texts {
+		for _, p := range payloads {
+			env := Envelope{V: 1, Type: s, ID: s, TS: s, Src: s, Dst: s, Session: s, Seq: int64(len(s)) - 3,
+				IdempotencyKey: s, Corr: s, Status: s}
+			if p != "" {
+				env.Payload = json.RawMessage(p)
+			}
+			checkEncode(t, env)
+			env.Error = &Error{Code: s, Message: s, Detail: s}
+			checkEncode(t, env)
+		}
+	}
+	checkEncode(t, Envelope{})
+	checkEncode(t, Envelope{Error: &Error{}, Payload: json.RawMessage{}})
+}
+
+// TestScannerMatchesValid: the scanner accepts exactly the valid JSON
+// documents (shallower than its depth limit).
+func TestScannerMatchesValid(t *testing.T) {
+	docs := []string{`0`, `-0`, `-0.0e+1`, `1E-2`, `01`, `1.`, `.1`, `-`, `--1`, `+1`, `1e`, `1e+`, `"\u00e9"`, `"\uD834\uDD1E"`,
+		`"\u"`, `"\q"`, "\"\x1f\"", "\"\x7f\"", "\"\xff\"", `[`, `]`, `[1,]`, `[,1]`, `{"a":1,"a":2}`, `{"a"}`, `{1:2}`,
+		`true`, `truee`, `nul`, ` null `, "\t[\n]\r", `""`, `"`, `[[[[]]]]`, `{"a":[{"b":{}}]}`}
+	for _, d := range docs {
+		s := scanner{data: []byte(d)}
+		if got, want := s.document(), json.Valid([]byte(d)); got != want {
+			t.Errorf("scanner says %q valid = %v, encoding/json %v", d, got, want)
+		}
+	}
+}
+
+func FuzzEnvelopeCodec(f *testing.F) {
+	for _, s := range codecFrames {
+		if len(s) < 4096 {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, frame string) {
+		checkCodec(t, []byte(frame))
+		s := scanner{data: []byte(frame)}
+		if ok := s.document(); ok && !json.Valid([]byte(frame)) {
+			t.Fatalf("scanner accepts invalid %q", frame)
+		} else if !ok && json.Valid([]byte(frame)) && strings.Count(frame, "[")+strings.Count(frame, "{") < maxScanDepth {
+			t.Fatalf("scanner refuses valid %q", frame)
+		}
+	})
+}
+
+func FuzzEnvelopeEncode(f *testing.F) {
+	f.Add("message.created", "id", "src", "caf\xc3\xa9 <&> \u2028", `{"text":"hi"}`, int64(3), false)
+	f.Add("", "", "", "\xff\x00\"\\", ` {"a" : [1, "\u2029"]} `, int64(-1), true)
+	f.Add("t", "i", "s", "d", `{"a":`, int64(0), true)
+	f.Fuzz(func(t *testing.T, typ, id, src, text, payload string, seq int64, withErr bool) {
+		env := Envelope{V: len(text), Type: typ, ID: id, TS: text, Src: src, Dst: text, Session: id, Seq: seq,
+			IdempotencyKey: typ, Corr: src, Status: text}
+		if payload != "" {
+			env.Payload = json.RawMessage(payload)
+		}
+		if withErr {
+			env.Error = &Error{Code: typ, Message: text, Detail: src}
+		}
+		checkEncode(t, env)
+	})
+}
+
+// TestMarshalAllocatesOnce: an event is encoded into one buffer sized for
+// it.
+func TestMarshalAllocatesOnce(t *testing.T) {
+	var env Envelope
+	if err := json.Unmarshal([]byte(codecFrames[2]), &env); err != nil {
+		t.Fatal(err)
+	}
+	env.Seq, env.IdempotencyKey = 12345, "key"
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = marshalEnvelope(&env) }); allocs != 1 {
+		t.Errorf("marshalEnvelope allocates %v times, want 1", allocs)
+	}
+}
