@@ -98,6 +98,8 @@ type Broker struct {
 	closed   []string // closed session ids, oldest first
 	index    uint64   // offsets of IndexTopic applied
 	idem     *idemWindow
+
+	stamps stamper // ids and ts of what the broker writes
 }
 
 // NewBroker returns a broker on a memory bus of its own (opts.Bus is
@@ -169,10 +171,13 @@ func (b *Broker) Close() error {
 
 type session struct {
 	info    SessionInfo
+	topic   string   // EventsTopicPrefix + the id
 	agents  []*agent // join order
 	seq     int64    // the last event applied: its offset on the session's topic
 	streams map[*stream]struct{}
 	idem    *idemWindow
+	// applyNext is catchUp's callback, made once.
+	applyNext func(off uint64, m bus.Message) bool
 
 	// Actions are remembered until they finish and then for the last
 	// keepDone finished ones, which bounds memory on long sessions.
@@ -189,6 +194,7 @@ type session struct {
 func newSessionState(info SessionInfo, keep int) *session {
 	return &session{
 		info:       info,
+		topic:      EventsTopicPrefix + info.ID,
 		streams:    make(map[*stream]struct{}),
 		idem:       newIdemWindow(keep),
 		actions:    make(map[string]*actionState),
@@ -287,8 +293,8 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 			if c != nil && env.Seq > c.lastSeq {
 				c.lastSeq = env.Seq
 			}
-			prev.ID = NewID()
-			prev.TS = FormatTime(b.opts.Now())
+			prev.ID = b.stamps.id()
+			prev.TS = b.stamps.ts(b.opts.Now())
 			prev.Corr = env.ID
 			prev.Dst = env.Src
 			prev.Status = StatusDuplicate
@@ -439,8 +445,8 @@ func (b *Broker) reply(req Envelope, payload any) Envelope {
 	r := Envelope{
 		V:       Version,
 		Type:    req.Type,
-		ID:      NewID(),
-		TS:      FormatTime(b.opts.Now()),
+		ID:      b.stamps.id(),
+		TS:      b.stamps.ts(b.opts.Now()),
 		Src:     BusSrc,
 		Dst:     req.Src,
 		Session: req.Session,
@@ -469,8 +475,8 @@ func (b *Broker) errorReply(req Envelope, err error) Envelope {
 	return Envelope{
 		V:       Version,
 		Type:    typ,
-		ID:      NewID(),
-		TS:      FormatTime(b.opts.Now()),
+		ID:      b.stamps.id(),
+		TS:      b.stamps.ts(b.opts.Now()),
 		Src:     BusSrc,
 		Dst:     req.Src,
 		Session: req.Session,
@@ -544,9 +550,9 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 	ev.V = Version
 	ev.Session = s.info.ID
 	if ev.ID == "" {
-		ev.ID = NewID()
+		ev.ID = b.stamps.id()
 	}
-	ev.TS = FormatTime(now)
+	ev.TS = b.stamps.ts(now)
 	ev.Seq, ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = 0, "", "", nil, ""
 	raw, err := marshalEnvelope(&ev)
 	if err != nil {
@@ -554,7 +560,7 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 	}
 	// b.mu is held: a subscriber with a full queue must not hold every
 	// request up, so its delivery is dead-lettered instead of waited for.
-	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
+	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: ev.ID, Topic: s.topic, Payload: raw, Headers: b.hdr, Time: now})
 	if err != nil {
 		return ev, fmt.Errorf("record %s on the bus: %w", ev.Type, err)
 	}

@@ -25,9 +25,10 @@ type Client struct {
 	nc net.Conn
 	r  *bufio.Reader
 
-	wmu sync.Mutex // orders seq assignment with writes
-	w   *bufio.Writer
-	seq int64
+	wmu    sync.Mutex // orders seq assignment with writes
+	w      *bufio.Writer
+	seq    int64
+	stamps stamper // ids and ts of what the client sends
 
 	mu      sync.Mutex
 	pending map[string]chan Envelope
@@ -100,10 +101,10 @@ func (c *Client) sendLocked(env Envelope) (Envelope, error) {
 		env.V = Version
 	}
 	if env.ID == "" {
-		env.ID = NewID()
+		env.ID = c.stamps.id()
 	}
 	if env.TS == "" {
-		env.TS = FormatTime(time.Now())
+		env.TS = c.stamps.ts(time.Now())
 	}
 	if env.Seq == 0 {
 		c.seq++
@@ -127,7 +128,7 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 	ch := make(chan Envelope, 1)
 	c.wmu.Lock()
 	if env.ID == "" {
-		env.ID = NewID()
+		env.ID = c.stamps.id()
 	}
 	c.mu.Lock()
 	if c.err != nil {

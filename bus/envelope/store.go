@@ -147,18 +147,20 @@ func (b *Broker) applyIndex(ctx context.Context, ev Envelope) error {
 // catchUp applies the session's events not yet applied, in order. b.mu is
 // held.
 func (b *Broker) catchUp(ctx context.Context, s *session) error {
-	err := b.bus.Replay(ctx, EventsTopicPrefix+s.info.ID, uint64(s.seq)+1, func(off uint64, m bus.Message) bool {
-		var ev Envelope
-		if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
-			b.opts.Logger.Warn("skip a malformed session event", "session", s.info.ID, "offset", off, "err", err)
-			s.seq = int64(off)
+	if s.applyNext == nil {
+		s.applyNext = func(off uint64, m bus.Message) bool {
+			var ev Envelope
+			if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
+				b.opts.Logger.Warn("skip a malformed session event", "session", s.info.ID, "offset", off, "err", err)
+				s.seq = int64(off)
+				return true
+			}
+			ev.Seq = int64(off)
+			b.apply(s, ev)
 			return true
 		}
-		ev.Seq = int64(off)
-		b.apply(s, ev)
-		return true
-	})
-	if err != nil {
+	}
+	if err := b.bus.Replay(ctx, s.topic, uint64(s.seq)+1, s.applyNext); err != nil {
 		return fmt.Errorf("read session %s from the bus: %w", s.info.ID, err)
 	}
 	return nil
@@ -171,7 +173,7 @@ func (b *Broker) replay(ctx context.Context, s *session, after int64, fn func(En
 	if after >= last {
 		return nil
 	}
-	err := b.bus.Replay(ctx, EventsTopicPrefix+s.info.ID, uint64(after)+1, func(off uint64, m bus.Message) bool {
+	err := b.bus.Replay(ctx, s.topic, uint64(after)+1, func(off uint64, m bus.Message) bool {
 		if int64(off) > last {
 			return false
 		}

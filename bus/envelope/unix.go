@@ -274,6 +274,7 @@ func (c *conn) flush() bool {
 				return false
 			}
 		}
+		c.out.recycle(batch)
 		wrote = true
 	}
 	if wrote && c.w.Flush() != nil {
