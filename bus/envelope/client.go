@@ -33,6 +33,9 @@ type Client struct {
 	mu      sync.Mutex
 	pending map[string]chan Envelope
 	err     error
+	// spare is a reply channel a finished Do gave back: empty, and in
+	// no one's hands.
+	spare chan Envelope
 
 	// rtok holds the right to read the socket; partial is a line cut
 	// short by a Do's cancelled read, kept for the next reader. Both
@@ -125,7 +128,6 @@ func (c *Client) sendLocked(env Envelope) (Envelope, error) {
 // error is a reply with status "error" (see Envelope.Err); the error result
 // is for transport failures and ctx.
 func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
-	ch := make(chan Envelope, 1)
 	c.wmu.Lock()
 	if env.ID == "" {
 		env.ID = c.stamps.id()
@@ -136,6 +138,11 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 		c.mu.Unlock()
 		c.wmu.Unlock()
 		return Envelope{}, err
+	}
+	ch := c.spare
+	c.spare = nil
+	if ch == nil {
+		ch = make(chan Envelope, 1)
 	}
 	c.pending[env.ID] = ch
 	c.mu.Unlock()
@@ -148,10 +155,15 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 	for {
 		select {
 		case reply := <-ch:
+			// dispatch took ch out of pending before its one send.
+			c.giveBack(ch)
 			return reply, nil
 		case <-c.rtok:
 			reply, ok, err := c.readFor(ctx, env.ID, ch)
 			c.rtok <- struct{}{}
+			if ok {
+				c.giveBack(ch)
+			}
 			if ok || err != nil {
 				return reply, err
 			}
@@ -174,25 +186,9 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 		return reply, true, nil
 	default:
 	}
-	// A cancelled ctx ends a read in progress through the socket's
-	// deadline, which is cleared before the token passes on.
-	var dmu sync.Mutex
-	holding := true
-	stop := context.AfterFunc(ctx, func() {
-		dmu.Lock()
-		defer dmu.Unlock()
-		if holding {
-			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
-		}
-	})
-	defer func() {
-		dmu.Lock()
-		holding = false
-		dmu.Unlock()
-		if !stop() {
-			_ = c.nc.SetReadDeadline(time.Time{})
-		}
-	}()
+	if ctx.Done() != nil {
+		defer c.interruptReadOn(ctx)()
+	}
 	for {
 		env, err := c.readEnvelope()
 		if err != nil {
@@ -212,6 +208,37 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 			return Envelope{}, false, c.connErr()
 		}
 	}
+}
+
+// interruptReadOn makes a cancelled ctx end a read in progress through
+// the socket's deadline. The function it returns stops that and clears the
+// deadline; the read token's holder calls it before passing the token on.
+func (c *Client) interruptReadOn(ctx context.Context) func() {
+	var dmu sync.Mutex
+	holding := true
+	stop := context.AfterFunc(ctx, func() {
+		dmu.Lock()
+		defer dmu.Unlock()
+		if holding {
+			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
+	return func() {
+		dmu.Lock()
+		holding = false
+		dmu.Unlock()
+		if !stop() {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}
+}
+
+// giveBack keeps ch, a reply channel that is empty and that no one else
+// holds, for the next Do.
+func (c *Client) giveBack(ch chan Envelope) {
+	c.mu.Lock()
+	c.spare = ch
+	c.mu.Unlock()
 }
 
 // readEnvelope reads and decodes the next line. A line cut short by a
