@@ -453,7 +453,11 @@ func (b *Broker) reply(req Envelope, payload any) Envelope {
 		Corr:    req.ID,
 		Status:  StatusOK,
 	}
-	if payload != nil {
+	switch p := payload.(type) {
+	case nil:
+	case jsonAppender:
+		r.Payload = p.appendJSON(nil)
+	default:
 		raw, err := json.Marshal(payload)
 		if err != nil {
 			return b.errorReply(req, fmt.Errorf("marshal reply: %w", err))

@@ -797,3 +797,20 @@ func writeEnvelope(w *bufio.Writer, env *Envelope) error {
 	_, err = w.Write(append(buf, '\n'))
 	return err
 }
+
+// jsonAppender is a reply payload that writes itself, with the bytes
+// json.Marshal would write: the replies to the most frequent commands.
+type jsonAppender interface {
+	appendJSON(dst []byte) []byte
+}
+
+func (m MessageRecorded) appendJSON(dst []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(`{"message_id":"","seq":}`)+len(m.MessageID)+20)
+	}
+	dst = append(dst, `{"message_id":`...)
+	dst = appendString(dst, m.MessageID, true)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, m.Seq, 10)
+	return append(dst, '}')
+}

@@ -224,3 +224,34 @@ func TestMarshalAllocatesOnce(t *testing.T) {
 		t.Errorf("marshalEnvelope allocates %v times, want 1", allocs)
 	}
 }
+
+// TestAppendersMatchMarshal holds the reply payloads that write themselves
+// to json.Marshal.
+func TestAppendersMatchMarshal(t *testing.T) {
+	for _, s := range []string{"", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "<&>", "\x00\"\\", "\xff", "\u2028é"} {
+		for _, seq := range []int64{0, 1, -1, 1 << 62, -1 << 63} {
+			checkAppender(t, MessageRecorded{MessageID: s, Seq: seq})
+		}
+	}
+}
+
+func checkAppender(t *testing.T, v jsonAppender) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.appendJSON(nil); !bytes.Equal(got, want) {
+		t.Errorf("%#v: appendJSON %s, json.Marshal %s", v, got, want)
+	}
+	if got := v.appendJSON([]byte("x")); string(got) != "x"+string(want) {
+		t.Errorf("%#v: appendJSON after x: %s", v, got)
+	}
+}
+
+func FuzzAppenders(f *testing.F) {
+	f.Add("id", int64(3))
+	f.Fuzz(func(t *testing.T, s string, n int64) {
+		checkAppender(t, MessageRecorded{MessageID: s, Seq: n})
+	})
+}
