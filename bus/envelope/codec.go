@@ -3,7 +3,9 @@ package envelope
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -129,6 +131,15 @@ func appendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			// Skip to the first byte that is not plain.
+			if m := specialMask(load8(s, i), escapeHTML); m == 0 {
+				i += 8
+				continue
+			} else {
+				i += bits.TrailingZeros64(m) / 8
+			}
+		}
 		b := s[i]
 		if plainByte[b] || (!escapeHTML && (b == '<' || b == '>' || b == '&')) {
 			i++
@@ -342,6 +353,15 @@ func (s *scanner) str() bool {
 	d := s.data
 	i := s.i + 1
 	for i < len(d) {
+		if i+8 <= len(d) {
+			// Skip to the first byte that is not plain.
+			if m := specialMask(binary.LittleEndian.Uint64(d[i:]), true); m == 0 {
+				i += 8
+				continue
+			} else {
+				i += bits.TrailingZeros64(m) / 8
+			}
+		}
 		c := d[i]
 		if plainByte[c] {
 			i++
@@ -397,6 +417,32 @@ var plainByte = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// Strings are checked eight bytes at a time (SWAR). specialMask returns,
+// for x, eight bytes of a string read little-endian, a mask whose lowest
+// set bit is the high bit of the first byte that is not a plainByte (when
+// !escapeHTML, <, > and & count as plain), and 0 when there is none. Each
+// term is the classic has-zero-byte (has-less-than) test, whose lowest set
+// bit is exact: a borrow only runs upward from a byte that matches.
+func specialMask(x uint64, escapeHTML bool) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := x^(ones*'"'), x^(ones*'\\')
+	m := (x-ones*0x20)&^x | // a byte under 0x20
+		x | // a byte of 0x80 or more
+		(q-ones)&^q | (b-ones)&^b
+	if escapeHTML {
+		lt, gt, amp := x^(ones*'<'), x^(ones*'>'), x^(ones*'&')
+		m |= (lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp
+	}
+	return m & highs
+}
+
+// load8 reads the eight bytes of s at i, little-endian.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
 
 func isHex(c byte) bool {
 	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')

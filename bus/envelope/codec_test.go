@@ -3,7 +3,9 @@ package envelope
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -254,4 +256,46 @@ func FuzzAppenders(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, n int64) {
 		checkAppender(t, MessageRecorded{MessageID: s, Seq: n})
 	})
+}
+
+// TestSpecialMask holds the eight-byte check to the byte-at-a-time one:
+// the first byte that is not plain, for every byte value at every
+// position, alone and before or after other special bytes.
+func TestSpecialMask(t *testing.T) {
+	first := func(b []byte, html bool) int {
+		for i, c := range b {
+			if !plainByte[c] && (html || (c != '<' && c != '>' && c != '&')) {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(b []byte, html bool) {
+		t.Helper()
+		got := 8
+		if m := specialMask(load8(string(b), 0), html); m != 0 {
+			got = bits.TrailingZeros64(m) / 8
+		}
+		if want := first(b, html); got != want {
+			t.Fatalf("specialMask(%q, escapeHTML %v) finds byte %d, want %d", b, html, got, want)
+		}
+	}
+	for _, html := range []bool{false, true} {
+		for c := 0; c < 256; c++ {
+			for pos := 0; pos < 8; pos++ {
+				b := []byte("abcdefgh")
+				b[pos] = byte(c)
+				check(b, html)
+				for _, other := range []byte{0, 0x1f, '"', '\\', '<', '&', 0x80, 0xff, 'z'} {
+					for at := 0; at < 8; at++ {
+						if at != pos {
+							b2 := slices.Clone(b)
+							b2[at] = other
+							check(b2, html)
+						}
+					}
+				}
+			}
+		}
+	}
 }
