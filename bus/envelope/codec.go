@@ -860,3 +860,119 @@ func (m MessageRecorded) appendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, m.Seq, 10)
 	return append(dst, '}')
 }
+
+// messageKeys are the keys a message.created payload decodes: Message's
+// fields and payload_ref.
+var messageKeys = [...]string{"text", "kind", "context_id", "owner_id", "parent_message_id", "task_id",
+	"reply_to_action_id", "sender_name", "payload_ref"}
+
+// messageOK reports whether payload is a message.created payload that
+// decoding and messageCreated's checks accept: an object whose text is
+// not blank and whose kind is empty or known, without payload_ref. It
+// decodes nothing. False means "not known": the full decode and checks
+// then run, and say what is wrong if anything is.
+func messageOK(payload []byte) bool {
+	s := scanner{data: payload}
+	s.ws()
+	if s.i >= len(payload) || payload[s.i] != '{' {
+		return false
+	}
+	s.i++
+	s.ws()
+	var text, kind []byte
+	var textEscaped bool
+	for {
+		if s.i >= len(payload) || payload[s.i] != '"' {
+			return false
+		}
+		from := s.i + 1
+		if !s.str() || s.escaped || s.high {
+			return false
+		}
+		key := payload[from : s.i-1]
+		s.ws()
+		if s.i >= len(payload) || payload[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if s.i >= len(payload) {
+			return false
+		}
+		known := false
+		for _, k := range messageKeys {
+			if string(key) == k {
+				known = true
+				break
+			}
+			if len(key) == len(k) && bytes.EqualFold(key, []byte(k)) {
+				return false // encoding/json's case folding
+			}
+		}
+		switch {
+		case !known:
+			if !s.value() {
+				return false
+			}
+		case string(key) == "payload_ref":
+			return false
+		case payload[s.i] == 'n': // null leaves a string as it was
+			if !s.literal("null") {
+				return false
+			}
+		case payload[s.i] == '"':
+			from := s.i + 1
+			if !s.str() {
+				return false
+			}
+			switch string(key) {
+			case "text":
+				text, textEscaped = payload[from:s.i-1], s.escaped
+			case "kind":
+				if s.escaped {
+					return false
+				}
+				kind = payload[from : s.i-1]
+			}
+		default:
+			return false // not a string: a type error
+		}
+		s.ws()
+		if s.i >= len(payload) {
+			return false
+		}
+		if payload[s.i] == '}' {
+			s.i++
+			break
+		}
+		if payload[s.i] != ',' {
+			return false
+		}
+		s.i++
+		s.ws()
+	}
+	s.ws()
+	return s.i == len(payload) && !blank(text, textEscaped) && (len(kind) == 0 || validMessageKind(string(kind)))
+}
+
+// blank reports whether raw, the inside of a JSON string, may decode to
+// nothing but white space; false means it surely does not.
+func blank(raw []byte, escaped bool) bool {
+	if !escaped {
+		return len(bytes.TrimSpace(raw)) == 0
+	}
+	// A printable ASCII character outside an escape is never space.
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '\\':
+			if raw[i+1] == 'u' {
+				i += 5
+			} else {
+				i++
+			}
+		case c > ' ' && c < utf8.RuneSelf:
+			return false
+		}
+	}
+	return true
+}

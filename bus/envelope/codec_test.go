@@ -299,3 +299,55 @@ func TestSpecialMask(t *testing.T) {
 		}
 	}
 }
+
+var messagePayloads = []string{
+	`{"text":"hello from the benchmark","kind":"user"}`,
+	`{"text":"line one\nline \"two\"\t\u00e9","kind":"reply","context_id":"c","owner_id":"o","parent_message_id":"p","task_id":"t","reply_to_action_id":"r","sender_name":"s"}`,
+	`{"text":"caf` + "\xc3\xa9" + `"}`, `{"text":"` + "\xff" + `"}`, `{ "text" : "x" , "other" : {"a":[1,2]} }`,
+	`{"text":"x","kind":null}`, `{"text":"x","text":null}`, `{"text":null,"text":"x"}`, `{"text":"x","text":" "}`,
+	`{"text":" x "}`, `{"text":" "}`, `{"text":""}`, `{"text":"\n\t"}`, `{"text":"\u0020"}`, `{"text":"\u00a0"}`, `{"text":"` + "\u3000" + `"}`,
+	`{"text":"\u0041"}`, `{"text":"\\n"}`, `{"text":"\/"}`, `{}`, `{"kind":"user"}`,
+	`{"text":"x","kind":"User"}`, `{"text":"x","kind":"bogus"}`, `{"text":"x","kind":"us\u0065r"}`, `{"text":"x","kind":""}`,
+	`{"Text":"x"}`, `{"TEXT":"x"}`, `{"text":"x","Kind":"bogus"}`, `{"t\u0065xt":"x"}`,
+	`{"text":"x","payload_ref":"r"}`, `{"text":"x","payload_ref":null}`, `{"text":"x","Payload_Ref":{}}`,
+	`{"text":1}`, `{"text":"x","kind":2}`, `{"text":"x","task_id":{}}`, `{"text":"x","sender_name":true}`,
+	`{"text":"x",}`, `{"text":"x"} x`, `{"text":"x"`, `[]`, `"x"`, `null`,
+}
+
+// TestMessageOK: messageOK says yes only where the full decode and checks
+// do, and says it for the payloads clients send.
+func TestMessageOK(t *testing.T) {
+	for _, p := range messagePayloads {
+		checkMessageOK(t, []byte(p))
+	}
+	for _, p := range messagePayloads[:3] {
+		if !messageOK([]byte(p)) {
+			t.Errorf("messageOK(%s) = false", p)
+		}
+	}
+}
+
+func checkMessageOK(t *testing.T, payload []byte) {
+	t.Helper()
+	if !messageOK(payload) {
+		return
+	}
+	// encoding/json itself, beside decode's fast codec.
+	var p struct {
+		Message
+		PayloadRef json.RawMessage `json:"payload_ref"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		t.Fatalf("messageOK(%s) = true, but encoding/json: %v", payload, err)
+	}
+	if err := checkMessage(Envelope{Type: TypeMessageCreated, Payload: payload}); err != nil {
+		t.Fatalf("messageOK(%s) = true, but checkMessage: %v", payload, err)
+	}
+}
+
+func FuzzMessageOK(f *testing.F) {
+	for _, p := range messagePayloads {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, payload string) { checkMessageOK(t, []byte(payload)) })
+}
