@@ -159,6 +159,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	go c.writeLoop(written)
 
 	r := bufio.NewReaderSize(nc, 64<<10)
+	cmdCtx := withNoWait(ctx)
 	for {
 		line, tooLong, err := readLine(r, b.opts.MaxFrameBytes)
 		switch {
@@ -166,7 +167,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 			c.out.pushQuiet(b.errorReply(Envelope{}, errorf(CodeTooLarge,
 				"line longer than %d bytes was dropped; send smaller envelopes", b.opts.MaxFrameBytes)))
 		case len(bytes.TrimSpace(line)) > 0:
-			b.serveLine(ctx, c, line)
+			b.serveLine(cmdCtx, c, line)
 		}
 		// Send replies from here, with no hand-off to the writer on the
 		// request path; while whole lines wait in the buffer (a pipelining
