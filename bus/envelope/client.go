@@ -154,25 +154,29 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 	}
 	for {
 		select {
-		case reply := <-ch:
-			// dispatch took ch out of pending before its one send.
-			c.giveBack(ch)
-			return reply, nil
-		case <-c.rtok:
-			reply, ok, err := c.readFor(ctx, env.ID, ch)
-			c.rtok <- struct{}{}
-			if ok {
+		case <-c.rtok: // the common case, no one else reading: no need to wait
+		default:
+			select {
+			case reply := <-ch:
+				// dispatch took ch out of pending before its one send.
 				c.giveBack(ch)
+				return reply, nil
+			case <-c.rtok:
+			case <-c.done:
+				c.forget(env.ID)
+				return Envelope{}, c.connErr()
+			case <-ctx.Done():
+				c.forget(env.ID)
+				return Envelope{}, fmt.Errorf("wait for %s reply: %w", env.Type, ctx.Err())
 			}
-			if ok || err != nil {
-				return reply, err
-			}
-		case <-c.done:
-			c.forget(env.ID)
-			return Envelope{}, c.connErr()
-		case <-ctx.Done():
-			c.forget(env.ID)
-			return Envelope{}, fmt.Errorf("wait for %s reply: %w", env.Type, ctx.Err())
+		}
+		reply, ok, err := c.readFor(ctx, env.ID, ch)
+		c.rtok <- struct{}{}
+		if ok {
+			c.giveBack(ch)
+		}
+		if ok || err != nil {
+			return reply, err
 		}
 	}
 }
