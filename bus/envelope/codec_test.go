@@ -1,13 +1,17 @@
 package envelope
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"math/bits"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // codecFrames are frames the hand-written codec must read and write as
@@ -350,4 +354,62 @@ func FuzzMessageOK(f *testing.F) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, payload string) { checkMessageOK(t, []byte(payload)) })
+}
+
+// BenchmarkCodec times the hand-written codec on the frames of one
+// message.created round trip, beside encoding/json's reflecting codec
+// through fastjson.
+func BenchmarkCodec(b *testing.B) {
+	req, reply := []byte(codecFrames[1]), []byte(codecFrames[2])
+	var env Envelope
+	if err := json.Unmarshal(reply, &env); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("decode-request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e Envelope
+			if err := unmarshalEnvelope(req, &e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-reply", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e Envelope
+			if err := unmarshalEnvelope(reply, &e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-reply-fastjson", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e Envelope
+			if err := fastjson.Unmarshal(reply, &e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode-reply", func(b *testing.B) {
+		b.ReportAllocs()
+		w := bufio.NewWriter(io.Discard)
+		for b.Loop() {
+			if err := writeEnvelope(w, &env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode-reply-fastjson", func(b *testing.B) {
+		b.ReportAllocs()
+		w := bufio.NewWriter(io.Discard)
+		enc := fastjson.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for b.Loop() {
+			if err := enc.Encode(env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
