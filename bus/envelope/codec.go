@@ -222,6 +222,8 @@ type scanner struct {
 	// escaped and high describe the last string: it has a backslash
 	// escape; it has a byte of 0x80 or more.
 	escaped, high bool
+	// keyFrom and keyTo bound the inside of the last key.
+	keyFrom, keyTo int
 }
 
 const maxScanDepth = 1000
@@ -276,75 +278,101 @@ func (s *scanner) object() bool {
 	if s.depth++; s.depth > maxScanDepth {
 		return false
 	}
-	s.i++ // {
-	s.ws()
-	if s.i < len(s.data) && s.data[s.i] == '}' {
-		s.i++
-		s.depth--
-		return true
+	for done, ok := s.open('{', '}'); !done; {
+		if !ok || !s.key() || !s.value() {
+			return false
+		}
+		done, ok = s.more('}')
 	}
-	for {
-		if s.i >= len(s.data) || s.data[s.i] != '"' || !s.str() {
-			return false
-		}
-		s.ws()
-		if s.i >= len(s.data) || s.data[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
-		if !s.value() {
-			return false
-		}
-		s.ws()
-		if s.i >= len(s.data) {
-			return false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
-		}
-	}
+	s.depth--
+	return true
 }
 
 func (s *scanner) array() bool {
 	if s.depth++; s.depth > maxScanDepth {
 		return false
 	}
-	s.i++ // [
-	s.ws()
-	if s.i < len(s.data) && s.data[s.i] == ']' {
-		s.i++
-		s.depth--
-		return true
-	}
-	for {
-		if !s.value() {
+	for done, ok := s.open('[', ']'); !done; {
+		if !ok || !s.value() {
 			return false
 		}
+		done, ok = s.more(']')
+	}
+	s.depth--
+	return true
+}
+
+// open steps into an object or array at s.i (after leading white space
+// for an object): done when it is empty, ok when it opens as it should.
+func (s *scanner) open(opener, closer byte) (done, ok bool) {
+	if opener == '{' {
 		s.ws()
-		if s.i >= len(s.data) {
-			return false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
-		}
 	}
+	if s.i >= len(s.data) || s.data[s.i] != opener {
+		return false, false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.data) && s.data[s.i] == closer {
+		s.i++
+		return true, true
+	}
+	return false, true
+}
+
+// key scans a member's key and colon, up to its value: the inside of
+// the key is s.data[s.keyFrom:s.keyTo], and escaped and high describe it.
+func (s *scanner) key() bool {
+	if s.i >= len(s.data) || s.data[s.i] != '"' {
+		return false
+	}
+	s.keyFrom = s.i + 1
+	if !s.str() {
+		return false
+	}
+	s.keyTo = s.i - 1
+	s.ws()
+	if s.i >= len(s.data) || s.data[s.i] != ':' {
+		return false
+	}
+	s.i++
+	s.ws()
+	return s.i < len(s.data)
+}
+
+// stringOrNull scans a value that decodes into a Go string: a string,
+// whose inside is s.data[from:to], or null (isNull), which leaves the Go
+// string as it was. ok is false for anything else: a type error.
+func (s *scanner) stringOrNull() (from, to int, isNull, ok bool) {
+	switch s.data[s.i] {
+	case '"':
+		from = s.i + 1
+		ok = s.str()
+		return from, s.i - 1, false, ok
+	case 'n':
+		s.escaped, s.high = false, false
+		return 0, 0, true, s.literal("null")
+	}
+	return 0, 0, false, false
+}
+
+// more steps past a member's value: done at the closer, ok unless
+// something other than a comma or the closer follows.
+func (s *scanner) more(closer byte) (done, ok bool) {
+	s.ws()
+	if s.i >= len(s.data) {
+		return false, false
+	}
+	switch s.data[s.i] {
+	case ',':
+		s.i++
+		s.ws()
+		return false, true
+	case closer:
+		s.i++
+		return true, true
+	}
+	return false, false
 }
 
 // str scans a string from its opening quote.
@@ -590,99 +618,56 @@ func decodeEnvelope(data []byte, env *Envelope) bool {
 	var set [nStrings]bool
 	var payload []byte
 	s := scanner{data: data}
-	s.ws()
-	if s.i >= len(data) || data[s.i] != '{' {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i < len(data) && data[s.i] == '}' {
-		s.i++
-	} else {
-		for {
-			if s.i >= len(data) || data[s.i] != '"' {
+	for done, ok := s.open('{', '}'); !done; {
+		if !ok || !s.key() {
+			return false
+		}
+		switch f := fieldOf(data[s.keyFrom:s.keyTo], s.escaped, s.high); {
+		case f == fBail:
+			return false
+		case f < nStrings:
+			from, to, isNull, ok := s.stringOrNull()
+			if !ok || s.escaped || (s.high && !utf8.Valid(data[from:to])) {
 				return false
 			}
-			from := s.i + 1
-			if !s.str() {
-				return false
+			if !isNull {
+				spans[f].from, spans[f].to, set[f] = from, to, true
 			}
-			f := fieldOf(data[from:s.i-1], s.escaped, s.high)
-			s.ws()
-			if s.i >= len(data) || data[s.i] != ':' {
-				return false
-			}
-			s.i++
-			s.ws()
-			if s.i >= len(data) {
-				return false
-			}
-			switch {
-			case f == fBail:
-				return false
-			case f < nStrings:
-				switch data[s.i] {
-				case '"':
-					from := s.i + 1
-					if !s.str() || s.escaped || (s.high && !utf8.Valid(data[from:s.i-1])) {
-						return false
-					}
-					spans[f].from, spans[f].to, set[f] = from, s.i-1, true
-				case 'n': // null leaves a string as it was
-					if !s.literal("null") {
-						return false
-					}
-				default:
+		case f == fV || f == fSeq:
+			if data[s.i] == 'n' {
+				if !s.literal("null") {
 					return false
 				}
-			case f == fV || f == fSeq:
-				if data[s.i] == 'n' {
-					if !s.literal("null") {
-						return false
-					}
-					break
-				}
-				from := s.i
-				if !s.number() {
-					return false
-				}
-				// encoding/json takes integers only, in range.
-				n, ok := parseInt(data[from:s.i])
-				if !ok {
-					return false
-				}
-				if f == fSeq {
-					env.Seq = n
-				} else if int64(int(n)) != n {
-					return false
-				} else {
-					env.V = int(n)
-				}
-			case f == fPayload:
-				from := s.i
-				if !s.value() {
-					return false
-				}
-				payload = data[from:s.i]
-			default:
-				if !s.value() {
-					return false
-				}
-			}
-			s.ws()
-			if s.i >= len(data) {
-				return false
-			}
-			if data[s.i] == '}' {
-				s.i++
 				break
 			}
-			if data[s.i] != ',' {
+			from := s.i
+			if !s.number() {
 				return false
 			}
-			s.i++
-			s.ws()
+			// encoding/json takes integers only, in range.
+			n, isInt := parseInt(data[from:s.i])
+			if !isInt {
+				return false
+			}
+			if f == fSeq {
+				env.Seq = n
+			} else if int64(int(n)) != n {
+				return false
+			} else {
+				env.V = int(n)
+			}
+		case f == fPayload:
+			from := s.i
+			if !s.value() {
+				return false
+			}
+			payload = data[from:s.i]
+		default:
+			if !s.value() {
+				return false
+			}
 		}
+		done, ok = s.more('}')
 	}
 	s.ws()
 	if s.i != len(data) {
@@ -872,33 +857,14 @@ var messageKeys = [...]string{"text", "kind", "context_id", "owner_id", "parent_
 // decodes nothing. False means "not known": the full decode and checks
 // then run, and say what is wrong if anything is.
 func messageOK(payload []byte) bool {
-	s := scanner{data: payload}
-	s.ws()
-	if s.i >= len(payload) || payload[s.i] != '{' {
-		return false
-	}
-	s.i++
-	s.ws()
 	var text, kind []byte
 	var textEscaped bool
-	for {
-		if s.i >= len(payload) || payload[s.i] != '"' {
+	s := scanner{data: payload}
+	for done, ok := s.open('{', '}'); !done; {
+		if !ok || !s.key() || s.escaped || s.high {
 			return false
 		}
-		from := s.i + 1
-		if !s.str() || s.escaped || s.high {
-			return false
-		}
-		key := payload[from : s.i-1]
-		s.ws()
-		if s.i >= len(payload) || payload[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
-		if s.i >= len(payload) {
-			return false
-		}
+		key := payload[s.keyFrom:s.keyTo]
 		known := false
 		for _, k := range messageKeys {
 			if string(key) == k {
@@ -916,40 +882,22 @@ func messageOK(payload []byte) bool {
 			}
 		case string(key) == "payload_ref":
 			return false
-		case payload[s.i] == 'n': // null leaves a string as it was
-			if !s.literal("null") {
+		default:
+			from, to, isNull, ok := s.stringOrNull()
+			switch {
+			case !ok:
 				return false
-			}
-		case payload[s.i] == '"':
-			from := s.i + 1
-			if !s.str() {
-				return false
-			}
-			switch string(key) {
-			case "text":
-				text, textEscaped = payload[from:s.i-1], s.escaped
-			case "kind":
+			case isNull:
+			case string(key) == "text":
+				text, textEscaped = payload[from:to], s.escaped
+			case string(key) == "kind":
 				if s.escaped {
 					return false
 				}
-				kind = payload[from : s.i-1]
+				kind = payload[from:to]
 			}
-		default:
-			return false // not a string: a type error
 		}
-		s.ws()
-		if s.i >= len(payload) {
-			return false
-		}
-		if payload[s.i] == '}' {
-			s.i++
-			break
-		}
-		if payload[s.i] != ',' {
-			return false
-		}
-		s.i++
-		s.ws()
+		done, ok = s.more('}')
 	}
 	s.ws()
 	return s.i == len(payload) && !blank(text, textEscaped) && (len(kind) == 0 || validMessageKind(string(kind)))

@@ -365,33 +365,32 @@ func BenchmarkCodec(b *testing.B) {
 	if err := json.Unmarshal(reply, &env); err != nil {
 		b.Fatal(err)
 	}
-	b.Run("decode-request", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
+	fast := func(data []byte) error {
+		var e Envelope
+		return unmarshalEnvelope(data, &e)
+	}
+	decoders := []struct {
+		name  string
+		frame []byte
+		fn    func([]byte) error
+	}{
+		{"decode-request", req, fast},
+		{"decode-reply", reply, fast},
+		{"decode-reply-fastjson", reply, func(data []byte) error {
 			var e Envelope
-			if err := unmarshalEnvelope(req, &e); err != nil {
-				b.Fatal(err)
+			return fastjson.Unmarshal(data, &e)
+		}},
+	}
+	for _, d := range decoders {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := d.fn(d.frame); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("decode-reply", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var e Envelope
-			if err := unmarshalEnvelope(reply, &e); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("decode-reply-fastjson", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var e Envelope
-			if err := fastjson.Unmarshal(reply, &e); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 	b.Run("encode-reply", func(b *testing.B) {
 		b.ReportAllocs()
 		w := bufio.NewWriter(io.Discard)
