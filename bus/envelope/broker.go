@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/bus"
-	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // Options configures a Broker. The zero value is usable.
@@ -99,6 +98,8 @@ type Broker struct {
 	closed   []string // closed session ids, oldest first
 	index    uint64   // offsets of IndexTopic applied
 	idem     *idemWindow
+
+	stamps stamper // ids and ts of what the broker writes
 }
 
 // NewBroker returns a broker on a memory bus of its own (opts.Bus is
@@ -170,10 +171,13 @@ func (b *Broker) Close() error {
 
 type session struct {
 	info    SessionInfo
+	topic   string   // EventsTopicPrefix + the id
 	agents  []*agent // join order
 	seq     int64    // the last event applied: its offset on the session's topic
 	streams map[*stream]struct{}
 	idem    *idemWindow
+	// applyNext is catchUp's callback, made once.
+	applyNext func(off uint64, m bus.Message) bool
 
 	// Actions are remembered until they finish and then for the last
 	// keepDone finished ones, which bounds memory on long sessions.
@@ -190,6 +194,7 @@ type session struct {
 func newSessionState(info SessionInfo, keep int) *session {
 	return &session{
 		info:       info,
+		topic:      EventsTopicPrefix + info.ID,
 		streams:    make(map[*stream]struct{}),
 		idem:       newIdemWindow(keep),
 		actions:    make(map[string]*actionState),
@@ -244,6 +249,22 @@ func addressedTo(ev Envelope, id string) bool {
 	return ev.Src != id
 }
 
+// noWaitCtx is a ctx bus.NoWait was applied to, made once for the many
+// commands of one connection rather than once per publish.
+type noWaitCtx struct{ context.Context }
+
+func withNoWait(ctx context.Context) context.Context { return noWaitCtx{bus.NoWait(ctx)} }
+
+// noWait returns bus.NoWait(ctx): the broker publishes while holding b.mu,
+// so a subscriber with a full queue gets its delivery dead-lettered
+// instead of holding every request up.
+func noWait(ctx context.Context) context.Context {
+	if c, ok := ctx.(noWaitCtx); ok {
+		return c.Context
+	}
+	return bus.NoWait(ctx)
+}
+
 // errorf builds a protocol error with a code clients can switch on.
 func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -288,8 +309,8 @@ func (b *Broker) dispatch(ctx context.Context, c *conn, env Envelope) (Envelope,
 			if c != nil && env.Seq > c.lastSeq {
 				c.lastSeq = env.Seq
 			}
-			prev.ID = NewID()
-			prev.TS = FormatTime(b.opts.Now())
+			prev.ID = b.stamps.id()
+			prev.TS = b.stamps.ts(b.opts.Now())
 			prev.Corr = env.ID
 			prev.Dst = env.Src
 			prev.Status = StatusDuplicate
@@ -440,15 +461,19 @@ func (b *Broker) reply(req Envelope, payload any) Envelope {
 	r := Envelope{
 		V:       Version,
 		Type:    req.Type,
-		ID:      NewID(),
-		TS:      FormatTime(b.opts.Now()),
+		ID:      b.stamps.id(),
+		TS:      b.stamps.ts(b.opts.Now()),
 		Src:     BusSrc,
 		Dst:     req.Src,
 		Session: req.Session,
 		Corr:    req.ID,
 		Status:  StatusOK,
 	}
-	if payload != nil {
+	switch p := payload.(type) {
+	case nil:
+	case jsonAppender:
+		r.Payload = p.appendJSON(nil)
+	default:
 		raw, err := json.Marshal(payload)
 		if err != nil {
 			return b.errorReply(req, fmt.Errorf("marshal reply: %w", err))
@@ -470,8 +495,8 @@ func (b *Broker) errorReply(req Envelope, err error) Envelope {
 	return Envelope{
 		V:       Version,
 		Type:    typ,
-		ID:      NewID(),
-		TS:      FormatTime(b.opts.Now()),
+		ID:      b.stamps.id(),
+		TS:      b.stamps.ts(b.opts.Now()),
 		Src:     BusSrc,
 		Dst:     req.Src,
 		Session: req.Session,
@@ -545,17 +570,17 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 	ev.V = Version
 	ev.Session = s.info.ID
 	if ev.ID == "" {
-		ev.ID = NewID()
+		ev.ID = b.stamps.id()
 	}
-	ev.TS = FormatTime(now)
+	ev.TS = b.stamps.ts(now)
 	ev.Seq, ev.Corr, ev.Status, ev.Error, ev.IdempotencyKey = 0, "", "", nil, ""
-	raw, err := fastjson.Marshal(ev)
+	raw, err := marshalEnvelope(&ev)
 	if err != nil {
 		return ev, fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
 	// b.mu is held: a subscriber with a full queue must not hold every
 	// request up, so its delivery is dead-lettered instead of waited for.
-	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: ev.ID, Topic: EventsTopicPrefix + s.info.ID, Payload: raw, Headers: b.hdr, Time: now})
+	res, err := b.bus.Publish(noWait(ctx), bus.Message{ID: ev.ID, Topic: s.topic, Payload: raw, Headers: b.hdr, Time: now})
 	if err != nil {
 		return ev, fmt.Errorf("record %s on the bus: %w", ev.Type, err)
 	}
@@ -603,7 +628,7 @@ func (st *stream) deliver(ev Envelope) bool {
 	if st.corr == "" {
 		return st.out.push(ev)
 	}
-	raw, _ := json.Marshal(ev)
+	raw, _ := marshalEnvelope(&ev)
 	return st.out.push(Envelope{
 		V: Version, Type: TypeEventsRecord, ID: NewID(), TS: ev.TS, Src: BusSrc,
 		Session: ev.Session, Corr: st.corr, Payload: raw,

@@ -9,8 +9,6 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // Client speaks the envelope protocol over a Unix socket. Do sends a command
@@ -27,14 +25,17 @@ type Client struct {
 	nc net.Conn
 	r  *bufio.Reader
 
-	wmu sync.Mutex // orders seq assignment with writes
-	w   *bufio.Writer
-	enc *fastjson.Encoder
-	seq int64
+	wmu    sync.Mutex // orders seq assignment with writes
+	w      *bufio.Writer
+	seq    int64
+	stamps stamper // ids and ts of what the client sends
 
 	mu      sync.Mutex
 	pending map[string]chan Envelope
 	err     error
+	// spare is a reply channel a finished Do gave back: empty, and in
+	// no one's hands.
+	spare chan Envelope
 
 	// rtok holds the right to read the socket; partial is a line cut
 	// short by a Do's cancelled read, kept for the next reader. Both
@@ -59,14 +60,10 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial bus socket %s: %w (is the bus running?)", path, err)
 	}
-	w := bufio.NewWriter(nc)
-	enc := fastjson.NewEncoder(w)
-	enc.SetEscapeHTML(false)
 	c := &Client{
 		nc:      nc,
 		r:       bufio.NewReaderSize(nc, 64<<10),
-		w:       w,
-		enc:     enc,
+		w:       bufio.NewWriter(nc),
 		pending: make(map[string]chan Envelope),
 		rtok:    make(chan struct{}, 1),
 		events:  make(chan Envelope, 1024),
@@ -107,10 +104,10 @@ func (c *Client) sendLocked(env Envelope) (Envelope, error) {
 		env.V = Version
 	}
 	if env.ID == "" {
-		env.ID = NewID()
+		env.ID = c.stamps.id()
 	}
 	if env.TS == "" {
-		env.TS = FormatTime(time.Now())
+		env.TS = c.stamps.ts(time.Now())
 	}
 	if env.Seq == 0 {
 		c.seq++
@@ -118,7 +115,7 @@ func (c *Client) sendLocked(env Envelope) (Envelope, error) {
 	} else if env.Seq > c.seq {
 		c.seq = env.Seq
 	}
-	if err := c.enc.Encode(env); err != nil {
+	if err := writeEnvelope(c.w, &env); err != nil {
 		return env, fmt.Errorf("send %s: %w", env.Type, err)
 	}
 	if err := c.w.Flush(); err != nil {
@@ -131,10 +128,9 @@ func (c *Client) sendLocked(env Envelope) (Envelope, error) {
 // error is a reply with status "error" (see Envelope.Err); the error result
 // is for transport failures and ctx.
 func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
-	ch := make(chan Envelope, 1)
 	c.wmu.Lock()
 	if env.ID == "" {
-		env.ID = NewID()
+		env.ID = c.stamps.id()
 	}
 	c.mu.Lock()
 	if c.err != nil {
@@ -142,6 +138,11 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 		c.mu.Unlock()
 		c.wmu.Unlock()
 		return Envelope{}, err
+	}
+	ch := c.spare
+	c.spare = nil
+	if ch == nil {
+		ch = make(chan Envelope, 1)
 	}
 	c.pending[env.ID] = ch
 	c.mu.Unlock()
@@ -153,20 +154,29 @@ func (c *Client) Do(ctx context.Context, env Envelope) (Envelope, error) {
 	}
 	for {
 		select {
-		case reply := <-ch:
-			return reply, nil
-		case <-c.rtok:
-			reply, ok, err := c.readFor(ctx, env.ID, ch)
-			c.rtok <- struct{}{}
-			if ok || err != nil {
-				return reply, err
+		case <-c.rtok: // the common case, no one else reading: no need to wait
+		default:
+			select {
+			case reply := <-ch:
+				// dispatch took ch out of pending before its one send.
+				c.giveBack(ch)
+				return reply, nil
+			case <-c.rtok:
+			case <-c.done:
+				c.forget(env.ID)
+				return Envelope{}, c.connErr()
+			case <-ctx.Done():
+				c.forget(env.ID)
+				return Envelope{}, fmt.Errorf("wait for %s reply: %w", env.Type, ctx.Err())
 			}
-		case <-c.done:
-			c.forget(env.ID)
-			return Envelope{}, c.connErr()
-		case <-ctx.Done():
-			c.forget(env.ID)
-			return Envelope{}, fmt.Errorf("wait for %s reply: %w", env.Type, ctx.Err())
+		}
+		reply, ok, err := c.readFor(ctx, env.ID, ch)
+		c.rtok <- struct{}{}
+		if ok {
+			c.giveBack(ch)
+		}
+		if ok || err != nil {
+			return reply, err
 		}
 	}
 }
@@ -180,25 +190,9 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 		return reply, true, nil
 	default:
 	}
-	// A cancelled ctx ends a read in progress through the socket's
-	// deadline, which is cleared before the token passes on.
-	var dmu sync.Mutex
-	holding := true
-	stop := context.AfterFunc(ctx, func() {
-		dmu.Lock()
-		defer dmu.Unlock()
-		if holding {
-			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
-		}
-	})
-	defer func() {
-		dmu.Lock()
-		holding = false
-		dmu.Unlock()
-		if !stop() {
-			_ = c.nc.SetReadDeadline(time.Time{})
-		}
-	}()
+	if ctx.Done() != nil {
+		defer c.interruptReadOn(ctx)()
+	}
 	for {
 		env, err := c.readEnvelope()
 		if err != nil {
@@ -220,6 +214,37 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 	}
 }
 
+// interruptReadOn makes a cancelled ctx end a read in progress through
+// the socket's deadline. The function it returns stops that and clears the
+// deadline; the read token's holder calls it before passing the token on.
+func (c *Client) interruptReadOn(ctx context.Context) func() {
+	var dmu sync.Mutex
+	holding := true
+	stop := context.AfterFunc(ctx, func() {
+		dmu.Lock()
+		defer dmu.Unlock()
+		if holding {
+			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+		}
+	})
+	return func() {
+		dmu.Lock()
+		holding = false
+		dmu.Unlock()
+		if !stop() {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}
+}
+
+// giveBack keeps ch, a reply channel that is empty and that no one else
+// holds, for the next Do.
+func (c *Client) giveBack(ch chan Envelope) {
+	c.mu.Lock()
+	c.spare = ch
+	c.mu.Unlock()
+}
+
 // readEnvelope reads and decodes the next line. A line cut short by a
 // deadline is kept, and completed by the next read.
 func (c *Client) readEnvelope() (Envelope, error) {
@@ -233,7 +258,7 @@ func (c *Client) readEnvelope() (Envelope, error) {
 		c.partial = nil
 	}
 	var env Envelope
-	if err := fastjson.Unmarshal(line, &env); err != nil {
+	if err := unmarshalEnvelope(line, &env); err != nil {
 		return Envelope{}, fmt.Errorf("bus sent a line that is not an envelope: %w", err)
 	}
 	return env, nil

@@ -368,21 +368,14 @@ func validMessageKind(k string) bool {
 }
 
 func (b *Broker) messageCreated(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
-	s, p, err := inSession[struct {
-		Message
-		PayloadRef json.RawMessage `json:"payload_ref"`
-	}](b, ctx, env, false)
+	s, err := b.lookup(ctx, env, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(p.PayloadRef) > 0 {
-		return nil, nil, errorf(CodeInvalidRequest, "message.created carries its text inline in payload.text; payload_ref is not allowed")
-	}
-	if strings.TrimSpace(p.Text) == "" {
-		return nil, nil, errorf(CodeInvalidRequest, "message.created needs a non-empty payload.text")
-	}
-	if p.Kind != "" && !validMessageKind(p.Kind) {
-		return nil, nil, errorf(CodeInvalidRequest, "message kind %q is not one of user, reply, control, system", p.Kind)
+	if !messageOK(env.Payload) {
+		if err := checkMessage(env); err != nil {
+			return nil, nil, err
+		}
 	}
 	ev, err := b.routed(s, env)
 	if err != nil {
@@ -392,6 +385,29 @@ func (b *Broker) messageCreated(ctx context.Context, _ *conn, env Envelope) (any
 		return nil, nil, err
 	}
 	return MessageRecorded{MessageID: ev.ID, Seq: ev.Seq}, nil, nil
+}
+
+// checkMessage decodes a message.created payload and says what is wrong
+// with it, if anything: the whole check, of which messageOK is the quick
+// yes.
+func checkMessage(env Envelope) error {
+	var p struct {
+		Message
+		PayloadRef json.RawMessage `json:"payload_ref"`
+	}
+	if err := decode(env, &p); err != nil {
+		return err
+	}
+	if len(p.PayloadRef) > 0 {
+		return errorf(CodeInvalidRequest, "message.created carries its text inline in payload.text; payload_ref is not allowed")
+	}
+	if strings.TrimSpace(p.Text) == "" {
+		return errorf(CodeInvalidRequest, "message.created needs a non-empty payload.text")
+	}
+	if p.Kind != "" && !validMessageKind(p.Kind) {
+		return errorf(CodeInvalidRequest, "message kind %q is not one of user, reply, control, system", p.Kind)
+	}
+	return nil
 }
 
 // routed is the event recording a client's message or task envelope: its

@@ -9,6 +9,7 @@ import "sync"
 type outbox struct {
 	mu     sync.Mutex
 	q      []Envelope
+	spare  []Envelope // a taken queue given back, for the next pushes
 	max    int
 	slow   bool
 	notify chan struct{} // a push happened
@@ -61,13 +62,35 @@ func (o *outbox) len() int {
 	return len(o.q)
 }
 
-// take returns everything queued, oldest first.
+// take returns everything queued, oldest first. The caller may give the
+// slice back with recycle once it is done with it.
 func (o *outbox) take() []Envelope {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	q := o.q
-	o.q = nil
+	if len(q) == 0 {
+		return nil
+	}
+	o.q, o.spare = o.spare, nil
 	return q
+}
+
+// maxSpare bounds the queue kept for reuse, so that one burst does not pin
+// its memory for the life of the connection.
+const maxSpare = 64
+
+// recycle gives back a slice take returned, so that a connection that
+// answers one request at a time queues without allocating.
+func (o *outbox) recycle(q []Envelope) {
+	if cap(q) > maxSpare {
+		return
+	}
+	clear(q) // drop what the envelopes point to
+	o.mu.Lock()
+	if o.spare == nil {
+		o.spare = q[:0]
+	}
+	o.mu.Unlock()
 }
 
 func (o *outbox) isSlow() bool {

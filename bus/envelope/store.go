@@ -85,7 +85,7 @@ func (b *Broker) catchUpIndex(ctx context.Context) error {
 	var ferr error
 	err := b.bus.Replay(ctx, IndexTopic, b.index+1, func(off uint64, m bus.Message) bool {
 		var ev Envelope
-		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
+		if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
 			b.opts.Logger.Warn("skip a malformed session index entry", "offset", off, "err", err)
 		} else if ferr = b.applyIndex(ctx, ev); ferr != nil {
 			return false
@@ -105,11 +105,11 @@ func (b *Broker) catchUpIndex(ctx context.Context) error {
 // indexEntry appends ev (session.created or session.closed) to the index
 // and applies it. b.mu is held.
 func (b *Broker) indexEntry(ctx context.Context, ev Envelope) error {
-	raw, err := fastjson.Marshal(ev)
+	raw, err := marshalEnvelope(&ev)
 	if err != nil {
 		return err
 	}
-	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: NewID(), Topic: IndexTopic, Payload: raw, Headers: b.hdr})
+	res, err := b.bus.Publish(noWait(ctx), bus.Message{ID: NewID(), Topic: IndexTopic, Payload: raw, Headers: b.hdr})
 	if err != nil {
 		return fmt.Errorf("record %s in the session index: %w", ev.Type, err)
 	}
@@ -147,18 +147,20 @@ func (b *Broker) applyIndex(ctx context.Context, ev Envelope) error {
 // catchUp applies the session's events not yet applied, in order. b.mu is
 // held.
 func (b *Broker) catchUp(ctx context.Context, s *session) error {
-	err := b.bus.Replay(ctx, EventsTopicPrefix+s.info.ID, uint64(s.seq)+1, func(off uint64, m bus.Message) bool {
-		var ev Envelope
-		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
-			b.opts.Logger.Warn("skip a malformed session event", "session", s.info.ID, "offset", off, "err", err)
-			s.seq = int64(off)
+	if s.applyNext == nil {
+		s.applyNext = func(off uint64, m bus.Message) bool {
+			var ev Envelope
+			if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
+				b.opts.Logger.Warn("skip a malformed session event", "session", s.info.ID, "offset", off, "err", err)
+				s.seq = int64(off)
+				return true
+			}
+			ev.Seq = int64(off)
+			b.apply(s, ev)
 			return true
 		}
-		ev.Seq = int64(off)
-		b.apply(s, ev)
-		return true
-	})
-	if err != nil {
+	}
+	if err := b.bus.Replay(ctx, s.topic, uint64(s.seq)+1, s.applyNext); err != nil {
 		return fmt.Errorf("read session %s from the bus: %w", s.info.ID, err)
 	}
 	return nil
@@ -171,12 +173,12 @@ func (b *Broker) replay(ctx context.Context, s *session, after int64, fn func(En
 	if after >= last {
 		return nil
 	}
-	err := b.bus.Replay(ctx, EventsTopicPrefix+s.info.ID, uint64(after)+1, func(off uint64, m bus.Message) bool {
+	err := b.bus.Replay(ctx, s.topic, uint64(after)+1, func(off uint64, m bus.Message) bool {
 		if int64(off) > last {
 			return false
 		}
 		var ev Envelope
-		if err := fastjson.Unmarshal(m.Payload, &ev); err != nil {
+		if err := unmarshalEnvelope(m.Payload, &ev); err != nil {
 			return true // logged when it was applied
 		}
 		ev.Seq = int64(off)
@@ -325,7 +327,7 @@ func (b *Broker) snapshot(ctx context.Context, s *session) {
 	} {
 		raw, err := fastjson.Marshal(v)
 		if err == nil {
-			_, err = b.bus.Publish(bus.NoWait(ctx), bus.Message{Topic: topic, Payload: raw, Headers: b.hdr})
+			_, err = b.bus.Publish(noWait(ctx), bus.Message{Topic: topic, Payload: raw, Headers: b.hdr})
 		}
 		if err != nil {
 			b.opts.Logger.Warn("write the session snapshot", "topic", topic, "err", err)

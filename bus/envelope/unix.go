@@ -13,8 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/weavehq/weave/internal/fastjson"
 )
 
 // conn is one socket client.
@@ -25,7 +23,6 @@ type conn struct {
 
 	wmu sync.Mutex // serializes taking from out and writing
 	w   *bufio.Writer
-	enc *fastjson.Encoder
 }
 
 // DefaultSocketPath is where clients look for the bus: ~/.weave/coord.sock.
@@ -155,8 +152,6 @@ func (b *Broker) Serve(ctx context.Context, l net.Listener) error {
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	c := &conn{nc: nc, out: newOutbox(b.opts.QueueLen)}
 	c.w = bufio.NewWriterSize(nc, 64<<10)
-	c.enc = fastjson.NewEncoder(c.w)
-	c.enc.SetEscapeHTML(false)
 	c.out.onKill = func() { nc.Close() }
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
@@ -164,6 +159,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	go c.writeLoop(written)
 
 	r := bufio.NewReaderSize(nc, 64<<10)
+	cmdCtx := withNoWait(ctx)
 	for {
 		line, tooLong, err := readLine(r, b.opts.MaxFrameBytes)
 		switch {
@@ -171,7 +167,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 			c.out.pushQuiet(b.errorReply(Envelope{}, errorf(CodeTooLarge,
 				"line longer than %d bytes was dropped; send smaller envelopes", b.opts.MaxFrameBytes)))
 		case len(bytes.TrimSpace(line)) > 0:
-			b.serveLine(ctx, c, line)
+			b.serveLine(cmdCtx, c, line)
 		}
 		// Send replies from here, with no hand-off to the writer on the
 		// request path; while whole lines wait in the buffer (a pipelining
@@ -214,7 +210,7 @@ func (b *Broker) serveLine(ctx context.Context, c *conn, line []byte) {
 // learn of the envelope (its id and type) so the error reply correlates.
 func parseEnvelope(data []byte) (Envelope, error) {
 	var env Envelope
-	err := fastjson.Unmarshal(data, &env)
+	err := unmarshalEnvelope(data, &env)
 	if err == nil {
 		return env, nil
 	}
@@ -273,12 +269,13 @@ func (c *conn) flush() bool {
 		if len(batch) == 0 {
 			break
 		}
-		for _, e := range batch {
-			if err := c.enc.Encode(e); err != nil {
+		for i := range batch {
+			if err := writeEnvelope(c.w, &batch[i]); err != nil {
 				c.out.kill()
 				return false
 			}
 		}
+		c.out.recycle(batch)
 		wrote = true
 	}
 	if wrote && c.w.Flush() != nil {
