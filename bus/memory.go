@@ -371,13 +371,14 @@ func (b *Memory) Replay(ctx context.Context, topic string, from uint64, fn func(
 		return fmt.Errorf("topic %q is not append-only (append-only patterns: %s)", topic, strings.Join(b.opts.AppendOnly, ", "))
 	}
 	b.storeMu.Lock()
+	from = max(from, 1)
 	var v logView // appends never change the messages it holds
 	if l := b.logs[topic]; l != nil {
-		v = l.view()
+		v = l.view(from)
 	}
 	b.storeMu.Unlock()
 	var err error
-	v.each(max(from, 1), func(off uint64, m Message) bool { // dropped messages are skipped
+	v.each(from, func(off uint64, m Message) bool { // dropped messages are skipped
 		if err = ctx.Err(); err != nil {
 			err = fmt.Errorf("replay %s: %w", topic, err)
 			return false
@@ -506,10 +507,22 @@ type logView struct {
 	n      int
 }
 
-func (l *memLog) view() logView {
-	// The chunk headers are copied: a later append to the last chunk
-	// writes past the length this copy holds.
-	return logView{first: l.first, chunks: append([][]Message(nil), l.chunks...), head: l.head, n: l.n}
+// view returns the kept messages from offset from on. Only the headers of
+// the chunks that hold them are copied (a later append to the last chunk
+// writes past the length this copy holds), and nothing when from is past
+// the end: a reader catching up on every command asks that most often.
+func (l *memLog) view(from uint64) logView {
+	from = max(from, l.first)
+	if from-l.first >= uint64(l.n) {
+		return logView{first: from}
+	}
+	skip := l.head + int(from-l.first)
+	i := 0
+	for skip >= len(l.chunks[i]) {
+		skip -= len(l.chunks[i])
+		i++
+	}
+	return logView{first: from, chunks: append([][]Message(nil), l.chunks[i:]...), head: skip, n: l.n - int(from-l.first)}
 }
 
 // each calls fn on the messages from offset from on, in order, until fn

@@ -376,16 +376,22 @@ func TestLogKeepsTheLastMessagesInChunks(t *testing.T) {
 		})
 		return ids
 	}
-	v := l.view()
+	v := l.view(0)
 	for _, from := range []uint64{0, l.first, l.first + 1, uint64(2 * logChunk), uint64(2*logChunk + 1), uint64(3 * logChunk)} {
-		got := read(v, from)
 		want := 3*logChunk - int(max(from, l.first)) + 1
-		if len(got) != want {
+		if got := read(v, from); len(got) != want {
 			t.Errorf("each from %d read %d messages, want %d", from, len(got), want)
+		}
+		// A view taken from an offset holds the same messages from there.
+		if got := read(l.view(from), from); len(got) != want || got[0] != strconv.FormatUint(max(from, l.first), 10) {
+			t.Errorf("view from %d read %d messages starting %v, want %d from %d", from, len(got), got[:min(1, len(got))], want, max(from, l.first))
 		}
 	}
 	if got := read(v, uint64(3*logChunk+1)); len(got) != 0 {
 		t.Errorf("each past the end read %v", got)
+	}
+	if got := read(l.view(uint64(3*logChunk+1)), 0); len(got) != 0 {
+		t.Errorf("a view from past the end read %v", got)
 	}
 	// The log goes on: the view still reads what it held.
 	for i := 3*logChunk + 1; i <= 5*logChunk; i++ {
