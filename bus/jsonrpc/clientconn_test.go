@@ -122,10 +122,19 @@ func TestControlFramesAndFragments(t *testing.T) {
 	if _, err := c.readMessage(ctx); !errors.Is(err, errPeerClosed) {
 		t.Errorf("read after the server's close frame = %v, want errPeerClosed", err)
 	}
-	if f := readFrame(t, srv); f.Header.OpCode != ws.OpClose {
-		t.Errorf("answer to close = %v, want a close frame", f.Header.OpCode)
-	} else if code, _ := ws.ParseCloseFrameData(f.Payload); code != ws.StatusGoingAway {
-		t.Errorf("close answered with %d, want the server's code %d", code, ws.StatusGoingAway)
+	wantClose(t, srv, ws.StatusGoingAway) // the server's own code, echoed
+}
+
+// wantClose reads the client's next frame and checks it is a close frame
+// with code.
+func wantClose(t *testing.T, srv net.Conn, code ws.StatusCode) {
+	t.Helper()
+	f := readFrame(t, srv)
+	if f.Header.OpCode != ws.OpClose {
+		t.Fatalf("client sent %v, want a close frame", f.Header.OpCode)
+	}
+	if got, _ := ws.ParseCloseFrameData(f.Payload); got != code {
+		t.Errorf("close code = %d, want %d", got, code)
 	}
 }
 
@@ -139,11 +148,7 @@ func TestOversizeMessageFromServer(t *testing.T) {
 	if _, err := c.readMessage(ctx); !errors.Is(err, errTooBig) {
 		t.Fatalf("read of an 80-byte message with a 64-byte limit = %v, want errTooBig", err)
 	}
-	if f := readFrame(t, srv); f.Header.OpCode != ws.OpClose {
-		t.Errorf("client answered %v, want a close frame", f.Header.OpCode)
-	} else if code, _ := ws.ParseCloseFrameData(f.Payload); code != ws.StatusMessageTooBig {
-		t.Errorf("close code = %d, want %d (message too big)", code, ws.StatusMessageTooBig)
-	}
+	wantClose(t, srv, ws.StatusMessageTooBig)
 }
 
 func TestWrittenMessageIsOneMaskedFrame(t *testing.T) {
