@@ -251,8 +251,12 @@ type noWaitKey struct{}
 // at once ("queue full") instead of after Options.EnqueueTimeout. A
 // publisher holding a lock others wait on (the v1 envelope face's
 // coordinator) publishes this way, so a subscriber that stops taking
-// messages cannot stall it.
+// messages cannot stall it. A ctx already marked is returned as it is, so
+// marking one ctx for many publishes costs nothing per publish.
 func NoWait(ctx context.Context) context.Context {
+	if noWait(ctx) {
+		return ctx
+	}
 	return context.WithValue(ctx, noWaitKey{}, true)
 }
 

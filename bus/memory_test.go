@@ -74,3 +74,10 @@ func TestMemoryCooperativeEnds(t *testing.T) {
 		})
 	}
 }
+
+func TestNoWaitMarksACtxOnce(t *testing.T) {
+	ctx := bus.NoWait(context.Background())
+	if again := bus.NoWait(ctx); again != ctx {
+		t.Errorf("NoWait of a marked ctx made a new one; a connection marking its ctx once would pay per publish")
+	}
+}

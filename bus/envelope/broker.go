@@ -249,22 +249,6 @@ func addressedTo(ev Envelope, id string) bool {
 	return ev.Src != id
 }
 
-// noWaitCtx is a ctx bus.NoWait was applied to, made once for the many
-// commands of one connection rather than once per publish.
-type noWaitCtx struct{ context.Context }
-
-func withNoWait(ctx context.Context) context.Context { return noWaitCtx{bus.NoWait(ctx)} }
-
-// noWait returns bus.NoWait(ctx): the broker publishes while holding b.mu,
-// so a subscriber with a full queue gets its delivery dead-lettered
-// instead of holding every request up.
-func noWait(ctx context.Context) context.Context {
-	if c, ok := ctx.(noWaitCtx); ok {
-		return c.Context
-	}
-	return bus.NoWait(ctx)
-}
-
 // errorf builds a protocol error with a code clients can switch on.
 func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -579,8 +563,9 @@ func (b *Broker) emit(ctx context.Context, s *session, ev Envelope) (Envelope, e
 		return ev, fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
 	// b.mu is held: a subscriber with a full queue must not hold every
-	// request up, so its delivery is dead-lettered instead of waited for.
-	res, err := b.bus.Publish(noWait(ctx), bus.Message{ID: ev.ID, Topic: s.topic, Payload: raw, Headers: b.hdr, Time: now})
+	// request up, so its delivery is dead-lettered instead of waited for
+	// (a socket connection's commands come with a ctx marked once).
+	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: ev.ID, Topic: s.topic, Payload: raw, Headers: b.hdr, Time: now})
 	if err != nil {
 		return ev, fmt.Errorf("record %s on the bus: %w", ev.Type, err)
 	}

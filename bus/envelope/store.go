@@ -109,7 +109,7 @@ func (b *Broker) indexEntry(ctx context.Context, ev Envelope) error {
 	if err != nil {
 		return err
 	}
-	res, err := b.bus.Publish(noWait(ctx), bus.Message{ID: NewID(), Topic: IndexTopic, Payload: raw, Headers: b.hdr})
+	res, err := b.bus.Publish(bus.NoWait(ctx), bus.Message{ID: NewID(), Topic: IndexTopic, Payload: raw, Headers: b.hdr})
 	if err != nil {
 		return fmt.Errorf("record %s in the session index: %w", ev.Type, err)
 	}
@@ -327,7 +327,7 @@ func (b *Broker) snapshot(ctx context.Context, s *session) {
 	} {
 		raw, err := fastjson.Marshal(v)
 		if err == nil {
-			_, err = b.bus.Publish(noWait(ctx), bus.Message{Topic: topic, Payload: raw, Headers: b.hdr})
+			_, err = b.bus.Publish(bus.NoWait(ctx), bus.Message{Topic: topic, Payload: raw, Headers: b.hdr})
 		}
 		if err != nil {
 			b.opts.Logger.Warn("write the session snapshot", "topic", topic, "err", err)

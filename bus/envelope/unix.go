@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/weavehq/weave/bus"
 )
 
 // conn is one socket client.
@@ -159,7 +161,9 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn) {
 	go c.writeLoop(written)
 
 	r := bufio.NewReaderSize(nc, 64<<10)
-	cmdCtx := withNoWait(ctx)
+	// The commands publish without waiting (see Broker.emit): the ctx is
+	// marked once for all of them.
+	cmdCtx := bus.NoWait(ctx)
 	for {
 		line, tooLong, err := readLine(r, b.opts.MaxFrameBytes)
 		switch {
