@@ -7,14 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 )
 
@@ -141,27 +139,5 @@ func TestClientDoPassesPushedEnvelopesToEvents(t *testing.T) {
 	}
 	c.Close()
 	for range c.Events() {
-	}
-}
-
-// FormatTime writes what time.Format writes with TimeFormat, for any time
-// of any zone, years outside four digits included.
-func TestFormatTimeMatchesTheLayout(t *testing.T) {
-	zone := time.FixedZone("x", -(5*3600 + 30*60))
-	times := []time.Time{
-		time.Date(2026, 1, 2, 3, 4, 5, 678_999_999, time.UTC),
-		time.Date(1999, 12, 31, 23, 59, 59, 999_999_999, zone),
-		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Date(12345, 6, 7, 8, 9, 10, 11, time.UTC),
-		{},
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 1000; i++ {
-		times = append(times, time.Unix(r.Int64N(1<<35), r.Int64N(1e9)).In(zone))
-	}
-	for _, tm := range times {
-		if got, want := FormatTime(tm), tm.UTC().Format(TimeFormat); got != want {
-			t.Fatalf("FormatTime(%v) = %q, want %q", tm, got, want)
-		}
 	}
 }

@@ -107,41 +107,9 @@ const (
 // NewID returns a fresh envelope id (a random UUID).
 func NewID() string { return uuid.NewString() }
 
-// FormatTime renders t in the wire form of ts (TimeFormat). Every envelope
-// sent carries one, so the fixed-width form is written digit by digit
-// rather than through time.Format's layout interpreter.
-func FormatTime(t time.Time) string {
-	t = t.UTC()
-	y, mo, d := t.Date()
-	if y < 0 || y > 9999 {
-		return t.Format(TimeFormat)
-	}
-	h, mi, sec := t.Clock()
-	var b [len(TimeFormat)]byte
-	digits(b[0:4], y)
-	b[4] = '-'
-	digits(b[5:7], int(mo))
-	b[7] = '-'
-	digits(b[8:10], d)
-	b[10] = 'T'
-	digits(b[11:13], h)
-	b[13] = ':'
-	digits(b[14:16], mi)
-	b[16] = ':'
-	digits(b[17:19], sec)
-	b[19] = '.'
-	digits(b[20:23], t.Nanosecond()/1e6)
-	b[23] = 'Z'
-	return string(b[:])
-}
-
-// digits writes n into b, zero-padded to b's width.
-func digits(b []byte, n int) {
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-}
+// FormatTime renders t in the wire form of ts. The broker and the client
+// stamp envelopes through a stamper, which calls it once per millisecond.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // New returns an envelope of the given type with v, id and ts filled in and
 // payload marshalled (nil payload stays empty).
