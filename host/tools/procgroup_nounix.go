@@ -3,24 +3,13 @@
 package tools
 
 import (
-	"os"
 	"os/exec"
 	"syscall"
-	"time"
 )
 
-// Without process groups (Windows) a command is stopped by killing its
-// process; the children it started are not tracked.
+// Without process groups (Windows) a command gets no group of its own;
+// internal/proc stops it by killing its process.
 
 func scriptProcAttr() *syscall.SysProcAttr { return nil }
-
-func killGroup(pid int, grace time.Duration, done <-chan struct{}) { killGroupNow(pid) }
-
-func killGroupNow(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		_ = p.Kill()
-		_ = p.Release()
-	}
-}
 
 func signalExitCode(*exec.ExitError) int { return 1 }
