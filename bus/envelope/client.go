@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/weavehq/weave/internal/interrupt"
 )
 
 // Client speaks the envelope protocol over a Unix socket. Do sends a command
@@ -191,7 +193,8 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 	default:
 	}
 	if ctx.Done() != nil {
-		defer c.interruptReadOn(ctx)()
+		// Cleared before the read token passes on.
+		defer interrupt.OnDone(ctx, c.nc.SetReadDeadline)()
 	}
 	for {
 		env, err := c.readEnvelope()
@@ -210,29 +213,6 @@ func (c *Client) readFor(ctx context.Context, id string, ch chan Envelope) (Enve
 		if !c.dispatch(env) {
 			c.forget(id)
 			return Envelope{}, false, c.connErr()
-		}
-	}
-}
-
-// interruptReadOn makes a cancelled ctx end a read in progress through
-// the socket's deadline. The function it returns stops that and clears the
-// deadline; the read token's holder calls it before passing the token on.
-func (c *Client) interruptReadOn(ctx context.Context) func() {
-	var dmu sync.Mutex
-	holding := true
-	stop := context.AfterFunc(ctx, func() {
-		dmu.Lock()
-		defer dmu.Unlock()
-		if holding {
-			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
-		}
-	})
-	return func() {
-		dmu.Lock()
-		holding = false
-		dmu.Unlock()
-		if !stop() {
-			_ = c.nc.SetReadDeadline(time.Time{})
 		}
 	}
 }

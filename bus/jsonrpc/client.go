@@ -245,8 +245,7 @@ func (c *Client) handOnLocked(fc *clientConn) {
 			return
 		}
 	}
-	if c.subscribedLocked() && c.goLocked(func() { c.readBackground(fc) }) {
-		c.reading = true
+	if c.subscribedLocked() && c.readInBackgroundLocked(fc) {
 		return
 	}
 	c.reading = false
@@ -291,10 +290,17 @@ func (c *Client) readWhileIdle() {
 	if c.reading || c.conn == nil {
 		return
 	}
-	fc := c.conn
-	if c.goLocked(func() { c.readBackground(fc) }) {
-		c.reading = true
+	c.readInBackgroundLocked(c.conn)
+}
+
+// readInBackgroundLocked gives the read token to a goroutine reading fc
+// (readBackground), unless the client is closed. c.mu is held.
+func (c *Client) readInBackgroundLocked(fc *clientConn) bool {
+	if !c.goLocked(func() { c.readBackground(fc) }) {
+		return false
 	}
+	c.reading = true
+	return true
 }
 
 // readBackground reads fc for nobody in particular. Without subscriptions it
@@ -646,8 +652,8 @@ func (c *Client) Subscribe(ctx context.Context, pattern string, h bus.Handler, o
 	}
 	sub.active = true
 	// Deliveries need a reader even while no call reads.
-	if fc := c.conn; fc != nil && !c.reading && c.goLocked(func() { c.readBackground(fc) }) {
-		c.reading = true
+	if c.conn != nil && !c.reading {
+		c.readInBackgroundLocked(c.conn)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+
+	"github.com/weavehq/weave/internal/interrupt"
 )
 
 // clientConn is the Go client's end of one WebSocket connection. Bytes
@@ -45,9 +47,6 @@ var errPeerClosed = errors.New("closed by the bus")
 // errTooBig is returned by readMessage for a message over the limit.
 var errTooBig = errors.New("message from the bus is over the frame limit")
 
-// aLongTimeAgo is a deadline in the past: it wakes a blocked read.
-var aLongTimeAgo = time.Unix(1, 0)
-
 // dialConn connects to url and upgrades the connection to WebSocket.
 func dialConn(ctx context.Context, url string, header http.Header, tlsConfig *tls.Config, maxMsg int64) (*clientConn, error) {
 	status := 0
@@ -78,18 +77,7 @@ func dialConn(ctx context.Context, url string, header http.Header, tlsConfig *tl
 var errUnauthorized = errors.New("unauthorized")
 
 // close closes the socket, saying goodbye first when it still can.
-func (c *clientConn) close() {
-	c.closeOnce.Do(func() {
-		if c.wmu.TryLock() {
-			// A short deadline: a peer that does not read must not hold
-			// Close up.
-			_ = c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			_, _ = c.writeFrameLocked(ws.OpClose, ws.NewCloseFrameBody(ws.StatusNormalClosure, ""))
-			c.wmu.Unlock()
-		}
-		_ = c.nc.Close()
-	})
-}
+func (c *clientConn) close() { c.sayClose(ws.StatusNormalClosure) }
 
 // writeMessage sends p as one text message. A write cut short by ctx leaves
 // half a frame on the wire, so the connection is closed then; one that
@@ -100,7 +88,9 @@ func (c *clientConn) writeMessage(ctx context.Context, p []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer interruptWhenDone(ctx, c.nc.SetWriteDeadline)()
+	if ctx.Done() != nil {
+		defer interrupt.OnDone(ctx, c.nc.SetWriteDeadline)()
+	}
 	if n, err := c.writeFrameLocked(ws.OpText, p); err != nil {
 		if n == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -259,7 +249,9 @@ func (c *clientConn) fill(ctx context.Context) error {
 	if len(c.rbuf) == cap(c.rbuf) {
 		c.reserve(len(c.rbuf) - c.roff + 4096)
 	}
-	defer interruptWhenDone(ctx, c.nc.SetReadDeadline)()
+	if ctx.Done() != nil {
+		defer interrupt.OnDone(ctx, c.nc.SetReadDeadline)()
+	}
 	n, err := c.nc.Read(c.rbuf[len(c.rbuf):cap(c.rbuf)])
 	c.rbuf = c.rbuf[:len(c.rbuf)+n]
 	if err != nil {
@@ -271,36 +263,19 @@ func (c *clientConn) fill(ctx context.Context) error {
 	return nil
 }
 
-// sayClose answers or starts the closing handshake with code.
+// sayClose answers or starts the closing handshake with code, then closes
+// the socket. The close frame is skipped when a write is in progress (it
+// may be stuck on a peer that does not read) and gets a short deadline.
 func (c *clientConn) sayClose(code ws.StatusCode) {
 	if code.Empty() || code.IsProtocolReserved() {
 		code = ws.StatusNormalClosure // 1005 and 1006 are never sent
 	}
 	c.closeOnce.Do(func() {
-		c.wmu.Lock()
-		_ = c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		_, _ = c.writeFrameLocked(ws.OpClose, ws.NewCloseFrameBody(code, ""))
-		c.wmu.Unlock()
+		if c.wmu.TryLock() {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			_, _ = c.writeFrameLocked(ws.OpClose, ws.NewCloseFrameBody(code, ""))
+			c.wmu.Unlock()
+		}
 		_ = c.nc.Close()
 	})
-}
-
-// interruptWhenDone wakes a blocked read or write (set is the socket's
-// SetReadDeadline or SetWriteDeadline) when ctx ends, and returns what
-// clears the deadline again once the read or write is over.
-func interruptWhenDone(ctx context.Context, set func(time.Time) error) (restore func()) {
-	if ctx.Done() == nil {
-		return func() {}
-	}
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		_ = set(aLongTimeAgo)
-		close(fired)
-	})
-	return func() {
-		if !stop() {
-			<-fired
-			_ = set(time.Time{})
-		}
-	}
 }
