@@ -378,7 +378,7 @@ func (b *Memory) Replay(ctx context.Context, topic string, from uint64, fn func(
 	}
 	b.storeMu.Unlock()
 	var err error
-	v.each(from, func(off uint64, m Message) bool { // dropped messages are skipped
+	v.each(func(off uint64, m Message) bool { // dropped messages are skipped
 		if err = ctx.Err(); err != nil {
 			err = fmt.Errorf("replay %s: %w", topic, err)
 			return false
@@ -499,7 +499,8 @@ func (l *memLog) drop(n int) {
 	}
 }
 
-// view is what a Replay reads: the kept messages as they are now.
+// logView is what a Replay reads: n kept messages as they were when it
+// was taken, from chunks[0][head], which has offset first.
 type logView struct {
 	first  uint64
 	chunks [][]Message
@@ -525,27 +526,16 @@ func (l *memLog) view(from uint64) logView {
 	return logView{first: from, chunks: append([][]Message(nil), l.chunks[i:]...), head: skip, n: l.n - int(from-l.first)}
 }
 
-// each calls fn on the messages from offset from on, in order, until fn
-// returns false.
-func (v logView) each(from uint64, fn func(uint64, Message) bool) {
-	if from < v.first {
-		from = v.first
-	}
-	if from-v.first >= uint64(v.n) {
-		return
-	}
-	skip := v.head + int(from-v.first) // into the chunks as one sequence
-	off := from
+// each calls fn on the view's messages, in order, until fn returns false.
+func (v logView) each(fn func(uint64, Message) bool) {
+	off, skip, left := v.first, v.head, v.n
 	for _, c := range v.chunks {
-		if skip >= len(c) {
-			skip -= len(c)
-			continue
-		}
-		for _, m := range c[skip:] {
+		for _, m := range c[skip:min(len(c), skip+left)] {
 			if !fn(off, m) {
 				return
 			}
 			off++
+			left--
 		}
 		skip = 0
 	}
