@@ -1,6 +1,10 @@
 // Package plugins is the contract between Weave and its plugins, and the only
 // package a plugin author imports. It holds plain Go types for the two plugin
-// kinds, agent and hook, and the helpers that serve them.
+// kinds, agent and hook, and the helpers that serve them: what an author
+// implements, calls and reads, and nothing else. The host's side (dispensing
+// plugins, its connection to one, the host services it serves, the built-ins'
+// registry) is package pluginhost; a test pins this package's exported names,
+// so the contract grows only on purpose.
 //
 // # Writing a plugin
 //
@@ -21,8 +25,9 @@
 // # Protocol
 //
 // Plugins are subprocesses spoken to through hashicorp/go-plugin over gRPC,
-// protocol version ProtocolVersion, with the magic cookie
-// MagicCookieKey=MagicCookieValue in the handshake. The protocol is defined in
+// protocol version ProtocolVersion in the handshake, whose magic cookie only
+// tells a plugin binary that a Weave host started it (run by hand, it
+// explains itself and exits). The protocol is defined in
 // internal/proto/weave/v1/weave.proto, whose header states the compatibility
 // policy; the generated code is committed, so builds never need protoc.
 // Every plugin serves Describe; hooks serve Info and Handle(Event) → Decision;
@@ -35,9 +40,10 @@
 //     the hook could not answer, and the host applies the hook's failure
 //     policy. A panic in a plugin's Handle or Info becomes an error for that
 //     call; the plugin process keeps serving.
-//   - On the host side, errors from a plugin name it. An error wrapping
-//     ErrPluginUnavailable means the process died or cannot be reached; any
-//     other error came from the plugin's own code.
+//   - An error wrapping ErrPluginUnavailable means the other side died or
+//     cannot be reached: the host, for a plugin's Host calls; the plugin, for
+//     the host's calls to it (whose errors also name the plugin). Any other
+//     error came from the other side's own code.
 //   - Host services (Host: tools, model, plans, log) are served once per
 //     plugin process through the go-plugin broker. The Host an agent's Handle
 //     receives is valid only during that call: the host routes each of its
@@ -61,21 +67,22 @@
 // the last lines for its error messages. The host takes stderr at a bounded
 // rate (64 KiB/s, in bursts of 256 KiB) and counts the lines it leaves out;
 // each logged value, like a decision's reason (8 KiB), is capped. Stdout
-// belongs to the protocol:
-// anything else written there before the handshake makes the start fail.
+// belongs to the protocol: anything else written there before the handshake
+// makes the start fail.
 //
 // # Environment
 //
 // A plugin gets an explicit environment: PATH, HOME, USER, LOGNAME, LANG,
 // LC_*, TMPDIR, TZ, XDG_CONFIG_HOME, XDG_DATA_HOME, the host's WEAVE_*
-// variables that are not secret, EnvPluginName, EnvHostPID and its config
-// entry's env. API keys and other host variables are never passed on. A
-// plugin dies with its host.
+// variables that are not secret, EnvPluginName (the name the host knows it
+// by), WEAVE_HOST_PID (which Serve reads to exit when its host is gone) and
+// its config entry's env. API keys and other host variables are never passed
+// on. A plugin dies with its host.
 //
 // # Built-ins
 //
 // The built-in hooks and agents are served by the weave binary itself,
-// re-executed as `weave __plugin <id>` (BuiltinCommand, ServeBuiltin), with
-// IDs registered in a Registry, so they take exactly the path a third-party
-// plugin takes.
+// re-executed as `weave __plugin <id>` (pluginhost.ServeBuiltin), with IDs
+// registered in a pluginhost.Registry, so they take exactly the path a
+// third-party plugin takes: Serve, and this package's types.
 package plugins

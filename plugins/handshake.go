@@ -1,10 +1,6 @@
 package plugins
 
-import (
-	"errors"
-
-	goplugin "github.com/hashicorp/go-plugin"
-)
+import "errors"
 
 //go:generate protoc -I internal/proto --go_out=internal/proto --go_opt=paths=source_relative --go-grpc_out=internal/proto --go-grpc_opt=paths=source_relative weave/v1/weave.proto
 
@@ -13,33 +9,9 @@ import (
 // compatibility policy at the top of that file).
 const ProtocolVersion = 1
 
-// The handshake's magic cookie. It only tells a plugin binary that it was
-// started by a Weave host (a plugin run by hand explains itself and exits);
-// it is not a security measure.
-const (
-	MagicCookieKey   = "WEAVE_PLUGIN"
-	MagicCookieValue = "5f1f0c6e-weave-plugin"
-)
-
-// pluginName is the single name a plugin binary is dispensed under; its kind
-// is learned from Describe.
-const pluginName = "weave"
-
-// Handshake is the go-plugin handshake both sides use.
-var Handshake = goplugin.HandshakeConfig{
-	ProtocolVersion:  ProtocolVersion,
-	MagicCookieKey:   MagicCookieKey,
-	MagicCookieValue: MagicCookieValue,
-}
-
-// Environment variables the host sets for every plugin process.
-const (
-	// EnvPluginName is the name the host knows the plugin by.
-	EnvPluginName = "WEAVE_PLUGIN_NAME"
-	// EnvHostPID is the host's pid; a plugin whose parent is no longer the
-	// host exits at once rather than run orphaned.
-	EnvHostPID = "WEAVE_HOST_PID"
-)
+// EnvPluginName is the environment variable in which the host gives every
+// plugin process the name it knows the plugin by.
+const EnvPluginName = "WEAVE_PLUGIN_NAME"
 
 // ErrNoModel is what the host's Model service answers until a model provider
 // is configured.

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
+	"github.com/weavehq/weave/plugins/internal/wire"
 )
 
 type testHook struct {
@@ -117,95 +117,6 @@ func TestServeDescribe(t *testing.T) {
 	}
 }
 
-func TestRegistry(t *testing.T) {
-	keepLogging(t)
-	reg := NewRegistry()
-	reg.RegisterHook("hooks.start-work", testHook{info: Info{Name: "start-work", Events: []string{EventCommandExecuteBefore}}})
-	reg.RegisterAgent("agents.tapestry", testAgent{info: Info{Name: "tapestry", Role: "tapestry"}})
-	if diff := cmp.Diff([]string{"agents.tapestry", "hooks.start-work"}, reg.IDs()); diff != "" {
-		t.Errorf("IDs mismatch (-want +got):\n%s", diff)
-	}
-	if cfg, ok := reg.Lookup("agents.tapestry"); !ok || cfg.Agent == nil || cfg.Hook != nil {
-		t.Errorf("Lookup(agents.tapestry) = %+v, %v; want the agent", cfg, ok)
-	}
-
-	panics := []struct {
-		name string
-		f    func()
-	}{
-		{"duplicate", func() { reg.RegisterHook("hooks.start-work", testHook{}) }},
-		{"duplicate across kinds", func() { reg.RegisterAgent("hooks.start-work", testAgent{}) }},
-		{"no namespace", func() { reg.RegisterHook("start-work", testHook{}) }},
-		{"upper case", func() { reg.RegisterHook("Hooks.X", testHook{}) }},
-		{"nil hook", func() { reg.RegisterHook("hooks.nil", nil) }},
-		{"nil agent", func() { reg.RegisterAgent("agents.nil", nil) }},
-	}
-	for _, tt := range panics {
-		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: registration did not panic", tt.name)
-				}
-			}()
-			tt.f()
-		})
-	}
-
-	var stdout, stderr bytes.Buffer
-	if code := serveBuiltin(reg, "hooks.nope", nil, &stdout, &stderr); code != 2 ||
-		!strings.Contains(stderr.String(), `no built-in plugin "hooks.nope" (have: agents.tapestry, hooks.start-work)`) {
-		t.Errorf("serveBuiltin(unknown) = %d, stderr %q; want 2 and the known IDs", code, stderr.String())
-	}
-	stdout.Reset()
-	if code := serveBuiltin(reg, "agents.tapestry", []string{"describe"}, &stdout, &stderr); code != 0 ||
-		!strings.Contains(stdout.String(), `"role": "tapestry"`) {
-		t.Errorf("serveBuiltin(describe) = %d, stdout %q; want 0 and the manifest", code, stdout.String())
-	}
-}
-
-func TestRPCError(t *testing.T) {
-	tests := []struct {
-		name      string
-		err       error
-		want      string
-		wantUnavl bool
-		wantIs    error
-	}{
-		{"nil", nil, "", false, nil},
-		{"unavailable", status.Error(codes.Unavailable, "error reading from server: EOF"),
-			`plugin "p" died or is unavailable during Hook.Handle (error reading from server: EOF)`, true, nil},
-		{"plugin error", status.Error(codes.Unknown, "cannot decide"),
-			`plugin "p": Hook.Handle: cannot decide`, false, nil},
-		{"unimplemented", status.Error(codes.Unimplemented, "unknown service"),
-			`plugin "p" does not implement Hook.Handle`, false, nil},
-		{"caller cancelled", status.Error(codes.Canceled, "context canceled"),
-			`plugin "p": Hook.Handle: context canceled`, false, context.Canceled},
-		{"deadline", status.Error(codes.DeadlineExceeded, "context deadline exceeded"),
-			`plugin "p": Hook.Handle: context deadline exceeded`, false, context.DeadlineExceeded},
-		{"not a status", errors.New("boom"), `plugin "p": Hook.Handle: boom`, false, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := rpcError("p", "Hook.Handle", tt.err)
-			if tt.err == nil {
-				if got != nil {
-					t.Fatalf("rpcError(nil) = %v, want nil", got)
-				}
-				return
-			}
-			if !strings.HasPrefix(got.Error(), tt.want) {
-				t.Errorf("rpcError(%v) = %q, want prefix %q", tt.err, got, tt.want)
-			}
-			if errors.Is(got, ErrPluginUnavailable) != tt.wantUnavl {
-				t.Errorf("rpcError(%v) wraps ErrPluginUnavailable = %v, want %v", tt.err, !tt.wantUnavl, tt.wantUnavl)
-			}
-			if tt.wantIs != nil && !errors.Is(got, tt.wantIs) {
-				t.Errorf("rpcError(%v) = %v, want it to wrap %v", tt.err, got, tt.wantIs)
-			}
-		})
-	}
-}
-
 func TestHostErrorKeepsErrNoModel(t *testing.T) {
 	for _, err := range []error{ErrNoModel, fmt.Errorf("provider: %w", ErrNoModel)} {
 		if got := hostError("Model.Complete", statusError(err)); !errors.Is(got, ErrNoModel) {
@@ -228,44 +139,6 @@ func TestDecisionFromProtoRejectsUnknownAction(t *testing.T) {
 	}
 }
 
-func TestManifestCheck(t *testing.T) {
-	tests := []struct {
-		name string
-		m    Manifest
-		want string
-	}{
-		{"ok hook", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventSessionIdle}}, ProtocolVersion: 1}, ""},
-		{"ok agent", Manifest{Info: Info{Name: "a", Kind: KindAgent, Role: "loom"}, ProtocolVersion: 1}, ""},
-		{"old protocol", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventSessionIdle}}, ProtocolVersion: 0}, "speaks plugin protocol 0"},
-		{"no events", Manifest{Info: Info{Name: "h", Kind: KindHook}, ProtocolVersion: 1}, "lists no events"},
-		{"no role", Manifest{Info: Info{Name: "a", Kind: KindAgent}, ProtocolVersion: 1}, "has no role"},
-		{"bad kind", Manifest{Info: Info{Name: "a", Kind: "tool"}, ProtocolVersion: 1}, `unknown kind "tool"`},
-		{"no name", Manifest{Info: Info{Kind: KindAgent, Role: "x"}, ProtocolVersion: 1}, "has no name"},
-		{"tools", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore},
-			Tools: map[string][]string{EventToolExecuteBefore: {ToolWrite, ToolEdit}}}, ProtocolVersion: 1}, ""},
-		{"unknown tool", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore},
-			Tools: map[string][]string{EventToolExecuteBefore: {"Write"}}}, ProtocolVersion: 1}, `unknown tool "Write"`},
-		{"tools on a toolless event", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventSessionIdle},
-			Tools: map[string][]string{EventSessionIdle: {ToolBash}}}, ProtocolVersion: 1}, "only tool.execute.before and tool.execute.after carry tools"},
-		{"tools on an event not handled", Manifest{Info: Info{Name: "h", Kind: KindHook, Events: []string{EventToolExecuteBefore},
-			Tools: map[string][]string{EventToolExecuteAfter: {ToolBash}}}, ProtocolVersion: 1}, "not in Events"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.m.check()
-			if tt.want == "" {
-				if err != nil {
-					t.Errorf("check(%+v) = %v, want nil", tt.m, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("check(%+v) = %v, want %q", tt.m, err, tt.want)
-			}
-		})
-	}
-}
-
 func TestOrphaned(t *testing.T) {
 	tests := []struct {
 		env  string
@@ -278,9 +151,9 @@ func TestOrphaned(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
-			t.Setenv(EnvHostPID, tt.env)
+			t.Setenv(wire.EnvHostPID, tt.env)
 			if got := orphaned(); got != tt.want {
-				t.Errorf("orphaned() with %s=%q = %v, want %v", EnvHostPID, tt.env, got, tt.want)
+				t.Errorf("orphaned() with %s=%q = %v, want %v", wire.EnvHostPID, tt.env, got, tt.want)
 			}
 		})
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/weavehq/weave/plugins/internal/wire"
 )
 
 // ServeConfig says what a plugin binary serves: exactly one of Hook or Agent.
@@ -100,7 +102,7 @@ func serve(cfg ServeConfig, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "weave plugin: unknown arguments %q: the only argument a plugin takes is \"describe\"\n", args)
 		return 2
 	}
-	if os.Getenv(MagicCookieKey) != MagicCookieValue {
+	if os.Getenv(wire.MagicCookieKey) != wire.MagicCookieValue {
 		fmt.Fprintf(stderr, "This is a Weave plugin: weave starts it when it needs it.\n"+
 			"Put it in .weave/plugins/ or list it under plugins: in .weave/config.yaml,\n"+
 			"or run it with the argument \"describe\" to see its manifest.\n")
@@ -111,9 +113,9 @@ func serve(cfg ServeConfig, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         PluginSet(os.Getenv(EnvPluginName), cfg),
-		GRPCServer:      newServer,
+		HandshakeConfig: wire.Handshake(ProtocolVersion),
+		Plugins:         goplugin.PluginSet{wire.PluginName: servedPlugin{cfg: cfg}},
+		GRPCServer:      wire.NewServer,
 		Logger:          logger,
 	})
 	return 0
@@ -142,7 +144,7 @@ func describe(cfg ServeConfig, stdout, stderr io.Writer) int {
 // died: the parent-death signal the host asks for is only armed once the
 // child runs, so a host killed in between would leave the plugin behind.
 func orphaned() bool {
-	want, err := strconv.Atoi(os.Getenv(EnvHostPID))
+	want, err := strconv.Atoi(os.Getenv(wire.EnvHostPID))
 	if err != nil || want <= 0 {
 		return false
 	}

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -12,54 +13,40 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/weavehq/weave/plugins/internal/proto/weave/v1"
+	"github.com/weavehq/weave/plugins/internal/wire"
 )
 
-// grpcPlugin is the single go-plugin Plugin both sides use. On the plugin
-// side it serves cfg; on the host side it connects a *Conn named name.
-type grpcPlugin struct {
+// servedPlugin is the go-plugin Plugin a plugin binary serves: cfg on
+// gRPC. The host's side of the same Plugin is package pluginhost's.
+type servedPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	name string
-	cfg  ServeConfig
+	cfg ServeConfig
 }
 
-// PluginSet is the go-plugin plugin set for one plugin: the host passes
-// PluginSet(name, ServeConfig{}) in its ClientConfig, a plugin is served
-// with its ServeConfig. Most code needs neither: the host uses its
-// supervisor, plugins call Serve, tests use plugintest.
-func PluginSet(name string, cfg ServeConfig) goplugin.PluginSet {
-	return goplugin.PluginSet{pluginName: &grpcPlugin{name: name, cfg: cfg}}
+func (p servedPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
+	return registerServers(p.cfg, broker, s)
 }
 
-// Dispense returns the host's connection to a started plugin.
-func Dispense(cp goplugin.ClientProtocol) (*Conn, error) {
-	raw, err := cp.Dispense(pluginName)
-	if err != nil {
-		return nil, fmt.Errorf("dispense plugin: %w", err)
-	}
-	c, ok := raw.(*Conn)
-	if !ok {
-		return nil, fmt.Errorf("dispense plugin: got %T, want *plugins.Conn (was the client built with plugins.PluginSet?)", raw)
-	}
-	return c, nil
+// GRPCClient is never called in a plugin binary: only the host dials.
+func (servedPlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, errors.New("a plugin binary does not dial plugins: the host's side is package pluginhost")
 }
 
-func (p *grpcPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	if err := p.cfg.validate(); err != nil {
+// registerServers registers on s the plugin's services for cfg: Plugin, and
+// Hook or Agent.
+func registerServers(cfg ServeConfig, broker *goplugin.GRPCBroker, s *grpc.Server) error {
+	if err := cfg.validate(); err != nil {
 		return err
 	}
-	ps := &pluginServer{broker: broker, cfg: p.cfg}
+	ps := &pluginServer{broker: broker, cfg: cfg}
 	pb.RegisterPluginServer(s, ps)
-	if p.cfg.Hook != nil {
+	if cfg.Hook != nil {
 		pb.RegisterHookServer(s, &hookServer{ps: ps})
 	}
-	if p.cfg.Agent != nil {
+	if cfg.Agent != nil {
 		pb.RegisterAgentServer(s, &agentServer{ps: ps})
 	}
 	return nil
-}
-
-func (p *grpcPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return newConn(p.name, broker, cc), nil
 }
 
 // recovered turns a panic in plugin code into an error, so that one bad call
@@ -94,7 +81,7 @@ func (s *pluginServer) AttachHost(_ context.Context, req *pb.AttachHostRequest) 
 	if s.host != nil {
 		return &pb.AttachHostResponse{}, nil
 	}
-	cc, err := s.broker.DialWithOptions(req.GetBrokerId(), DialOptions()...)
+	cc, err := s.broker.DialWithOptions(req.GetBrokerId(), wire.DialOptions()...)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "dial host services (broker id %d): %v", req.GetBrokerId(), err)
 	}
@@ -251,6 +238,6 @@ func (h *remoteHost) TickTask(ctx context.Context, plan string, task TaskRef) (P
 
 // Interface guards.
 var (
-	_ goplugin.GRPCPlugin = (*grpcPlugin)(nil)
+	_ goplugin.GRPCPlugin = servedPlugin{}
 	_ Host                = (*remoteHost)(nil)
 )

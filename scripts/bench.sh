@@ -111,8 +111,8 @@ fi
 if want plugins; then
   echo "== Plugins (target: hook round trip within 2x of bare gRPC at p50)"
   single "plugin cold start to first call" p50-ns ./host/supervisor 'BenchmarkPluginColdStart$' 10x
-  pair "hook round trip vs bare gRPC, subprocess" p50-ns ./host/supervisor 'BenchmarkHookRoundTrip$' ./plugins 'BenchmarkBareGRPCUnixSubprocess$' 1s
-  pair "hook round trip in process vs bare gRPC" p50-ns ./plugins 'BenchmarkHookRoundTripInProcess$' ./plugins 'BenchmarkBareGRPCUnix$' 1s
+  pair "hook round trip vs bare gRPC, subprocess" p50-ns ./host/supervisor 'BenchmarkHookRoundTrip$' ./plugins/pluginhost 'BenchmarkBareGRPCUnixSubprocess$' 1s
+  pair "hook round trip in process vs bare gRPC" p50-ns ./plugins/pluginhost 'BenchmarkHookRoundTripInProcess$' ./plugins/pluginhost 'BenchmarkBareGRPCUnix$' 1s
   pair "tool call through gate + hooks vs direct" ns/op ./host/tools 'BenchmarkToolCallThroughGate$' ./host/tools 'BenchmarkToolCallDirect$' 1s
 fi
 

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // TestMain lets the test binary stand in for weave when the host re-executes
@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	if len(os.Args) > 1 && os.Args[1] == plugins.BuiltinCommand {
+	if len(os.Args) > 1 && os.Args[1] == pluginhost.BuiltinCommand {
 		os.Exit(runArgs(context.Background(), SystemStreams(), os.Args[1:]))
 	}
 	code := m.Run()

@@ -15,11 +15,12 @@ import (
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // otherWeaveEnv are the WEAVE_* variables weave reads that are not config
 // keys.
-var otherWeaveEnv = []string{host.ProjectEnv, host.BusURLEnv, host.BusTokenEnv, plugins.EnvPluginName, plugins.EnvHostPID, weaveSrcEnv}
+var otherWeaveEnv = []string{host.ProjectEnv, host.BusURLEnv, host.BusTokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv}
 
 // globalOptions are the flags every command takes.
 type globalOptions struct {

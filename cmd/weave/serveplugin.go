@@ -7,7 +7,7 @@ import (
 
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
-	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // newCmdServePlugin is the hidden command the host re-executes weave with to
@@ -15,7 +15,7 @@ import (
 // the path a third-party plugin takes.
 func newCmdServePlugin(s *Streams) *cobra.Command {
 	return &cobra.Command{
-		Use:                plugins.BuiltinCommand + " ID [describe]",
+		Use:                pluginhost.BuiltinCommand + " ID [describe]",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		Args:               argsBetween(1, 2),
@@ -24,7 +24,7 @@ func newCmdServePlugin(s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if code := plugins.ServeBuiltin(reg, args[0], args[1:]); code != 0 {
+			if code := pluginhost.ServeBuiltin(reg, args[0], args[1:]); code != 0 {
 				return &exitError{code: code}
 			}
 			return nil
@@ -34,12 +34,12 @@ func newCmdServePlugin(s *Streams) *cobra.Command {
 
 // builtinRegistry holds every built-in plugin, configured for project (the
 // host passes its project in the environment).
-func builtinRegistry(project string) (*plugins.Registry, error) {
+func builtinRegistry(project string) (*pluginhost.Registry, error) {
 	cfg, _, err := loadConfig(project, nil)
 	if err != nil {
 		return nil, err
 	}
-	reg := plugins.NewRegistry()
+	reg := pluginhost.NewRegistry()
 	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {
 		reg.RegisterHook(r.Info.Name, r.Hook)
 	}

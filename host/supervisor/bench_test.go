@@ -11,7 +11,7 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// benchEvent matches plugins' BenchmarkBareGRPCUnix, the floor.
+// benchEvent matches pluginhost's BenchmarkBareGRPCUnix, the floor.
 func benchEvent() plugins.Event {
 	return plugins.Event{Name: plugins.EventToolExecuteBefore, SessionID: "bench-session", Agent: "tapestry", Cwd: "/work/project",
 		Tool: plugins.ToolBash, Args: map[string]any{"command": "go test ./...", "timeout": 120},

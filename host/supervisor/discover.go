@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // Dir is a directory of plugin executables and the source its plugins are
@@ -89,13 +90,13 @@ func Merge(discovered, configured []Entry) []Entry {
 }
 
 // BuiltinEntry is the entry for the built-in plugin id: this executable,
-// re-executed with the hidden plugins.BuiltinCommand subcommand.
+// re-executed with the hidden pluginhost.BuiltinCommand subcommand.
 func BuiltinEntry(id string) (Entry, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return Entry{}, fmt.Errorf("built-in plugin %q: find the weave executable: %w", id, err)
 	}
-	return Entry{Name: id, Path: exe, Args: []string{plugins.BuiltinCommand, id}, Source: "builtin"}, nil
+	return Entry{Name: id, Path: exe, Args: []string{pluginhost.BuiltinCommand, id}, Source: "builtin"}, nil
 }
 
 // describeTimeout bounds `PLUGIN describe`.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // The test binary doubles as the plugins (and the small host) these tests
@@ -33,7 +34,7 @@ func TestSupervisorHelperProcess(t *testing.T) {
 	}
 	mode, rest := os.Args[i+1], os.Args[i+2:]
 	// plugins.Serve reads os.Args: give it what a real plugin binary gets.
-	if mode != plugins.BuiltinCommand {
+	if mode != pluginhost.BuiltinCommand {
 		os.Args = append([]string{os.Args[0]}, rest...)
 	}
 	switch mode {
@@ -57,16 +58,16 @@ func TestSupervisorHelperProcess(t *testing.T) {
 		os.Exit(3)
 	case "host":
 		supHelperHost(rest)
-	case plugins.BuiltinCommand:
+	case pluginhost.BuiltinCommand:
 		// What `weave __plugin <id>` does, with this binary as weave.
-		reg := plugins.NewRegistry()
+		reg := pluginhost.NewRegistry()
 		reg.RegisterHook("hooks.sup-guard", supHook{})
 		reg.RegisterAgent("agents.sup-tapestry", supAgent{})
 		if len(rest) == 0 {
 			fmt.Fprintln(os.Stderr, "helper: want __plugin ID")
 			os.Exit(2)
 		}
-		os.Exit(plugins.ServeBuiltin(reg, rest[0], rest[1:]))
+		os.Exit(pluginhost.ServeBuiltin(reg, rest[0], rest[1:]))
 	default:
 		fmt.Fprintf(os.Stderr, "helper: unknown mode %q\n", mode)
 		os.Exit(2)

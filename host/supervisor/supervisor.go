@@ -21,6 +21,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // PluginEntry is a plugin the supervisor can start.
@@ -469,12 +470,12 @@ func (p *supervised) start() (*instance, error) {
 	cmd.Dir = e.Dir
 	cmd.SysProcAttr = pluginSysProcAttr()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  plugins.Handshake,
-		Plugins:          plugins.PluginSet(e.Name, plugins.ServeConfig{}),
+		HandshakeConfig:  pluginhost.Handshake,
+		Plugins:          pluginhost.PluginSet(e.Name, plugins.ServeConfig{}),
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:  plugins.DialOptions(),
+		GRPCDialOptions:  pluginhost.DialOptions(),
 		StartTimeout:     s.opts.StartTimeout,
 		Stderr:           p.stderr,
 		// After the handshake, go-plugin carries what plugin code prints to
@@ -515,7 +516,7 @@ func (p *supervised) connect(client *goplugin.Client) (*instance, error) {
 	if rc := client.ReattachConfig(); rc != nil {
 		inst.pid = rc.Pid
 	}
-	conn, err := plugins.Dispense(rpc)
+	conn, err := pluginhost.Dispense(rpc)
 	if err != nil {
 		return nil, err
 	}
@@ -591,7 +592,7 @@ func (p *supervised) stop(ctx context.Context) error {
 // instance is one plugin process.
 type instance struct {
 	client   *goplugin.Client
-	conn     *plugins.Conn
+	conn     *pluginhost.Conn
 	manifest plugins.Manifest
 	pid      int
 	seq      uint64
@@ -620,7 +621,7 @@ func pluginEnv(base []string, e Entry) []string {
 	env := slices.Clip(slices.Clone(base))
 	env = append(env,
 		plugins.EnvPluginName+"="+e.Name,
-		plugins.EnvHostPID+"="+strconv.Itoa(os.Getpid()),
+		pluginhost.EnvHostPID+"="+strconv.Itoa(os.Getpid()),
 	)
 	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		env = append(env, k+"="+e.Env[k])

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 	"github.com/weavehq/weave/plugins/plugintest"
 )
 
@@ -507,7 +508,7 @@ func TestSupervisorBuiltinThroughTheSameDoor(t *testing.T) {
 	// A built-in entry re-executes the binary with the hidden subcommand;
 	// here the test binary stands in for weave.
 	builtin := func(id string) Entry {
-		e := supEntry(id, plugins.BuiltinCommand, id)
+		e := supEntry(id, pluginhost.BuiltinCommand, id)
 		e.Source = "builtin"
 		return e
 	}

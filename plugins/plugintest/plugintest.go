@@ -23,18 +23,20 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/weavehq/weave/plugins"
+	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
 // Connect serves cfg over a real gRPC connection in this process and returns
-// the host's side of it. Everything is torn down when the test ends.
-func Connect(t testing.TB, cfg plugins.ServeConfig) *plugins.Conn {
+// the host's side of it, the connection the host's supervisor holds to a
+// running plugin. Everything is torn down when the test ends.
+func Connect(t testing.TB, cfg plugins.ServeConfig) *pluginhost.Conn {
 	t.Helper()
-	client, _ := goplugin.TestPluginGRPCConn(t, false, plugins.PluginSet(t.Name(), cfg))
+	client, _ := goplugin.TestPluginGRPCConn(t, false, pluginhost.PluginSet(t.Name(), cfg))
 	// Closing the client shuts the server down through go-plugin's
 	// controller, as the host does with a real plugin; stopping the server
 	// here as well would race with that.
 	t.Cleanup(func() { _ = client.Close() })
-	conn, err := plugins.Dispense(client)
+	conn, err := pluginhost.Dispense(client)
 	if err != nil {
 		t.Fatalf("plugintest.Connect: %v", err)
 	}

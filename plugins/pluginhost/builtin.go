@@ -1,4 +1,4 @@
-package plugins
+package pluginhost
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/weavehq/weave/plugins"
 )
 
 // BuiltinCommand is the hidden weave subcommand that serves a built-in
@@ -25,46 +27,46 @@ var idPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$`)
 // concurrent use.
 type Registry struct {
 	mu      sync.RWMutex
-	entries map[string]ServeConfig
+	entries map[string]plugins.ServeConfig
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{entries: make(map[string]ServeConfig)}
+	return &Registry{entries: make(map[string]plugins.ServeConfig)}
 }
 
 // RegisterHook registers a built-in hook. It panics on a malformed or
 // duplicate ID or a nil hook: those are programming errors.
-func (r *Registry) RegisterHook(id string, h Hook) {
+func (r *Registry) RegisterHook(id string, h plugins.Hook) {
 	if h == nil {
-		panic(fmt.Sprintf("plugins: RegisterHook(%q): nil hook", id))
+		panic(fmt.Sprintf("pluginhost: RegisterHook(%q): nil hook", id))
 	}
-	r.register(id, ServeConfig{Hook: h})
+	r.register(id, plugins.ServeConfig{Hook: h})
 }
 
 // RegisterAgent registers a built-in agent. It panics on a malformed or
 // duplicate ID or a nil agent: those are programming errors.
-func (r *Registry) RegisterAgent(id string, a Agent) {
+func (r *Registry) RegisterAgent(id string, a plugins.Agent) {
 	if a == nil {
-		panic(fmt.Sprintf("plugins: RegisterAgent(%q): nil agent", id))
+		panic(fmt.Sprintf("pluginhost: RegisterAgent(%q): nil agent", id))
 	}
-	r.register(id, ServeConfig{Agent: a})
+	r.register(id, plugins.ServeConfig{Agent: a})
 }
 
-func (r *Registry) register(id string, cfg ServeConfig) {
+func (r *Registry) register(id string, cfg plugins.ServeConfig) {
 	if !idPattern.MatchString(id) {
-		panic(fmt.Sprintf("plugins: built-in ID %q must look like namespace.name (lower case letters, digits, - and _)", id))
+		panic(fmt.Sprintf("pluginhost: built-in ID %q must look like namespace.name (lower case letters, digits, - and _)", id))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.entries[id]; dup {
-		panic(fmt.Sprintf("plugins: built-in %q registered twice", id))
+		panic(fmt.Sprintf("pluginhost: built-in %q registered twice", id))
 	}
 	r.entries[id] = cfg
 }
 
 // Lookup returns what the built-in id serves.
-func (r *Registry) Lookup(id string) (ServeConfig, bool) {
+func (r *Registry) Lookup(id string) (plugins.ServeConfig, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	cfg, ok := r.entries[id]
@@ -96,5 +98,5 @@ func serveBuiltin(reg *Registry, id string, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "weave %s: no built-in plugin %q (have: %s)\n", BuiltinCommand, id, strings.Join(reg.IDs(), ", "))
 		return 2
 	}
-	return serve(cfg, args, stdout, stderr)
+	return shared.Serve(cfg, args, stdout, stderr)
 }

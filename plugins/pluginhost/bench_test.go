@@ -1,4 +1,4 @@
-package plugins
+package pluginhost
 
 import (
 	"context"
@@ -14,21 +14,22 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/weavehq/weave/plugins"
 	pb "github.com/weavehq/weave/plugins/internal/proto/weave/v1"
 )
 
 // benchEvent is the event the round-trip benchmarks send (the same in
-// host's BenchmarkHookRoundTrip).
-func benchEvent() Event {
-	return Event{Name: EventToolExecuteBefore, SessionID: "bench-session", Agent: "tapestry", Cwd: "/work/project",
-		Tool: ToolBash, Args: map[string]any{"command": "go test ./...", "timeout": 120},
+// host/supervisor's BenchmarkHookRoundTrip).
+func benchEvent() plugins.Event {
+	return plugins.Event{Name: plugins.EventToolExecuteBefore, SessionID: "bench-session", Agent: "tapestry", Cwd: "/work/project",
+		Tool: plugins.ToolBash, Args: map[string]any{"command": "go test ./...", "timeout": 120},
 		Time: time.Unix(1700000000, 0).UTC()}
 }
 
 type floorHook struct{ pb.UnimplementedHookServer }
 
 func (floorHook) Handle(context.Context, *pb.HookHandleRequest) (*pb.Decision, error) {
-	return &pb.Decision{Action: string(Allow)}, nil
+	return &pb.Decision{Action: string(plugins.Allow)}, nil
 }
 
 // BenchmarkBareGRPCUnix is the floor for a hook round trip: the same
@@ -50,7 +51,7 @@ func BenchmarkBareGRPCUnix(b *testing.B) {
 	}
 	defer cc.Close()
 	client := pb.NewHookClient(cc)
-	pev, err := eventToProto(benchEvent())
+	pev, err := shared.EventToProto(benchEvent())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,10 +83,10 @@ func reportP50(b *testing.B, durs []time.Duration) {
 }
 
 // BenchmarkHookRoundTripInProcess is Hook.Handle through go-plugin's gRPC
-// client and server and this package's conversions, with both ends in this
+// client and server and package plugins' conversions, with both ends in this
 // process: the cost of the contract without the process boundary.
 func BenchmarkHookRoundTripInProcess(b *testing.B) {
-	client, _ := goplugin.TestPluginGRPCConn(b, false, PluginSet("bench", ServeConfig{Hook: testHook{info: Info{Name: "bench", Events: []string{EventToolExecuteBefore}}}}))
+	client, _ := goplugin.TestPluginGRPCConn(b, false, PluginSet("bench", plugins.ServeConfig{Hook: testHook{info: plugins.Info{Name: "bench", Events: []string{plugins.EventToolExecuteBefore}}}}))
 	defer client.Close()
 	conn, err := Dispense(client)
 	if err != nil {
@@ -144,7 +145,7 @@ func BenchmarkBareGRPCUnixSubprocess(b *testing.B) {
 	}
 	defer cc.Close()
 	client := pb.NewHookClient(cc)
-	pev, err := eventToProto(benchEvent())
+	pev, err := shared.EventToProto(benchEvent())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package plugins
+package wire
 
 import (
 	goplugin "github.com/hashicorp/go-plugin"
@@ -12,8 +12,9 @@ import (
 // which costs each call two more writes and a wake-up on both sides.
 const windowSize = 1 << 20
 
-// DialOptions are the gRPC options a host dials its plugins with (go-plugin's
-// ClientConfig.GRPCDialOptions).
+// DialOptions are the gRPC options either side dials the other with: the host
+// its plugins (go-plugin's ClientConfig.GRPCDialOptions), a plugin the host
+// services on the broker.
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithInitialWindowSize(windowSize),
@@ -21,16 +22,16 @@ func DialOptions() []grpc.DialOption {
 	}
 }
 
-// serverOptions are DialOptions' counterparts for the servers on either
+// ServerOptions are DialOptions' counterparts for the servers on either
 // side: a plugin's own, and the host services the host serves on the broker.
-func serverOptions() []grpc.ServerOption {
+func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.InitialWindowSize(windowSize),
 		grpc.InitialConnWindowSize(windowSize),
 	}
 }
 
-// newServer is go-plugin's server factory with serverOptions added.
-func newServer(opts []grpc.ServerOption) *grpc.Server {
-	return goplugin.DefaultGRPCServer(append(opts, serverOptions()...))
+// NewServer is go-plugin's server factory with ServerOptions added.
+func NewServer(opts []grpc.ServerOption) *grpc.Server {
+	return goplugin.DefaultGRPCServer(append(opts, ServerOptions()...))
 }
