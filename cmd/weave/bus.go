@@ -20,7 +20,7 @@ import (
 	"github.com/weavehq/weave/bus/envelope"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 )
 
 func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
@@ -96,7 +96,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 	if u := cfg.Bus.URL; strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://") {
 		return fmt.Errorf("bus.url is %s, another weave bus: bus serve runs its own; unset bus.url, or set bus.backend nats with a nats:// URL", u)
 	}
-	token := host.BusToken(cfg)
+	token := busface.Token(cfg)
 	// A configured token guards every request of the envelope HTTP face;
 	// without one, the token created below guards its commands that change
 	// what a session's agents do (envelope.Options.Token), and its reads
@@ -119,7 +119,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			return usageErrorf("%s %s listens beyond loopback: set a token (bus.token or WEAVE_BUS_TOKEN) that clients must send, or listen on 127.0.0.1", f.flag, f.addr)
 		}
 	}
-	b, closeBus, err := host.OpenBus(ctx, cfg, "")
+	b, closeBus, err := busface.Open(ctx, cfg, "")
 	if err != nil {
 		return err
 	}
@@ -301,9 +301,9 @@ func openBusFlag(ctx context.Context, g *globalOptions, flag, what string) (bus.
 	if err != nil {
 		return nil, nil, err
 	}
-	url := host.BusURL(cfg, flag)
+	url := busface.URL(cfg, flag)
 	if url == "" {
-		return nil, nil, usageErrorf("no bus to %s: pass --bus ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT, or set %s", what, host.BusURLEnv)
+		return nil, nil, usageErrorf("no bus to %s: pass --bus ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT, or set %s", what, busface.URLEnv)
 	}
 	return openBusHinted(ctx, cfg, url)
 }
@@ -343,7 +343,7 @@ only inside that process and cannot be inspected from outside.`,
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&busURL, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+host.BusURLEnv)
+	cmd.PersistentFlags().StringVar(&busURL, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+busface.URLEnv)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the dead letters as JSON")
 	replay := &cobra.Command{
 		Use:     "replay ID",
@@ -391,7 +391,7 @@ func writeDeadLetters(w io.Writer, dls []bus.DeadLetter) {
 
 // writeLoopInfo prints the loop state read from the bus, for `weave
 // status`; nil (no bus URL) prints nothing.
-func writeLoopInfo(w io.Writer, info *host.LoopInfo, now time.Time) {
+func writeLoopInfo(w io.Writer, info *busface.LoopInfo, now time.Time) {
 	if info == nil {
 		return
 	}
