@@ -5,24 +5,16 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/weavehq/weave/bus"
 )
 
-// ProtectedPrefixes are the topics whose traffic can change what a run
-// does: hook decisions (hook:), agent requests and delegation (agent:) and
-// the bus's own topics such as dead letters (system:). On a server with a
-// token, only peers that sent it may subscribe to them or send on them;
-// other loopback peers keep every other topic.
-var ProtectedPrefixes = []string{"hook:", "agent:", "system:"}
-
-// ProtectedTopic reports whether topic is one only token holders may use.
-func ProtectedTopic(topic string) bool {
-	for _, p := range ProtectedPrefixes {
-		if strings.HasPrefix(topic, p) {
-			return true
-		}
-	}
-	return false
-}
+// The protected topics are those whose traffic can change what a run does:
+// hook decisions (hook:), agent requests and delegation (agent:) and the
+// bus's own topics such as dead letters (system:), as the topic table says
+// (bus.ProtectedPrefixes). On a server with a token, only peers that sent
+// it may subscribe to them or send on them; other loopback peers keep every
+// other topic.
 
 // mayMatchProtected reports whether pattern could match a protected topic.
 // It looks at the pattern's literal head (before its first wildcard): a
@@ -34,9 +26,9 @@ func mayMatchProtected(pattern string) bool {
 	if i := strings.IndexAny(pattern, "*?["); i >= 0 {
 		head = pattern[:i]
 	} else if !isPrefixPattern(pattern) {
-		return ProtectedTopic(pattern) // exact
+		return bus.ProtectedTopic(pattern) // exact
 	}
-	for _, p := range ProtectedPrefixes {
+	for _, p := range bus.ProtectedPrefixes() {
 		if strings.HasPrefix(head, p) || strings.HasPrefix(p, head) {
 			return true
 		}

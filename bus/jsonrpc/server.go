@@ -55,7 +55,7 @@ type Options struct {
 	// Token, when set, is the bus token: clients send it as
 	// "Authorization: Bearer <token>". Beyond loopback every client must;
 	// on loopback a client without it may still connect, but not use the
-	// topics that change what a run does (ProtectedPrefixes). NewServer
+	// topics that change what a run does (bus.ProtectedPrefixes). NewServer
 	// refuses a non-loopback server without one; a loopback server without
 	// one trusts every peer.
 	Token string
@@ -200,7 +200,7 @@ func (s *Server) forbidden(what, topic string) *Error {
 		where = "the bus token in " + s.opts.TokenFile
 	}
 	return errorf(CodeForbidden, "forbidden: %s %q needs the bus token: %s topics change what a run does; connect with Authorization: Bearer <token>, %s",
-		what, topic, strings.Join(ProtectedPrefixes, ", "), where)
+		what, topic, strings.Join(bus.ProtectedPrefixes(), ", "), where)
 }
 
 func (s *Server) authorized(r *http.Request) bool {
@@ -703,7 +703,7 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	if err := bus.ValidateTopic(*p.Topic); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
-	if !c.trusted && ProtectedTopic(*p.Topic) {
+	if !c.trusted && bus.ProtectedTopic(*p.Topic) {
 		return nil, c.s.forbidden("send on", *p.Topic)
 	}
 	if e := checkPayload(p.Payload, c.s.opts.RequirePayloadType); e != nil {
