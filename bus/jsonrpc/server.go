@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/guard"
 	"github.com/weavehq/weave/internal/fastjson"
 )
 
@@ -32,7 +32,7 @@ const (
 	DefaultMaxSubscriptions = 256
 	// DefaultMaxConnections and DefaultMaxTotalSubscriptions bound the
 	// whole server, whatever the number of peers.
-	DefaultMaxConnections        = 1024
+	DefaultMaxConnections        = guard.DefaultMaxConnections
 	DefaultMaxTotalSubscriptions = 16384
 	DefaultAgentStartTimeout     = 30 * time.Second
 	// DefaultMaxInFlight bounds the sendMessage requests one connection
@@ -168,10 +168,10 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// On loopback a peer that sends no token (bub's client) joins as a
 	// guest; a wrong token is refused so that the mistake shows.
-	trusted := s.opts.Token == "" || s.authorized(r)
+	trusted := guard.Authorized(r, s.opts.Token)
 	if !trusted && (!s.opts.Loopback || r.Header.Get("Authorization") != "") {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
-		http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
+		guard.Challenge(w)
+		http.Error(w, guard.Refusal, http.StatusUnauthorized)
 		return
 	}
 	if n := s.Connections(); n >= s.opts.MaxConnections {
@@ -201,11 +201,6 @@ func (s *Server) forbidden(what, topic string) *Error {
 	}
 	return errorf(CodeForbidden, "forbidden: %s %q needs the bus token: %s topics change what a run does; connect with Authorization: Bearer <token>, %s",
 		what, topic, strings.Join(bus.ProtectedPrefixes(), ", "), where)
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
 }
 
 // Close closes every connection and stops the agents the server started.

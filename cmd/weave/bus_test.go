@@ -22,6 +22,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/envelope"
+	"github.com/weavehq/weave/bus/guard"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/host/busface"
@@ -141,11 +142,11 @@ func dialPeer(t *testing.T, url, id string) *jsonrpc.Client {
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
 	// A local peer that knows weave reads the token bus serve keeps.
-	path, err := jsonrpc.TokenPath()
+	path, err := guard.TokenPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := jsonrpc.ReadTokenFile(path)
+	tok, err := guard.ReadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestBusServeAndSendMessage(t *testing.T) {
 		}
 		// Creating a session changes the bus: the HTTP face wants the
 		// token bus serve keeps.
-		tok, err := jsonrpc.ReadTokenFile(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token"))
+		tok, err := guard.ReadTokenFile(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,7 +502,7 @@ func TestBusServeCreatesToken(t *testing.T) {
 func TestBusServeHTTPFaceNeedsTheTokenToSteer(t *testing.T) {
 	s := serveBus(t, "")
 	path := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token")
-	tok, err := jsonrpc.ReadTokenFile(path)
+	tok, err := guard.ReadTokenFile(path)
 	if err != nil || tok == "" {
 		t.Fatalf("token file %s: %q, %v", path, tok, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/guard"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/bus/natsbus"
@@ -90,20 +91,20 @@ func Token(cfg *config.Config) string {
 
 // tokenFor is the token sent to the bus at url: Token, else, for a
 // bus on this machine, the one `weave bus serve` keeps in
-// jsonrpc.TokenPath. The local file is never sent to another machine.
+// guard.TokenPath. The local file is never sent to another machine.
 func tokenFor(cfg *config.Config, rawURL string) string {
 	if tok := Token(cfg); tok != "" {
 		return tok
 	}
 	u, err := url.Parse(rawURL)
-	if err != nil || !jsonrpc.IsLoopback(u.Host) {
+	if err != nil || !guard.IsLoopback(u.Host) {
 		return ""
 	}
-	path, err := jsonrpc.TokenPath()
+	path, err := guard.TokenPath()
 	if err != nil {
 		return ""
 	}
-	tok, _ := jsonrpc.ReadTokenFile(path)
+	tok, _ := guard.ReadTokenFile(path)
 	return tok
 }
 

@@ -48,7 +48,7 @@
 //
 //   - Open returns the bus and the one func that closes it; the embedded
 //     memory bus lives only as long as the process that opened it.
-//   - A token read from the local token file (jsonrpc.TokenPath) is sent
+//   - A token read from the local token file (guard.TokenPath) is sent
 //     only to a bus on this machine (a loopback URL), never elsewhere.
 //   - A bus hook never turns a failing peer into a decision: a peer that
 //     fails is passed over, and when every peer fails the hook fails and its
