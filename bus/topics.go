@@ -75,6 +75,11 @@ var topics = [...]Topic{
 	{Pattern: "agent.*.replies", Owner: OwnerCollab, Keep: KeepNone, Launch: true, Doc: "an agent's private mailbox (`agent.<id>.replies`)"},
 }
 
+// ModelTopic is the topic of a session's streamed model events,
+// model:<session-id>: plain, so a delta is delivered to whoever listens and
+// kept nowhere, and session:<id> keeps only the v1 session's own events.
+func ModelTopic(sessionID string) string { return "model:" + sessionID }
+
 // Topics returns the topic table, owner by owner. Topics not in it are
 // plain, open to every peer, and may start an agent.
 func Topics() []Topic { return append([]Topic(nil), topics[:]...) }

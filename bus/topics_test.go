@@ -64,7 +64,7 @@ func TestTopicTableCopies(t *testing.T) {
 		{envelope.IndexTopic, bus.OwnerSession, bus.KeepAll},
 		{envelope.SessionInfoTopicPrefix + "ses_1", bus.OwnerSession, bus.KeepLast},
 		{envelope.AgentsTopicPrefix + "ses_1", bus.OwnerSession, bus.KeepLast},
-		{"model:ses_1", bus.OwnerModel, bus.KeepNone},
+		{bus.ModelTopic("ses_1"), bus.OwnerModel, bus.KeepNone},
 		{"agent:tapestry", bus.OwnerAgents, bus.KeepNone},
 		{"hook:tool.execute.before", bus.OwnerHooks, bus.KeepNone},
 		{bus.DeadLetterTopic, bus.OwnerSystem, bus.KeepNone},

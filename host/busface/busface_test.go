@@ -631,3 +631,21 @@ func TestLoopStatus(t *testing.T) {
 		t.Errorf("LoopStatus() = %+v, want a fresh STATE from %s", info, ws.url)
 	}
 }
+
+// The topics the host on the bus spells are the topic table's.
+func TestTopicsAreTheTables(t *testing.T) {
+	for _, tt := range []struct {
+		topic, owner string
+	}{
+		{HookTopic(plugins.EventToolExecuteBefore), bus.OwnerHooks},
+		{AgentTopic("Tapestry"), bus.OwnerAgents},
+	} {
+		row, ok := bus.TopicOf(tt.topic)
+		if !ok || row.Owner != tt.owner || !row.Protected {
+			t.Errorf("TopicOf(%q) = %+v, %v; want a protected topic of %s", tt.topic, row, ok, tt.owner)
+		}
+	}
+	if bus.MayLaunch(HookTopic(plugins.EventToolExecuteBefore)) || !bus.MayLaunch(AgentTopic("tapestry")) {
+		t.Errorf("the default handler may start an agent on hook topics, or not on agent topics; want only the latter")
+	}
+}
