@@ -32,8 +32,8 @@ const TokenEnv = "WEAVE_BUS_TOKEN"
 const URLEnv = "WEAVE_BUS_URL"
 
 // Options maps config `bus:` onto the bus options, with Weave's retained
-// topic (loop:current) and append-only topics (loop:anchor, loop:trace,
-// issue:*, project:*).
+// and append-only topics as the topic table keeps them (bus.DefaultOptions,
+// bus.Topics).
 func Options(cfg *config.Config) (bus.Options, error) {
 	if cfg == nil {
 		cfg = config.Default()
