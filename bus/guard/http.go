@@ -37,7 +37,6 @@ import (
 //
 // The token itself is checked by Authorized (token.go), the one bearer
 // check of the bus.
-
 func Harden(ln net.Listener, loopback bool, h http.Handler, l HTTPLimits) (*http.Server, net.Listener) {
 	l = l.withDefaults()
 	return NewHTTPServer(SameOrigin(ln.Addr(), loopback, h), l), Limit(ln, l.MaxConns)

@@ -7,12 +7,14 @@
 // # Guarantees
 //
 //   - One token guard. Every face and route checks the bearer token through
-//     guard.Authorized. A configured token (Options.Token) guards every
-//     request on TCP. Without one, Open keeps a token in a 0600 file
-//     (guard.TokenPath) that local weave commands read; it guards the
-//     protected topics (hook:, agent:, system:, as the topic table says),
-//     the admin routes, and the envelope commands that are not reads. The
-//     Unix socket's mode (0600) is its access control.
+//     guard.Authorized. Without a configured token (Options.Token), Open
+//     keeps one in a 0600 file (guard.TokenPath) that local weave commands
+//     read. Either token guards the /bus/ admin routes always, and the
+//     protected topics (hook:, agent:, system:, as the topic table says) of
+//     the WebSocket face, where a loopback peer without it joins as a guest
+//     that keeps the other topics. On the envelope HTTP face a configured
+//     token guards every request; the created one guards the commands that
+//     are not reads. The Unix socket's mode (0600) is its access control.
 //   - Loopback only without a configured token: Open refuses a WebSocket
 //     or HTTP face beyond loopback without one (*TokenError) before it
 //     starts anything.

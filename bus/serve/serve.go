@@ -43,11 +43,11 @@ type Options struct {
 	// HTTP is the address (host:port) of the v1 envelope face over HTTP;
 	// empty leaves it off.
 	HTTP string
-	// Token is the configured bus token (bus.token, $WEAVE_BUS_TOKEN). It
-	// guards every request of every face that listens on TCP. Without one,
-	// Open creates one in TokenFile for the WebSocket and HTTP faces, which
-	// guards the protected topics, the admin routes and the envelope
-	// commands that are not reads; a face beyond loopback then refuses to
+	// Token is the configured bus token (bus.token, $WEAVE_BUS_TOKEN): the
+	// WebSocket face's protected topics and admin routes and every request
+	// of the envelope HTTP face need it. Without one, Open creates one in
+	// TokenFile for the WebSocket and HTTP faces, which guards the same
+	// except the envelope reads; a face beyond loopback then refuses to
 	// start (*TokenError).
 	Token string
 	// TokenFile is where the created token is kept; empty means
