@@ -330,12 +330,13 @@ type Options struct {
 	Clock Clock
 }
 
-// DefaultOptions returns the defaults with Weave's retained topics
-// (loop:current; the v1 envelope face's session-info:* and session-agents:*)
-// and append-only topics (loop:anchor, loop:trace, issue:*, project:*; the
-// envelope face's session:* event logs and its session-index). The loop
-// schema also calls agent:<name> last-value, but here those topics carry
-// direct requests, so retaining them is left to config.
+// DefaultOptions returns the defaults with Weave's retained and append-only
+// topics as the topic table (Topics) keeps them: retained loop:current and
+// the v1 envelope face's session-info:* and session-agents:*; append-only
+// loop:anchor, loop:trace, issue:*, project:*, the envelope face's session:*
+// event logs and its session-index. The loop schema also calls
+// agent:<name> last-value, but here those topics carry direct requests, so
+// retaining them is left to config.
 func DefaultOptions() Options {
 	return Options{
 		DefaultPolicy:     StopOnProcessed,
@@ -350,8 +351,8 @@ func DefaultOptions() Options {
 		MaxDeadLetters:    DefaultMaxDeadLetters,
 		MaxTopics:         DefaultMaxTopics,
 		MaxStoreBytes:     DefaultMaxStoreBytes,
-		Retained:          []string{"loop:current", "session-info:*", "session-agents:*"},
-		AppendOnly:        []string{"loop:anchor", "loop:trace", "issue:*", "project:*", "session:*", "session-index"},
+		Retained:          TopicPatterns(KeepLast),
+		AppendOnly:        TopicPatterns(KeepAll),
 	}
 }
 

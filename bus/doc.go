@@ -28,6 +28,13 @@
 // Patterns follow Match: fnmatch globs where '*' crosses ':' and '/',
 // prefix patterns ending in ':', '-', '.', '/' or '_', exact otherwise.
 //
+// Weave's own topics are one table (Topics, in topics.go), owner by owner:
+// loop, session, model events, agents, hooks, system, collab. The bus
+// defaults (which topics are retained or append-only), the topics that need
+// the token on a face, the topics the default handler never starts an agent
+// on, and the topic table of docs/bus-jsonrpc.md are all read from it; a
+// test fails when a copy disagrees.
+//
 // # Which subscriptions get a message: last match wins
 //
 // Subscriptions form one ordered list across all subscribers. Delivery walks

@@ -16,6 +16,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
@@ -144,7 +145,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		}
 	}
 	if o.bus {
-		b, closeBus, err := OpenBus(ctx, cfg, BusURL(cfg, o.busURL))
+		b, closeBus, err := busface.Open(ctx, cfg, busface.URL(cfg, o.busURL))
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +156,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 		return h, nil
 	}
 	if h.bus != nil {
-		busHooks, err := BusHooks(ctx, h.bus, cfg)
+		busHooks, err := busface.Hooks(ctx, h.bus, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 func (h *Host) newTools() (*tools.Tools, error) {
 	delegation := tools.WithAgents(func(role string) plugins.Agent { return h.sup.Agent(agents.AgentID(role)) })
 	if h.bus != nil {
-		delegation = tools.WithDelegator(BusDelegator{Bus: h.bus})
+		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
 		tools.WithModel(h.model.funcFor), tools.WithSessionLinks(h.model.link), tools.WithWatch(h.model.toolActivity))
@@ -313,7 +314,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 	if h.bus != nil {
 		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
 		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {
-			return ServeAgentsOnBus(ctx, h.bus, h.sup, h.gate.Names(), ToolServices(h.tools, session, h.logger))
+			return busface.ServeAgents(ctx, h.bus, h.sup, h.gate.Names(), busface.ToolServices(h.tools, session, h.logger))
 		}
 	}
 	return run.StartWork(ctx, o)

@@ -17,6 +17,7 @@ import (
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
@@ -46,7 +47,7 @@ func TestStartWorkOnTheBus(t *testing.T) {
 			ctx := context.Background()
 			var mu sync.Mutex
 			var commands []string
-			_, err := b.Subscribe(ctx, BusHookTopic(plugins.EventToolExecuteBefore), func(ctx context.Context, m bus.Message) (bus.Ack, error) {
+			_, err := b.Subscribe(ctx, busface.HookTopic(plugins.EventToolExecuteBefore), func(ctx context.Context, m bus.Message) (bus.Ack, error) {
 				var ev plugins.Event
 				_ = json.Unmarshal(m.Payload, &ev)
 				if ev.Tool != plugins.ToolBash {
@@ -65,7 +66,7 @@ func TestStartWorkOnTheBus(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := runtest.RecordLoop(t, b)
-			regs, err := BusHooks(ctx, b, config.Default())
+			regs, err := busface.Hooks(ctx, b, config.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +183,7 @@ func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
 // it is used, and Close may be called twice.
 func TestOpenAndClose(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv(BusURLEnv, "")
+	t.Setenv(busface.URLEnv, "")
 	project := runtest.NewProject(t, nil)
 	ctx := context.Background()
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
@@ -83,7 +84,7 @@ func (h *Host) Review(ctx context.Context, o ReviewOptions) (ReviewReport, error
 		session = run.NewSessionID(time.Now())
 	}
 	// Outside a run nothing serves the agents: serve them for this session.
-	stop, err := ServeAgentsOnBus(ctx, h.bus, h.sup, h.gate.Names(), ToolServices(h.tools, session, h.logger))
+	stop, err := busface.ServeAgents(ctx, h.bus, h.sup, h.gate.Names(), busface.ToolServices(h.tools, session, h.logger))
 	if err != nil {
 		return ReviewReport{}, err
 	}
@@ -192,14 +193,14 @@ func (h *Host) reviewPlan(ctx context.Context, session string, p *plans.Plan, si
 		wg.Go(func() {
 			// No "from" chain: the reviewer acts as itself, with its own
 			// capability row, not as anyone's delegate.
-			answer, err := requestAgent(ctx, h.bus, role,
-				agentPayload{Type: AgentRequestType, Prompt: agents.ReviewPrompt(role, in), SessionID: session}, "weave")
+			answer, err := busface.RequestAgent(ctx, h.bus, role,
+				busface.AgentRequest{Type: busface.AgentRequestType, Prompt: agents.ReviewPrompt(role, in), SessionID: session}, "weave")
 			if err != nil {
 				msg := err.Error()
-				var ae *agentError
+				var ae *busface.AgentError
 				if errors.As(err, &ae) {
 					// The review names the reviewer already.
-					msg = strings.TrimPrefix(ae.msg, role+": ")
+					msg = strings.TrimPrefix(ae.Message, role+": ")
 				}
 				out[i] = agents.Review{Reviewer: role, Verdict: agents.VerdictNone, Error: msg}
 				return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -29,10 +30,10 @@ func TestReviewPlanAsksEveryReviewerAtOnce(t *testing.T) {
 	both := make(chan struct{})
 	go func() { arrived.Wait(); close(both) }()
 	var mu sync.Mutex
-	payloads := map[string]agentPayload{}
+	payloads := map[string]busface.AgentRequest{}
 	peer := func(role string, ack bus.Ack) bus.Handler {
 		return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
-			var p agentPayload
+			var p busface.AgentRequest
 			_ = json.Unmarshal(m.Payload, &p)
 			mu.Lock()
 			payloads[role] = p
@@ -50,7 +51,7 @@ func TestReviewPlanAsksEveryReviewerAtOnce(t *testing.T) {
 		agents.Weft: {Processed: true, StopPropagation: true, Message: "**[REJECT]**\n1. no test"},
 		agents.Warp: {Processed: true, StopPropagation: true, Result: json.RawMessage(`{"output":"","error":"no model configured"}`)},
 	} {
-		if _, err := b.Subscribe(ctx, BusAgentTopic(role), peer(role, ack), bus.SubscribeOptions{Name: role + "-peer"}); err != nil {
+		if _, err := b.Subscribe(ctx, busface.AgentTopic(role), peer(role, ack), bus.SubscribeOptions{Name: role + "-peer"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +65,7 @@ func TestReviewPlanAsksEveryReviewerAtOnce(t *testing.T) {
 		t.Errorf("reviewPlan = %+v, want weft's rejection, then warp's failure", got)
 	}
 	for role, p := range payloads {
-		if p.Type != AgentRequestType || p.SessionID != "ses_1" || len(p.From) != 0 || !strings.Contains(p.Prompt, `"auth"`) {
+		if p.Type != busface.AgentRequestType || p.SessionID != "ses_1" || len(p.From) != 0 || !strings.Contains(p.Prompt, `"auth"`) {
 			t.Errorf("%s's request = %+v, want an agent.request in ses_1 with no delegation chain", role, p)
 		}
 	}

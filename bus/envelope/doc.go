@@ -110,6 +110,7 @@
 //
 // The socket is the access control (mode 0600, owner only). The HTTP face
 // asks for the bus token (Options.Token) on every command but the reads
-// (ReadOnly); without a token it trusts every client: serve it on a
-// loopback address, with a token.
+// (ReadOnly), through guard.Authorized, the one bearer check every face
+// shares; without a token it trusts every client: serve it on a loopback
+// address, with a token, behind guard.Harden, as bus/serve does.
 package envelope

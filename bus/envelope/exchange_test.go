@@ -111,7 +111,7 @@ func runScriptOn(t *testing.T, path string, newBus func() bus.Bus) {
 			c.write(caps.Expand(st.Frame) + "\n")
 			continue
 		}
-		c.nc.SetReadDeadline(time.Now().Add(guard))
+		c.nc.SetReadDeadline(time.Now().Add(waitLimit))
 		line, err := c.r.ReadBytes('\n')
 		if err != nil {
 			t.Fatalf("%s:%d: %s reads: %v", path, st.Line, st.Conn, err)

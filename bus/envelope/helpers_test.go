@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// guard is the failure deadline for waits; tests never sleep.
-const guard = 10 * time.Second
+// waitLimit is the failure deadline for waits; tests never sleep.
+const waitLimit = 10 * time.Second
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -149,7 +149,7 @@ func serveUnix(t *testing.T, b *Broker) string {
 			if err != nil {
 				t.Errorf("Serve = %v, want nil after cancel", err)
 			}
-		case <-time.After(guard):
+		case <-time.After(waitLimit):
 			t.Errorf("Serve did not return after cancel")
 		}
 	})
@@ -158,7 +158,7 @@ func serveUnix(t *testing.T, b *Broker) string {
 
 func dial(t *testing.T, path string) *Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	c, err := Dial(ctx, path)
 	if err != nil {
@@ -170,7 +170,7 @@ func dial(t *testing.T, path string) *Client {
 
 func cdo(t *testing.T, c *Client, e Envelope) Envelope {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	r, err := c.Do(ctx, e)
 	if err != nil {
@@ -179,10 +179,10 @@ func cdo(t *testing.T, c *Client, e Envelope) Envelope {
 	return r
 }
 
-// next returns the next pushed envelope matching keep, failing after guard.
+// next returns the next pushed envelope matching keep, failing after waitLimit.
 func next(t *testing.T, c *Client, keep func(Envelope) bool) Envelope {
 	t.Helper()
-	deadline := time.After(guard)
+	deadline := time.After(waitLimit)
 	for {
 		select {
 		case e, ok := <-c.Events():
@@ -193,7 +193,7 @@ func next(t *testing.T, c *Client, keep func(Envelope) bool) Envelope {
 				return e
 			}
 		case <-deadline:
-			t.Fatalf("no matching event within %v", guard)
+			t.Fatalf("no matching event within %v", waitLimit)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package envelope
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/weavehq/weave/bus/guard"
 )
 
 // Handler returns the HTTP face:
@@ -204,11 +205,7 @@ func ReadOnly(typ string) bool {
 // authorize checks that a request may run a command of type typ: a read, or
 // one that carries the bus token when the face has one.
 func (b *Broker) authorize(r *http.Request, typ string) error {
-	if b.opts.Token == "" || ReadOnly(typ) {
-		return nil
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok && subtle.ConstantTimeCompare([]byte(got), []byte(b.opts.Token)) == 1 {
+	if ReadOnly(typ) || guard.Authorized(r, b.opts.Token) {
 		return nil
 	}
 	where := "the bus token"
@@ -231,9 +228,7 @@ func (b *Broker) apiAuthorized(w http.ResponseWriter, r *http.Request, typ strin
 	return false
 }
 
-func unauthorized(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
-}
+func unauthorized(w http.ResponseWriter) { guard.Challenge(w) }
 
 // apiSrc is the src of envelopes made for the /api routes.
 const apiSrc = "http"

@@ -227,8 +227,8 @@ func nextSSE(t *testing.T, ch <-chan sseEvent) sseEvent {
 			t.Fatalf("event stream ended early")
 		}
 		return ev
-	case <-time.After(guard):
-		t.Fatalf("no event within %v", guard)
+	case <-time.After(waitLimit):
+		t.Fatalf("no event within %v", waitLimit)
 	}
 	return sseEvent{}
 }

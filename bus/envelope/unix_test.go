@@ -103,7 +103,7 @@ func (c *rawConn) write(line string) {
 
 func (c *rawConn) read() (Envelope, string) {
 	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(guard))
+	c.nc.SetReadDeadline(time.Now().Add(waitLimit))
 	line, err := c.r.ReadString('\n')
 	if err != nil {
 		c.t.Fatalf("read reply: %v", err)
@@ -360,7 +360,7 @@ func TestSlowConsumerIsDisconnected(t *testing.T) {
 		}
 	}
 	// The publisher kept going and the slow connection is closed.
-	slow.nc.SetReadDeadline(time.Now().Add(guard))
+	slow.nc.SetReadDeadline(time.Now().Add(waitLimit))
 	buf := make([]byte, 1<<20)
 	for {
 		if _, err := slow.nc.Read(buf); err != nil {
@@ -390,7 +390,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve = %v, want nil", err)
 		}
-	case <-time.After(guard):
+	case <-time.After(waitLimit):
 		t.Fatalf("Serve did not return")
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -451,7 +451,7 @@ func TestServeEndsConnectionsWhenTheListenerFails(t *testing.T) {
 		if err == nil {
 			t.Fatalf("Serve = nil after the listener failed, want an error")
 		}
-	case <-time.After(guard):
+	case <-time.After(waitLimit):
 		t.Fatalf("Serve did not return")
 	}
 	if _, err := c.Do(context.Background(), mk(t, TypeSessionList, "x", "", nil)); err == nil {

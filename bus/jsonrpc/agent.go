@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/internal/proc"
 )
 
@@ -36,16 +36,12 @@ func newLauncher(s *Server) *launcher {
 }
 
 // handles reports whether the default handler starts agents for topic.
-// System topics (dead letters, lifecycle events) never start one.
+// The topic table says where it never does (bus.MayLaunch): system topics
+// (dead letters, lifecycle events), and the host's hook, loop and model
+// event topics, where a message with no subscriber means no peer hooks in
+// or listens, not that an agent should be started.
 func (l *launcher) handles(topic string) bool {
-	// Hook and loop topics are the host's: a message with no subscriber
-	// there means no peer hooks in, not that an agent should be started.
-	for _, p := range []string{"system:", "hook:", "loop:"} {
-		if strings.HasPrefix(topic, p) {
-			return false
-		}
-	}
-	return len(l.s.opts.AgentCommand) > 0
+	return len(l.s.opts.AgentCommand) > 0 && bus.MayLaunch(topic)
 }
 
 // ensure starts an agent for topic, or joins a start already under way,

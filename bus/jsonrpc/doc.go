@@ -84,9 +84,11 @@
 // # Security
 //
 // A server that is not loopback-only needs Options.Token; clients send
-// "Authorization: Bearer <token>" (401 otherwise). Browser origins other
-// than the server's own host are refused unless listed in
-// Options.OriginPatterns.
+// "Authorization: Bearer <token>" (401 otherwise), checked by
+// guard.Authorized, the one bearer check every face shares. Browser origins
+// other than the server's own host are refused unless listed in
+// Options.OriginPatterns; Serve applies the HTTP policy of every face
+// (guard.Harden), and bus/serve serves this face with the others.
 //
 // # Client
 //

@@ -7,28 +7,15 @@ import (
 	"net"
 	"net/http"
 	"time"
-)
 
-// IsLoopback reports whether a listen address (host:port) only accepts
-// connections from this machine. An empty host listens everywhere, so it is
-// not loopback; "localhost" is.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+	"github.com/weavehq/weave/bus/guard"
+)
 
 // ListenAndServe serves on addr until ctx ends. It refuses an address
 // beyond loopback when the server has no token, whatever Options.Loopback
 // said.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	if !IsLoopback(addr) && s.opts.Token == "" {
+	if !guard.IsLoopback(addr) && s.opts.Token == "" {
 		return fmt.Errorf("the bus WebSocket would listen on %s, beyond loopback, without a token: set bus.token or listen on 127.0.0.1", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -39,11 +26,12 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 }
 
 // Serve serves on ln until ctx ends, then closes the connections. Requests
-// from other web origins or naming another host are refused (SameOrigin).
+// from other web origins or naming another host are refused, and slow or
+// surplus clients cut off (guard.Harden).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := NewHTTPServer(SameOrigin(ln.Addr(), s.opts.Loopback, s), HTTPLimits{MaxConns: s.opts.MaxConnections})
+	hs, limited := guard.Harden(ln, s.opts.Loopback, s, guard.HTTPLimits{MaxConns: s.opts.MaxConnections})
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(Limit(ln, s.opts.MaxConnections)) }()
+	go func() { errc <- hs.Serve(limited) }()
 	select {
 	case err := <-errc:
 		_ = s.Close()

@@ -2,17 +2,16 @@ package jsonrpc
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/guard"
 )
 
 // ErrRemoteUnsupported is wrapped by the errors of Remote calls that the
@@ -349,20 +348,13 @@ func AdminHandler(b bus.Bus, token string) http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(adminHeader, "1")
-		if token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || !equalToken(got, token) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
-				adminError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token: send Authorization: Bearer <bus.token>"))
-				return
-			}
+		if !guard.Authorized(r, token) {
+			guard.Challenge(w)
+			adminError(w, http.StatusUnauthorized, errors.New(guard.Refusal))
+			return
 		}
 		mux.ServeHTTP(w, r)
 	})
-}
-
-func equalToken(got, want string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 func adminJSON(w http.ResponseWriter, v any) {

@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/guard"
 	"github.com/weavehq/weave/internal/fastjson"
 )
 
@@ -32,7 +32,7 @@ const (
 	DefaultMaxSubscriptions = 256
 	// DefaultMaxConnections and DefaultMaxTotalSubscriptions bound the
 	// whole server, whatever the number of peers.
-	DefaultMaxConnections        = 1024
+	DefaultMaxConnections        = guard.DefaultMaxConnections
 	DefaultMaxTotalSubscriptions = 16384
 	DefaultAgentStartTimeout     = 30 * time.Second
 	// DefaultMaxInFlight bounds the sendMessage requests one connection
@@ -55,7 +55,7 @@ type Options struct {
 	// Token, when set, is the bus token: clients send it as
 	// "Authorization: Bearer <token>". Beyond loopback every client must;
 	// on loopback a client without it may still connect, but not use the
-	// topics that change what a run does (ProtectedPrefixes). NewServer
+	// topics that change what a run does (bus.ProtectedPrefixes). NewServer
 	// refuses a non-loopback server without one; a loopback server without
 	// one trusts every peer.
 	Token string
@@ -168,10 +168,10 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// On loopback a peer that sends no token (bub's client) joins as a
 	// guest; a wrong token is refused so that the mistake shows.
-	trusted := s.opts.Token == "" || s.authorized(r)
+	trusted := guard.Authorized(r, s.opts.Token)
 	if !trusted && (!s.opts.Loopback || r.Header.Get("Authorization") != "") {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
-		http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
+		guard.Challenge(w)
+		http.Error(w, guard.Refusal, http.StatusUnauthorized)
 		return
 	}
 	if n := s.Connections(); n >= s.opts.MaxConnections {
@@ -200,12 +200,7 @@ func (s *Server) forbidden(what, topic string) *Error {
 		where = "the bus token in " + s.opts.TokenFile
 	}
 	return errorf(CodeForbidden, "forbidden: %s %q needs the bus token: %s topics change what a run does; connect with Authorization: Bearer <token>, %s",
-		what, topic, strings.Join(ProtectedPrefixes, ", "), where)
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+		what, topic, strings.Join(bus.ProtectedPrefixes(), ", "), where)
 }
 
 // Close closes every connection and stops the agents the server started.
@@ -703,7 +698,7 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	if err := bus.ValidateTopic(*p.Topic); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
-	if !c.trusted && ProtectedTopic(*p.Topic) {
+	if !c.trusted && bus.ProtectedTopic(*p.Topic) {
 		return nil, c.s.forbidden("send on", *p.Topic)
 	}
 	if e := checkPayload(p.Payload, c.s.opts.RequirePayloadType); e != nil {

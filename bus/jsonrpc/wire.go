@@ -28,7 +28,7 @@ const (
 	CodeInvalidClientInfo    = -32002
 	CodeSubscriptionNotFound = -32004
 	// CodeForbidden answers a peer without the bus token that subscribes
-	// to or sends on a protected topic (ProtectedPrefixes).
+	// to or sends on a protected topic (bus.ProtectedPrefixes).
 	CodeForbidden = -32003
 	// CodeLimit is returned when a connection reaches
 	// Options.MaxSubscriptions.

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,10 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/bus"
-	"github.com/weavehq/weave/bus/envelope"
-	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/bus/serve"
+	"github.com/weavehq/weave/host/busface"
 )
 
 func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
@@ -96,142 +92,49 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 	if u := cfg.Bus.URL; strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://") {
 		return fmt.Errorf("bus.url is %s, another weave bus: bus serve runs its own; unset bus.url, or set bus.backend nats with a nats:// URL", u)
 	}
-	token := host.BusToken(cfg)
-	// A configured token guards every request of the envelope HTTP face;
-	// without one, the token created below guards its commands that change
-	// what a session's agents do (envelope.Options.Token), and its reads
-	// stay open to local peers.
-	httpToken := token
-	var tokenFile string
-	if token == "" && (opts.WS != "" || opts.HTTP != "") {
-		// Hook, agent and system topics and the admin routes always need a
-		// token; one kept in a 0600 file that local weave commands read
-		// keeps local use free of setup.
-		if tokenFile, err = jsonrpc.TokenPath(); err != nil {
-			return err
-		}
-		if token, err = jsonrpc.LoadOrCreateToken(tokenFile); err != nil {
-			return fmt.Errorf("%w; or set bus.token", err)
-		}
-	}
-	for _, f := range []struct{ flag, addr string }{{"--ws", opts.WS}, {"--http", opts.HTTP}} {
-		if f.addr != "" && !jsonrpc.IsLoopback(f.addr) && httpToken == "" {
-			return usageErrorf("%s %s listens beyond loopback: set a token (bus.token or WEAVE_BUS_TOKEN) that clients must send, or listen on 127.0.0.1", f.flag, f.addr)
-		}
-	}
-	b, closeBus, err := host.OpenBus(ctx, cfg, "")
+	b, closeBus, err := busface.Open(ctx, cfg, "")
 	if err != nil {
 		return err
 	}
 	defer closeBus()
-	logger := slog.New(slog.NewTextHandler(opts.Streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 3)
-	var stops []func()
-	defer func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}()
-	limits := jsonrpc.HTTPLimits{
-		BodyTimeout: cfg.Bus.HTTPBodyTimeout,
-		IdleTimeout: cfg.Bus.HTTPIdleTimeout,
-		MaxConns:    cfg.Bus.MaxConnections,
+	srv, err := serve.Open(ctx, b, serve.Options{
+		WS:    opts.WS,
+		UDS:   opts.UDS,
+		HTTP:  opts.HTTP,
+		Token: busface.Token(cfg),
+		Limits: serve.Limits{
+			MaxFrameBytes:         cfg.Bus.MaxFrameBytes,
+			MaxSubscriptions:      cfg.Bus.MaxSubscriptions,
+			MaxInFlight:           cfg.Bus.MaxInFlight,
+			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
+			MaxConnections:        cfg.Bus.MaxConnections,
+			MaxSessions:           cfg.Bus.MaxSessions,
+			BodyTimeout:           cfg.Bus.HTTPBodyTimeout,
+			IdleTimeout:           cfg.Bus.HTTPIdleTimeout,
+		},
+		RequirePayloadType: cfg.Bus.RequirePayloadType,
+		AgentCommand:       agentCommand(cfg.Bus.AgentCommand),
+		Workspace:          project,
+		AgentOutput:        opts.Streams.ErrOut,
+		Logger:             slog.New(slog.NewTextHandler(opts.Streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	var needsToken *serve.TokenError
+	if errors.As(err, &needsToken) {
+		return usageErrorf("--%s %s listens beyond loopback: set a token (bus.token or WEAVE_BUS_TOKEN) that clients must send, or listen on 127.0.0.1", needsToken.Face, needsToken.Addr)
 	}
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	backend := "memory"
 	if cfg.Bus.URL != "" {
 		backend = "nats " + cfg.Bus.URL
 	}
 	fmt.Fprintf(opts.Streams.Out, "bus      %s\n", backend)
-
-	if cmd := agentCommand(cfg.Bus.AgentCommand); cmd != nil {
-		// The default handler starts an agent for a message nobody is
-		// subscribed to. Hook requests and loop events are not work for
-		// an agent: the oldest subscriptions on hook: and loop: answer
-		// "not processed" so that they never start one, and any peer's
-		// subscription there still comes first.
-		for _, prefix := range []string{"hook:", "loop:"} {
-			if _, err := b.Subscribe(ctx, prefix, notForAgents, bus.SubscribeOptions{Name: "weave.bus"}); err != nil {
-				return err
-			}
+	for _, f := range []struct{ name, where string }{{"ws", srv.WS}, {"uds", srv.UDS}, {"http", srv.HTTP}, {"token", srv.TokenFile}} {
+		if f.where != "" {
+			fmt.Fprintf(opts.Streams.Out, "%-8s %s\n", f.name, f.where)
 		}
-	}
-	if opts.WS != "" {
-		ln, err := net.Listen("tcp", opts.WS)
-		if err != nil {
-			return fmt.Errorf("listen for the bus WebSocket on %s: %w", opts.WS, err)
-		}
-		url := "ws://" + ln.Addr().String()
-		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{
-			Token:                 token,
-			TokenFile:             tokenFile,
-			Loopback:              jsonrpc.IsLoopback(opts.WS),
-			MaxFrameBytes:         int64(cfg.Bus.MaxFrameBytes),
-			MaxSubscriptions:      cfg.Bus.MaxSubscriptions,
-			MaxInFlight:           cfg.Bus.MaxInFlight,
-			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
-			MaxConnections:        cfg.Bus.MaxConnections,
-			RequirePayloadType:    cfg.Bus.RequirePayloadType,
-			AgentCommand:          agentCommand(cfg.Bus.AgentCommand),
-			Workspace:             project,
-			BusURL:                url,
-			AgentOutput:           opts.Streams.ErrOut,
-		})
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/bus/", jsonrpc.AdminHandler(b, token))
-		mux.Handle("/", srv)
-		stops = append(stops, serveHTTP(ln, jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.WS), mux), limits, errc, func() { _ = srv.Close() }))
-		fmt.Fprintf(opts.Streams.Out, "ws       %s\n", url)
-	}
-	if opts.UDS != "" || opts.HTTP != "" {
-		// The envelope face keeps its sessions, agents and events on the
-		// bus itself, so servers sharing a nats bus serve the same sessions.
-		eo := envelope.Options{
-			MaxFrameBytes: cfg.Bus.MaxFrameBytes,
-			MaxSessions:   cfg.Bus.MaxSessions,
-			Logger:        logger,
-		}
-		if httpToken == "" {
-			eo.Token, eo.TokenFile = token, tokenFile
-		}
-		broker, err := envelope.Open(ctx, b, eo)
-		if err != nil {
-			return err
-		}
-		stops = append(stops, func() { _ = broker.Close() })
-		if opts.UDS != "" {
-			ln, err := envelope.ListenUnix(opts.UDS)
-			if err != nil {
-				return err
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if err := broker.Serve(ctx, ln); err != nil {
-					errc <- err
-				}
-			}()
-			stops = append(stops, func() { cancel(); <-done })
-			fmt.Fprintf(opts.Streams.Out, "uds      %s\n", opts.UDS)
-		}
-		if opts.HTTP != "" {
-			ln, err := net.Listen("tcp", opts.HTTP)
-			if err != nil {
-				return fmt.Errorf("listen for the bus HTTP face on %s: %w", opts.HTTP, err)
-			}
-			h := jsonrpc.SameOrigin(ln.Addr(), jsonrpc.IsLoopback(opts.HTTP), bearer(httpToken, broker.Handler()))
-			stops = append(stops, serveHTTP(ln, h, limits, errc, nil))
-			fmt.Fprintf(opts.Streams.Out, "http     http://%s\n", ln.Addr())
-		}
-	}
-	if tokenFile != "" {
-		fmt.Fprintf(opts.Streams.Out, "token    %s\n", tokenFile)
 	}
 	fmt.Fprintln(opts.Streams.ErrOut, "serving the bus; Ctrl-C to stop")
 	if opts.ready != nil {
@@ -240,48 +143,9 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 	select {
 	case <-ctx.Done():
 		return nil
-	case err := <-errc:
+	case err := <-srv.Err():
 		return err
 	}
-}
-
-func notForAgents(context.Context, bus.Message) (bus.Ack, error) {
-	return bus.Ack{Processed: false}, nil
-}
-
-// serveHTTP serves h on ln and returns the func that stops it; before
-// shuts down what http.Server does not track (hijacked WebSockets).
-func serveHTTP(ln net.Listener, h http.Handler, limits jsonrpc.HTTPLimits, errc chan<- error, before func()) func() {
-	hs := jsonrpc.NewHTTPServer(h, limits)
-	go func() {
-		if err := hs.Serve(jsonrpc.Limit(ln, limits.MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
-		}
-	}()
-	return func() {
-		if before != nil {
-			before()
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(ctx)
-	}
-}
-
-// bearer requires the token, when there is one, on every request.
-func bearer(token string, h http.Handler) http.Handler {
-	if token == "" {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="weave-bus"`)
-			http.Error(w, "missing or wrong bearer token: send Authorization: Bearer <bus.token>", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // agentCommand runs config bus.agent_command through the shell, so that it
@@ -301,9 +165,9 @@ func openBusFlag(ctx context.Context, g *globalOptions, flag, what string) (bus.
 	if err != nil {
 		return nil, nil, err
 	}
-	url := host.BusURL(cfg, flag)
+	url := busface.URL(cfg, flag)
 	if url == "" {
-		return nil, nil, usageErrorf("no bus to %s: pass --bus ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT, or set %s", what, host.BusURLEnv)
+		return nil, nil, usageErrorf("no bus to %s: pass --bus ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT, or set %s", what, busface.URLEnv)
 	}
 	return openBusHinted(ctx, cfg, url)
 }
@@ -343,7 +207,7 @@ only inside that process and cannot be inspected from outside.`,
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&busURL, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+host.BusURLEnv)
+	cmd.PersistentFlags().StringVar(&busURL, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+busface.URLEnv)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the dead letters as JSON")
 	replay := &cobra.Command{
 		Use:     "replay ID",
@@ -391,7 +255,7 @@ func writeDeadLetters(w io.Writer, dls []bus.DeadLetter) {
 
 // writeLoopInfo prints the loop state read from the bus, for `weave
 // status`; nil (no bus URL) prints nothing.
-func writeLoopInfo(w io.Writer, info *host.LoopInfo, now time.Time) {
+func writeLoopInfo(w io.Writer, info *busface.LoopInfo, now time.Time) {
 	if info == nil {
 		return
 	}

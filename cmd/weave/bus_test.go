@@ -22,9 +22,10 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/envelope"
+	"github.com/weavehq/weave/bus/guard"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 )
 
 // busRoot is a root command holding the bus commands, as root.go will.
@@ -141,11 +142,11 @@ func dialPeer(t *testing.T, url, id string) *jsonrpc.Client {
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
 	// A local peer that knows weave reads the token bus serve keeps.
-	path, err := jsonrpc.TokenPath()
+	path, err := guard.TokenPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := jsonrpc.ReadTokenFile(path)
+	tok, err := guard.ReadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestBusServeAndSendMessage(t *testing.T) {
 		}
 		// Creating a session changes the bus: the HTTP face wants the
 		// token bus serve keeps.
-		tok, err := jsonrpc.ReadTokenFile(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token"))
+		tok, err := guard.ReadTokenFile(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,16 +367,16 @@ func TestWriteLoopInfo(t *testing.T) {
 	failed := loop.NewAbort("")
 	tests := []struct {
 		name string
-		info *host.LoopInfo
+		info *busface.LoopInfo
 		want string
 	}{
 		{"no bus", nil, ""},
-		{"nothing yet", &host.LoopInfo{Bus: "ws://b"}, "loop: nothing published on loop:current at ws://b\n"},
-		{"running", &host.LoopInfo{Event: &state}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n"},
-		{"stale", &host.LoopInfo{Event: &state, Stale: true}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n      stale: no update for over 2h0m0s; the run that wrote it is presumed dead\n"},
-		{"done", &host.LoopInfo{Event: &done}, "loop: done (COMPLETE)\n"},
-		{"cancelled", &host.LoopInfo{Event: &cancelled}, "loop: aborted (USER_CANCELLED)\n"},
-		{"failed", &host.LoopInfo{Event: &failed}, "loop: aborted (a task failed)\n"},
+		{"nothing yet", &busface.LoopInfo{Bus: "ws://b"}, "loop: nothing published on loop:current at ws://b\n"},
+		{"running", &busface.LoopInfo{Event: &state}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n"},
+		{"stale", &busface.LoopInfo{Event: &state, Stale: true}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n      stale: no update for over 2h0m0s; the run that wrote it is presumed dead\n"},
+		{"done", &busface.LoopInfo{Event: &done}, "loop: done (COMPLETE)\n"},
+		{"cancelled", &busface.LoopInfo{Event: &cancelled}, "loop: aborted (USER_CANCELLED)\n"},
+		{"failed", &busface.LoopInfo{Event: &failed}, "loop: aborted (a task failed)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -501,7 +502,7 @@ func TestBusServeCreatesToken(t *testing.T) {
 func TestBusServeHTTPFaceNeedsTheTokenToSteer(t *testing.T) {
 	s := serveBus(t, "")
 	path := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "weave", "bus.token")
-	tok, err := jsonrpc.ReadTokenFile(path)
+	tok, err := guard.ReadTokenFile(path)
 	if err != nil || tok == "" {
 		t.Fatalf("token file %s: %q, %v", path, tok, err)
 	}

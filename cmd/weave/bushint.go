@@ -9,13 +9,13 @@ import (
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 )
 
 // openBusHinted opens the bus at u and, when nothing answers there, says
 // what to try instead of the dialer's chain of errors.
 func openBusHinted(ctx context.Context, cfg *config.Config, u string) (bus.Bus, func() error, error) {
-	b, closeBus, err := host.OpenBus(ctx, cfg, u)
+	b, closeBus, err := busface.Open(ctx, cfg, u)
 	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) && !isNoNATS(err) {
 		return b, closeBus, err
 	}
@@ -25,9 +25,9 @@ func openBusHinted(ctx context.Context, cfg *config.Config, u string) (bus.Bus, 
 	}
 	switch {
 	case len(u) > 7 && u[:7] == "nats://":
-		return nil, nil, fmt.Errorf("no bus at %s: is nats-server running there (with -js)? check --bus, bus.url or %s", u, host.BusURLEnv)
+		return nil, nil, fmt.Errorf("no bus at %s: is nats-server running there (with -js)? check --bus, bus.url or %s", u, busface.URLEnv)
 	default:
-		return nil, nil, fmt.Errorf("no bus at %s: is `weave bus serve --ws %s` running? check --bus, bus.url or %s", u, hostport, host.BusURLEnv)
+		return nil, nil, fmt.Errorf("no bus at %s: is `weave bus serve --ws %s` running? check --bus, bus.url or %s", u, hostport, busface.URLEnv)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/model"
 )
 
@@ -117,7 +118,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 
 	out = append(out, modelCheck(ctx, cfg.Model))
 
-	if url := host.BusURL(cfg, ""); url == "" {
+	if url := busface.URL(cfg, ""); url == "" {
 		out = append(out, check{Name: "bus", OK: true, Detail: "embedded (no bus.url)"})
 	} else if _, closeBus, err := openBusHinted(ctx, cfg, url); err != nil {
 		out = append(out, check{Name: "bus", Detail: err.Error()})

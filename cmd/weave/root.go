@@ -12,6 +12,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
@@ -20,7 +21,7 @@ import (
 
 // otherWeaveEnv are the WEAVE_* variables weave reads that are not config
 // keys.
-var otherWeaveEnv = []string{host.ProjectEnv, host.BusURLEnv, host.BusTokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv}
+var otherWeaveEnv = []string{host.ProjectEnv, busface.URLEnv, busface.TokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv}
 
 // globalOptions are the flags every command takes.
 type globalOptions struct {

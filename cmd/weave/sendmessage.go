@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/bus"
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 )
 
 type sendMessageOptions struct {
@@ -52,7 +52,7 @@ receiver answered with an error (an "error" in its result, as an agent's
 			return sendMessageRun(c.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Bus, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+host.BusURLEnv)
+	cmd.Flags().StringVar(&opts.Bus, "bus", "", "bus URL (ws:// or nats://); default bus.url or "+busface.URLEnv)
 	cmd.Flags().StringVar(&opts.Topic, "topic", "", "topic to send on (e.g. agent:thread)")
 	cmd.Flags().StringVar(&opts.Payload, "payload", "", `payload: inline JSON, @FILE, or - for stdin; an object with a "type"`)
 	cmd.Flags().StringArrayVar(&opts.Headers, "header", nil, "header KEY=VALUE (repeatable)")

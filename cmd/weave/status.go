@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/layout"
 )
@@ -69,10 +70,10 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 	}
 	// The loop state lives on a bus shared with the run; without one there
 	// is nothing to read, and an unreachable bus is a warning, not a failure.
-	var info *host.LoopInfo
+	var info *busface.LoopInfo
 	cfg, _, cerr := loadConfig(project, nil)
 	if cerr == nil {
-		if info, err = host.LoopStatus(ctx, cfg, opts.Bus, now); err != nil {
+		if info, err = busface.LoopStatus(ctx, cfg, opts.Bus, now); err != nil {
 			fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
 		}
 	}
@@ -92,7 +93,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 		}
 		return enc.Encode(struct {
 			run.ProjectStatus
-			Loop *host.LoopInfo `json:"loop,omitempty"`
+			Loop *busface.LoopInfo `json:"loop,omitempty"`
 			// Tokens is the active plan's use, its sessions' and their
 			// delegations'.
 			Tokens *host.Tokens `json:"tokens,omitempty"`

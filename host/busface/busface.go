@@ -1,45 +1,4 @@
-package host
-
-// The host on the bus. A bus peer in any language can act as a hook or as an
-// agent, because hook dispatch and delegation are bus requests:
-//
-// Hooks. For each hook event the pipeline holds one entry, "bus.<event>"
-// (source bus, priority BusHookPriority, failure policy open), which sends a
-// Request on "hook:<event>" (e.g. hook:tool.execute.before) with the event
-// as payload:
-//
-//	{"type": "hook.event", "name": "tool.execute.before", "session_id": "...",
-//	 "agent": "tapestry", "cwd": "/project", "tool": "bash",
-//	 "args": {"command": "ls"}, "time": "..."}
-//
-// (every field of plugins.Event, plus type). The bus walks the peers
-// subscribed to the topic, newest first, as its policies say; their acks are
-// read in walk order. Each ack's result object decides:
-//
-//	{"action": "block", "reason": "no rm -rf"}   blocks (set stopPropagation
-//	                                            too, so later peers are not asked)
-//	{"action": "modify", "args": {...}}          replaces the tool arguments
-//	{"action": "modify", "text": "..."}          replaces the chat message text
-//	{"context": "..."}                           adds context, with any action
-//
-// A block wins over everything; of several modifications the last one in
-// walk order counts; contexts are joined. No subscriber, or acks with no
-// result, allow. The result is read from the ack's "result" field (on the
-// JSON-RPC face, the result object of the peer's sendMessage answer); a peer
-// that sets only "message" may put the same JSON object there. A peer that failed (timed out,
-// disconnected) is passed over; when every peer failed, the hook fails and
-// its policy (open) allows.
-//
-// Agents. Delegation (the task tool) through BusDelegator sends a Request on
-// "agent:<name>" with
-//
-//	{"type": "agent.request", "prompt": "...", "from": ["loom"]}
-//
-// where from is the delegation chain of the caller. The first processed ack
-// answers: result {"output": "...", "error": "..."}, or a message holding
-// that object or the output as plain text.
-// ServeAgentsOnBus subscribes the built-in agents to their topics, so
-// delegation reaches them through the bus, and so does any outside peer.
+package busface
 
 import (
 	"context"
@@ -54,6 +13,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/guard"
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/bus/natsbus"
@@ -65,16 +25,16 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// BusTokenEnv holds the bus token when config has none.
-const BusTokenEnv = "WEAVE_BUS_TOKEN"
+// TokenEnv holds the bus token when config has none.
+const TokenEnv = "WEAVE_BUS_TOKEN"
 
-// BusURLEnv names the bus to join, for commands that take --bus.
-const BusURLEnv = "WEAVE_BUS_URL"
+// URLEnv names the bus to join, for commands that take --bus.
+const URLEnv = "WEAVE_BUS_URL"
 
-// BusOptions maps config `bus:` onto the bus options, with Weave's retained
-// topic (loop:current) and append-only topics (loop:anchor, loop:trace,
-// issue:*, project:*).
-func BusOptions(cfg *config.Config) (bus.Options, error) {
+// Options maps config `bus:` onto the bus options, with Weave's retained
+// and append-only topics as the topic table keeps them (bus.DefaultOptions,
+// bus.Topics).
+func Options(cfg *config.Config) (bus.Options, error) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
@@ -121,62 +81,62 @@ func BusOptions(cfg *config.Config) (bus.Options, error) {
 	return o, nil
 }
 
-// BusToken is the bus token: config bus.token, else $WEAVE_BUS_TOKEN.
-func BusToken(cfg *config.Config) string {
+// Token is the bus token: config bus.token, else $WEAVE_BUS_TOKEN.
+func Token(cfg *config.Config) string {
 	if cfg != nil && cfg.Bus.Token != "" {
 		return cfg.Bus.Token
 	}
-	return os.Getenv(BusTokenEnv)
+	return os.Getenv(TokenEnv)
 }
 
-// busTokenFor is the token sent to the bus at url: BusToken, else, for a
+// tokenFor is the token sent to the bus at url: Token, else, for a
 // bus on this machine, the one `weave bus serve` keeps in
-// jsonrpc.TokenPath. The local file is never sent to another machine.
-func busTokenFor(cfg *config.Config, rawURL string) string {
-	if tok := BusToken(cfg); tok != "" {
+// guard.TokenPath. The local file is never sent to another machine.
+func tokenFor(cfg *config.Config, rawURL string) string {
+	if tok := Token(cfg); tok != "" {
 		return tok
 	}
 	u, err := url.Parse(rawURL)
-	if err != nil || !jsonrpc.IsLoopback(u.Host) {
+	if err != nil || !guard.IsLoopback(u.Host) {
 		return ""
 	}
-	path, err := jsonrpc.TokenPath()
+	path, err := guard.TokenPath()
 	if err != nil {
 		return ""
 	}
-	tok, _ := jsonrpc.ReadTokenFile(path)
+	tok, _ := guard.ReadTokenFile(path)
 	return tok
 }
 
-// BusURL picks the bus to join: the flag's value, else config bus.url
+// URL picks the bus to join: the flag's value, else config bus.url
 // (which $WEAVE_BUS_URL sets through the config's environment layer), else
 // $WEAVE_BUS_URL itself. Empty means no bus outside this process.
-func BusURL(cfg *config.Config, flag string) string {
+func URL(cfg *config.Config, flag string) string {
 	if flag != "" {
 		return flag
 	}
 	if cfg != nil && cfg.Bus.URL != "" {
 		return cfg.Bus.URL
 	}
-	return os.Getenv(BusURLEnv)
+	return os.Getenv(URLEnv)
 }
 
-// OpenBus opens the bus the host uses. url, when set, overrides config
+// Open opens the bus the host uses. url, when set, overrides config
 // bus.url. Without a URL and with backend memory, it is an embedded memory
 // bus, gone when the process exits. A nats:// (or tls://) URL, or backend
 // nats with bus.url, opens the nats backend. A ws:// or wss:// URL joins a
 // standalone bus (`weave bus serve`) over its JSON-RPC face, with the token
-// of BusToken; see jsonrpc.Remote for what that bus can and cannot do. The
+// of Token; see jsonrpc.Remote for what that bus can and cannot do. The
 // returned func closes the bus (or the connection) and is safe to call
 // once.
-func OpenBus(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func() error, error) {
+func Open(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func() error, error) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
 	if url == "" {
 		url = cfg.Bus.URL
 	}
-	opts, err := BusOptions(cfg)
+	opts, err := Options(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,7 +159,7 @@ func OpenBus(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func
 		return b, b.Close, nil
 	case "ws", "wss":
 		var dial []jsonrpc.DialOption
-		if tok := busTokenFor(cfg, url); tok != "" {
+		if tok := tokenFor(cfg, url); tok != "" {
 			dial = append(dial, jsonrpc.WithToken(tok))
 		}
 		if cfg.Bus.MaxFrameBytes > 0 {
@@ -222,21 +182,21 @@ func busScheme(raw string) string {
 	return strings.ToLower(u.Scheme)
 }
 
-// BusHookPriority places the bus hooks among the others (lower runs first):
+// HookPriority places the bus hooks among the others (lower runs first):
 // after the built-in guards, which use lower numbers.
-const BusHookPriority = 500
+const HookPriority = 500
 
-// BusHookTopic is the topic a peer subscribes to to act as a hook on event.
-func BusHookTopic(event string) string { return "hook:" + event }
+// HookTopic is the topic a peer subscribes to to act as a hook on event.
+func HookTopic(event string) string { return "hook:" + event }
 
 // HookEventType is payload.type of a hook request.
 const HookEventType = "hook.event"
 
-// BusHooks returns one pipeline entry per hook event that dispatches the
-// event to the bus peers subscribed to hook:<event> (see the comment at the
-// top of this file for the payload and the results). Their timeout is
+// Hooks returns one pipeline entry per hook event that dispatches the
+// event to the bus peers subscribed to hook:<event> (see the package doc for
+// the payload and the results). Their timeout is
 // config hook.timeout, their failure policy open.
-func BusHooks(ctx context.Context, b bus.Bus, cfg *config.Config) ([]hooks.Registered, error) {
+func Hooks(ctx context.Context, b bus.Bus, cfg *config.Config) ([]hooks.Registered, error) {
 	if b == nil {
 		return nil, errors.New("bus hooks: no bus")
 	}
@@ -250,7 +210,7 @@ func BusHooks(ctx context.Context, b bus.Bus, cfg *config.Config) ([]hooks.Regis
 			Version:  "1",
 			Kind:     plugins.KindHook,
 			Events:   []string{ev},
-			Priority: BusHookPriority,
+			Priority: HookPriority,
 		}}
 		out = append(out, hooks.Registered{
 			Hook:    h,
@@ -258,7 +218,7 @@ func BusHooks(ctx context.Context, b bus.Bus, cfg *config.Config) ([]hooks.Regis
 			Timeout: cfg.Hook.Timeout,
 			Fail:    hooks.FailOpen,
 			Source:  hooks.SourceBus,
-			Detail:  BusHookTopic(ev),
+			Detail:  HookTopic(ev),
 		})
 	}
 	return out, nil
@@ -292,9 +252,9 @@ func (h *busHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decisio
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("encode %s for the bus: %w", ev.Name, err)
 	}
-	res, err := h.b.Request(ctx, bus.Message{Topic: BusHookTopic(h.event), Payload: payload})
+	res, err := h.b.Request(ctx, bus.Message{Topic: HookTopic(h.event), Payload: payload})
 	if err != nil {
-		return plugins.Decision{}, fmt.Errorf("bus hooks on %s: %w", BusHookTopic(h.event), err)
+		return plugins.Decision{}, fmt.Errorf("bus hooks on %s: %w", HookTopic(h.event), err)
 	}
 	return decide(res)
 }
@@ -355,14 +315,15 @@ func ackObject(a bus.Ack, v any) bool {
 	return strings.HasPrefix(m, "{") && json.Unmarshal([]byte(m), v) == nil
 }
 
-// BusAgentTopic is the topic agent name answers on.
-func BusAgentTopic(name string) string { return "agent:" + strings.ToLower(name) }
+// AgentTopic is the topic agent name answers on.
+func AgentTopic(name string) string { return "agent:" + strings.ToLower(name) }
 
 // AgentRequestType is payload.type of a delegation request.
 const AgentRequestType = "agent.request"
 
-// agentPayload is a delegation request's payload.
-type agentPayload struct {
+// AgentRequest is a delegation request's payload (payload.type
+// AgentRequestType).
+type AgentRequest struct {
 	Type      string   `json:"type"`
 	Prompt    string   `json:"prompt"`
 	From      []string `json:"from,omitempty"`
@@ -375,22 +336,23 @@ type agentResult struct {
 	Error  string  `json:"error"`
 }
 
-// BusDelegator carries out task delegation as a bus Request on
+// Delegator carries out task delegation as a bus Request on
 // agent:<name>: whoever is subscribed there (a built-in agent served by
-// ServeAgentsOnBus, or a peer) answers.
-type BusDelegator struct {
+// ServeAgents, or a peer) answers.
+type Delegator struct {
 	Bus bus.Bus
 }
 
 // Delegate asks agent to do prompt on behalf of caller.
-func (d BusDelegator) Delegate(ctx context.Context, caller tools.Caller, session, agent, prompt string) (string, error) {
-	return requestAgent(ctx, d.Bus, agent, agentPayload{Type: AgentRequestType, Prompt: prompt, From: caller.Path(), SessionID: session}, caller.Role())
+func (d Delegator) Delegate(ctx context.Context, caller tools.Caller, session, agent, prompt string) (string, error) {
+	return RequestAgent(ctx, d.Bus, agent, AgentRequest{Type: AgentRequestType, Prompt: prompt, From: caller.Path(), SessionID: session}, caller.Role())
 }
 
-// requestAgent sends p as a Request on agent's topic and reads the answer
-// from the first processed ack.
-func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, sender string) (string, error) {
-	topic := BusAgentTopic(agent)
+// RequestAgent sends p as a Request on agent's topic, as sender, and reads
+// the answer from the first processed ack. An agent that answers it could
+// not do the work is an *AgentError.
+func RequestAgent(ctx context.Context, b bus.Bus, agent string, p AgentRequest, sender string) (string, error) {
+	topic := AgentTopic(agent)
 	payload, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("encode request to %s: %w", topic, err)
@@ -416,7 +378,7 @@ func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, 
 		var r agentResult
 		if ackObject(a, &r) && (r.Output != nil || r.Error != "") {
 			if r.Error != "" {
-				return "", &agentError{agent: agent, subscriber: a.Subscriber, msg: r.Error}
+				return "", &AgentError{Agent: agent, Subscriber: a.Subscriber, Message: r.Error}
 			}
 			return *r.Output, nil
 		}
@@ -428,28 +390,32 @@ func requestAgent(ctx context.Context, b bus.Bus, agent string, p agentPayload, 
 	return "", fmt.Errorf("no agent on %s processed the request: %s", topic, strings.Join(why, "; "))
 }
 
-// agentError is an agent's answer that it could not do the work.
-type agentError struct {
-	agent, subscriber, msg string
+// AgentError is an agent's answer that it could not do the work.
+type AgentError struct {
+	// Agent is the agent asked, Subscriber the one that answered, Message
+	// what it said went wrong.
+	Agent, Subscriber, Message string
 }
 
-func (e *agentError) Error() string { return fmt.Sprintf("%s (%s): %s", e.agent, e.subscriber, e.msg) }
+func (e *AgentError) Error() string {
+	return fmt.Sprintf("%s (%s): %s", e.Agent, e.Subscriber, e.Message)
+}
 
-var _ tools.Delegator = BusDelegator{}
+var _ tools.Delegator = Delegator{}
 
-// AgentBusTimeout bounds one delegated request to a built-in agent served
+// AgentTimeout bounds one delegated request to a built-in agent served
 // on the bus: agents work for minutes, not for the bus's default 30s.
-const AgentBusTimeout = 30 * time.Minute
+const AgentTimeout = 30 * time.Minute
 
-// ServeAgentsOnBus subscribes the agent of each of roles (known to sup as
-// agents.AgentID(role), see builtinEntries) to agent:<role>, so that
+// ServeAgents subscribes the agent of each of roles (known to sup as
+// agents.AgentID(role), as the host registers its built-ins) to agent:<role>, so that
 // delegation and outside peers reach it. A request's "from" chain becomes
 // the caller, so the capability ceiling holds through the bus: services
 // gets Caller{Agent: from's last}.Delegated(role), or Caller{Agent: role}
 // with no chain, and returns the host services the agent works with in the
 // request's session ("" when it names none). The returned func
 // unsubscribes them.
-func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, roles []string, services func(c tools.Caller, session string) plugins.Host) (func() error, error) {
+func ServeAgents(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor, roles []string, services func(c tools.Caller, session string) plugins.Host) (func() error, error) {
 	var subs []bus.Subscription
 	stop := func() error {
 		var errs []error
@@ -461,7 +427,7 @@ func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor
 	for _, role := range roles {
 		agent := sup.Agent(agents.AgentID(role))
 		h := agentHandler(role, agent, services)
-		s, err := b.Subscribe(ctx, BusAgentTopic(role), h, bus.SubscribeOptions{Name: "weave." + role, Timeout: AgentBusTimeout})
+		s, err := b.Subscribe(ctx, AgentTopic(role), h, bus.SubscribeOptions{Name: "weave." + role, Timeout: AgentTimeout})
 		if err != nil {
 			_ = stop()
 			return nil, fmt.Errorf("serve agent %s on the bus: %w", role, err)
@@ -471,7 +437,7 @@ func ServeAgentsOnBus(ctx context.Context, b bus.Bus, sup *supervisor.Supervisor
 	return stop, nil
 }
 
-// ToolServices returns services for ServeAgentsOnBus: each agent's tool
+// ToolServices returns services for ServeAgents: each agent's tool
 // calls go through tools (the capability gate, then the tool hooks) as the
 // caller the request named, in the session it named (a delegation's child
 // session), else in session.
@@ -490,7 +456,7 @@ func ToolServices(t *tools.Tools, session string, logger *slog.Logger) func(c to
 
 func agentHandler(role string, agent plugins.Agent, services func(c tools.Caller, session string) plugins.Host) bus.Handler {
 	return func(ctx context.Context, m bus.Message) (bus.Ack, error) {
-		var p agentPayload
+		var p AgentRequest
 		if err := json.Unmarshal(m.Payload, &p); err != nil || strings.TrimSpace(p.Prompt) == "" {
 			return bus.Ack{Processed: false, StopPropagation: true, Message: fmt.Sprintf(`%s needs a payload {"type": %q, "prompt": "..."}`, role, AgentRequestType)}, nil
 		}
@@ -521,17 +487,17 @@ type LoopInfo struct {
 }
 
 // LoopStatus reads loop:current from the bus named by url (or config
-// bus.url, or $WEAVE_BUS_URL; see BusURL) for `weave status`. The embedded
+// bus.url, or $WEAVE_BUS_URL; see URL) for `weave status`. The embedded
 // memory bus lives only inside the process that runs a plan, so without a
 // bus URL there is nothing to read: LoopStatus returns nil and no error.
 // A nats:// bus is read directly; a ws:// bus through the admin routes of
 // `weave bus serve`.
 func LoopStatus(ctx context.Context, cfg *config.Config, url string, now time.Time) (*LoopInfo, error) {
-	url = BusURL(cfg, url)
+	url = URL(cfg, url)
 	if url == "" {
 		return nil, nil
 	}
-	b, closeBus, err := OpenBus(ctx, cfg, url)
+	b, closeBus, err := Open(ctx, cfg, url)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package jsonrpc
+package guard
 
 const noFollow = 0

@@ -1,6 +1,6 @@
 //go:build unix
 
-package jsonrpc
+package guard
 
 import "syscall"
 

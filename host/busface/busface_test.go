@@ -1,4 +1,4 @@
-package host
+package busface
 
 import (
 	"context"
@@ -93,9 +93,9 @@ func openBus(t *testing.T, cfg *config.Config, url string) bus.Bus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
-	b, closeBus, err := OpenBus(ctx, cfg, url)
+	b, closeBus, err := Open(ctx, cfg, url)
 	if err != nil {
-		t.Fatalf("OpenBus(%q) = %v", url, err)
+		t.Fatalf("Open(%q) = %v", url, err)
 	}
 	t.Cleanup(func() { _ = closeBus() })
 	return b
@@ -159,9 +159,9 @@ func TestOpenBusErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 			defer cancel()
-			_, _, err := OpenBus(ctx, tc.cfg, tc.url)
+			_, _, err := Open(ctx, tc.cfg, tc.url)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("OpenBus(%q) = %v, want an error mentioning %q", tc.url, err, tc.want)
+				t.Errorf("Open(%q) = %v, want an error mentioning %q", tc.url, err, tc.want)
 			}
 		})
 	}
@@ -178,10 +178,10 @@ func TestOpenBusWSToken(t *testing.T) {
 	if _, _, err := guest.Retained(ctx, "loop:current"); err == nil || !strings.Contains(err.Error(), "token") {
 		t.Errorf("Retained without token = %v, want unauthorized", err)
 	}
-	t.Setenv(BusTokenEnv, "s3cret")
+	t.Setenv(TokenEnv, "s3cret")
 	b := openBus(t, config.Default(), ws.url)
 	if _, _, err := b.Retained(ctx, "loop:current"); err != nil {
-		t.Errorf("Retained with the token from %s = %v, want nil", BusTokenEnv, err)
+		t.Errorf("Retained with the token from %s = %v, want nil", TokenEnv, err)
 	}
 }
 
@@ -195,7 +195,7 @@ func answer(result string, stop bool) bus.Handler {
 
 func busPipeline(t testing.TB, b bus.Bus) *hooks.Pipeline {
 	t.Helper()
-	regs, err := BusHooks(context.Background(), b, config.Default())
+	regs, err := Hooks(context.Background(), b, config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func toolEvent(cmd string) plugins.Event {
 }
 
 func TestBusHooksOverWebSocket(t *testing.T) {
-	topic := BusHookTopic(plugins.EventToolExecuteBefore)
+	topic := HookTopic(plugins.EventToolExecuteBefore)
 	tests := []struct {
 		name string
 		// peers subscribe in order (the last one is asked first).
@@ -321,7 +321,7 @@ func TestBusHooksPeerDisconnectsFailsOpen(t *testing.T) {
 	ws := startWSBus(t, "")
 	ctx := context.Background()
 	c := ws.peer(t, "quitter")
-	err := c.Subscribe(ctx, BusHookTopic(plugins.EventToolExecuteBefore), func(hctx context.Context, m bus.Message) (bus.Ack, error) {
+	err := c.Subscribe(ctx, HookTopic(plugins.EventToolExecuteBefore), func(hctx context.Context, m bus.Message) (bus.Ack, error) {
 		go c.Close() // the peer goes away mid-request
 		<-hctx.Done()
 		return bus.Ack{}, hctx.Err()
@@ -345,23 +345,23 @@ func TestBusHooksPeerDisconnectsFailsOpen(t *testing.T) {
 }
 
 func TestBusHooksRegistered(t *testing.T) {
-	regs, err := BusHooks(context.Background(), bus.Bus(nil), nil)
+	regs, err := Hooks(context.Background(), bus.Bus(nil), nil)
 	if err == nil {
-		t.Fatalf("BusHooks(nil bus) = %d hooks, want an error", len(regs))
+		t.Fatalf("Hooks(nil bus) = %d hooks, want an error", len(regs))
 	}
 	b, _ := bus.NewMemory(bus.DefaultOptions())
 	defer b.Close()
-	regs, err = BusHooks(context.Background(), b, nil)
+	regs, err = Hooks(context.Background(), b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(regs) != len(plugins.Events) {
-		t.Fatalf("BusHooks() = %d entries, want one per event (%d)", len(regs), len(plugins.Events))
+		t.Fatalf("Hooks() = %d entries, want one per event (%d)", len(regs), len(plugins.Events))
 	}
 	for i, r := range regs {
 		ev := plugins.Events[i]
-		if r.Info.Name != "bus."+ev || r.Source != hooks.SourceBus || r.Fail != hooks.FailOpen || r.Info.Priority != BusHookPriority || r.Detail != "hook:"+ev {
-			t.Errorf("entry %d = %+v, want bus.%s from source bus, fail open, priority %d, on hook:%s", i, r, ev, BusHookPriority, ev)
+		if r.Info.Name != "bus."+ev || r.Source != hooks.SourceBus || r.Fail != hooks.FailOpen || r.Info.Priority != HookPriority || r.Detail != "hook:"+ev {
+			t.Errorf("entry %d = %+v, want bus.%s from source bus, fail open, priority %d, on hook:%s", i, r, ev, HookPriority, ev)
 		}
 	}
 }
@@ -419,7 +419,7 @@ func TestBusDelegatorToPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := BusDelegator{Bus: openBus(t, config.Default(), ws.url)}
+	d := Delegator{Bus: openBus(t, config.Default(), ws.url)}
 	answer, err := d.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "thread", "find the callers of Parse")
 	if err != nil {
 		t.Fatalf("Delegate(thread) = %v", err)
@@ -458,7 +458,7 @@ func TestBusDelegatorResults(t *testing.T) {
 			if _, err := b.Subscribe(context.Background(), "agent:warp", func(context.Context, bus.Message) (bus.Ack, error) { return ack, nil }, bus.SubscribeOptions{Name: "w"}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := BusDelegator{Bus: b}.Delegate(context.Background(), tools.Caller{Agent: "loom"}, "s1", "Warp", "review")
+			got, err := Delegator{Bus: b}.Delegate(context.Background(), tools.Caller{Agent: "loom"}, "s1", "Warp", "review")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("Delegate() = %q, %v; want an error mentioning %q", got, err, tc.wantErr)
@@ -500,13 +500,13 @@ func TestAgentHandlerThroughDelegator(t *testing.T) {
 		sessions = append(sessions, session)
 		return callerHost{c: c}
 	}
-	if _, err := b.Subscribe(ctx, BusAgentTopic("thread"), agentHandler("thread", echoAgent{}, services), bus.SubscribeOptions{}); err != nil {
+	if _, err := b.Subscribe(ctx, AgentTopic("thread"), agentHandler("thread", echoAgent{}, services), bus.SubscribeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Subscribe(ctx, BusAgentTopic("spindle"), agentHandler("spindle", echoAgent{err: errors.New("plugin died")}, services), bus.SubscribeOptions{}); err != nil {
+	if _, err := b.Subscribe(ctx, AgentTopic("spindle"), agentHandler("spindle", echoAgent{err: errors.New("plugin died")}, services), bus.SubscribeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	d := BusDelegator{Bus: b}
+	d := Delegator{Bus: b}
 	got, err := d.Delegate(ctx, tools.Caller{Agent: "tapestry", Chain: []string{"loom", "tapestry"}}, "s1", "thread", "look")
 	if want := "echo: look as loom > tapestry > thread"; err != nil || got != want {
 		t.Errorf("Delegate(thread) = %q, %v; want %q (the chain carried over the bus)", got, err, want)
@@ -533,20 +533,20 @@ func TestServeAgentsOnBusSubscribesEveryRole(t *testing.T) {
 	}
 	defer sup.Close(context.Background())
 	ctx := context.Background()
-	stop, err := ServeAgentsOnBus(ctx, b, sup, agents.RoleNames(), func(c tools.Caller, _ string) plugins.Host { return callerHost{c: c} })
+	stop, err := ServeAgents(ctx, b, sup, agents.RoleNames(), func(c tools.Caller, _ string) plugins.Host { return callerHost{c: c} })
 	if err != nil {
-		t.Fatalf("ServeAgentsOnBus = %v", err)
+		t.Fatalf("ServeAgents = %v", err)
 	}
 	// The supervisor knows no agent plugin here, so the call reaches it
 	// and fails with its error: proof the subscription leads to sup.
-	_, err = BusDelegator{Bus: b}.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "pattern", "plan it")
+	_, err = Delegator{Bus: b}.Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "pattern", "plan it")
 	if err == nil || !strings.Contains(err.Error(), `no plugin named "weave.agent.pattern"`) {
 		t.Errorf("Delegate(pattern) = %v, want the supervisor's no-plugin error", err)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("stop = %v", err)
 	}
-	if _, err := (BusDelegator{Bus: b}).Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "pattern", "plan it"); err == nil || !strings.Contains(err.Error(), "no agent answers") {
+	if _, err := (Delegator{Bus: b}).Delegate(ctx, tools.Caller{Agent: "loom"}, "s1", "pattern", "plan it"); err == nil || !strings.Contains(err.Error(), "no agent answers") {
 		t.Errorf("Delegate(pattern) after stop = %v, want nothing subscribed", err)
 	}
 }
@@ -590,9 +590,9 @@ func TestBusOptionsFromConfig(t *testing.T) {
 	cfg.Bus.QueueSize = 64
 	cfg.Bus.MaxLogMessages = 500
 	cfg.Bus.MaxDeadLetters = 20
-	got, err := BusOptions(cfg)
+	got, err := Options(cfg)
 	if err != nil {
-		t.Fatalf("BusOptions() = %v", err)
+		t.Fatalf("Options() = %v", err)
 	}
 	want := bus.DefaultOptions()
 	want.DefaultPolicy = bus.ContinueAll
@@ -603,18 +603,18 @@ func TestBusOptionsFromConfig(t *testing.T) {
 	want.MaxLogMessages = 500
 	want.MaxDeadLetters = 20
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("BusOptions() (-want +got):\n%s", diff)
+		t.Errorf("Options() (-want +got):\n%s", diff)
 	}
 	cfg.Bus.DefaultPolicy = "loud"
-	if _, err := BusOptions(cfg); err == nil || !strings.Contains(err.Error(), "bus.default_policy") {
-		t.Errorf("BusOptions(policy loud) = %v, want an error naming bus.default_policy", err)
+	if _, err := Options(cfg); err == nil || !strings.Contains(err.Error(), "bus.default_policy") {
+		t.Errorf("Options(policy loud) = %v, want an error naming bus.default_policy", err)
 	}
 }
 
 func TestLoopStatus(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	t.Setenv(BusURLEnv, "")
+	t.Setenv(URLEnv, "")
 	if info, err := LoopStatus(ctx, config.Default(), "", t0); info != nil || err != nil {
 		t.Errorf("LoopStatus(no bus URL) = %+v, %v; want nil, nil", info, err)
 	}
@@ -629,5 +629,23 @@ func TestLoopStatus(t *testing.T) {
 	}
 	if info.Bus != ws.url || info.Event == nil || info.Event.Kind != loop.KindState || info.Stale {
 		t.Errorf("LoopStatus() = %+v, want a fresh STATE from %s", info, ws.url)
+	}
+}
+
+// The topics the host on the bus spells are the topic table's.
+func TestTopicsAreTheTables(t *testing.T) {
+	for _, tt := range []struct {
+		topic, owner string
+	}{
+		{HookTopic(plugins.EventToolExecuteBefore), bus.OwnerHooks},
+		{AgentTopic("Tapestry"), bus.OwnerAgents},
+	} {
+		row, ok := bus.TopicOf(tt.topic)
+		if !ok || row.Owner != tt.owner || !row.Protected {
+			t.Errorf("TopicOf(%q) = %+v, %v; want a protected topic of %s", tt.topic, row, ok, tt.owner)
+		}
+	}
+	if bus.MayLaunch(HookTopic(plugins.EventToolExecuteBefore)) || !bus.MayLaunch(AgentTopic("tapestry")) {
+		t.Errorf("the default handler may start an agent on hook topics, or not on agent topics; want only the latter")
 	}
 }

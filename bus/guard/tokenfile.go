@@ -1,4 +1,4 @@
-package jsonrpc
+package guard
 
 import (
 	"crypto/rand"
