@@ -12,6 +12,7 @@ import (
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -171,7 +172,7 @@ func printReport(w interface{ Write([]byte) (int, error) }, p *plans.Plan, r pla
 }
 
 func problemPos(p *plans.Plan, pr plans.Problem) string {
-	name := ".weave/plans/" + p.Name + ".md"
+	name := layout.PlanShown(p.Name)
 	if pr.Line > 0 {
 		return fmt.Sprintf("%s:%d", name, pr.Line)
 	}
