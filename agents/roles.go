@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -129,7 +130,7 @@ func builtinRoles() []Role {
 		{Name: Tapestry, Title: "Execution Engine", Mode: ModePrimary, Temperature: 0.2,
 			Tools: without(allTools, plugins.ToolTask)},
 		{Name: Pattern, Title: "Strategic Planner", Mode: ModeSubagent, Temperature: 0.1,
-			Tools: without(allTools, plugins.ToolTask, plugins.ToolPlanCheck), WriteScope: Scope{Dir: ".weave", Ext: ".md"},
+			Tools: without(allTools, plugins.ToolTask, plugins.ToolPlanCheck), WriteScope: Scope{Dir: layout.DirName, Ext: ".md"},
 			Description: "the request needs a structured plan before anyone writes code"},
 		{Name: Thread, Title: "Codebase Explorer", Mode: ModeSubagent, Temperature: 0.1,
 			Tools:       slices.Clone(readOnlyTools),

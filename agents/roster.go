@@ -72,136 +72,187 @@ func ValidRoleName(name string) bool { return roleNameRE.MatchString(name) }
 // Shuttle per category (shuttle-<name>: Shuttle's row, narrowed by the
 // category's tools, with its model, temperature and prompt_append), and the
 // custom agents, less the disabled ones. Loom delegates to every subagent
-// left, and its prompt names exactly those.
+// left, and its prompt names exactly those. Every problem is reported, not
+// only the first: the steps go on past one, and their errors are joined.
 func BuildRoster(p Project) ([]Role, error) {
-	roles := builtinRoles()
-	var errs []error
-	known := func(name string) bool {
-		return slices.ContainsFunc(roles, func(r Role) bool { return r.Name == name })
+	r := &roster{roles: builtinRoles()}
+	r.addCategories(p.Categories)
+	r.tellPatternCategories(p.Categories)
+	r.addCustom(p.Custom)
+	r.disable(p.Disabled)
+	r.loomReachesEverySubagent()
+	r.checkDelegates()
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
 	}
-	shuttle := roles[slices.IndexFunc(roles, func(r Role) bool { return r.Name == Shuttle })]
-	for _, c := range p.Categories {
+	renderLoom(r.roles)
+	return r.roles, nil
+}
+
+// roster is a roster being built: the roles so far and the problems found.
+type roster struct {
+	roles []Role
+	errs  []error
+}
+
+func (r *roster) fail(format string, a ...any) { r.errs = append(r.errs, fmt.Errorf(format, a...)) }
+
+// index is the position of the role called name, or -1.
+func (r *roster) index(name string) int {
+	return slices.IndexFunc(r.roles, func(o Role) bool { return o.Name == name })
+}
+
+// has reports whether there is a role called name so far.
+func (r *roster) has(name string) bool { return r.index(name) >= 0 }
+
+// addCategories adds a Shuttle per category: Shuttle's row narrowed by the
+// category's tools (which must be in it), with the category's model,
+// temperature and prompt_append.
+func (r *roster) addCategories(cats []Category) {
+	shuttle := r.roles[r.index(Shuttle)]
+	for _, c := range cats {
 		name := CategoryAgent(c.Name)
 		if !ValidRoleName(name) {
-			errs = append(errs, fmt.Errorf("categories.%s: a category name is lower-case letters, digits, - and _", c.Name))
+			r.fail("categories.%s: a category name is lower-case letters, digits, - and _", c.Name)
 			continue
 		}
-		r := shuttle
-		r.Name, r.Title, r.Category = name, fmt.Sprintf("Category Specialist (%s)", c.Name), strings.ToLower(c.Name)
-		r.Description = fmt.Sprintf("a task of the %s category", c.Name)
-		r.Tools = slices.Clone(shuttle.Tools)
-		r.Delegates = nil
+		role := shuttle
+		role.Name, role.Title, role.Category = name, fmt.Sprintf("Category Specialist (%s)", c.Name), strings.ToLower(c.Name)
+		role.Description = fmt.Sprintf("a task of the %s category", c.Name)
+		role.Tools = slices.Clone(shuttle.Tools)
+		role.Delegates = nil
 		if c.Tools != nil {
 			for _, t := range c.Tools {
 				if !slices.Contains(shuttle.Tools, t) {
-					errs = append(errs, fmt.Errorf("categories.%s.tools: %s is not in shuttle's row (%s)", c.Name, t, strings.Join(shuttle.Tools, ", ")))
+					r.fail("categories.%s.tools: %s is not in shuttle's row (%s)", c.Name, t, strings.Join(shuttle.Tools, ", "))
 				}
 			}
-			r.Tools = inToolOrder(c.Tools)
+			role.Tools = inToolOrder(c.Tools)
 		}
 		if c.Temperature != nil {
-			r.Temperature = *c.Temperature
+			role.Temperature = *c.Temperature
 		}
-		r.Model = c.Model
-		r.Prompt = appendPrompt(shuttle.Prompt, fmt.Sprintf("You serve the `%s` category: the tasks tagged `[category: %s]` in a plan come to you.", c.Name, c.Name))
-		r.Prompt = appendPrompt(r.Prompt, c.PromptAppend)
-		roles = append(roles, r)
+		role.Model = c.Model
+		role.Prompt = appendPrompt(shuttle.Prompt, fmt.Sprintf("You serve the `%s` category: the tasks tagged `[category: %s]` in a plan come to you.", c.Name, c.Name))
+		role.Prompt = appendPrompt(role.Prompt, c.PromptAppend)
+		r.roles = append(r.roles, role)
 	}
-	if len(p.Categories) > 0 {
-		var cats []string
-		for _, c := range p.Categories {
-			cats = append(cats, "`"+strings.ToLower(c.Name)+"`")
-		}
-		i := slices.IndexFunc(roles, func(r Role) bool { return r.Name == Pattern })
-		roles[i].Prompt = appendPrompt(roles[i].Prompt, "This project's categories: "+strings.Join(cats, ", ")+
-			". Tag a task with one of them when the task belongs to it; leave other tasks untagged.")
+}
+
+// tellPatternCategories names the project's categories in Pattern's
+// prompt, so that the plans it writes tag tasks with them.
+func (r *roster) tellPatternCategories(cats []Category) {
+	if len(cats) == 0 {
+		return
 	}
-	for _, c := range p.Custom {
+	var tags []string
+	for _, c := range cats {
+		tags = append(tags, "`"+strings.ToLower(c.Name)+"`")
+	}
+	i := r.index(Pattern)
+	r.roles[i].Prompt = appendPrompt(r.roles[i].Prompt, "This project's categories: "+strings.Join(tags, ", ")+
+		". Tag a task with one of them when the task belongs to it; leave other tasks untagged.")
+}
+
+// addCustom adds the project's own agents: a new name each, with a prompt;
+// the read-only row unless they say otherwise, and task added for one that
+// delegates without naming its tools.
+func (r *roster) addCustom(custom []Custom) {
+	for _, c := range custom {
 		switch {
 		case !ValidRoleName(c.Name):
-			errs = append(errs, fmt.Errorf("custom_agents.%s: a name is lower-case letters, digits, - and _, starting with a letter", c.Name))
+			r.fail("custom_agents.%s: a name is lower-case letters, digits, - and _, starting with a letter", c.Name)
 			continue
-		case known(c.Name):
-			errs = append(errs, fmt.Errorf("custom_agents.%s: %s is already an agent; choose another name", c.Name, c.Name))
+		case r.has(c.Name):
+			r.fail("custom_agents.%s: %s is already an agent; choose another name", c.Name, c.Name)
 			continue
 		case strings.TrimSpace(c.Prompt) == "":
-			errs = append(errs, fmt.Errorf("custom_agents.%s: no prompt; set prompt or prompt_file", c.Name))
+			r.fail("custom_agents.%s: no prompt; set prompt or prompt_file", c.Name)
 			continue
 		}
-		r := Role{Name: c.Name, Title: "Custom Agent", Mode: c.Mode, Temperature: 0.3, Model: c.Model,
+		role := Role{Name: c.Name, Title: "Custom Agent", Mode: c.Mode, Temperature: 0.3, Model: c.Model,
 			Prompt: strings.TrimRight(c.Prompt, "\n") + "\n", Description: c.Description, Custom: true}
-		if r.Mode == "" {
-			r.Mode = ModeSubagent
+		if role.Mode == "" {
+			role.Mode = ModeSubagent
 		}
 		if c.Temperature != nil {
-			r.Temperature = *c.Temperature
+			role.Temperature = *c.Temperature
 		}
-		if r.Description == "" {
-			r.Description = "work that matches its instructions: " + firstLine(c.Prompt)
+		if role.Description == "" {
+			role.Description = "work that matches its instructions: " + firstLine(c.Prompt)
 		}
-		r.Tools = slices.Clone(readOnlyTools)
+		role.Tools = slices.Clone(readOnlyTools)
 		if c.Tools != nil {
-			r.Tools = inToolOrder(c.Tools)
+			role.Tools = inToolOrder(c.Tools)
 		}
 		if len(c.Delegates) > 0 {
 			if c.Tools == nil {
-				r.Tools = inToolOrder(append(r.Tools, plugins.ToolTask))
-			} else if !slices.Contains(r.Tools, plugins.ToolTask) {
-				errs = append(errs, fmt.Errorf("custom_agents.%s.delegates: delegating needs task in its tools", c.Name))
+				role.Tools = inToolOrder(append(role.Tools, plugins.ToolTask))
+			} else if !slices.Contains(role.Tools, plugins.ToolTask) {
+				r.fail("custom_agents.%s.delegates: delegating needs task in its tools", c.Name)
 			}
-			r.Delegates = slices.Clone(c.Delegates)
+			role.Delegates = slices.Clone(c.Delegates)
 		}
-		roles = append(roles, r)
+		r.roles = append(r.roles, role)
 	}
+}
 
-	for _, name := range p.Disabled {
+// disable removes the disabled roles; Loom and Tapestry stay, and a name
+// that is no role is a problem.
+func (r *roster) disable(disabled []string) {
+	for _, name := range disabled {
 		name = strings.ToLower(strings.TrimSpace(name))
 		switch {
 		case slices.Contains(Undisablable(), name):
-			errs = append(errs, fmt.Errorf("disabled_agents: %s cannot be disabled: Loom is whom you talk to and Tapestry runs the plans", name))
-		case !known(name) && !slices.ContainsFunc(roles, func(r Role) bool { return r.Name == name }):
-			errs = append(errs, fmt.Errorf("disabled_agents: no agent %q; the agents are %s", name, strings.Join(names(roles), ", ")))
+			r.fail("disabled_agents: %s cannot be disabled: Loom is whom you talk to and Tapestry runs the plans", name)
+		case !r.has(name):
+			r.fail("disabled_agents: no agent %q; the agents are %s", name, strings.Join(names(r.roles), ", "))
 		}
 	}
-	roles = slices.DeleteFunc(roles, func(r Role) bool {
-		return slices.ContainsFunc(p.Disabled, func(d string) bool { return strings.EqualFold(strings.TrimSpace(d), r.Name) }) &&
-			!slices.Contains(Undisablable(), r.Name)
+	r.roles = slices.DeleteFunc(r.roles, func(o Role) bool {
+		return slices.ContainsFunc(disabled, func(d string) bool { return strings.EqualFold(strings.TrimSpace(d), o.Name) }) &&
+			!slices.Contains(Undisablable(), o.Name)
 	})
+}
 
-	// Delegation goes only to roles that are there, and Loom reaches every
-	// subagent.
-	for i := range roles {
-		r := &roles[i]
-		if r.Name == Loom {
-			// The built-in order first, then the project's agents.
-			subagent := func(name string) bool {
-				return slices.ContainsFunc(roles, func(o Role) bool { return o.Name == name && o.Mode == ModeSubagent })
-			}
-			r.Delegates = slices.DeleteFunc(r.Delegates, func(d string) bool { return !subagent(d) })
-			for _, o := range roles {
-				if o.Mode == ModeSubagent && !slices.Contains(r.Delegates, o.Name) {
-					r.Delegates = append(r.Delegates, o.Name)
-				}
-			}
+// loomReachesEverySubagent has Loom delegate to the subagents that are
+// left: its built-in order first, then the project's agents.
+func (r *roster) loomReachesEverySubagent() {
+	i := r.index(Loom)
+	if i < 0 {
+		return
+	}
+	subagent := func(name string) bool {
+		return slices.ContainsFunc(r.roles, func(o Role) bool { return o.Name == name && o.Mode == ModeSubagent })
+	}
+	loom := &r.roles[i]
+	loom.Delegates = slices.DeleteFunc(loom.Delegates, func(d string) bool { return !subagent(d) })
+	for _, o := range r.roles {
+		if o.Mode == ModeSubagent && !slices.Contains(loom.Delegates, o.Name) {
+			loom.Delegates = append(loom.Delegates, o.Name)
+		}
+	}
+}
+
+// checkDelegates makes sure delegation goes only to subagents that are
+// there, and never from an agent to itself.
+func (r *roster) checkDelegates() {
+	for _, role := range r.roles {
+		if role.Name == Loom {
 			continue
 		}
-		for _, d := range r.Delegates {
-			j := slices.IndexFunc(roles, func(o Role) bool { return o.Name == d })
+		for _, d := range role.Delegates {
+			j := r.index(d)
 			switch {
 			case j < 0:
-				errs = append(errs, fmt.Errorf("custom_agents.%s.delegates: no agent %q; the agents are %s", r.Name, d, strings.Join(names(roles), ", ")))
-			case roles[j].Mode != ModeSubagent:
-				errs = append(errs, fmt.Errorf("custom_agents.%s.delegates: %s is a primary agent and cannot be delegated to", r.Name, d))
-			case d == r.Name:
-				errs = append(errs, fmt.Errorf("custom_agents.%s.delegates: an agent cannot delegate to itself", r.Name))
+				r.fail("custom_agents.%s.delegates: no agent %q; the agents are %s", role.Name, d, strings.Join(names(r.roles), ", "))
+			case r.roles[j].Mode != ModeSubagent:
+				r.fail("custom_agents.%s.delegates: %s is a primary agent and cannot be delegated to", role.Name, d)
+			case d == role.Name:
+				r.fail("custom_agents.%s.delegates: an agent cannot delegate to itself", role.Name)
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	renderLoom(roles)
-	return roles, nil
 }
 
 // loomPrompt is what Loom's prompt template sees.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -127,7 +128,7 @@ func TaskPrompt(p *plans.Plan, t plans.Task) string {
 	}
 	args, _ := json.Marshal(map[string]any{"plan": p.Name, "task": ref})
 	var b strings.Builder
-	file := ".weave/plans/" + p.Name + ".md"
+	file := layout.PlanShown(p.Name)
 	if t.Verification {
 		fmt.Fprintf(&b, "Check this item of the Verification checklist of plan %s (%s), the plan's final gate:\n\n%s\n\n", p.Name, file, text)
 		b.WriteString("Run the check it describes with your tools and read the result. If it holds, tick it. If it does not, fix the cause, check again, then tick it.")

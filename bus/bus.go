@@ -409,7 +409,7 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// RetryDelay returns the delay before the next attempt asked for by a, capped
+// retryDelay returns the delay before the next attempt asked for by a, capped
 // at max.
 func retryDelay(a Ack, fallback, max time.Duration) time.Duration {
 	if !a.ShouldRetry {

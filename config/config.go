@@ -126,10 +126,10 @@ type CustomAgentConfig struct {
 // ModelConfig chooses the model provider. The API key itself is never in
 // config: APIKeyEnv names the variable that holds it.
 type ModelConfig struct {
-	Provider      string        `mapstructure:"provider"` // none, openai, anthropic
+	Provider      string        `mapstructure:"provider"` // none or a provider (modelProviders)
 	Name          string        `mapstructure:"name"`
 	BaseURL       string        `mapstructure:"base_url"`
-	APIKeyEnv     string        `mapstructure:"api_key_env"`    // "": OPENAI_API_KEY or ANTHROPIC_API_KEY by provider
+	APIKeyEnv     string        `mapstructure:"api_key_env"`    // "": the provider's default variable
 	MaxTokens     int           `mapstructure:"max_tokens"`     // 0: provider default
 	ContextWindow int           `mapstructure:"context_window"` // tokens; 0: provider default
 	Timeout       time.Duration `mapstructure:"timeout"`        // 0: no limit
@@ -503,11 +503,4 @@ func nest(flat map[string]any) map[string]any {
 		m[parts[len(parts)-1]] = val
 	}
 	return out
-}
-
-func exampleModel(provider string) string {
-	if provider == "anthropic" {
-		return "claude-sonnet-4-5"
-	}
-	return "gpt-4.1 (or qwen3 on Ollama)"
 }

@@ -52,6 +52,45 @@ type Key struct {
 // fails when the two disagree.
 var agentNames = []string{"loom", "tapestry", "pattern", "thread", "spindle", "weft", "warp", "shuttle"}
 
+// modelProviders are the values model.provider accepts besides none, with
+// what config's messages say about each. They are the rows of host/model's
+// provider table (model.Names), which config may not import; a test in
+// host/model fails when the two disagree.
+var modelProviders = []struct{ name, keyEnv, example string }{
+	{name: "openai", keyEnv: "OPENAI_API_KEY", example: "gpt-4.1 (or qwen3 on Ollama)"},
+	{name: "anthropic", keyEnv: "ANTHROPIC_API_KEY", example: "claude-sonnet-4-5"},
+}
+
+// providerValues are model.provider's accepted values: none, then the
+// providers.
+func providerValues() []string {
+	out := []string{"none"}
+	for _, p := range modelProviders {
+		out = append(out, p.name)
+	}
+	return out
+}
+
+// providerKeyEnvs names the providers' default key variables for a doc
+// line: "OPENAI_API_KEY or ANTHROPIC_API_KEY".
+func providerKeyEnvs() string {
+	envs := make([]string, 0, len(modelProviders))
+	for _, p := range modelProviders {
+		envs = append(envs, p.keyEnv)
+	}
+	return strings.Join(envs, " or ")
+}
+
+// exampleModel is a model the provider serves, for messages.
+func exampleModel(provider string) string {
+	for _, p := range modelProviders {
+		if p.name == provider {
+			return p.example
+		}
+	}
+	return modelProviders[0].example
+}
+
 // Tool names an agent's tools list may narrow to: the host's table of tools.
 var toolNames = plugins.ToolNames()
 
@@ -158,14 +197,14 @@ func keyTable() []Key {
 		{Name: "disabled_agents", Kind: KindStrings, Default: []string{},
 			Doc: "Agents that are turned off (not loom or tapestry); Loom no longer delegates to them or names them. A later layer's list replaces an earlier one."},
 
-		{Name: "model.provider", Kind: KindString, Default: "none", Allowed: []string{"none", "openai", "anthropic"},
+		{Name: "model.provider", Kind: KindString, Default: "none", Allowed: providerValues(),
 			Doc: "Model provider the agents use; none runs only runbook tasks."},
 		{Name: "model.name", Kind: KindString, Default: "",
 			Doc: "Model name passed to the provider (e.g. gpt-4.1, claude-sonnet-4-5, qwen3 on Ollama); required with a provider."},
 		{Name: "model.base_url", Kind: KindString, Default: "", check: optionalURL,
 			Doc: "Provider endpoint; empty means the provider's default."},
 		{Name: "model.api_key_env", Kind: KindString, Default: "", check: optionalEnvName,
-			Doc: "Name of the environment variable holding the API key (never the key itself); empty means OPENAI_API_KEY or ANTHROPIC_API_KEY by provider."},
+			Doc: "Name of the environment variable holding the API key (never the key itself); empty means " + providerKeyEnvs() + " by provider."},
 		{Name: "model.max_tokens", Kind: KindInt, Default: 0, check: minInt(0),
 			Doc: "Most tokens one answer may have; 0 means the provider's default (8192 for anthropic)."},
 		{Name: "model.context_window", Kind: KindInt, Default: 0, check: minInt(0),
@@ -519,5 +558,5 @@ func optionalEnvName(v any) string {
 		return ""
 	}
 	// The value is not echoed: it may be the key itself.
-	return "is not an environment variable name; put the API key in a variable and name that variable here, e.g. OPENAI_API_KEY"
+	return "is not an environment variable name; put the API key in a variable and name that variable here, e.g. " + modelProviders[0].keyEnv
 }

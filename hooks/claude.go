@@ -50,16 +50,6 @@ func WeaveEvent(claude string) (string, bool) {
 	return ev, ok
 }
 
-// ClaudeEvent returns the Claude Code hook event for a Weave event.
-func ClaudeEvent(weave string) (string, bool) {
-	for c, w := range claudeEvents {
-		if w == weave {
-			return c, true
-		}
-	}
-	return "", false
-}
-
 // ClaudeToolName returns Claude Code's name for a Weave tool (from the
 // host's table of tools, plugins.Tools); unknown tools keep their name.
 func ClaudeToolName(tool string) string {

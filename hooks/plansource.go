@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
@@ -55,13 +54,4 @@ type PlanSource interface {
 	Plan(ctx context.Context, path string) (PlanInfo, error)
 	// State reads the work state; no state file is the zero WorkState.
 	State(ctx context.Context, project string) (WorkState, error)
-}
-
-// listPlans renders plans as "a 1/3, b 0/2".
-func listPlans(ps []PlanInfo) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = p.Name + " " + p.progress()
-	}
-	return strings.Join(parts, ", ")
 }

@@ -20,7 +20,7 @@ import (
 // RulesInjectorID names the rules injector.
 const RulesInjectorID = "weave.rules-injector"
 
-// RulesFileNames are the rules files looked for, in this order within a
+// rulesFileNames are the rules files looked for, in this order within a
 // directory.
 var rulesFileNames = []string{"AGENTS.md", "CLAUDE.md", ".rules"}
 

@@ -38,7 +38,7 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 
 // buildHooks assembles every hook of a project in pipeline order's raw
 // material: the built-in hooks, each served as a plugin through sup (see
-// addBuiltins; started on first use); the command hooks of config `hooks:`;
+// builtinEntries; started on first use); the command hooks of config `hooks:`;
 // and the hook plugins sup knows from .weave/plugins/, the user's plugin
 // directory and config `plugins:`. A plugin that cannot start or say what it
 // is may be a guard: when strict (something is about to run), that is an

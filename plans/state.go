@@ -357,7 +357,8 @@ func (s *Store) Lock() (release func() error, err error) {
 	// The PID is written through the locked descriptor itself, so what is
 	// written is the file that was checked and locked.
 	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt(pid, 0)
 	}
 	if err != nil {

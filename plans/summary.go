@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // Summary is a plan as listings show it: its name, file and progress.
@@ -21,7 +23,7 @@ type Summary struct {
 
 // CacheDir is the directory of a project's caches: machine-local, rebuilt
 // when missing, safe to delete at any time.
-func CacheDir(project string) string { return filepath.Join(project, ".weave", "cache") }
+func CacheDir(project string) string { return layout.NewProject(project).Cache() }
 
 // progressCacheFile holds the progress of each plan as last parsed, keyed by
 // file name with the file's identity (size, modification and change times,

@@ -10,7 +10,7 @@
 // A Broker is a face over a bus.Bus; the transports are thin:
 //
 //	b, err := envelope.Open(ctx, theBus, envelope.Options{})
-//	go b.ServeUnix(ctx, filepath.Join(home, ".weave", "coord.sock"))
+//	go b.ServeUnix(ctx, socketPath) // envelope.DefaultSocketPath(), say
 //	http.ListenAndServe("127.0.0.1:7777", b.Handler())
 //
 // NewBroker makes one on a memory bus of its own. Broker.Handle runs an

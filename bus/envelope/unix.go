@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // conn is one socket client.
@@ -33,7 +34,7 @@ func DefaultSocketPath() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find the default bus socket: %w; pass a socket path instead", err)
 	}
-	return filepath.Join(home, ".weave", "coord.sock"), nil
+	return layout.HomeSocket(home), nil
 }
 
 // ListenUnix creates the Unix socket at path with mode 0600, creating its

@@ -10,7 +10,9 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -142,8 +144,8 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 				}
 			}
 			fmt.Fprintf(w, "this task has no sh/bash work blocks, so Tapestry needs a model to do it, and none is configured:\n"+
-				"  set model.provider (openai or anthropic) and model.name in .weave/config.yaml (or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME),\n"+
-				"  or do the task yourself and tick it with `weave task done %s %s`; then run `weave start-work %s` again\n", name, task, name)
+				"  set model.provider (%s) and model.name in .weave/config.yaml (or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME),\n"+
+				"  or do the task yourself and tick it with `weave task done %s %s`; then run `weave start-work %s` again\n", model.Choices(), name, task, name)
 		} else if res.Plan != nil {
 			fmt.Fprintf(w, "fix the cause, then run `weave start-work %s` to retry it; logs are in .weave/logs/%s/\n", res.Plan.Name, res.Plan.Name)
 		}
@@ -170,7 +172,7 @@ func printReport(w interface{ Write([]byte) (int, error) }, p *plans.Plan, r pla
 }
 
 func problemPos(p *plans.Plan, pr plans.Problem) string {
-	name := ".weave/plans/" + p.Name + ".md"
+	name := layout.PlanShown(p.Name)
 	if pr.Line > 0 {
 		return fmt.Sprintf("%s:%d", name, pr.Line)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -60,7 +59,7 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if err != nil {
 		return err
 	}
-	store := plans.NewStore(filepath.Join(project, ".weave"))
+	store := plans.ProjectStore(project)
 	release, err := store.Lock()
 	var locked *plans.LockedError
 	if errors.As(err, &locked) {

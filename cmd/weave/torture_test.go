@@ -68,7 +68,7 @@ type figures struct {
 	stderr string
 }
 
-// runWeave runs bin with args in dir, killing it after limit.
+// tortureRun runs bin with args in dir, killing it after limit.
 func tortureRun(t *testing.T, bin, dir string, limit time.Duration, args ...string) figures {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)

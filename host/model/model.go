@@ -1,7 +1,7 @@
 // Package model is the host's room for model providers. One small interface,
 // Provider, answers a chat; each provider (OpenAI-compatible Chat
 // Completions, Anthropic Messages) lives in its own file and is registered
-// in the providers table below. The host holds the API key: it is read from
+// by one row of the provider table in providers.go. The host holds the API key: it is read from
 // the environment variable the config names, given to the provider's SDK and
 // never logged, persisted or passed to a plugin.
 //
@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -52,7 +51,7 @@ type Delta struct {
 // config (see FromConfig); APIKey is the key itself, read from the
 // environment, and is never printed.
 type Settings struct {
-	// Provider is "openai" or "anthropic".
+	// Provider names a row of the provider table (providers.go).
 	Provider string
 	// Name is the default model; a request's Model overrides it.
 	Name    string
@@ -75,35 +74,6 @@ type Settings struct {
 // broken connection is retried.
 const DefaultMaxRetries = 4
 
-// DefaultKeyEnv is the variable that holds a provider's key when
-// model.api_key_env is not set.
-func DefaultKeyEnv(provider string) string {
-	switch provider {
-	case "openai":
-		return "OPENAI_API_KEY"
-	case "anthropic":
-		return "ANTHROPIC_API_KEY"
-	}
-	return ""
-}
-
-// providers is the registration table: adding a provider is its own file
-// and one line here.
-var providers = map[string]func(Settings) Provider{
-	"openai":    newOpenAI,
-	"anthropic": newAnthropic,
-}
-
-// Names lists the providers, sorted.
-func Names() []string {
-	out := make([]string, 0, len(providers))
-	for n := range providers {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // FromConfig reads the model section and the key variable it names. getenv
 // is os.Getenv in production. It fails with a message naming the config
 // keys to set when no model is configured or the key variable is empty.
@@ -112,9 +82,9 @@ func FromConfig(c config.ModelConfig, getenv func(string) string) (Settings, err
 		getenv = os.Getenv
 	}
 	if c.Provider == "" || c.Provider == "none" {
-		return Settings{}, fmt.Errorf("%w (openai or anthropic) and model.name, or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME", plugins.ErrNoModel)
+		return Settings{}, fmt.Errorf("%w (%s) and model.name, or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME", plugins.ErrNoModel, Choices())
 	}
-	if _, ok := providers[c.Provider]; !ok {
+	if _, ok := lookup(c.Provider); !ok {
 		return Settings{}, fmt.Errorf("model.provider %q is not one of %s", c.Provider, strings.Join(Names(), ", "))
 	}
 	s := Settings{
@@ -136,24 +106,17 @@ func FromConfig(c config.ModelConfig, getenv func(string) string) (Settings, err
 	return s, nil
 }
 
-func exampleModel(provider string) string {
-	if provider == "anthropic" {
-		return "claude-sonnet-4-5"
-	}
-	return "gpt-4.1"
-}
-
 // New returns the provider s names, wrapped so that Settings.Timeout bounds
 // each call and provider errors say what to change.
 func New(s Settings) (Provider, error) {
-	mk, ok := providers[s.Provider]
+	p, ok := lookup(s.Provider)
 	if !ok {
 		return nil, fmt.Errorf("model.provider %q is not one of %s", s.Provider, strings.Join(Names(), ", "))
 	}
 	if s.HTTPClient == nil {
 		s.HTTPClient = &http.Client{}
 	}
-	return bounded{p: mk(s), s: s}, nil
+	return bounded{p: p.New(s), s: s}, nil
 }
 
 // Open is FromConfig followed by New.
@@ -218,14 +181,4 @@ func Models(ctx context.Context, p Provider) ([]string, error) {
 		return nil, explain(ctx, err, b.s, b.s.Name)
 	}
 	return names, nil
-}
-
-// DefaultContextWindow is the context window assumed when
-// model.context_window is 0: the size of the providers' current models.
-// Local models are often smaller; set model.context_window for them.
-func DefaultContextWindow(provider string) int {
-	if provider == "anthropic" {
-		return 200_000
-	}
-	return 128_000
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"time"
 
@@ -120,12 +121,26 @@ func (w *lineEmitter) flush() {
 	}
 }
 
-// IsRunEvent reports whether a start-work run fires the hook event ev.
+// runnerEvents are the hook events the runner fires itself (runner.fire),
+// each from one place: command.execute.before as it resolves the plan,
+// session.start and session.end around the tasks, session.idle when an
+// agent's turn ends with its task open, plan.task.done as a task is ticked
+// and plan.todos.done once the plan's TODOs are. TestRunnerEvents fails
+// when this list and the runner's fire calls disagree.
+var runnerEvents = []string{
+	plugins.EventCommandExecuteBefore, plugins.EventSessionStart, plugins.EventSessionIdle,
+	plugins.EventPlanTaskDone, plugins.EventPlanTodosDone, plugins.EventSessionEnd,
+}
+
+// toolEvents are fired by the tool door (host/tools) for each tool call a
+// task makes, a runbook block's bash included.
+var toolEvents = []string{plugins.EventToolExecuteBefore, plugins.EventToolExecuteAfter}
+
+// IsRunEvent reports whether a start-work run fires the hook event ev
+// without asking a model: the events the runner fires itself
+// (runnerEvents) and the tool events of its tasks' tool calls. The model
+// door's events (chat.message, session.compacting, session.compacted) are
+// not among them: a run fires those only when a task asks a model.
 func IsRunEvent(ev string) bool {
-	switch ev {
-	case plugins.EventCommandExecuteBefore, plugins.EventSessionStart, plugins.EventToolExecuteBefore,
-		plugins.EventToolExecuteAfter, plugins.EventPlanTaskDone, plugins.EventPlanTodosDone, plugins.EventSessionIdle, plugins.EventSessionEnd:
-		return true
-	}
-	return false
+	return slices.Contains(runnerEvents, ev) || slices.Contains(toolEvents, ev)
 }

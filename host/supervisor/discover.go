@@ -78,7 +78,7 @@ func executablesIn(dir string) ([]string, error) {
 	return out, nil
 }
 
-// MergePluginEntries returns discovered with configured added; a configured
+// Merge returns discovered with configured added; a configured
 // entry replaces a discovered one of the same name.
 func Merge(discovered, configured []Entry) []Entry {
 	out := slices.DeleteFunc(slices.Clone(discovered), func(d Entry) bool {
@@ -102,7 +102,7 @@ func BuiltinEntry(id string) (Entry, error) {
 // describeTimeout bounds `PLUGIN describe`.
 const describeTimeout = 10 * time.Second
 
-// DescribePlugin runs the entry's executable with the argument "describe"
+// Describe runs the entry's executable with the argument "describe"
 // (no handshake, the same explicit environment as a real start) and returns
 // its manifest; it is what `weave plugins list` shows.
 func Describe(ctx context.Context, e Entry, environ []string) (plugins.Manifest, error) {

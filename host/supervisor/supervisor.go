@@ -24,7 +24,7 @@ import (
 	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
-// PluginEntry is a plugin the supervisor can start.
+// Entry is a plugin the supervisor can start.
 type Entry struct {
 	// Name identifies the plugin in logs, errors and config; it is unique.
 	Name string
@@ -45,7 +45,7 @@ type Entry struct {
 	Optional bool
 }
 
-// SupervisorOptions tune a Supervisor. Zero values take the defaults.
+// Options tune a Supervisor. Zero values take the defaults.
 type Options struct {
 	// Logger receives the supervisor's log and the plugins' logs, each
 	// under plugin=<name>.
@@ -96,7 +96,7 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// ErrPluginDisabled is wrapped by the error of every call to a plugin the
+// ErrDisabled is wrapped by the error of every call to a plugin the
 // supervisor gave up restarting.
 var ErrDisabled = errors.New("disabled")
 
@@ -117,7 +117,7 @@ type Supervisor struct {
 	closed  bool
 }
 
-// NewSupervisor returns a supervisor for entries. Nothing is started.
+// New returns a supervisor for entries. Nothing is started.
 func New(opts Options, entries ...Entry) (*Supervisor, error) {
 	opts.setDefaults()
 	s := &Supervisor{opts: opts, plugins: make(map[string]*supervised)}
@@ -205,7 +205,7 @@ func (s *Supervisor) Manifest(ctx context.Context, name string) (plugins.Manifes
 	return m, err
 }
 
-// PluginStatus is a plugin's state in the supervisor.
+// Status is a plugin's state in the supervisor.
 type Status struct {
 	Name     string
 	Running  bool

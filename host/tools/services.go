@@ -10,7 +10,7 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// PluginServices is a plugins.Host assembled from the host's parts: the host
+// Services is a plugins.Host assembled from the host's parts: the host
 // builds one per agent call (carrying that agent's capability row in
 // ToolFunc, typically) and passes it to the agent's Handle; the supervisor
 // routes the plugin's host-service requests for that call to it. A part left

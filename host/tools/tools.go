@@ -24,44 +24,6 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// The tools the host executes, and their arguments. Paths are relative to
-// the project root; absolute paths are accepted only when they resolve
-// inside the project. Every tool refuses a path whose real location (after
-// "..", symlinks and symlinked directories) is outside the project, reads
-// included: an agent sees only the project.
-//
-//	tool        arguments                                   result
-//	read        path, offset? (1-based line), limit? (lines) numbered lines ("   12\ttext"); at most
-//	                                                         tools.read.max_bytes, with a note when cut
-//	write       path, content                               creates parent directories; atomic replace
-//	edit        path, old_string, new_string, replace_all?  exact string replacement; old_string must
-//	                                                         occur once unless replace_all is true
-//	bash        command, timeout? (seconds or "30s"),       runs `bash -c` (or `sh -c`) in the project in its own
-//	            shell? (bash|sh), errexit? (-e, pipefail)
-//	                                                         process group; output (stdout and stderr
-//	                                                         together) capped at tools.bash.max_output_bytes;
-//	                                                         exit code in ExitCode; killed with everything it
-//	                                                         started on timeout (tools.bash.timeout, which the
-//	                                                         argument can only shorten) or cancellation
-//	glob        pattern (doublestar, "**" crosses dirs),    matching files, sorted, relative to the
-//	            path? (directory to search from)             project, at most 1000
-//	grep        pattern (RE2), path? (file or directory),   file:line:text, at most 500 matches; skips .git,
-//	            glob? (file name filter, e.g. "*.go")       symlinks and binary files
-//	webfetch    url                                         GET only, http and https; status, content type
-//	                                                         and body, at most tools.webfetch.max_bytes;
-//	                                                         tools.webfetch.timeout; off when
-//	                                                         tools.webfetch.enabled is false
-//	task        agent, prompt                               the delegated agent's answer
-//	todowrite   todos: [{content, status}]                  the session's checklist; status is pending,
-//	                                                         in_progress or completed
-//	plan_check  task (number or title), plan?               ticks the task in the plan (default: the
-//	                                                         active plan of .weave/state.json)
-//
-// A tool that ran and failed (missing file, bad arguments, non-zero exit,
-// denial) returns a ToolResult with IsError and a message the agent can act
-// on; a Go error means the call could not be made (the context ended, an
-// internal failure).
-
 // Argument names.
 const (
 	argPath       = "path"
@@ -96,12 +58,12 @@ const EventToolDenied = "tool.denied"
 // hooks added to it.
 const hookContextMarker = "\n\n--- added by hooks ---\n"
 
-// ToolPipeline runs the tool hooks. *hooks.Pipeline implements it.
+// Pipeline runs the tool hooks. *hooks.Pipeline implements it.
 type Pipeline interface {
 	Run(ctx context.Context, ev plugins.Event) (hooks.Outcome, error)
 }
 
-// ToolsOption configures Tools.
+// Option configures Tools.
 type Option func(*Tools)
 
 // WithEventFunc sets where denial events go (the bus, later). It is called
@@ -161,7 +123,7 @@ type Tools struct {
 	tick sync.Mutex
 }
 
-// NewTools returns the tools of project. cfg nil means defaults; pipeline
+// New returns the tools of project. cfg nil means defaults; pipeline
 // may be nil (no hooks).
 func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts ...Option) (*Tools, error) {
 	if gate == nil {

@@ -38,6 +38,15 @@ func (p Project) Plans() string { return filepath.Join(p.Dir(), "plans") }
 // Plan is the file of the plan named name.
 func (p Project) Plan(name string) string { return filepath.Join(p.Plans(), name+".md") }
 
+// PlanShown is how messages and prompts name the plan called name: its
+// path from the project root, slash-separated whatever the system
+// (".weave/plans/auth.md").
+func PlanShown(name string) string { return DirName + "/plans/" + name + ".md" }
+
+// Cache is .weave/cache/: machine-local caches, rebuilt when missing, safe
+// to delete at any time.
+func (p Project) Cache() string { return filepath.Join(p.Dir(), "cache") }
+
 // Logs is .weave/logs/.
 func (p Project) Logs() string { return filepath.Join(p.Dir(), "logs") }
 
@@ -86,6 +95,10 @@ func (p Project) Rel(path string) string {
 	}
 	return rel
 }
+
+// HomeSocket is the v1 envelope face's default socket under home:
+// ~/.weave/coord.sock, where the weave protocol's clients look for it.
+func HomeSocket(home string) string { return filepath.Join(home, DirName, "coord.sock") }
 
 // User is the user's layout. An empty field means the directory is unknown
 // (no HOME and no XDG variable).

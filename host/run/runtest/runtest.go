@@ -5,12 +5,12 @@ package runtest
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // NewProject makes a project with the given plans (name -> markdown) in
@@ -18,7 +18,7 @@ import (
 func NewProject(t testing.TB, planFiles map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
+	if err := os.MkdirAll(layout.NewProject(dir).Plans(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range planFiles {
@@ -30,7 +30,7 @@ func NewProject(t testing.TB, planFiles map[string]string) string {
 // WritePlan writes (or replaces) the plan called name in project.
 func WritePlan(t testing.TB, project, name, body string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(project, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(layout.NewProject(project).Plan(name), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,34 @@
+// Package run is `weave start-work`: one run of a plan, from the project
+// lock to the last tick (StartWork).
+//
+// # What a run guarantees
+//
+//   - One run drives a project at a time: the run holds the project's lock
+//     (plans.Store.Lock) from before it reads the work state to its end; a
+//     second run gets a *plans.LockedError naming the holder. Process
+//     groups that a run killed outright left running (.weave/run/) are
+//     ended before anything runs again.
+//   - The plan is resolved once, and command.execute.before hooks see that
+//     resolution: they may refuse the start or point it at another plan.
+//     A plan with validation errors does not start.
+//   - Tasks run one at a time, in plan order. Each task costs two durable
+//     writes: state.json records the task in flight before it runs, and its
+//     checkbox is patched in the plan file after. A task is ticked only
+//     through the tool door's Tick (host/tools), which the agent reaches
+//     with plan_check and the run confirms; a task the agent says is done
+//     but did not tick is not done.
+//   - A task that fails is retried (runbook.retries) after a backoff
+//     (RetryBackoff), unless a hook blocked it or it needs a model and none
+//     is configured; then the plan pauses with the error in state.json.
+//   - Cancelling the context pauses the run: the running block's process
+//     group is stopped, state.json says paused, and the next run resumes at
+//     the first unchecked task, the one in flight included. A finished plan
+//     leaves no state.json behind; its checkboxes are the record.
+//   - The run's hook events are fired by the runner alone, each from one
+//     place (IsRunEvent lists them with the tool events of the calls its
+//     tasks make); a hook's failure is logged and never fails the run,
+//     unless its failure policy is closed (Options.Halted).
+//   - The Observer receives the run's events (Event) in order, and the run
+//     waits for it; LoopObserver publishes them as loop events (STATE, DONE,
+//     ABORT, ANCHOR) and a failed publish never stops the run.
+package run

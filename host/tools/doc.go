@@ -1,0 +1,80 @@
+// Package tools is the host's tool door: every tool call an agent makes,
+// whether from a plugin process (plugins.Host.CallTool), a runbook block or a
+// delegated agent, passes Tools.Call, and nothing else runs a tool.
+//
+// # What the door guarantees
+//
+// One call passes four phases, in order (Tools.call):
+//
+//  1. The capability gate (Gate): the caller's role must have the tool in its
+//     row, and a delegated agent gets the intersection of the rows along its
+//     chain, so the matrix is a ceiling through delegation. Delegation goes
+//     only to a role's delegates, at most delegation.max_depth deep. Write
+//     scopes are checked on the real path (after "..", symbolic links and
+//     absolute paths are resolved). A refusal is a result the agent reads
+//     (Denied, with what is allowed instead) and a tool.denied event, never a
+//     Go error.
+//  2. The tool.execute.before hooks. A block is a denial named after the
+//     hook; a modify changes the arguments, and the changed call passes the
+//     gate again: a hook may change the arguments, not the rules.
+//  3. The tool itself, one file per tool registering itself in init
+//     (read.go, bash.go, ...); a name outside the host's table of tools
+//     (plugins.Tools) panics at registration.
+//  4. The tool.execute.after hooks, whose added context is appended to the
+//     output after a marker; their failure never fails the call.
+//
+// Every path is confined to the project: a path whose real location is
+// outside it is refused, reads included, and on unix a write or edit lands
+// on the file the gate checked even if a directory on the way is swapped
+// for a link meanwhile (confined_unix.go). A bash call runs in its own
+// process group with the environment of its role (internal/proc: no secret
+// of the host's), capped in output and time, and everything it started is
+// killed with it on a timeout or a cancellation.
+//
+// Ticking a plan task has one door, Tick: the plan_check tool,
+// plugins.Host.TickTask (a plan_check call through the gate) and the run's
+// confirmation of a finished task all pass it, one at a time.
+//
+// Tools and Gate are safe for concurrent use; a Gate is immutable after
+// NewGate.
+//
+// # The tools
+//
+// The tools the host executes, and their arguments. Paths are relative to
+// the project root; absolute paths are accepted only when they resolve
+// inside the project. Every tool refuses a path whose real location (after
+// "..", symlinks and symlinked directories) is outside the project, reads
+// included: an agent sees only the project.
+//
+//	tool        arguments                                   result
+//	read        path, offset? (1-based line), limit? (lines) numbered lines ("   12\ttext"); at most
+//	                                                         tools.read.max_bytes, with a note when cut
+//	write       path, content                               creates parent directories; atomic replace
+//	edit        path, old_string, new_string, replace_all?  exact string replacement; old_string must
+//	                                                         occur once unless replace_all is true
+//	bash        command, timeout? (seconds or "30s"),       runs `bash -c` (or `sh -c`) in the project in its own
+//	            shell? (bash|sh), errexit? (-e, pipefail)
+//	                                                         process group; output (stdout and stderr
+//	                                                         together) capped at tools.bash.max_output_bytes;
+//	                                                         exit code in ExitCode; killed with everything it
+//	                                                         started on timeout (tools.bash.timeout, which the
+//	                                                         argument can only shorten) or cancellation
+//	glob        pattern (doublestar, "**" crosses dirs),    matching files, sorted, relative to the
+//	            path? (directory to search from)             project, at most 1000
+//	grep        pattern (RE2), path? (file or directory),   file:line:text, at most 500 matches; skips .git,
+//	            glob? (file name filter, e.g. "*.go")       symlinks and binary files
+//	webfetch    url                                         GET only, http and https; status, content type
+//	                                                         and body, at most tools.webfetch.max_bytes;
+//	                                                         tools.webfetch.timeout; off when
+//	                                                         tools.webfetch.enabled is false
+//	task        agent, prompt                               the delegated agent's answer
+//	todowrite   todos: [{content, status}]                  the session's checklist; status is pending,
+//	                                                         in_progress or completed
+//	plan_check  task (number or title), plan?               ticks the task in the plan (default: the
+//	                                                         active plan of .weave/state.json)
+//
+// A tool that ran and failed (missing file, bad arguments, non-zero exit,
+// denial) returns a ToolResult with IsError and a message the agent can act
+// on; a Go error means the call could not be made (the context ended, an
+// internal failure).
+package tools
