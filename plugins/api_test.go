@@ -2,7 +2,10 @@ package plugins
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -132,4 +135,24 @@ func receiverType(e ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// parsePackage parses the non-test Go files of the package in dir that build
+// on this platform, as go/build lists them.
+func parsePackage(t *testing.T, dir string, mode parser.Mode) (string, []*ast.File) {
+	t.Helper()
+	bp, err := build.ImportDir(dir, 0)
+	if err != nil {
+		t.Fatalf("list package in %s: %v", dir, err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, mode|parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", filepath.Join(dir, name), err)
+		}
+		files = append(files, f)
+	}
+	return bp.Name, files
 }
