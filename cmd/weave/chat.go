@@ -17,6 +17,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
 )
@@ -132,14 +133,14 @@ func chatSessionFor(project string, opts *chatOptions) (session, agent string, e
 	if opts.Resume == "" {
 		return "chat-" + uuid.NewString()[:8], agent, nil
 	}
-	var sum host.SessionSummary
+	var sum chat.SessionSummary
 	if opts.Resume == resumeLatest {
-		sum, err = host.LatestSession(project)
+		sum, err = chat.LatestSession(project)
 		if err != nil {
 			return "", "", &exitError{code: exitFailed, err: err}
 		}
 	} else {
-		s, err := host.ReadSession(project, opts.Resume)
+		s, err := chat.ReadSession(project, opts.Resume)
 		if err != nil {
 			return "", "", &exitError{code: exitFailed, err: err}
 		}
@@ -204,7 +205,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	defer closeHost()
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
 	if opts.interactive {
-		c := &chat{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
 		return c.run(ctx, opts.Streams.In)
 	}
 	stop := h.ObserveModel(tr.observe)
@@ -241,7 +242,7 @@ type transcript struct {
 	any      bool
 }
 
-func (t *transcript) observe(ev host.ModelEvent) {
+func (t *transcript) observe(ev chat.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.json {
@@ -249,30 +250,30 @@ func (t *transcript) observe(ev host.ModelEvent) {
 		return
 	}
 	switch ev.Type {
-	case host.ModelDelta:
+	case chat.ModelDelta:
 		if ev.Agent != t.agent {
 			return
 		}
 		fmt.Fprint(t.out, ev.Text)
 		t.streamed.WriteString(ev.Text)
 		t.any = true
-	case host.ToolStart:
+	case chat.ToolStart:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s→ %s %s\n", t.who(ev.Agent), ev.Tool, ev.Args)
-	case host.ToolResult:
+	case chat.ToolResult:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s  ⎿ %s %s\n", t.who(ev.Agent), ev.Tool, toolOutcome(ev))
-	case host.ModelUsage:
+	case chat.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
 		}
-	case host.ModelCompacting, host.ModelCompacted:
+	case chat.ModelCompacting, chat.ModelCompacted:
 		t.endLine()
 		if ev.Compaction == nil {
 			return
 		}
 		line := ev.Compaction.Line()
-		if ev.Type == host.ModelCompacting {
+		if ev.Type == chat.ModelCompacting {
 			line = ev.Compaction.StartLine()
 		}
 		if ev.Agent == t.agent {
@@ -293,7 +294,7 @@ func (t *transcript) who(agent string) string {
 
 // toolOutcome says how a tool call ended: denied and why, failed and why,
 // or the size of its result.
-func toolOutcome(ev host.ModelEvent) string {
+func toolOutcome(ev chat.Event) string {
 	switch {
 	case ev.Denied:
 		return "denied: " + strings.TrimPrefix(ev.Error, "denied: ")
