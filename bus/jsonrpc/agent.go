@@ -38,9 +38,10 @@ func newLauncher(s *Server) *launcher {
 // handles reports whether the default handler starts agents for topic.
 // System topics (dead letters, lifecycle events) never start one.
 func (l *launcher) handles(topic string) bool {
-	// Hook and loop topics are the host's: a message with no subscriber
-	// there means no peer hooks in, not that an agent should be started.
-	for _, p := range []string{"system:", "hook:", "loop:"} {
+	// Hook, loop and model-event topics are the host's: a message with no
+	// subscriber there means no peer hooks in or watches, not that an
+	// agent should be started. (model: is host/chat's EventsTopicPrefix.)
+	for _, p := range []string{"system:", "hook:", "loop:", "model:"} {
 		if strings.HasPrefix(topic, p) {
 			return false
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/weavehq/weave/bus/jsonrpc"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/chat"
 )
 
 func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
@@ -148,11 +149,11 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 
 	if cmd := agentCommand(cfg.Bus.AgentCommand); cmd != nil {
 		// The default handler starts an agent for a message nobody is
-		// subscribed to. Hook requests and loop events are not work for
-		// an agent: the oldest subscriptions on hook: and loop: answer
-		// "not processed" so that they never start one, and any peer's
-		// subscription there still comes first.
-		for _, prefix := range []string{"hook:", "loop:"} {
+		// subscribed to. Hook requests, loop events and model events are
+		// not work for an agent: the oldest subscriptions on hook:, loop:
+		// and model: answer "not processed" so that they never start one,
+		// and any peer's subscription there still comes first.
+		for _, prefix := range []string{"hook:", "loop:", chat.EventsTopicPrefix} {
 			if _, err := b.Subscribe(ctx, prefix, notForAgents, bus.SubscribeOptions{Name: "weave.bus"}); err != nil {
 				return err
 			}
