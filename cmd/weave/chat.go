@@ -30,6 +30,8 @@ type chatOptions struct {
 	JSON    bool
 	// Resume continues a session: its id, or resumeLatest.
 	Resume string
+	// Bus joins a bus (ws:// or nats://); "" opens none.
+	Bus string
 	// agentSet says --agent was given, which wins over a resumed
 	// session's agent.
 	agentSet bool
@@ -104,6 +106,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
+	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT; the model events go to model:<session> there and the agents answer delegation there (default: no bus)")
 	return cmd
 }
 
@@ -198,11 +201,24 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		// the host lives on past the signal that cancels ctx.
 		ctx = context.WithoutCancel(ctx)
 	}
-	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())
+	hostOpts := []host.Option{host.WithTools()}
+	if opts.Bus != "" {
+		hostOpts = append(hostOpts, host.WithBus(opts.Bus))
+	}
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, hostOpts...)
 	if err != nil {
 		return err
 	}
 	defer closeHost()
+	if h.Bus() != nil {
+		// With a bus, delegation goes over it: this chat's agents answer
+		// there, as a run's do.
+		stopAgents, err := host.ServeAgentsOnBus(ctx, h.Bus(), h.Supervisor(), h.Gate().Names(), host.ToolServices(h.Tools(), session, h.Logger()))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stopAgents() }()
+	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
 	if opts.interactive {
 		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
