@@ -16,7 +16,7 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// Compaction, in the model service: when an agent's conversation nears the
+// Compaction, in the model door: when an agent's conversation nears the
 // model's context window, the host has the model summarise its earlier part
 // and, from then on, sends the summary in place of that part. Agents keep
 // their own message lists and send the whole list with every call (a

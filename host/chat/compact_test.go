@@ -75,7 +75,7 @@ func (h *eventLog) find(name string) (plugins.Event, bool) {
 	return plugins.Event{}, false
 }
 
-// compactRig is a model service on a fake model with a window of window
+// compactRig is a model door on a fake model with a window of window
 // tokens, the tools of project through the same hooks, and a bus.
 type compactRig struct {
 	m     *Door
@@ -465,7 +465,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 	})
 }
 
-// Host.Compact compacts between turns, from memory or from the transcript
+// Door.Compact compacts between turns, from memory or from the transcript
 // of an earlier process.
 func TestCompactOnDemand(t *testing.T) {
 	project := runtest.NewProject(t, nil)

@@ -49,8 +49,8 @@ func BenchmarkModelCallDirect(b *testing.B) {
 	}
 }
 
-// BenchmarkModelCallThroughHost is the same call through the host's model
-// service: chat.message hooks before and after (the built-ins that listen),
+// BenchmarkModelCallThroughHost is the same call through the model door:
+// chat.message hooks before and after (the built-ins that listen),
 // an observer, and the session transcript.
 func BenchmarkModelCallThroughHost(b *testing.B) {
 	srv := benchServer(b)
