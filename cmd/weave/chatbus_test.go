@@ -84,3 +84,28 @@ func TestChatModelEventsStayOffTheSessionLog(t *testing.T) {
 		}
 	}
 }
+
+// TestChatOnABusDelegatesThere: with --bus, Loom's task goes over the bus
+// to agent:thread, which the chat itself serves, as a run does; without
+// that, the task would find no agent there and Loom would answer with
+// Thread's turn.
+func TestChatOnABusDelegatesThere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	s := serveBus(t, "")
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "task", Args: `{"agent":"thread","prompt":"say what you see"}`}}},
+		modeltest.Turn{Text: "Thread sees a project."},
+		modeltest.Turn{Text: "Thread says it sees a project."},
+	)
+	env := append(chatEnv(t, srv), "XDG_RUNTIME_DIR="+os.Getenv("XDG_RUNTIME_DIR"))
+	code, out, errOut := runWeave(t, bin, project(t, nil), env, "chat", "-p", "ask thread", "--bus", s.ws)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.HasSuffix(out, "Thread says it sees a project.\n") || len(srv.Requests()) != 3 {
+		t.Errorf("stdout = %q after %d model requests, want Loom's answer after Thread's (3 requests)\nstderr: %s", out, len(srv.Requests()), errOut)
+	}
+}
