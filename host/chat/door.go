@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -74,7 +75,8 @@ type Options struct {
 	// nil publishes nothing.
 	Bus    bus.Bus
 	Logger *slog.Logger
-	// Getenv reads the model's API key (model.api_key_env).
+	// Getenv reads the model's API key (model.api_key_env); nil means
+	// the process environment.
 	Getenv func(string) string
 	// Plans gives the work state of a session that a compaction's summary
 	// carries; nil: none.
@@ -126,6 +128,9 @@ func New(o Options) *Door {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans,
 		observers: map[int]func(Event){}, pending: map[string][]string{}, convs: map[[2]string]*conversation{}}
