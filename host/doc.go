@@ -4,6 +4,9 @@
 //
 //	host             Host (config, log, bus, supervisor, hooks, gate, tools),
 //	  │              bus wiring (bus peers as hooks and agents), built-ins
+//	  ├── chat       the model door every model call passes: chat.message,
+//	  │              the conversations, compaction, model events, the
+//	  │              .weave/sessions/<id>.jsonl transcripts and reading them
 //	  ├── run        the start-work run: plan resolution, tasks, ticks,
 //	  │              state.json, idle nudges, run events and loop events
 //	  ├── tools      the one door every tool call passes: the capability
@@ -13,13 +16,10 @@
 //	  └── model      model providers (one file each) on the official SDKs;
 //	                 modeltest is a fake model server for tests
 //
-// The host's model service (modelservice.go) answers plugins.Host.Complete
-// with the configured provider: it streams model events to observers and
-// the bus, fires chat.message, and writes .weave/sessions/<id>.jsonl.
-//
-// Imports point down: run uses tools, host uses all three; only cmd/weave
-// imports host. Every child process (plugins, command hooks, blocks, bash
-// calls, git) gets its environment, process group and kill sequence from
-// internal/proc; every path under .weave/ and the user's directories comes
-// from internal/layout.
+// Imports point down: run uses tools, chat uses run and tools, host uses
+// them all; only cmd/weave imports host (and host/chat, for the sessions
+// and the events). Every child process (plugins, command hooks, blocks,
+// bash calls, git) gets its environment, process group and kill sequence
+// from internal/proc; every path under .weave/ and the user's directories
+// comes from internal/layout.
 package host

@@ -17,6 +17,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
@@ -43,7 +44,7 @@ type Host struct {
 	hookOpts hooks.Options
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
-	model    *modelService
+	model    *chat.Door
 
 	// guardDown records the first failure of a hook whose failure policy
 	// is closed; a run stops on it.
@@ -174,11 +175,11 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.pipeline, err = hooks.NewPipeline(h.hooks, h.hookOpts); err != nil {
 		return nil, err
 	}
-	h.model = newModelService(project, cfg, h.pipeline, h.bus, o.logger, o.getenv)
+	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
+		Plans: h.planSnapshot})
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
-	h.model.plans = h.planSnapshot
 	return h, nil
 }
 
@@ -191,7 +192,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.funcFor), tools.WithSessionLinks(h.model.link), tools.WithWatch(h.model.toolActivity))
+		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool))
 }
 
 // Close stops everything the host started, in the reverse order of its
@@ -265,17 +266,17 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 	}
 	go h.sup.Warm(ctx, warm...)
 	if observe != nil {
-		stop := h.ObserveModel(func(ev ModelEvent) {
+		stop := h.ObserveModel(func(ev chat.Event) {
 			switch ev.Type {
-			case ModelDelta:
+			case chat.ModelDelta:
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
-			case ModelToolCall:
+			case chat.ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
-			case ModelCompacting:
+			case chat.ModelCompacting:
 				if ev.Compaction != nil {
 					observe(run.Event{Type: run.EventModelCompacting, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.StartLine()})
 				}
-			case ModelCompacted:
+			case chat.ModelCompacted:
 				if ev.Compaction != nil {
 					observe(run.Event{Type: run.EventModelCompacted, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.Line()})
 				}
@@ -305,7 +306,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Verbose: h.verbose,
 		Skip:    h.skip,
 		History: func(_ context.Context, session, agent string) ([]plugins.ChatMessage, error) {
-			return h.model.history(session, agent)
+			return h.model.History(session, agent)
 		},
 	}
 	if h.cfg.Review.OnComplete {
@@ -321,13 +322,22 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 }
 
 // ObserveModel calls f with what every model call of this host streams
-// (text deltas, tool-call starts, usage) until stop is called. f must not
-// block for long: the model call waits for it.
-func (h *Host) ObserveModel(f func(ModelEvent)) (stop func()) {
+// until stop is called (see chat.Door.Observe); nothing unless the host is
+// opened WithTools.
+func (h *Host) ObserveModel(f func(chat.Event)) (stop func()) {
 	if h.model == nil {
 		return func() {}
 	}
-	return h.model.observe(f)
+	return h.model.Observe(f)
+}
+
+// Compact summarises agent's conversation in session now (the chat's
+// /compact; see chat.Door.Compact). The host must be opened WithTools.
+func (h *Host) Compact(ctx context.Context, session, agent string) error {
+	if h.model == nil {
+		return errors.New("compact: the host was opened without its tools (host.WithTools)")
+	}
+	return h.model.Compact(ctx, session, agent)
 }
 
 // Ask has the agent of role handle prompt in session, as the person's
@@ -344,7 +354,7 @@ func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.A
 	if !ok {
 		return plugins.AgentResponse{}, fmt.Errorf("no agent %q (have %s)", role, strings.Join(h.gate.Names(), ", "))
 	}
-	history, err := h.model.history(session, r.Name)
+	history, err := h.model.History(session, r.Name)
 	if err != nil {
 		return plugins.AgentResponse{}, fmt.Errorf("ask %s: %w", r.Name, err)
 	}
@@ -355,17 +365,27 @@ func (h *Host) Ask(ctx context.Context, role, session, prompt string) (plugins.A
 }
 
 // UserMessage tells the hooks that the person wrote text to agent in
-// session now (chat.message with source "user"), ahead of the turn that
-// will carry it: a message typed while a plan runs in the session pauses
-// the plan's continuation at once. What the hooks answer (added context)
-// reaches the model with the message itself, when Ask sends it.
+// session now, ahead of the turn that will carry it (see
+// chat.Door.UserMessage); nothing unless the host is opened WithTools.
 func (h *Host) UserMessage(ctx context.Context, session, agent, text string) error {
-	if h.pipeline == nil {
+	if h.model == nil {
 		return nil
 	}
-	_, err := h.pipeline.Run(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: session, Agent: agent,
-		Cwd: h.project, Time: time.Now(), Message: text, Data: map[string]any{"source": "user", "queued": true}})
-	return err
+	return h.model.UserMessage(ctx, session, agent, text)
+}
+
+// planSnapshot reads the active plan and session's checklist through the
+// tools, the door the agents use.
+func (h *Host) planSnapshot(session string) chat.PlanSnapshot {
+	var s chat.PlanSnapshot
+	if h.tools == nil {
+		return s
+	}
+	if p, err := h.tools.Progress(""); err == nil && p.Total > 0 {
+		s.Plan = &p
+	}
+	s.Todos = h.tools.Todos(session)
+	return s
 }
 
 // DeniedTopic is where a host publishes the tool calls it refused.

@@ -219,7 +219,7 @@ func (h *Host) recordReviews(session, plan, since string, reviews []agents.Revie
 		return
 	}
 	for _, rv := range reviews {
-		if err := h.model.sessions.recordReview(session, plan, since, rv); err != nil {
+		if err := h.model.RecordReview(session, plan, since, rv); err != nil {
 			h.logger.Warn("record the review", "session", session, "reviewer", rv.Reviewer, "err", err)
 		}
 	}
@@ -285,27 +285,4 @@ func workingTreeDiff(ctx context.Context, project, since string) (string, bool, 
 		cut = cut[:i+1]
 	}
 	return string(cut), true, nil
-}
-
-// ReviewLine is one verdict as the transcript keeps it: the plan, the
-// commit the reviewed change starts from, and the review.
-type ReviewLine struct {
-	Plan  string `json:"plan"`
-	Since string `json:"since,omitempty"`
-	agents.Review
-}
-
-// recordReview appends a reviewer's verdict on plan's work to session's
-// transcript.
-func (l *sessionLog) recordReview(session, plan, since string, rv agents.Review) error {
-	if l == nil || session == "" {
-		return nil
-	}
-	if !sessionIDRE.MatchString(session) {
-		return fmt.Errorf("session id %q is not a plain name", session)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.append(session, []SessionLine{{Time: time.Now().UTC(), Type: "review", Agent: rv.Reviewer,
-		Review: &ReviewLine{Plan: plan, Since: since, Review: rv}}})
 }

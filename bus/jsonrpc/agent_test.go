@@ -140,10 +140,12 @@ func TestDefaultHandlerAgentFails(t *testing.T) {
 			}
 		})
 	}
-	// System topics never start an agent.
+	// System topics and model events never start an agent.
 	h := newHarness(t, bus.Options{}, jsonrpc.Options{AgentCommand: []string{"/nonexistent/agent"}})
-	res, err := h.client(t, "pub").SendMessage(context.Background(), "system:agent.spawned", payload("agent_event"))
-	if err != nil || res.Success {
-		t.Errorf("SendMessage(system:...) = %+v, %v, want no subscriber and no error", res, err)
+	for _, topic := range []string{"system:agent.spawned", "model:s1"} {
+		res, err := h.client(t, "pub").SendMessage(context.Background(), topic, payload("agent_event"))
+		if err != nil || res.Success {
+			t.Errorf("SendMessage(%s) = %+v, %v, want no subscriber and no error", topic, res, err)
+		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
 )
@@ -29,6 +31,8 @@ type chatOptions struct {
 	JSON    bool
 	// Resume continues a session: its id, or resumeLatest.
 	Resume string
+	// Bus joins a bus (ws:// or nats://); "" opens none.
+	Bus string
 	// agentSet says --agent was given, which wins over a resumed
 	// session's agent.
 	agentSet bool
@@ -103,6 +107,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
+	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT; the model events go to model:<session> there and the agents answer delegation there (default: no bus)")
 	return cmd
 }
 
@@ -132,14 +137,14 @@ func chatSessionFor(project string, opts *chatOptions) (session, agent string, e
 	if opts.Resume == "" {
 		return "chat-" + uuid.NewString()[:8], agent, nil
 	}
-	var sum host.SessionSummary
+	var sum chat.SessionSummary
 	if opts.Resume == resumeLatest {
-		sum, err = host.LatestSession(project)
+		sum, err = chat.LatestSession(project)
 		if err != nil {
 			return "", "", &exitError{code: exitFailed, err: err}
 		}
 	} else {
-		s, err := host.ReadSession(project, opts.Resume)
+		s, err := chat.ReadSession(project, opts.Resume)
 		if err != nil {
 			return "", "", &exitError{code: exitFailed, err: err}
 		}
@@ -197,14 +202,27 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		// the host lives on past the signal that cancels ctx.
 		ctx = context.WithoutCancel(ctx)
 	}
-	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())
+	hostOpts := []host.Option{host.WithTools()}
+	if opts.Bus != "" {
+		hostOpts = append(hostOpts, host.WithBus(opts.Bus))
+	}
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, hostOpts...)
 	if err != nil {
 		return err
 	}
 	defer closeHost()
+	if h.Bus() != nil {
+		// With a bus, delegation goes over it: this chat's agents answer
+		// there, as a run's do.
+		stopAgents, err := busface.ServeAgents(ctx, h.Bus(), h.Supervisor(), h.Gate().Names(), busface.ToolServices(h.Tools(), session, h.Logger()))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stopAgents() }()
+	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
 	if opts.interactive {
-		c := &chat{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
 		return c.run(ctx, opts.Streams.In)
 	}
 	stop := h.ObserveModel(tr.observe)
@@ -241,7 +259,7 @@ type transcript struct {
 	any      bool
 }
 
-func (t *transcript) observe(ev host.ModelEvent) {
+func (t *transcript) observe(ev chat.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.json {
@@ -249,30 +267,30 @@ func (t *transcript) observe(ev host.ModelEvent) {
 		return
 	}
 	switch ev.Type {
-	case host.ModelDelta:
+	case chat.ModelDelta:
 		if ev.Agent != t.agent {
 			return
 		}
 		fmt.Fprint(t.out, ev.Text)
 		t.streamed.WriteString(ev.Text)
 		t.any = true
-	case host.ToolStart:
+	case chat.ToolStart:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s→ %s %s\n", t.who(ev.Agent), ev.Tool, ev.Args)
-	case host.ToolResult:
+	case chat.ToolResult:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s  ⎿ %s %s\n", t.who(ev.Agent), ev.Tool, toolOutcome(ev))
-	case host.ModelUsage:
+	case chat.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
 		}
-	case host.ModelCompacting, host.ModelCompacted:
+	case chat.ModelCompacting, chat.ModelCompacted:
 		t.endLine()
 		if ev.Compaction == nil {
 			return
 		}
 		line := ev.Compaction.Line()
-		if ev.Type == host.ModelCompacting {
+		if ev.Type == chat.ModelCompacting {
 			line = ev.Compaction.StartLine()
 		}
 		if ev.Agent == t.agent {
@@ -293,7 +311,7 @@ func (t *transcript) who(agent string) string {
 
 // toolOutcome says how a tool call ended: denied and why, failed and why,
 // or the size of its result.
-func toolOutcome(ev host.ModelEvent) string {
+func toolOutcome(ev chat.Event) string {
 	switch {
 	case ev.Denied:
 		return "denied: " + strings.TrimPrefix(ev.Error, "denied: ")

@@ -16,10 +16,10 @@ import (
 	"github.com/weavehq/weave/internal/layout"
 )
 
-// chat is an interactive conversation with one agent in one session: the
+// chatREPL is an interactive conversation with one agent in one session: the
 // person's lines go to the agent (or to a slash command), the answers
 // stream to stdout, tool calls to stderr.
-type chat struct {
+type chatREPL struct {
 	h        *host.Host
 	project  string
 	cfg      *config.Config
@@ -34,7 +34,7 @@ type chat struct {
 
 // run holds the conversation until the person ends it: /exit, Ctrl-D,
 // Ctrl-C at the prompt, a second Ctrl-C during a turn, or SIGTERM.
-func (c *chat) run(ctx context.Context, in io.Reader) error {
+func (c *chatREPL) run(ctx context.Context, in io.Reader) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -109,7 +109,7 @@ func readLines(in io.Reader) chan string {
 // queued for after it and count at once as the person's (a plan running
 // in this session stops its continuation prompts). It returns the queued
 // lines, whether to end the chat, and the line channel (nil after Ctrl-D).
-func (c *chat) turn(ctx context.Context, line string, lines chan string, sigs <-chan os.Signal) ([]string, bool, chan string) {
+func (c *chatREPL) turn(ctx context.Context, line string, lines chan string, sigs <-chan os.Signal) ([]string, bool, chan string) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -154,7 +154,7 @@ func (c *chat) turn(ctx context.Context, line string, lines chan string, sigs <-
 }
 
 // handle runs a slash command, or sends the line to the agent.
-func (c *chat) handle(ctx context.Context, line string) error {
+func (c *chatREPL) handle(ctx context.Context, line string) error {
 	if strings.HasPrefix(line, "/") {
 		name, arg, _ := strings.Cut(line[1:], " ")
 		cmd, ok := c.command(name)
@@ -167,7 +167,7 @@ func (c *chat) handle(ctx context.Context, line string) error {
 }
 
 // ask has agent answer text in the chat's session, streaming its answer.
-func (c *chat) ask(ctx context.Context, agent, text string) error {
+func (c *chatREPL) ask(ctx context.Context, agent, text string) error {
 	resp, err := c.h.Ask(ctx, agent, c.session, text)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -182,7 +182,7 @@ func (c *chat) ask(ctx context.Context, agent, text string) error {
 	return nil
 }
 
-func (c *chat) command(name string) (slashCommand, bool) {
+func (c *chatREPL) command(name string) (slashCommand, bool) {
 	for _, cmd := range c.commands {
 		if cmd.name == name {
 			return cmd, true
@@ -191,7 +191,7 @@ func (c *chat) command(name string) (slashCommand, bool) {
 	return slashCommand{}, false
 }
 
-func (c *chat) commandNames() string {
+func (c *chatREPL) commandNames() string {
 	names := make([]string, len(c.commands))
 	for i, cmd := range c.commands {
 		names[i] = "/" + cmd.name
@@ -199,7 +199,7 @@ func (c *chat) commandNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (c *chat) greet() {
+func (c *chatREPL) greet() {
 	resumed := ""
 	if c.saved() {
 		resumed = ", resumed"
@@ -207,17 +207,17 @@ func (c *chat) greet() {
 	fmt.Fprintf(c.streams.ErrOut, "weave chat with %s (session %s%s)\n/help for commands · Ctrl-C interrupts · Ctrl-D exits\n", c.agent, c.session, resumed)
 }
 
-func (c *chat) prompt() { fmt.Fprint(c.streams.ErrOut, "› ") }
+func (c *chatREPL) prompt() { fmt.Fprint(c.streams.ErrOut, "› ") }
 
 // bye says how to come back to a session that has something in it.
-func (c *chat) bye() {
+func (c *chatREPL) bye() {
 	if c.saved() {
 		fmt.Fprintf(c.streams.ErrOut, "session %s saved; resume it with: weave chat --resume %s\n", c.session, c.session)
 	}
 }
 
 // saved reports whether the session has a transcript.
-func (c *chat) saved() bool {
+func (c *chatREPL) saved() bool {
 	_, err := os.Stat(layout.NewProject(c.project).Transcript(c.session))
 	return err == nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -79,7 +79,7 @@ func completeHookNames(g *globalOptions, s *Streams) func(*cobra.Command, []stri
 // the most recently active first.
 func completeSessionIDs(g *globalOptions) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return completeFirstArg(g, cobra.ShellCompDirectiveKeepOrder, func(_ *cobra.Command, project string) ([]completion, error) {
-		list, err := host.Sessions(project)
+		list, err := chat.Sessions(project)
 		var out []completion
 		for _, s := range list {
 			out = append(out, completion{s.ID, s.Agent})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -79,8 +80,8 @@ func planNewRun(ctx context.Context, opts *planNewOptions) error {
 		prompt += fmt.Sprintf("\n\nWrite the plan to .weave/plans/%s.md.", opts.Name)
 	}
 	before := agents.PlanDigests(project)
-	stop := h.ObserveModel(func(ev host.ModelEvent) {
-		if ev.Type == host.ModelToolCall {
+	stop := h.ObserveModel(func(ev chat.Event) {
+		if ev.Type == chat.ModelToolCall {
 			fmt.Fprintf(opts.Streams.ErrOut, "[%s] → %s\n", ev.Agent, ev.Tool)
 		}
 	})

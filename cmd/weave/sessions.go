@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -49,11 +49,11 @@ line per session: id, agent, started, last active, messages, tokens, parent.`,
 			if err != nil {
 				return err
 			}
-			list, err := host.Sessions(project)
+			list, err := chat.Sessions(project)
 			if err != nil {
 				return err
 			}
-			shown := []host.SessionSummary{}
+			shown := []chat.SessionSummary{}
 			for _, ss := range list {
 				if all || ss.Parent == "" {
 					shown = append(shown, ss)
@@ -72,7 +72,7 @@ line per session: id, agent, started, last active, messages, tokens, parent.`,
 	return cmd
 }
 
-func writeSessionList(s *Streams, list []host.SessionSummary, now time.Time) error {
+func writeSessionList(s *Streams, list []chat.SessionSummary, now time.Time) error {
 	if !s.Terminal {
 		for _, ss := range list {
 			fmt.Fprintf(s.Out, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", ss.ID, ss.Agent, ss.Started.UTC().Format(time.RFC3339),
@@ -130,20 +130,20 @@ func count(n int64) string {
 }
 
 // tokenLine shows token use on one line.
-func tokenLine(t host.Tokens) string {
+func tokenLine(t chat.Tokens) string {
 	return fmt.Sprintf("%s tokens (%s in, %s out, %s cache read, %s cache write)",
 		count(t.Total()), count(t.Input), count(t.Output), count(t.CacheRead), count(t.CacheWrite))
 }
 
 // sessionTree is a session with the sessions delegated from it.
 type sessionTree struct {
-	*host.Session
+	*chat.Session
 	Delegations []*sessionTree `json:"delegations,omitempty"`
 }
 
 // readSessionTree reads session id and its delegations, to a bounded depth.
 func readSessionTree(project, id string, depth int) (*sessionTree, error) {
-	s, err := host.ReadSession(project, id)
+	s, err := chat.ReadSession(project, id)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 	writeTokenTable(out, "SESSION", rows)
 	fmt.Fprintln(out)
 
-	byAgent := map[string]host.Tokens{}
+	byAgent := map[string]chat.Tokens{}
 	var agentsSeen []string
 	var sum func(t *sessionTree)
 	sum = func(t *sessionTree) {
@@ -252,7 +252,7 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 
 type tokenRow struct {
 	name string
-	t    host.Tokens
+	t    chat.Tokens
 }
 
 // writeTokenTable prints token rows: names to the left, numbers to the
@@ -299,7 +299,7 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 			}
 			for _, tc := range m.ToolCalls {
 				tools[tc.ID] = tc.Tool
-				fmt.Fprintf(out, "%s  → %s %s\n", indent, tc.Tool, host.ShortArgs(tc.Tool, tc.Args))
+				fmt.Fprintf(out, "%s  → %s %s\n", indent, tc.Tool, chat.ShortArgs(tc.Tool, tc.Args))
 			}
 		case plugins.RoleTool:
 			what := byteSize(len(m.Content))

@@ -9,7 +9,7 @@ type slashCommand struct {
 	name string
 	// args shows its argument ("" for none), help what it does.
 	args, help string
-	run        func(ctx context.Context, c *chat, arg string) error
+	run        func(ctx context.Context, c *chatREPL, arg string) error
 }
 
 // slashCommands are the chat's commands, in the order /help lists them.

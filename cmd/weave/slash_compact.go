@@ -7,7 +7,7 @@ import (
 
 func compactSlash() slashCommand {
 	return slashCommand{name: "compact", help: "summarise the conversation so far, to free the context window",
-		run: func(ctx context.Context, c *chat, _ string) error {
+		run: func(ctx context.Context, c *chatREPL, _ string) error {
 			if err := c.h.Compact(ctx, c.session, c.agent); err != nil {
 				return err
 			}

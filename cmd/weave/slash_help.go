@@ -8,7 +8,7 @@ import (
 
 func helpSlash() slashCommand {
 	return slashCommand{name: "help", help: "list the commands",
-		run: func(_ context.Context, c *chat, _ string) error {
+		run: func(_ context.Context, c *chatREPL, _ string) error {
 			w := tabwriter.NewWriter(c.streams.Out, 0, 0, 2, ' ', 0)
 			for _, cmd := range c.commands {
 				usage := "/" + cmd.name

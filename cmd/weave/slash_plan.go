@@ -10,7 +10,7 @@ import (
 
 func planSlash() slashCommand {
 	return slashCommand{name: "plan", args: "<request>", help: "have Loom ask Pattern to write a plan for the request in .weave/plans/",
-		run: func(ctx context.Context, c *chat, arg string) error {
+		run: func(ctx context.Context, c *chatREPL, arg string) error {
 			if arg == "" {
 				return errors.New("usage: /plan <what the plan is for>")
 			}

@@ -10,7 +10,7 @@ import (
 
 func startWorkSlash() slashCommand {
 	return slashCommand{name: "start-work", args: "[plan]", help: "hand the session to Tapestry to run a plan (as weave start-work: without a name, resume or the only incomplete plan)",
-		run: func(ctx context.Context, c *chat, arg string) error {
+		run: func(ctx context.Context, c *chatREPL, arg string) error {
 			view := &plainView{out: c.streams.Out, errOut: c.streams.ErrOut}
 			res, err := c.h.StartWorkIn(ctx, c.session, arg, func(ev run.Event) {
 				// The chat's transcript shows the model's text and tool
@@ -28,7 +28,7 @@ func startWorkSlash() slashCommand {
 
 // chatRunOutcome says how a run started from the chat ended, in the
 // chat's words: what to type next.
-func chatRunOutcome(c *chat, res run.Result) error {
+func chatRunOutcome(c *chatREPL, res run.Result) error {
 	switch res.Status {
 	case run.StatusDone:
 		return nil

@@ -11,8 +11,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
 
-	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/layout"
 )
@@ -96,7 +96,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 			Loop *busface.LoopInfo `json:"loop,omitempty"`
 			// Tokens is the active plan's use, its sessions' and their
 			// delegations'.
-			Tokens *host.Tokens `json:"tokens,omitempty"`
+			Tokens *chat.Tokens `json:"tokens,omitempty"`
 		}{st, info, tokens})
 	}
 	writeStatus(opts.Streams, st, tokens)
@@ -108,7 +108,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 // otherwise (piped) one tab-separated line per plan: name, completed,
 // total, state, "active" or "", and the detail (in flight, paused reason or
 // last error). tokens, when known, is the active plan's token use.
-func writeStatus(s *Streams, st run.ProjectStatus, tokens *host.Tokens) {
+func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 	w, pal := s.Out, s.palette()
 	if st.Warning != "" {
 		pal.warning(w, st.Warning)
@@ -164,10 +164,10 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *host.Tokens) {
 
 // activePlanTokens is the token use of the active plan's sessions (and
 // their delegations), from their transcripts; nil when there is none.
-func activePlanTokens(project string, st run.ProjectStatus) *host.Tokens {
+func activePlanTokens(project string, st run.ProjectStatus) *chat.Tokens {
 	for _, p := range st.Plans {
 		if p.Active && len(p.Sessions) > 0 {
-			if t, err := host.SessionTokens(project, p.Sessions); err == nil && t.Total() > 0 {
+			if t, err := chat.SessionTokens(project, p.Sessions); err == nil && t.Total() > 0 {
 				return &t
 			}
 		}

@@ -74,11 +74,11 @@ func WithEventFunc(f func(plugins.Event)) Option { return func(t *Tools) { t.pub
 // shutdown ends a command in flight with the kill sequence.
 func WithProcs(s *proc.Set) Option { return func(t *Tools) { t.procs = s } }
 
-// ModelFunc gives the model service of one agent in one session: what
-// plugins.Host.Complete answers for it.
+// ModelFunc gives the model door of one agent in one session (see
+// chat.Door.ModelFunc): what plugins.Host.Complete answers for it.
 type ModelFunc func(session, agent string) func(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error)
 
-// WithModel sets the host's model service, which every agent the tools
+// WithModel sets the host's model door, which every agent the tools
 // serve (delegated ones included) reaches through Services. Without it,
 // Complete answers plugins.ErrNoModel.
 func WithModel(m ModelFunc) Option { return func(t *Tools) { t.model = m } }

@@ -1,4 +1,4 @@
-package host
+package chat
 
 import (
 	"context"
@@ -75,17 +75,17 @@ func (h *eventLog) find(name string) (plugins.Event, bool) {
 	return plugins.Event{}, false
 }
 
-// compactRig is a model service on a fake model with a window of window
+// compactRig is a model door on a fake model with a window of window
 // tokens, the tools of project through the same hooks, and a bus.
 type compactRig struct {
-	m     *modelService
+	m     *Door
 	tools *tools.Tools
 	hook  *eventLog
 	bus   bus.Bus
 	srv   *modeltest.Server
 
 	mu     sync.Mutex
-	events []ModelEvent
+	events []Event
 }
 
 func newCompactRig(t *testing.T, project string, window int, turns ...modeltest.Turn) *compactRig {
@@ -109,17 +109,16 @@ func newCompactRigWith(t *testing.T, project string, window int, more []hooks.Re
 	cfg := config.Default()
 	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", BaseURL: r.srv.OpenAIURL(), ContextWindow: window}
 	logger := slog.New(slog.DiscardHandler)
-	r.m = newModelService(project, cfg, pipeline, r.bus, logger, func(string) string { return "" })
+	r.m = New(Options{Project: project, Config: cfg, Pipeline: pipeline, Bus: r.bus, Logger: logger, Getenv: func(string) string { return "" }})
 	gate, err := tools.NewGate(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.tools, err = tools.New(project, cfg, gate, pipeline, tools.WithModel(r.m.funcFor), tools.WithLogger(logger)); err != nil {
+	if r.tools, err = tools.New(project, cfg, gate, pipeline, tools.WithModel(r.m.ModelFunc), tools.WithLogger(logger)); err != nil {
 		t.Fatal(err)
 	}
-	h := &Host{tools: r.tools, model: r.m}
-	r.m.plans = h.planSnapshot
-	t.Cleanup(r.m.observe(func(ev ModelEvent) {
+	r.m.plans = toolsPlanSnapshot(r.tools)
+	t.Cleanup(r.m.Observe(func(ev Event) {
 		r.mu.Lock()
 		r.events = append(r.events, ev)
 		r.mu.Unlock()
@@ -132,7 +131,7 @@ func newCompactRigWith(t *testing.T, project string, window int, more []hooks.Re
 func (r *compactRig) ask(t *testing.T, role, session, prompt string) plugins.AgentResponse {
 	t.Helper()
 	ro, _ := agents.RoleByName(role)
-	history, err := r.m.history(session, role)
+	history, err := r.m.History(session, role)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +334,7 @@ func TestCompactionAtTheRatio(t *testing.T) {
 
 	// What the next Ask continues: the summary and the tail, from memory
 	// and from the transcript alike.
-	mem, err := r.m.history("s1", agents.Thread)
+	mem, err := r.m.History("s1", agents.Thread)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +374,7 @@ func TestCompactionAcrossAsks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, _ := r.m.history("s2", agents.Loom)
+	mem, _ := r.m.History("s2", agents.Loom)
 	if len(file) != 6 || len(mem) != 6 || file[0].Content != mem[0].Content || file[5].Content != "third answer" {
 		t.Errorf("history: transcript %d messages, memory %d; want the same 6", len(file), len(mem))
 	}
@@ -397,7 +396,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 	}}
 	t.Run("compact and retry", func(t *testing.T) {
 		r := newCompactRig(t, runtest.NewProject(t, nil), 1000, tooLong, modeltest.Turn{Text: "SUMMARY: one question so far."}, modeltest.Turn{Text: "second answer"})
-		resp, err := r.m.funcFor("s3", agents.Loom)(context.Background(), chat)
+		resp, err := r.m.ModelFunc("s3", agents.Loom)(context.Background(), chat)
 		if err != nil || resp.Message.Content != "second answer" {
 			t.Fatalf("Complete() = %q, %v; want the answer after compaction", resp.Message.Content, err)
 		}
@@ -423,7 +422,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.m.provider = p
-		resp, err := r.m.funcFor("s3", agents.Loom)(context.Background(), chat)
+		resp, err := r.m.ModelFunc("s3", agents.Loom)(context.Background(), chat)
 		if err != nil || resp.Message.Content != "second answer" {
 			t.Fatalf("Complete() = %q, %v; want the answer after compaction", resp.Message.Content, err)
 		}
@@ -448,7 +447,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 	})
 	t.Run("refused again", func(t *testing.T) {
 		r := newCompactRig(t, runtest.NewProject(t, nil), 1000, tooLong, modeltest.Turn{Text: "SUMMARY."}, tooLong)
-		_, err := r.m.funcFor("s4", agents.Loom)(context.Background(), chat)
+		_, err := r.m.ModelFunc("s4", agents.Loom)(context.Background(), chat)
 		if !errors.Is(err, model.ErrContextTooLong) || len(r.srv.Requests()) != 3 {
 			t.Errorf("Complete() = %v after %d requests; want the refusal after one retry", err, len(r.srv.Requests()))
 		}
@@ -456,7 +455,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 	t.Run("blocked by a hook", func(t *testing.T) {
 		r := newCompactRig(t, runtest.NewProject(t, nil), 1000, tooLong)
 		r.hook.block = "keep everything"
-		_, err := r.m.funcFor("s5", agents.Loom)(context.Background(), chat)
+		_, err := r.m.ModelFunc("s5", agents.Loom)(context.Background(), chat)
 		if !errors.Is(err, model.ErrContextTooLong) || len(r.srv.Requests()) != 1 {
 			t.Errorf("Complete() = %v after %d requests; want the refusal, no summary asked", err, len(r.srv.Requests()))
 		}
@@ -466,7 +465,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 	})
 }
 
-// Host.Compact compacts between turns, from memory or from the transcript
+// Door.Compact compacts between turns, from memory or from the transcript
 // of an earlier process.
 func TestCompactOnDemand(t *testing.T) {
 	project := runtest.NewProject(t, nil)
@@ -476,11 +475,11 @@ func TestCompactOnDemand(t *testing.T) {
 		modeltest.Turn{Text: "It was 42."},
 	)
 	r.ask(t, agents.Loom, "s6", "What is the answer?")
-	h := &Host{model: r.m}
+	h := r.m
 	if err := h.Compact(context.Background(), "s6", "Loom"); err != nil {
 		t.Fatal(err)
 	}
-	hist, _ := r.m.history("s6", agents.Loom)
+	hist, _ := r.m.History("s6", agents.Loom)
 	if len(hist) != 2 || !strings.Contains(hist[0].Content, "it is 42") || hist[1].Content != "The answer is 42." {
 		t.Errorf("history after /compact = %+v, want the summary and the last answer", hist)
 	}
@@ -500,7 +499,7 @@ func TestCompactOnDemand(t *testing.T) {
 
 	// A new process: the conversation comes from the transcript.
 	r2 := newCompactRig(t, project, 100000, modeltest.Turn{Text: "SUMMARY: 42 twice."})
-	if err := (&Host{model: r2.m}).Compact(context.Background(), "s6", agents.Loom); err != nil {
+	if err := r2.m.Compact(context.Background(), "s6", agents.Loom); err != nil {
 		t.Fatal(err)
 	}
 	_, msgs = wireMessages(t, r2.srv.Requests()[0])
@@ -592,10 +591,10 @@ func (e *echoModel) Complete(_ context.Context, req plugins.ChatRequest, _ func(
 
 // chatTurns has agent answer n person's messages in session, each turn
 // continuing the conversation as Ask does, on m.
-func chatTurns(tb testing.TB, m *modelService, session string, n int) {
-	complete := m.funcFor(session, agents.Loom)
+func chatTurns(tb testing.TB, m *Door, session string, n int) {
+	complete := m.ModelFunc(session, agents.Loom)
 	for i := range n {
-		history, err := m.history(session, agents.Loom)
+		history, err := m.History(session, agents.Loom)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -607,10 +606,10 @@ func chatTurns(tb testing.TB, m *modelService, session string, n int) {
 	}
 }
 
-func newEchoService(project string, window int) (*modelService, *echoModel) {
+func newEchoService(project string, window int) (*Door, *echoModel) {
 	cfg := config.Default()
 	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", ContextWindow: window}
-	m := newModelService(project, cfg, nil, nil, slog.New(slog.DiscardHandler), func(string) string { return "k" })
+	m := New(Options{Project: project, Config: cfg, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "k" }})
 	e := &echoModel{}
 	m.provider, m.err = e, nil
 	return m, e
@@ -622,7 +621,7 @@ func TestCompactionBoundsTheConversation(t *testing.T) {
 	project := runtest.NewProject(t, nil)
 	m, e := newEchoService(project, 4000)
 	chatTurns(t, m, "long", 200)
-	hist, err := m.history("long", agents.Loom)
+	hist, err := m.History("long", agents.Loom)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,7 +662,7 @@ func TestCompactionReachesCommandHooks(t *testing.T) {
 	r := newCompactRigWith(t, project, 100000, cmds, modeltest.Turn{Text: "Done."}, modeltest.Turn{Text: "SUMMARY."})
 	r.hook.context = "Keep every file path."
 	r.ask(t, agents.Loom, "s7", "Do it.")
-	if err := (&Host{model: r.m}).Compact(context.Background(), "s7", agents.Loom); err != nil {
+	if err := r.m.Compact(context.Background(), "s7", agents.Loom); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(project, "precompact.json"))
@@ -701,7 +700,7 @@ func TestCompactWhileAnswering(t *testing.T) {
 	)
 	first := make(chan struct{})
 	var once sync.Once
-	stop := r.m.observe(func(ev ModelEvent) {
+	stop := r.m.Observe(func(ev Event) {
 		if ev.Type == ModelDelta {
 			once.Do(func() { close(first) })
 		}
@@ -709,7 +708,7 @@ func TestCompactWhileAnswering(t *testing.T) {
 	defer stop()
 	go func() {
 		<-first
-		if err := (&Host{model: r.m}).Compact(context.Background(), "s8", agents.Loom); err != nil {
+		if err := r.m.Compact(context.Background(), "s8", agents.Loom); err != nil {
 			t.Errorf("Compact() while answering = %v", err)
 		}
 		close(hold)
@@ -724,5 +723,18 @@ func TestCompactWhileAnswering(t *testing.T) {
 	_, msgs := wireMessages(t, r.srv.Requests()[2])
 	if len(msgs) != 3 || !strings.Contains(msgs[0].Text, "SUMMARY: reading a.txt.") || msgs[2].ToolCallID != "r1" {
 		t.Errorf("request after the compaction = %+v, want the summary, the call and its result", msgs)
+	}
+}
+
+// toolsPlanSnapshot reads the work state through tl, as the host's Plans
+// func does.
+func toolsPlanSnapshot(tl *tools.Tools) func(session string) PlanSnapshot {
+	return func(session string) PlanSnapshot {
+		var s PlanSnapshot
+		if p, err := tl.Progress(""); err == nil && p.Total > 0 {
+			s.Plan = &p
+		}
+		s.Todos = tl.Todos(session)
+		return s
 	}
 }

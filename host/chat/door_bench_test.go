@@ -1,12 +1,11 @@
-package host
+package chat_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,11 +13,70 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/model/modeltest"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
 )
+
+func benchChat() plugins.ChatRequest {
+	return plugins.ChatRequest{System: "You are terse.", Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "hi"}}}
+}
+
+func benchServer(b *testing.B) *modeltest.Server {
+	srv := modeltest.NewServer(b)
+	for range b.N {
+		srv.Add(modeltest.Turn{Text: "ok then", Usage: &modeltest.Usage{Input: 10, Output: 2}})
+	}
+	return srv
+}
+
+// BenchmarkModelCallDirect is the floor: one streamed call to a fake model
+// that answers at once, through the provider alone.
+func BenchmarkModelCallDirect(b *testing.B) {
+	srv := benchServer(b)
+	p, err := model.Open(config.ModelConfig{Provider: "openai", Name: "m", BaseURL: srv.OpenAIURL()}, func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Complete(context.Background(), benchChat(), func(model.Delta) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkModelCallThroughHost is the same call through the model door:
+// chat.message hooks before and after (the built-ins that listen),
+// an observer, and the session transcript.
+func BenchmarkModelCallThroughHost(b *testing.B) {
+	srv := benchServer(b)
+	cfg := config.Default()
+	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", BaseURL: srv.OpenAIURL()}
+	dir := b.TempDir()
+	var regs []hooks.Registered
+	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(dir, cfg)) {
+		if slices.Contains(r.Info.Events, plugins.EventChatMessage) {
+			regs = append(regs, r)
+		}
+	}
+	pipeline, err := hooks.NewPipeline(regs, hooks.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := chat.New(chat.Options{Project: dir, Config: cfg, Pipeline: pipeline, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "" }})
+	defer m.Observe(func(chat.Event) {})()
+	complete := m.ModelFunc("bench", "loom")
+	b.ResetTimer()
+	for range b.N {
+		if _, err := complete(context.Background(), benchChat()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
 
 // timedProvider counts the time spent in the provider, so that what the
 // host adds around it can be told apart.
@@ -61,19 +119,22 @@ func BenchmarkAgentStep(b *testing.B) {
 	cfg := config.Default()
 	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", BaseURL: srv.OpenAIURL()}
 	logger := slog.New(slog.DiscardHandler)
-	pipeline, err := hooks.NewPipeline(hooks.BuiltinHooks(BuiltinHookConfig(dir, cfg)), hooks.Options{})
+	pipeline, err := hooks.NewPipeline(hooks.BuiltinHooks(host.BuiltinHookConfig(dir, cfg)), hooks.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := newModelService(dir, cfg, pipeline, nil, logger, func(string) string { return "" })
-	timed := &timedProvider{Provider: m.provider}
-	m.provider = timed
-	defer m.observe(func(ModelEvent) {})()
+	m := chat.New(chat.Options{Project: dir, Config: cfg, Pipeline: pipeline, Logger: logger, Getenv: func(string) string { return "" }})
+	var timed *timedProvider
+	m.WrapProvider(func(p model.Provider) model.Provider {
+		timed = &timedProvider{Provider: p}
+		return timed
+	})
+	defer m.Observe(func(chat.Event) {})()
 	gate, err := tools.NewGate(cfg, logger)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tl, err := tools.New(dir, cfg, gate, pipeline, tools.WithModel(m.funcFor), tools.WithLogger(logger))
+	tl, err := tools.New(dir, cfg, gate, pipeline, tools.WithModel(m.ModelFunc), tools.WithLogger(logger))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,29 +155,4 @@ func BenchmarkAgentStep(b *testing.B) {
 	steps := float64(b.N)
 	b.ReportMetric(float64(elapsed-time.Duration(timed.ns.Load()))/steps, "host-ns/op")
 	b.ReportMetric(float64(timed.ns.Load())/steps, "model-ns/step")
-}
-
-// BenchmarkSessionMemory reports the heap a chat session holds in the host
-// (retained-B) after so many turns, compactions included: bounded by the
-// model's window, not by the number of turns.
-func BenchmarkSessionMemory(b *testing.B) {
-	for _, turns := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
-			var retained uint64
-			for range b.N {
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				m, _ := newEchoService(b.TempDir(), 8000)
-				chatTurns(b, m, "mem", turns)
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				runtime.KeepAlive(m)
-				if after.HeapAlloc > before.HeapAlloc {
-					retained += after.HeapAlloc - before.HeapAlloc
-				}
-			}
-			b.ReportMetric(float64(retained)/float64(b.N), "retained-B")
-		})
-	}
 }

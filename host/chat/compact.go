@@ -1,4 +1,4 @@
-package host
+package chat
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// Compaction, in the model service: when an agent's conversation nears the
+// Compaction, in the model door: when an agent's conversation nears the
 // model's context window, the host has the model summarise its earlier part
 // and, from then on, sends the summary in place of that part. Agents keep
 // their own message lists and send the whole list with every call (a
@@ -29,7 +29,7 @@ import (
 //     context-window monitor's compact ratio (context_window.compact_ratio);
 //   - when the provider answers that the chat is too long for its window:
 //     the host compacts and retries the call once;
-//   - on demand, Host.Compact (the chat's /compact).
+//   - on demand, Door.Compact (the chat's /compact).
 //
 // Each fires session.compacting (hooks may block it or add instructions for
 // the summary) and session.compacted, appends a "compaction" line to the
@@ -267,8 +267,8 @@ func chooseCut(list []plugins.ChatMessage, from int, budget int64) int {
 }
 
 // tailBudget is how many tokens of recent messages a compaction keeps.
-func (m *modelService) tailBudget() int64 {
-	return min(int64(m.window)/5, maxTailTokens)
+func (d *Door) tailBudget() int64 {
+	return min(int64(d.window)/5, maxTailTokens)
 }
 
 // compactJob is one compaction to run.
@@ -286,15 +286,15 @@ type compactJob struct {
 
 // compactThread compacts the thread of list before a call. Call with the
 // conversation's compaction lock held.
-func (m *modelService) compactThread(ctx context.Context, c *conversation, t *thread, list []plugins.ChatMessage, req plugins.ChatRequest, job compactJob) error {
-	m.mu.Lock()
+func (d *Door) compactThread(ctx context.Context, c *conversation, t *thread, list []plugins.ChatMessage, req plugins.ChatRequest, job compactJob) error {
+	d.mu.Lock()
 	from := 0
 	if t.valid(list) {
 		from = t.cut
 	}
 	eff := t.effective(list)
-	m.mu.Unlock()
-	cut := chooseCut(list, from, m.tailBudget())
+	d.mu.Unlock()
+	cut := chooseCut(list, from, d.tailBudget())
 	if cut == 0 {
 		return errNothingToCompact
 	}
@@ -308,9 +308,9 @@ func (m *modelService) compactThread(ctx context.Context, c *conversation, t *th
 	if job.before == 0 {
 		job.before = estimateTokens(req.System, eff, req.Tools)
 	}
-	return m.runCompaction(ctx, job, func(msg plugins.ChatMessage) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
+	return d.runCompaction(ctx, job, func(msg plugins.ChatMessage) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		t.cut, t.cutFP, t.summary, t.due = cut, fingerprint(list[cut-1], list[cut]), msg, ""
 	})
 }
@@ -318,13 +318,13 @@ func (m *modelService) compactThread(ctx context.Context, c *conversation, t *th
 // compact compacts agent's conversation in session between calls: the one
 // the next Ask continues. When a call of it is under way, the compaction
 // happens before that agent's next model call instead.
-func (m *modelService) compact(ctx context.Context, session, agent, instructions string) error {
-	if m.provider == nil {
-		return m.err
+func (d *Door) compact(ctx context.Context, session, agent, instructions string) error {
+	if d.provider == nil {
+		return d.err
 	}
 	key := [2]string{session, agent}
-	m.mu.Lock()
-	c := m.convs[key]
+	d.mu.Lock()
+	c := d.convs[key]
 	if c == nil {
 		// Kept only if it compacts: a conversation from the transcript.
 		c = newConversation()
@@ -333,22 +333,22 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 		for _, t := range c.threads {
 			t.due = reasonRequested
 		}
-		m.mu.Unlock()
+		d.mu.Unlock()
 		return nil
 	}
-	m.mu.Unlock()
+	d.mu.Unlock()
 	if err := c.lock(ctx); err != nil {
 		return err
 	}
 	defer c.unlock()
-	m.mu.Lock()
+	d.mu.Lock()
 	msgs := c.msgs
 	job := compactJob{session: session, agent: agent, model: c.model, system: c.system, tools: c.tools,
 		trigger: CompactManual, reason: reasonRequested, before: c.used, instructions: instructions}
-	m.mu.Unlock()
+	d.mu.Unlock()
 	if msgs == nil {
 		var err error
-		if msgs, err = m.sessions.history(session, agent); err != nil {
+		if msgs, err = d.sessions.history(session, agent); err != nil {
 			return err
 		}
 	}
@@ -364,16 +364,16 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 	if job.before == 0 {
 		job.before = estimateTokens(job.system, msgs, job.tools)
 	}
-	return m.runCompaction(ctx, job, func(msg plugins.ChatMessage) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.convs[key] == nil {
-			m.convs[key] = c
+	return d.runCompaction(ctx, job, func(msg plugins.ChatMessage) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.convs[key] == nil {
+			d.convs[key] = c
 		}
 		c.msgs = append([]plugins.ChatMessage{msg}, msgs[cut:]...)
 		// The agent's next list starts with what history gives it.
 		c.threads = nil
-		m.sessions.rebase(session, agent, len(c.msgs))
+		d.sessions.rebase(session, agent, len(c.msgs))
 	})
 }
 
@@ -381,14 +381,14 @@ func (m *modelService) compact(ctx context.Context, session, agent, instructions
 // calls apply with the message that replaces job.covered, writes the
 // transcript line, fires session.compacted, publishes the ANCHOR and
 // streams model.compacted.
-func (m *modelService) runCompaction(ctx context.Context, job compactJob, apply func(plugins.ChatMessage)) error {
-	ev := plugins.Event{Name: plugins.EventSessionCompacting, SessionID: job.session, Agent: job.agent, Cwd: m.project, Time: time.Now(),
+func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plugins.ChatMessage)) error {
+	ev := plugins.Event{Name: plugins.EventSessionCompacting, SessionID: job.session, Agent: job.agent, Cwd: d.project, Time: time.Now(),
 		Data: map[string]any{"trigger": job.trigger, "reason": job.reason, "messages": len(job.covered),
-			"tokens_used": job.before, "context_window": m.window, "custom_instructions": job.instructions}}
-	if p := m.sessions.path(job.session); p != "" {
+			"tokens_used": job.before, "context_window": d.window, "custom_instructions": job.instructions}}
+	if p := d.sessions.path(job.session); p != "" {
 		ev.Data["transcript_path"] = p
 	}
-	out, err := m.firePipeline(ctx, ev)
+	out, err := d.fire(ctx, ev)
 	if err != nil {
 		return err
 	}
@@ -398,12 +398,12 @@ func (m *modelService) runCompaction(ctx context.Context, job compactJob, apply 
 	instructions := strings.TrimSpace(strings.Join(append([]string{job.instructions}, out.Context...), "\n\n"))
 
 	// Writing the summary takes a model call: say so while it runs.
-	m.emit(ctx, ModelEvent{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: m.window,
+	d.emit(ctx, Event{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: d.window,
 		Compaction: &Compaction{Trigger: job.trigger, Reason: job.reason, Messages: len(job.covered), TokensBefore: job.before}})
-	resp, err := m.provider.Complete(ctx, plugins.ChatRequest{
+	resp, err := d.provider.Complete(ctx, plugins.ChatRequest{
 		Model:    job.model,
 		System:   compactPrompt,
-		Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: summaryRequest(job.covered, instructions, m.renderBudget())}},
+		Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: summaryRequest(job.covered, instructions, d.renderBudget())}},
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("summarise the conversation: %w", err)
@@ -412,17 +412,17 @@ func (m *modelService) runCompaction(ctx context.Context, job compactJob, apply 
 	if summary == "" {
 		return errors.New("summarise the conversation: the model answered with no summary")
 	}
-	var snap planSnapshot
-	if m.plans != nil {
-		snap = m.plans(job.session)
+	var snap PlanSnapshot
+	if d.plans != nil {
+		snap = d.plans(job.session)
 	}
 	msg := plugins.ChatMessage{Role: plugins.RoleUser, Content: summaryMessage(summary, snap)}
 	apply(msg)
 
 	info := Compaction{Trigger: job.trigger, Reason: job.reason, Messages: len(job.covered), TokensBefore: job.before,
 		TokensAfter: estimateTokens(job.system, append([]plugins.ChatMessage{msg}, job.tail...), job.tools)}
-	if err := m.sessions.compaction(job.session, job.agent, summary, msg, info, resp); err != nil {
-		m.logger.Warn("write the compaction to the session transcript", "session", job.session, "err", err)
+	if err := d.sessions.compaction(job.session, job.agent, summary, msg, info, resp); err != nil {
+		d.logger.Warn("write the compaction to the session transcript", "session", job.session, "err", err)
 	}
 	done := ev
 	done.Name, done.Time = plugins.EventSessionCompacted, time.Now()
@@ -431,21 +431,21 @@ func (m *modelService) runCompaction(ctx context.Context, job compactJob, apply 
 	if p, ok := ev.Data["transcript_path"]; ok {
 		done.Data["transcript_path"] = p
 	}
-	if _, err := m.firePipeline(ctx, done); err != nil {
-		m.logger.Warn("session.compacted hooks failed", "err", err)
+	if _, err := d.fire(ctx, done); err != nil {
+		d.logger.Warn("session.compacted hooks failed", "err", err)
 	}
-	m.anchor(ctx, job, snap)
+	d.anchor(ctx, job, snap)
 	u := resp.Usage
-	m.emit(ctx, ModelEvent{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: m.window, Compaction: &info})
-	m.logger.Info("conversation compacted", "session", job.session, "agent", job.agent, "trigger", job.trigger, "reason", job.reason,
+	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.window, Compaction: &info})
+	d.logger.Info("conversation compacted", "session", job.session, "agent", job.agent, "trigger", job.trigger, "reason", job.reason,
 		"messages", info.Messages, "tokens_before", info.TokensBefore, "tokens_after", info.TokensAfter)
 	return nil
 }
 
 // renderBudget bounds, in characters, the conversation the summariser
 // reads: about half the window, so that the request fits.
-func (m *modelService) renderBudget() int {
-	return max(m.window*2, 8000)
+func (d *Door) renderBudget() int {
+	return max(d.window*2, 8000)
 }
 
 // summaryRequest is the summariser's one message: the conversation as
@@ -523,19 +523,20 @@ func shorten(s string, n int) string {
 // validStart reports whether b can begin a UTF-8 character.
 func validStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// planSnapshot is what the host knows of the work in a session: the
-// active plan's progress and the session's checklist.
-type planSnapshot struct {
-	plan  *plugins.PlanProgress
-	todos []plugins.PlanTask
+// PlanSnapshot is what the host knows of the work in a session, which a
+// compaction's summary and its ANCHOR carry: the active plan's progress
+// (nil: none) and the session's checklist.
+type PlanSnapshot struct {
+	Plan  *plugins.PlanProgress
+	Todos []plugins.PlanTask
 }
 
 // next is the plan's first unchecked task.
-func (s planSnapshot) next() (plugins.PlanTask, bool) {
-	if s.plan == nil {
+func (s PlanSnapshot) next() (plugins.PlanTask, bool) {
+	if s.Plan == nil {
 		return plugins.PlanTask{}, false
 	}
-	for _, t := range s.plan.Tasks {
+	for _, t := range s.Plan.Tasks {
 		if !t.Done {
 			return t, true
 		}
@@ -544,15 +545,15 @@ func (s planSnapshot) next() (plugins.PlanTask, bool) {
 }
 
 // summaryMessage is the user message that replaces a compacted prefix.
-func summaryMessage(summary string, snap planSnapshot) string {
+func summaryMessage(summary string, snap PlanSnapshot) string {
 	var b strings.Builder
 	b.WriteString(summaryIntro)
 	b.WriteString("\n\n<summary>\n")
 	b.WriteString(summary)
 	b.WriteString("\n</summary>\n")
-	if snap.plan != nil || len(snap.todos) > 0 {
+	if snap.Plan != nil || len(snap.Todos) > 0 {
 		b.WriteString("\n<work-state>\n")
-		if p := snap.plan; p != nil {
+		if p := snap.Plan; p != nil {
 			fmt.Fprintf(&b, "Active plan %q: %d of %d tasks done.", p.Plan, p.Done, p.Total)
 			if t, ok := snap.next(); ok {
 				fmt.Fprintf(&b, " Next unchecked task: %d. %s", t.Number, t.Title)
@@ -561,9 +562,9 @@ func summaryMessage(summary string, snap planSnapshot) string {
 			}
 			b.WriteString("\n")
 		}
-		if len(snap.todos) > 0 {
+		if len(snap.Todos) > 0 {
 			b.WriteString("Checklist:\n")
-			for _, t := range snap.todos {
+			for _, t := range snap.Todos {
 				mark := " "
 				if t.Done {
 					mark = "x"
@@ -579,14 +580,14 @@ func summaryMessage(summary string, snap planSnapshot) string {
 }
 
 // anchor publishes the compaction's recovery snapshot on loop:anchor.
-func (m *modelService) anchor(ctx context.Context, job compactJob, snap planSnapshot) {
-	if m.bus == nil {
+func (d *Door) anchor(ctx context.Context, job compactJob, snap PlanSnapshot) {
+	if d.bus == nil {
 		return
 	}
 	goal := fmt.Sprintf("Session %s: %s's conversation", job.session, job.agent)
 	done, total := 1, 1
 	next := fmt.Sprintf("Continue %s's conversation in session %s from its summary", job.agent, job.session)
-	if p := snap.plan; p != nil && p.Total > 0 {
+	if p := snap.Plan; p != nil && p.Total > 0 {
 		done, total = p.Done, p.Total
 		goal = "Plan " + p.Plan
 		if t, ok := snap.next(); ok {
@@ -596,38 +597,21 @@ func (m *modelService) anchor(ctx context.Context, job compactJob, snap planSnap
 			next = "Plan " + p.Plan + " has every task checked; finish the conversation from the summary"
 		}
 	}
-	if err := run.PublishAnchor(ctx, m.bus, run.NewAnchor(m.project, goal, done, total, next, time.Now())); err != nil {
-		m.logger.Warn("compaction anchor not published", "err", err)
+	if err := run.PublishAnchor(ctx, d.bus, run.NewAnchor(d.project, goal, done, total, next, time.Now())); err != nil {
+		d.logger.Warn("compaction anchor not published", "err", err)
 	}
-}
-
-// planSnapshot reads the active plan and session's checklist through the
-// tools, the door the agents use.
-func (h *Host) planSnapshot(session string) planSnapshot {
-	var s planSnapshot
-	if h.tools == nil {
-		return s
-	}
-	if p, err := h.tools.Progress(""); err == nil && p.Total > 0 {
-		s.plan = &p
-	}
-	s.todos = h.tools.Todos(session)
-	return s
 }
 
 // Compact summarises agent's conversation in session now (the chat's
-// /compact): the next Ask in that session continues from the summary and
+// /compact): the next call in that session continues from the summary and
 // the latest messages. Between calls it compacts the conversation as of
 // the agent's last answer; while the agent is answering, before its next
-// model call. The host must be opened WithTools.
-func (h *Host) Compact(ctx context.Context, session, agent string) error {
-	if h.model == nil {
-		return errors.New("compact: the host was opened without its tools (host.WithTools)")
-	}
+// model call.
+func (d *Door) Compact(ctx context.Context, session, agent string) error {
 	if r, ok := agents.RoleByName(agent); ok {
 		agent = r.Name
 	}
-	if err := h.model.compact(ctx, session, agent, ""); err != nil {
+	if err := d.compact(ctx, session, agent, ""); err != nil {
 		return fmt.Errorf("compact %s's conversation in session %s: %w", agent, session, err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package host
+package chat
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plugins"
 )
@@ -266,3 +267,32 @@ func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, erro
 // maxSessionLine bounds one transcript line: a tool result is capped well
 // below it.
 const maxSessionLine = 16 << 20
+
+// ReviewLine is one verdict as the transcript keeps it: the plan, the
+// commit the reviewed change starts from, and the review.
+type ReviewLine struct {
+	Plan  string `json:"plan"`
+	Since string `json:"since,omitempty"`
+	agents.Review
+}
+
+// recordReview appends a reviewer's verdict on plan's work to session's
+// transcript.
+func (l *sessionLog) recordReview(session, plan, since string, rv agents.Review) error {
+	if l == nil || session == "" {
+		return nil
+	}
+	if !sessionIDRE.MatchString(session) {
+		return fmt.Errorf("session id %q is not a plain name", session)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.append(session, []SessionLine{{Time: time.Now().UTC(), Type: "review", Agent: rv.Reviewer,
+		Review: &ReviewLine{Plan: plan, Since: since, Review: rv}}})
+}
+
+// RecordReview appends a reviewer's verdict on plan's work to session's
+// transcript.
+func (d *Door) RecordReview(session, plan, since string, rv agents.Review) error {
+	return d.sessions.recordReview(session, plan, since, rv)
+}

@@ -1,4 +1,4 @@
-package host
+package chat
 
 import (
 	"context"
@@ -27,18 +27,18 @@ func TestSessionsTreeAndTokens(t *testing.T) {
 	project := strings.TrimSuffix(m.sessions.dir, "/.weave/sessions")
 	ctx := context.Background()
 	ask := []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "find it"}}
-	resp, err := m.funcFor("s1", "loom")(ctx, plugins.ChatRequest{Messages: ask})
+	resp, err := m.ModelFunc("s1", "loom")(ctx, plugins.ChatRequest{Messages: ask})
 	if err != nil || len(resp.Message.ToolCalls) != 1 {
 		t.Fatalf("first call = %+v, %v", resp, err)
 	}
 	call := resp.Message.ToolCalls[0]
 	child := tools.ChildSession("s1", "thread")
-	m.link("s1", child, "loom", call.ID)
-	if _, err := m.funcFor(child, "thread")(ctx, plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "look"}}}); err != nil {
+	m.Link("s1", child, "loom", call.ID)
+	if _, err := m.ModelFunc(child, "thread")(ctx, plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "look"}}}); err != nil {
 		t.Fatal(err)
 	}
 	conv := append(ask, resp.Message, plugins.ChatMessage{Role: plugins.RoleTool, ToolCallID: call.ID, Content: "found it"})
-	if _, err := m.funcFor("s1", "loom")(ctx, plugins.ChatRequest{Messages: conv}); err != nil {
+	if _, err := m.ModelFunc("s1", "loom")(ctx, plugins.ChatRequest{Messages: conv}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -110,18 +110,18 @@ func TestInterruptedCallStaysInTheConversation(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "partial words here", Hold: hold})
 	m := newTestModelService(t, srv, &recordingHook{})
 	ctx, cancel := context.WithCancel(context.Background())
-	stop := m.observe(func(ev ModelEvent) {
+	stop := m.Observe(func(ev Event) {
 		if ev.Type == ModelDelta {
 			cancel()
 		}
 	})
 	defer stop()
-	_, err := m.funcFor("s1", "loom")(ctx, plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "tell me"}}})
+	_, err := m.ModelFunc("s1", "loom")(ctx, plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "tell me"}}})
 	if err == nil {
 		t.Fatal("the cut-off call returned no error")
 	}
 	for name, read := range map[string]func() ([]plugins.ChatMessage, error){
-		"memory":     func() ([]plugins.ChatMessage, error) { return m.history("s1", "loom") },
+		"memory":     func() ([]plugins.ChatMessage, error) { return m.History("s1", "loom") },
 		"transcript": func() ([]plugins.ChatMessage, error) { return m.sessions.history("s1", "loom") },
 	} {
 		got, err := read()

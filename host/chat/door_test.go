@@ -1,4 +1,4 @@
-package host
+package chat
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func (h *recordingHook) Handle(_ context.Context, ev plugins.Event) (plugins.Dec
 	return h.onUser, nil
 }
 
-func newTestModelService(t *testing.T, srv *modeltest.Server, hook *recordingHook) *modelService {
+func newTestModelService(t *testing.T, srv *modeltest.Server, hook *recordingHook) *Door {
 	t.Helper()
 	info, _ := hook.Info(context.Background())
 	p, err := hooks.NewPipeline([]hooks.Registered{{Hook: hook, Info: info}}, hooks.Options{})
@@ -51,7 +51,7 @@ func newTestModelService(t *testing.T, srv *modeltest.Server, hook *recordingHoo
 	}
 	cfg := config.Default()
 	cfg.Model = config.ModelConfig{Provider: "anthropic", Name: "m", BaseURL: srv.URL, ContextWindow: 1000}
-	return newModelService(t.TempDir(), cfg, p, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
+	return New(Options{Project: t.TempDir(), Config: cfg, Pipeline: p, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "" }})
 }
 
 func TestModelServiceFiresChatMessageAndCarriesContext(t *testing.T) {
@@ -64,11 +64,11 @@ func TestModelServiceFiresChatMessageAndCarriesContext(t *testing.T) {
 	}
 	m := newTestModelService(t, srv, hook)
 	var mu sync.Mutex
-	var seen []ModelEvent
-	stop := m.observe(func(ev ModelEvent) { mu.Lock(); seen = append(seen, ev); mu.Unlock() })
+	var seen []Event
+	stop := m.Observe(func(ev Event) { mu.Lock(); seen = append(seen, ev); mu.Unlock() })
 	defer stop()
 
-	complete := m.funcFor("s1", "loom")
+	complete := m.ModelFunc("s1", "loom")
 	chat := plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "hello"}}}
 	if _, err := complete(context.Background(), chat); err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestModelServiceBlockedMessageAndNoModel(t *testing.T) {
 	srv := modeltest.NewServer(t)
 	hook := &recordingHook{onUser: plugins.Decision{Action: plugins.Block, Reason: "no secrets in prompts"}}
 	m := newTestModelService(t, srv, hook)
-	_, err := m.funcFor("s", "loom")(context.Background(), plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "my password is x"}}})
+	_, err := m.ModelFunc("s", "loom")(context.Background(), plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "my password is x"}}})
 	if err == nil || !strings.Contains(err.Error(), "no secrets in prompts") {
 		t.Errorf("Complete() error = %v, want the hook's reason", err)
 	}
@@ -137,21 +137,30 @@ func TestModelServiceBlockedMessageAndNoModel(t *testing.T) {
 		t.Errorf("%d requests reached the model, want none", n)
 	}
 
-	none := newModelService("", config.Default(), nil, nil, slog.New(slog.DiscardHandler), func(string) string { return "" })
-	if _, err := none.funcFor("s", "loom")(context.Background(), plugins.ChatRequest{}); err == nil || !strings.Contains(err.Error(), "model.provider") {
+	none := New(Options{Project: "", Config: config.Default(), Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "" }})
+	if _, err := none.ModelFunc("s", "loom")(context.Background(), plugins.ChatRequest{}); err == nil || !strings.Contains(err.Error(), "model.provider") {
 		t.Errorf("no model: error = %v, want one naming model.provider", err)
 	}
 }
 
-func TestModelServicePublishesOnTheSessionTopic(t *testing.T) {
+// TestDoorPublishesOnTheModelTopic: a session's model events go to its
+// model topic, and none to session:<id>, the envelope faces' log.
+func TestDoorPublishesOnTheModelTopic(t *testing.T) {
 	b, err := bus.NewMemory(bus.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	got := make(chan ModelEvent, 16)
-	if _, err := b.Subscribe(context.Background(), "session:s9", func(_ context.Context, m bus.Message) (bus.Ack, error) {
-		var ev ModelEvent
+	onSession := make(chan bus.Message, 16)
+	if _, err := b.Subscribe(context.Background(), "session:*", func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		onSession <- m
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan Event, 16)
+	if _, err := b.Subscribe(context.Background(), bus.ModelTopic("s9"), func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		var ev Event
 		if err := json.Unmarshal(m.Payload, &ev); err != nil {
 			return bus.Ack{}, err
 		}
@@ -163,8 +172,8 @@ func TestModelServicePublishesOnTheSessionTopic(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "one two", ToolCalls: []modeltest.ToolCall{{ID: "t1", Name: "read", Args: `{"path":"a"}`}}})
 	cfg := config.Default()
 	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", BaseURL: srv.OpenAIURL()}
-	m := newModelService("", cfg, nil, b, slog.New(slog.DiscardHandler), func(string) string { return "" })
-	if _, err := m.funcFor("s9", "thread")(context.Background(), plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "hi"}}}); err != nil {
+	m := New(Options{Project: "", Config: cfg, Bus: b, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "" }})
+	if _, err := m.ModelFunc("s9", "thread")(context.Background(), plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
 	var types []string
@@ -184,17 +193,30 @@ func TestModelServicePublishesOnTheSessionTopic(t *testing.T) {
 	if strings.Join(types, " ") != "model.delta model.delta model.tool_call model.usage" || text.String() != "one two" {
 		t.Errorf("bus events %v with text %q, want two deltas, the tool call and the usage", types, text.String())
 	}
+	// A marker published on session:s9 after the call arrives after
+	// anything the call published there.
+	if _, err := b.Publish(context.Background(), bus.Message{Topic: "session:s9", Payload: []byte(`{"type":"marker"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-onSession:
+		if !strings.Contains(string(m.Payload), "marker") {
+			t.Errorf("session:s9 got %s, want no model event there", m.Payload)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the marker never reached session:*")
+	}
 }
 
 func TestHistoryContinuesFromMemoryAndFromTheTranscript(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "first answer"})
 	m := newTestModelService(t, srv, &recordingHook{})
 	chat := plugins.ChatRequest{Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: "remember the word heron"}}}
-	if _, err := m.funcFor("s1", "loom")(context.Background(), chat); err != nil {
+	if _, err := m.ModelFunc("s1", "loom")(context.Background(), chat); err != nil {
 		t.Fatal(err)
 	}
 	for name, read := range map[string]func() ([]plugins.ChatMessage, error){
-		"memory":     func() ([]plugins.ChatMessage, error) { return m.history("s1", "loom") },
+		"memory":     func() ([]plugins.ChatMessage, error) { return m.History("s1", "loom") },
 		"transcript": func() ([]plugins.ChatMessage, error) { return m.sessions.history("s1", "loom") },
 	} {
 		got, err := read()
@@ -205,7 +227,7 @@ func TestHistoryContinuesFromMemoryAndFromTheTranscript(t *testing.T) {
 			t.Errorf("%s history = %+v, want the question and its answer", name, got)
 		}
 	}
-	if got, _ := m.history("s1", "thread"); len(got) != 0 {
+	if got, _ := m.History("s1", "thread"); len(got) != 0 {
 		t.Errorf("another agent's history = %+v, want none", got)
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package chat
 
 import (
 	"context"
@@ -22,12 +22,13 @@ const (
 // maxShortArgs bounds the arguments shown with a tool call.
 const maxShortArgs = 72
 
-// toolActivity turns a tool call the tools saw into a model event.
-func (m *modelService) toolActivity(a tools.Activity) {
-	if m == nil {
+// WatchTool streams a tool call the tools saw as a model event (tool.start,
+// tool.result): the tools.WithWatch of the host.
+func (d *Door) WatchTool(a tools.Activity) {
+	if d == nil {
 		return
 	}
-	ev := ModelEvent{Type: ToolStart, Session: a.Session, Agent: a.Caller.Role(), Tool: a.Call.Tool, ToolID: a.Call.ID,
+	ev := Event{Type: ToolStart, Session: a.Session, Agent: a.Caller.Role(), Tool: a.Call.Tool, ToolID: a.Call.ID,
 		Args: ShortArgs(a.Call.Tool, a.Call.Args)}
 	if a.Result != nil {
 		ev.Type = ToolResult
@@ -40,7 +41,7 @@ func (m *modelService) toolActivity(a tools.Activity) {
 			ev.Error = clipLine(a.Result.Output, 160)
 		}
 	}
-	m.emit(context.Background(), ev)
+	d.emit(context.Background(), ev)
 }
 
 // ShortArgs shows a tool call's arguments on one short line: the argument
