@@ -2,8 +2,11 @@
 // closed once by Close, owns the running parts and hands them to the
 // commands. Its rooms, each a package:
 //
-//	host             Host (config, log, bus, supervisor, hooks, gate, tools),
-//	  │              bus wiring (bus peers as hooks and agents), built-ins
+//	host             Host (config, log, bus, supervisor, hooks, gate, tools,
+//	  │              the model door), built-ins, review
+//	  ├── busface    the host on the bus: opening it (URL, token, options),
+//	  │              bus peers as hooks, delegation and agents served over
+//	  │              the bus, loop status
 //	  ├── chat       the model door every model call passes: chat.message,
 //	  │              the conversations, compaction, model events, the
 //	  │              .weave/sessions/<id>.jsonl transcripts and reading them
@@ -17,8 +20,9 @@
 //	                 modeltest is a fake model server for tests
 //
 // Imports point down: run uses tools, chat uses run and tools, host uses
-// them all; only cmd/weave imports host (and host/chat, for the sessions
-// and the events). Every child process (plugins, command hooks, blocks,
+// them all; only cmd/weave imports host (and host/chat and host/busface,
+// for the sessions, the events and the bus). busface imports neither host
+// nor chat. Every child process (plugins, command hooks, blocks,
 // bash calls, git) gets its environment, process group and kill sequence
 // from internal/proc; every path under .weave/ and the user's directories
 // comes from internal/layout.
