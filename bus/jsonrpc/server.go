@@ -193,7 +193,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // forbidden answers a peer without the token that reached for a protected
-// topic.
+// topic. The protected topics are those whose traffic can change what a run
+// does: hook decisions (hook:), agent requests and delegation (agent:) and
+// the bus's own topics such as dead letters (system:), as the topic table
+// says (bus.ProtectedPrefixes). On a server with a token, only peers that
+// sent it may subscribe to a pattern that can match one of them
+// (bus.PatternMayMatchProtected: by what it matches, so \hook:* is one) or
+// send on one; other loopback peers keep every other topic.
 func (s *Server) forbidden(what, topic string) *Error {
 	where := "the bus token (bus.token or WEAVE_BUS_TOKEN)"
 	if s.opts.TokenFile != "" {
@@ -625,7 +631,7 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
-	if !c.trusted && mayMatchProtected(pattern) {
+	if !c.trusted && bus.PatternMayMatchProtected(pattern) {
 		return nil, c.s.forbidden("subscribe to", pattern)
 	}
 	method := p.Method

@@ -533,7 +533,9 @@ func TestProtectedTopicsNeedToken(t *testing.T) {
 	defer cancel()
 	guest := h.client(t, "guest") // no token
 	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
-	for _, pattern := range []string{"hook:tool.execute.before", "hook:", "agent:*", "system:dead-letter", "*", "h*", "[a-z]*", "?ook:x"} {
+	for _, pattern := range []string{"hook:tool.execute.before", "hook:", "agent:*", "system:dead-letter", "*", "h*", "[a-z]*", "?ook:x",
+		// Escaped, they match the same topics (issue 23).
+		`\hook:*`, `h\ook:*`, `\agent:*`, `\a\gent:tapestry`, `\system:*`, `\hook\:`, `[h]ook:*`} {
 		err := guest.Subscribe(ctx, pattern, ok, jsonrpc.SubscribeOptions{})
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
