@@ -136,7 +136,8 @@
 // hold at most Options.MaxStoreBytes together (256 MiB): an append drops
 // its topic's oldest messages, then other logs' oldest, to fit (a
 // dead letter, without the payloads, says which offsets went), and a
-// message that still does not fit fails naming bus.max_store_bytes. Both
+// message that still does not fit fails naming bus.max_store_bytes; both
+// errors are ErrLimit to errors.Is, which the faces answer as a limit. Both
 // backends also have Forget(ctx, topic), which drops what a topic keeps; a
 // face calls it for topics nobody will read again.
 //

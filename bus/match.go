@@ -208,6 +208,74 @@ func globMatch(p, name string) bool {
 	return true
 }
 
+// mayMatchPrefixed reports whether some topic that starts with prefix may
+// match p. It walks the pattern over prefix the way the matcher would, with
+// every choice a star gives (a set of states, not one), and answers yes as
+// soon as one walk has consumed all of prefix: it does not try to prove that
+// the rest of the pattern matches nothing, so a yes may be too careful but a
+// no is exact. It costs O(len(p)*len(prefix)).
+func (p pattern) mayMatchPrefixed(prefix string) bool {
+	switch p.kind {
+	case kindExact:
+		return strings.HasPrefix(p.raw, prefix)
+	case kindPrefix:
+		return strings.HasPrefix(p.raw, prefix) || strings.HasPrefix(prefix, p.raw)
+	}
+	return globMayMatchPrefixed(p.raw, prefix)
+}
+
+// globMayMatchPrefixed is mayMatchPrefixed for a glob: a search over the
+// states (px, nx), pattern position and bytes of prefix consumed, with the
+// matcher's steps: * takes nothing or one rune and stays, ? and a class take
+// one rune, an escape and a literal take one byte.
+func globMayMatchPrefixed(p, prefix string) bool {
+	if prefix == "" {
+		return true
+	}
+	width := len(prefix) + 1
+	seen := make([]bool, (len(p)+1)*width)
+	stack := []int{0}
+	push := func(px, nx int) {
+		if i := px*width + nx; !seen[i] {
+			seen[i] = true
+			stack = append(stack, i)
+		}
+	}
+	seen[0] = true
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		px, nx := i/width, i%width
+		if nx == len(prefix) {
+			return true
+		}
+		if px == len(p) {
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(prefix[nx:])
+		switch c := p[px]; c {
+		case '*':
+			push(px+1, nx)
+			push(px, nx+w)
+		case '?':
+			push(px+1, nx+w)
+		case '[':
+			if end, ok := matchClass(p, px, r); ok {
+				push(end+1, nx+w)
+			}
+		case '\\':
+			if px+1 < len(p) && prefix[nx] == p[px+1] {
+				push(px+2, nx+1)
+			}
+		default:
+			if prefix[nx] == c {
+				push(px+1, nx+1)
+			}
+		}
+	}
+	return false
+}
+
 // matchClass matches r against the class opening at p[i] and returns the
 // index of its closing ']'.
 func matchClass(p string, i int, r rune) (int, bool) {

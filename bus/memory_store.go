@@ -115,7 +115,7 @@ func (b *Memory) evicted(d eviction) {
 func (b *Memory) storeLocked(r *route, m Message) (uint64, []eviction, error) {
 	_, kept := b.last[m.Topic]
 	if !kept && b.logs[m.Topic] == nil && len(b.last)+len(b.logs) >= b.opts.MaxTopics {
-		return 0, nil, fmt.Errorf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
+		return 0, nil, limitf("publish on %q: the bus keeps its limit of %d retained and append-only topics (bus.max_topics): forget old ones or raise the limit", m.Topic, b.opts.MaxTopics)
 	}
 	size := storedSize(m)
 	grow := int64(0)
@@ -130,7 +130,7 @@ func (b *Memory) storeLocked(r *route, m Message) (uint64, []eviction, error) {
 	}
 	dropped, ok := b.makeRoom(m.Topic, grow)
 	if !ok {
-		return 0, dropped, fmt.Errorf("publish on %q: retained messages and append-only logs hold %d bytes, the bus's limit (bus.max_store_bytes): forget old topics or raise the limit", m.Topic, b.storeBytes)
+		return 0, dropped, limitf("publish on %q: retained messages and append-only logs hold %d bytes, the bus's limit (bus.max_store_bytes): forget old topics or raise the limit", m.Topic, b.storeBytes)
 	}
 	l := b.logs[m.Topic]
 	if r.retained {

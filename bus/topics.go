@@ -130,6 +130,26 @@ func ProtectedTopic(topic string) bool {
 	return false
 }
 
+// PatternMayMatchProtected reports whether a subscription to pattern may
+// receive messages on a protected topic (ProtectedTopic), so that only token
+// holders may hold it. It is decided by what the pattern can match under
+// Match, not by how it is spelled: \hook:*, h\ook:*, [h]ook:*, ?ook:* and
+// * all reach hook:... and are protected; inbound:* is not.
+// It fails closed: an invalid pattern, or one it cannot prove keeps off every
+// protected topic, is protected.
+func PatternMayMatchProtected(pattern string) bool {
+	p, err := compilePattern(pattern)
+	if err != nil {
+		return true
+	}
+	for _, prefix := range ProtectedPrefixes() {
+		if p.mayMatchPrefixed(prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // NoLaunchPrefixes returns the prefixes of the topics the default handler
 // never starts an agent on ("loop:", "model:", "hook:", "system:"), in
 // table order.

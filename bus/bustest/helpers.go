@@ -236,3 +236,11 @@ func (c *FakeClock) WaitForTimer(t testing.TB, d time.Duration) {
 		}
 	}
 }
+
+// ProtectedSpellings are patterns that a peer without the bus token must
+// not hold: each is spelled away from hook:, agent: or system: (fnmatch
+// escapes, classes, ?), and each matches topics there (issue 23).
+var ProtectedSpellings = []string{
+	`\hook:*`, `h\ook:*`, `\h\o\o\k\:*`, `\hook:tool.execute.before`, `[h]ook:*`, `?ook:*`,
+	`\agent:*`, `\a\gent:tapestry`, `\system:*`, `\system:dead-letter`, `hook\:`,
+}

@@ -36,6 +36,10 @@ type Options struct {
 	// MaxSessions bounds the open sessions (bus.max_sessions, default
 	// 1000); session.create past it answers CodeLimit until one closes.
 	MaxSessions int
+	// MaxSessionsPerConnection bounds the open sessions one socket
+	// connection created (default half of MaxSessions, at least 1), so one
+	// client cannot take every session the bus holds.
+	MaxSessionsPerConnection int
 	// Token, when set, is the bus token the HTTP face asks of the commands
 	// that change what a session's agents do (every command but the reads,
 	// see ReadOnly): sent as "Authorization: Bearer <token>". Reads stay
@@ -68,6 +72,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 1000
+	}
+	if o.MaxSessionsPerConnection <= 0 {
+		o.MaxSessionsPerConnection = max(1, o.MaxSessions/2)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -469,7 +476,13 @@ func (b *Broker) reply(req Envelope, payload any) Envelope {
 
 func (b *Broker) errorReply(req Envelope, err error) Envelope {
 	var e *Error
-	if !errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, bus.ErrLimit):
+		// The bus's own cap (bus.max_topics, bus.max_store_bytes): the
+		// message names it and what to do.
+		e = &Error{Code: CodeLimit, Message: err.Error()}
+	default:
 		e = &Error{Code: "internal", Message: err.Error()}
 	}
 	typ := req.Type

@@ -31,7 +31,7 @@ func mustJSON(v any) json.RawMessage {
 	return raw
 }
 
-func (b *Broker) sessionCreate(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
+func (b *Broker) sessionCreate(ctx context.Context, c *conn, env Envelope) (any, func(), error) {
 	var p struct {
 		Name string `json:"name"`
 	}
@@ -47,6 +47,9 @@ func (b *Broker) sessionCreate(ctx context.Context, _ *conn, env Envelope) (any,
 	if open >= b.opts.MaxSessions {
 		return nil, nil, errorf(CodeLimit, "the bus holds its limit of %d open sessions (bus.max_sessions): close one with session.close or raise the limit", b.opts.MaxSessions)
 	}
+	if c != nil && b.openCreated(c) >= b.opts.MaxSessionsPerConnection {
+		return nil, nil, errorf(CodeLimit, "this connection created %d open sessions, its limit (half of bus.max_sessions): close one with session.close first", b.opts.MaxSessionsPerConnection)
+	}
 	now := FormatTime(b.opts.Now())
 	info := SessionInfo{ID: NewID(), Name: strings.TrimSpace(p.Name), Status: "open", CreatedAt: now, UpdatedAt: now}
 	created := Envelope{V: Version, Type: TypeSessionCreated, ID: NewID(), TS: now, Src: env.Src, Session: info.ID, Payload: mustJSON(info)}
@@ -61,7 +64,23 @@ func (b *Broker) sessionCreate(ctx context.Context, _ *conn, env Envelope) (any,
 		return nil, nil, err
 	}
 	b.snapshot(ctx, s)
+	if c != nil {
+		c.created = append(c.created, info.ID)
+	}
 	return info, nil, nil
+}
+
+// openCreated drops the sessions c created that are closed or forgotten
+// from its list, and returns how many are left open. b.mu is held.
+func (b *Broker) openCreated(c *conn) int {
+	open := c.created[:0]
+	for _, id := range c.created {
+		if s := b.sessions[id]; s != nil && s.info.Status != "closed" {
+			open = append(open, id)
+		}
+	}
+	c.created = open
+	return len(open)
 }
 
 // sessionList lists the open sessions; payload.all (or include_closed)

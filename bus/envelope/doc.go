@@ -105,7 +105,11 @@
 // finished actions and idempotency keys per session; Options.KeepClosed
 // closed sessions stay readable, and older ones' topics are dropped from
 // the bus when it can forget topics (memory and nats can). Lines and HTTP bodies are capped at
-// Options.MaxFrameBytes. State is as durable as the bus: in memory for the
+// Options.MaxFrameBytes. Open sessions are capped at Options.MaxSessions,
+// and those one socket connection created at
+// Options.MaxSessionsPerConnection (half); a command the bus refuses for
+// its own caps (bus.ErrLimit: bus.max_topics, bus.max_store_bytes) answers
+// "limit" (HTTP 429) with the bus's message, which names the key. State is as durable as the bus: in memory for the
 // life of the process on the memory backend, in JetStream on nats.
 //
 // The socket is the access control (mode 0600, owner only). The HTTP face

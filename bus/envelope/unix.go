@@ -23,6 +23,9 @@ type conn struct {
 	nc      net.Conn
 	out     *outbox
 	lastSeq int64 // guarded by Broker.mu
+	// created lists the sessions this connection created that may still
+	// be open (Options.MaxSessionsPerConnection); guarded by Broker.mu.
+	created []string
 
 	wmu sync.Mutex // serializes taking from out and writing
 	w   *bufio.Writer

@@ -90,6 +90,17 @@
 // Options.OriginPatterns; Serve applies the HTTP policy of every face
 // (guard.Harden), and bus/serve serves this face with the others.
 //
+// On loopback a peer without the token joins as a guest. It cannot hold a
+// subscription whose pattern can match a protected topic, whatever its
+// spelling (bus.PatternMayMatchProtected), nor send on one. Guests share
+// what all peers share: together they hold at most half of
+// bus.max_total_subscriptions (Options.MaxGuestSubscriptions); one guest
+// connection sends on at most a tenth of bus.max_topics new retained and
+// append-only topics, and all guests on a quarter over the server's life
+// (Options.MaxGuestTopicsPerConnection, Options.MaxGuestTopics). Past a
+// share, and past the bus's own caps (bus.ErrLimit), a call answers
+// CodeLimit with a message that names the limit.
+//
 // # Client
 //
 // Dial connects, initializes and keeps the connection: after a loss it

@@ -81,6 +81,19 @@ type Options struct {
 	// MaxTotalSubscriptions bounds the subscriptions of all connections
 	// together (bus.max_total_subscriptions).
 	MaxTotalSubscriptions int
+	// MaxGuestTopicsPerConnection bounds the retained and append-only
+	// topics (those that count against bus.max_topics) one connection
+	// without the token may send on; 0 means a tenth of the bus's
+	// MaxTopics. MaxGuestTopics bounds them for all such connections
+	// together, for the life of the server (kept topics outlive the
+	// connection that made them); 0 means a quarter. So no peer without the
+	// token can spend the topics the host and the envelope face need.
+	MaxGuestTopicsPerConnection int
+	MaxGuestTopics              int
+	// MaxGuestSubscriptions bounds the subscriptions of all connections
+	// without the token together; 0 means half of MaxTotalSubscriptions,
+	// so the host's hooks and agents can still subscribe.
+	MaxGuestSubscriptions int
 	// OriginPatterns lists browser origins allowed besides the server's own
 	// host (see websocket.AcceptOptions).
 	OriginPatterns []string
@@ -113,8 +126,13 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// subs counts the subscriptions of every connection.
-	subs atomic.Int64
+	// subs counts the subscriptions of every connection, guestSubs those
+	// of the connections without the token.
+	subs      atomic.Int64
+	guestSubs atomic.Int64
+	// guests holds the kept topics that connections without the token
+	// have sent on (guestTopics).
+	guests guestTopics
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -146,6 +164,16 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 	if opts.AgentStartTimeout <= 0 {
 		opts.AgentStartTimeout = DefaultAgentStartTimeout
 	}
+	if opts.MaxGuestSubscriptions <= 0 {
+		opts.MaxGuestSubscriptions = max(1, opts.MaxTotalSubscriptions/2)
+	}
+	keep := busOptions(b)
+	if opts.MaxGuestTopicsPerConnection <= 0 {
+		opts.MaxGuestTopicsPerConnection = max(1, keep.MaxTopics/10)
+	}
+	if opts.MaxGuestTopics <= 0 {
+		opts.MaxGuestTopics = max(1, keep.MaxTopics/4)
+	}
 	if opts.ServerID == "" {
 		opts.ServerID = "weave-bus"
 	}
@@ -158,6 +186,7 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 		conns:   make(map[*conn]struct{}),
 		waiters: make(map[*waiter]struct{}),
 	}
+	s.guests = newGuestTopics(keep)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.agents = newLauncher(s)
 	return s, nil
@@ -193,14 +222,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // forbidden answers a peer without the token that reached for a protected
-// topic.
+// topic. The protected topics are those whose traffic can change what a run
+// does: hook decisions (hook:), agent requests and delegation (agent:) and
+// the bus's own topics such as dead letters (system:), as the topic table
+// says (bus.ProtectedPrefixes). On a server with a token, only peers that
+// sent it may subscribe to a pattern that can match one of them
+// (bus.PatternMayMatchProtected: by what it matches, so \hook:* is one) or
+// send on one; other loopback peers keep every other topic.
 func (s *Server) forbidden(what, topic string) *Error {
-	where := "the bus token (bus.token or WEAVE_BUS_TOKEN)"
-	if s.opts.TokenFile != "" {
-		where = "the bus token in " + s.opts.TokenFile
-	}
 	return errorf(CodeForbidden, "forbidden: %s %q needs the bus token: %s topics change what a run does; connect with Authorization: Bearer <token>, %s",
-		what, topic, strings.Join(bus.ProtectedPrefixes(), ", "), where)
+		what, topic, strings.Join(bus.ProtectedPrefixes(), ", "), s.tokenWhere())
+}
+
+// tokenWhere says where a peer finds the bus token.
+func (s *Server) tokenWhere() string {
+	if s.opts.TokenFile != "" {
+		return "the bus token in " + s.opts.TokenFile
+	}
+	return "the bus token (bus.token or WEAVE_BUS_TOKEN)"
 }
 
 // Close closes every connection and stops the agents the server started.
@@ -284,6 +323,9 @@ type conn struct {
 	subs    map[string]bus.Subscription // by pattern
 	pending map[string]chan incoming    // our calls awaiting a response
 	nextID  uint64
+	// topics holds the kept topics this connection, without the token,
+	// has sent on (spendTopic).
+	topics map[uint64]struct{}
 }
 
 func (c *conn) serve() {
@@ -367,6 +409,9 @@ func (c *conn) shutdown() {
 		_ = sub.Unsubscribe()
 	}
 	c.s.subs.Add(-int64(len(subs)))
+	if !c.trusted {
+		c.s.guestSubs.Add(-int64(len(subs)))
+	}
 	close(c.notes)
 	c.wg.Wait()
 	c.s.mu.Lock()
@@ -625,7 +670,7 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid params: %v", err)
 	}
-	if !c.trusted && mayMatchProtected(pattern) {
+	if !c.trusted && bus.PatternMayMatchProtected(pattern) {
 		return nil, c.s.forbidden("subscribe to", pattern)
 	}
 	method := p.Method
@@ -649,6 +694,11 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 		c.s.subs.Add(-1)
 		return nil, errorf(CodeLimit, "the bus holds its limit of %d subscriptions over all connections (bus.max_total_subscriptions): unsubscribe from some or raise the limit", c.s.opts.MaxTotalSubscriptions)
 	}
+	if !c.trusted && c.s.guestSubs.Add(1) > int64(c.s.opts.MaxGuestSubscriptions) {
+		c.s.guestSubs.Add(-1)
+		c.s.subs.Add(-1)
+		return nil, errorf(CodeLimit, "connections without the bus token hold their limit of %d subscriptions (half of bus.max_total_subscriptions, the rest kept for the host): unsubscribe from some, or connect with %s", c.s.opts.MaxGuestSubscriptions, c.s.tokenWhere())
+	}
 	// The handler waits for the peer's answer, its context or the end of
 	// the connection, so it is cooperative: a Request calls it without a
 	// goroutine of its own.
@@ -656,6 +706,9 @@ func (c *conn) subscribe(raw json.RawMessage) (any, *Error) {
 		bus.SubscribeOptions{Name: c.clientID, Policy: policy, Cooperative: true})
 	if err != nil {
 		c.s.subs.Add(-1)
+		if !c.trusted {
+			c.s.guestSubs.Add(-1)
+		}
 		return nil, errorf(CodeInternal, "internal error: subscribe to %q: %v", pattern, err)
 	}
 	c.subs[pattern] = sub
@@ -677,6 +730,9 @@ func (c *conn) unsubscribe(raw json.RawMessage) (any, *Error) {
 	c.mu.Unlock()
 	if ok {
 		c.s.subs.Add(-1)
+		if !c.trusted {
+			c.s.guestSubs.Add(-1)
+		}
 	}
 	if !ok {
 		return nil, errorf(CodeSubscriptionNotFound, "subscription not found: this connection is not subscribed to %q (pass the exact topic given to subscribe)", *p.Topic)
@@ -704,6 +760,11 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	if e := checkPayload(p.Payload, c.s.opts.RequirePayloadType); e != nil {
 		return nil, e
 	}
+	if !c.trusted {
+		if e := c.spendTopic(*p.Topic); e != nil {
+			return nil, e
+		}
+	}
 	m := bus.Message{Topic: *p.Topic, Payload: p.Payload, Headers: p.Headers, IdempotencyKey: p.IdempotencyKey}
 	if m.Headers == nil {
 		m.Headers = map[string]string{}
@@ -711,6 +772,9 @@ func (c *conn) sendMessage(raw json.RawMessage) (any, *Error) {
 	// Set by the server, never taken from the peer: subscribers can trust it.
 	m.Headers[ClientIDHeader] = c.clientID
 	res, err := c.s.request(c.ctx, m)
+	if errors.Is(err, bus.ErrLimit) {
+		return nil, errorf(CodeLimit, "%v", err)
+	}
 	if err != nil {
 		return nil, errorf(CodeInternal, "internal error: %v", err)
 	}

@@ -533,7 +533,9 @@ func TestProtectedTopicsNeedToken(t *testing.T) {
 	defer cancel()
 	guest := h.client(t, "guest") // no token
 	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
-	for _, pattern := range []string{"hook:tool.execute.before", "hook:", "agent:*", "system:dead-letter", "*", "h*", "[a-z]*", "?ook:x"} {
+	for _, pattern := range []string{"hook:tool.execute.before", "hook:", "agent:*", "system:dead-letter", "*", "h*", "[a-z]*", "?ook:x",
+		// Escaped, they match the same topics (issue 23).
+		`\hook:*`, `h\ook:*`, `\agent:*`, `\a\gent:tapestry`, `\system:*`, `\hook\:`, `[h]ook:*`} {
 		err := guest.Subscribe(ctx, pattern, ok, jsonrpc.SubscribeOptions{})
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
@@ -865,5 +867,43 @@ func TestTopicCap(t *testing.T) {
 	_, err := c.SendMessage(ctx, "issue:3", json.RawMessage(`{}`))
 	if err == nil || !strings.Contains(err.Error(), "bus.max_topics") {
 		t.Errorf("a fourth kept topic = %v, want an error naming bus.max_topics", err)
+	}
+}
+
+// Peers without the token share half of bus.max_total_subscriptions, so
+// however many connections they open, the token holders (the host's hooks
+// and agents) can still subscribe; a closed guest gives its share back.
+func TestGuestSubscriptionShare(t *testing.T) {
+	h := newHarness(t, bus.Options{}, jsonrpc.Options{Token: "s3cret", MaxTotalSubscriptions: 8, MaxSubscriptions: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	ok := func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }
+	a, b := h.client(t, "guest-a"), h.client(t, "guest-b")
+	for i := range 3 {
+		if err := a.Subscribe(ctx, fmt.Sprintf("a:%d", i), ok, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Subscribe(ctx, "b:0", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Subscribe(ctx, "b:1", ok, jsonrpc.SubscribeOptions{})
+	if rpcCode(err) != jsonrpc.CodeLimit || !strings.Contains(err.Error(), "without the bus token") || !strings.Contains(err.Error(), "bus.max_total_subscriptions") {
+		t.Errorf("fifth guest subscription = %v, want CodeLimit naming the guests' share", err)
+	}
+	member, err := jsonrpc.Dial(ctx, h.url, jsonrpc.ClientInfo{Name: "hooks", Version: "1"}, jsonrpc.WithToken("s3cret"), jsonrpc.WithClientID("member"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	for _, p := range []string{"hook:*", "agent:tapestry", "m:1"} {
+		if err := member.Subscribe(ctx, p, ok, jsonrpc.SubscribeOptions{}); err != nil {
+			t.Errorf("token holder Subscribe(%s) past the guests' share = %v, want success", p, err)
+		}
+	}
+	_ = a.Close()
+	bustest.WaitFor(t, "the closed guest to go", func() bool { return h.srv.Connections() == 2 })
+	if err := b.Subscribe(ctx, "b:1", ok, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Errorf("guest subscribe once a closed guest gave its share back = %v", err)
 	}
 }

@@ -372,6 +372,9 @@ func (b *Bus) ensureLog(ctx context.Context, topic string) error {
 	return nil
 }
 
+// Options returns the options in effect, defaults filled in.
+func (b *Bus) Options() bus.Options { return b.opts }
+
 // Publish implements bus.Bus: local subscriptions get m as from
 // bus.Memory.Publish, and m is forwarded to the other processes on the
 // server, which deliver it to theirs.

@@ -12,7 +12,10 @@
 //     read. Either token guards the /bus/ admin routes always, and the
 //     protected topics (hook:, agent:, system:, as the topic table says) of
 //     the WebSocket face, where a loopback peer without it joins as a guest
-//     that keeps the other topics. On the envelope HTTP face a configured
+//     that keeps the other topics: no pattern that can match a protected
+//     topic, however spelled (bus.PatternMayMatchProtected), and a share of
+//     the subscriptions and kept topics all peers share (see bus/jsonrpc),
+//     so a guest cannot spend what the host and the envelope face need. On the envelope HTTP face a configured
 //     token guards every request; the created one guards the commands that
 //     are not reads. The Unix socket's mode (0600) is its access control.
 //   - Loopback only without a configured token: Open refuses a WebSocket

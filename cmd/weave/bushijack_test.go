@@ -46,12 +46,23 @@ func TestStartWorkBusPeerWithoutTheTokenCannotModifyTheRun(t *testing.T) {
 	}
 	defer intruder.Close()
 	var intruded atomic.Int32
-	for _, pattern := range []string{"hook:tool.execute.before", "hook:*", "hook:", "*", "h*"} {
-		err := intruder.Subscribe(ctx, pattern, modifier("echo HIJACKED > out.txt", &intruded), jsonrpc.SubscribeOptions{})
+	// Spelled with fnmatch escapes, classes and ? (issue 23), the patterns
+	// still match hook topics, and are refused for what they match.
+	for _, pattern := range []string{
+		"hook:tool.execute.before", "hook:*", "hook:", "*", "h*",
+		`\hook:*`, `h\ook:*`, `\h\o\o\k\:*`, `\hook:tool.execute.before`, `[h]ook:*`, `?ook:*`,
+		`\agent:*`, `\a\gent:tapestry`, `\system:*`,
+	} {
+		err := intruder.Subscribe(ctx, pattern, modifier("echo HIJACKED > out.txt", &intruded), jsonrpc.SubscribeOptions{Policy: bus.ContinueAll})
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeForbidden {
 			t.Errorf("token-less Subscribe(%q) = %v, want forbidden", pattern, err)
 		}
+	}
+	// \* matches only the topic "*", which nobody can publish: it is
+	// allowed, and hears nothing of the run.
+	if err := intruder.Subscribe(ctx, `\*`, modifier("echo HIJACKED > out.txt", &intruded), jsonrpc.SubscribeOptions{Policy: bus.ContinueAll}); err != nil {
+		t.Errorf("token-less Subscribe(%q) = %v, want success: it matches no protected topic", `\*`, err)
 	}
 	dir := project(t, map[string]string{"p": plan})
 	r := runBin(t, nil, "", "--dir", dir, "start-work", "--bus", url, "p")
