@@ -84,11 +84,12 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if err != nil {
 		return err
 	}
-	h, err := host.Open(ctx, project, cfg, host.WithTools())
+	// The host log records a tick a person forced past its verify blocks.
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeHost()
 	label := "task " + task.Label()
 	verified := ""
 	if done && !task.Done {

@@ -127,10 +127,15 @@ func (t *Tools) keepLocked(o *ownedPlan) (string, error) {
 	if !back[0].Done {
 		what = "unticked"
 	}
-	note := fmt.Sprintf("refused: the checkbox of %s of %s was %s without plan_check and is put back; checkbox bytes are host-owned: ticks go through plan_check, which runs the task's verify blocks",
-		strings.Join(labels, ", "), np.Name, what)
-	t.log.Warn("a plan checkbox changed without the tick door; put back", "plan", np.Path, "tasks", strings.Join(labels, ", "))
-	o.restored = append(o.restored, fmt.Sprintf("%s of %s was %s without plan_check; the run put it back", strings.Join(labels, ", "), np.Name, what))
+	boxes, was, is, it := "the checkbox", "was", "is", "it"
+	if len(back) > 1 {
+		boxes, was, is, it = "the checkboxes", "were", "are", "them"
+	}
+	list := strings.Join(labels, ", ")
+	note := fmt.Sprintf("refused: %s of %s of %s %s %s without plan_check and %s put back; checkbox bytes are host-owned: ticks go through plan_check, which runs the task's verify blocks",
+		boxes, list, np.Name, was, what, is)
+	t.log.Warn("a plan checkbox changed without the tick door; put back", "plan", np.Path, "tasks", list)
+	o.restored = append(o.restored, fmt.Sprintf("%s of %s %s %s without plan_check; the run put %s back", list, np.Name, was, what, it))
 	return note, nil
 }
 

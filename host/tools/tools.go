@@ -268,7 +268,10 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 		// Any call may have written the plan a run owns (bash above all):
 		// a checkbox it changed is put back, and the model is told.
 		if note := t.keepTicks(); note != "" {
-			res.Output = strings.TrimRight(res.Output, "\n") + "\n\n" + note
+			if out := strings.TrimRight(res.Output, "\n"); out != "" {
+				note = out + "\n\n" + note
+			}
+			res.Output = note
 		}
 	}
 	if modifiedBy != "" {
