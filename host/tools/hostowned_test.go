@@ -1,0 +1,59 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/weavehq/weave/config"
+)
+
+func TestHostOwnedRule(t *testing.T) {
+	scripts := []string{".weave/hooks/check.sh"}
+	for _, tc := range []struct{ rel, want string }{
+		{".weave/config.yaml", "config"},
+		{".weave/config.local.yml", "config"},
+		{".weave/CONFIG.json", "config"},
+		{".weave/state.json", "work state"},
+		{".weave/weave.lock", "lock"},
+		{".weave/sessions/ses_1.jsonl", "sessions"},
+		{".weave/run/123.json", "run records"},
+		{".weave/plugins/weave-hook-x", "plugins"},
+		{".weave/cache/plans.gob", "cache"},
+		{".weave/logs/weave.log", "logs"},
+		{".weave/logs/g/001-a.log", "logs"},
+		{".claude/settings.json", "Claude settings"},
+		{".claude/settings.local.json", "Claude settings"},
+		{".mcp.json", "MCP servers"},
+		{".weave/hooks/check.sh", "hook script"},
+		{".weave/plans/g.md", ""},
+		{".weave/notes.md", ""},
+		{".weave/configs/x.md", ""},
+		{"config.yaml", ""},
+		{"src/state.json", ""},
+		{".claude/agents/a.md", ""},
+	} {
+		if got := hostOwnedRule(tc.rel, scripts); got != tc.want {
+			t.Errorf("hostOwnedRule(%q) = %q, want %q", tc.rel, got, tc.want)
+		}
+	}
+}
+
+func TestHookScriptsNamedByTheConfig(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Hooks = map[string][]config.HookMatcher{"PreToolUse": {{Hooks: []config.CommandHook{
+		{Command: "./hooks/guard.sh --strict"},
+		{Command: `python3 "$CLAUDE_PROJECT_DIR/hooks/check.py"`},
+		{Command: "id > pwned.txt"},
+		{Command: "/usr/bin/true"},
+	}}}}
+	got := hookScripts(root, cfg)
+	want := []string{"hooks/guard.sh", "hooks/check.py"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("hookScripts = %q, want %q", got, want)
+	}
+}
