@@ -39,7 +39,8 @@ func (t *Tools) edit(c Caller, args map[string]any) (plugins.ToolResult, error) 
 	if oldS == newS {
 		return failf("edit %s: old_string and new_string are the same; nothing to change", rel)
 	}
-	if msg := t.ownedPath(real); msg != "" {
+	asked, _ := plugins.ToolPath(args)
+	if msg := t.ownedPath(asked, real); msg != "" {
 		return refused(msg)
 	}
 	dir, name, err := t.confined(c, plugins.ToolEdit, args, real, false)

@@ -123,12 +123,29 @@ func hookScripts(root string, cfg *config.Config) []string {
 	return out
 }
 
-// ownedPath is the refusal of a write or edit of the file at real when it
-// is host-owned, "" when it is not.
-func (t *Tools) ownedPath(real string) string {
+// ownedPath is the refusal of a write or edit of the file at real, asked
+// for as asked (the tool's path argument), when it is host-owned, "" when
+// it is not. Both names are checked: the real one, and the one asked for,
+// which is how weave itself reaches the file when a directory on the way
+// is a link.
+func (t *Tools) ownedPath(asked, real string) string {
+	scripts := hookScripts(t.root, t.cfg)
 	rel := projectRel(t.root, real)
-	if rule := hostOwnedRule(rel, hookScripts(t.root, t.cfg)); rule != "" {
+	if rule := hostOwnedRule(rel, scripts); rule != "" {
 		return fmt.Sprintf("refused: %s is host-owned (%s); ticks go through plan_check", rel, rule)
+	}
+	lex := filepath.Clean(filepath.FromSlash(asked))
+	if filepath.IsAbs(lex) {
+		r, err := filepath.Rel(t.root, lex)
+		if err != nil {
+			return ""
+		}
+		lex = r
+	}
+	if lex = filepath.ToSlash(lex); lex != rel && !strings.HasPrefix(lex, "../") {
+		if rule := hostOwnedRule(lex, scripts); rule != "" {
+			return fmt.Sprintf("refused: %s is host-owned (%s); ticks go through plan_check", lex, rule)
+		}
 	}
 	return ""
 }

@@ -57,3 +57,23 @@ func TestHookScriptsNamedByTheConfig(t *testing.T) {
 		t.Errorf("hookScripts = %q, want %q", got, want)
 	}
 }
+
+func TestOwnedPathThroughALinkedWeaveDir(t *testing.T) {
+	root := t.TempDir()
+	// .weave is a link to a directory elsewhere in the project: the config
+	// weave reads is .weave/config.yaml, whose real name is meta/config.yaml.
+	if err := os.MkdirAll(filepath.Join(root, "meta"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("meta", filepath.Join(root, ".weave")); err != nil {
+		t.Fatal(err)
+	}
+	tl := &Tools{root: root, cfg: config.Default()}
+	real := filepath.Join(root, "meta", "config.yaml")
+	if got := tl.ownedPath(".weave/config.yaml", real); got != "refused: .weave/config.yaml is host-owned (config); ticks go through plan_check" {
+		t.Errorf("ownedPath through the link = %q, want the config rule", got)
+	}
+	if got := tl.ownedPath("meta/notes.md", filepath.Join(root, "meta", "notes.md")); got != "" {
+		t.Errorf("ownedPath(meta/notes.md) = %q, want none", got)
+	}
+}

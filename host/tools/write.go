@@ -25,7 +25,8 @@ func (t *Tools) write(c Caller, args map[string]any) (plugins.ToolResult, error)
 	if !present || !isString {
 		return failf("write %s: argument %q must be a string with the whole file's text (got %s)", rel, argContent, jsonType(v))
 	}
-	if msg := t.ownedPath(real); msg != "" {
+	asked, _ := plugins.ToolPath(args)
+	if msg := t.ownedPath(asked, real); msg != "" {
 		return refused(msg)
 	}
 	dir, name, err := t.confined(c, plugins.ToolWrite, args, real, true)
