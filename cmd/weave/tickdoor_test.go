@@ -124,8 +124,8 @@ func TestTickDoorHostileModel(t *testing.T) {
 			t.Error("deployed.txt exists: the runbook task ran")
 		}
 		res := toolResults(t, srv)
-		if len(res) == 0 || !strings.Contains(res[0], "refused: you were handed task 1 (Write the greeting) of g") {
-			t.Errorf("plan_check's result = %q, want a refusal: the model was handed task 1", res)
+		if len(res) == 0 || !strings.Contains(res[0], "refused: task 2 (Deploy) of g is a runbook task") || !strings.Contains(res[0], "never a model") {
+			t.Errorf("plan_check's result = %q, want a refusal: a model never ticks a runbook task", res)
 		}
 	})
 

@@ -144,17 +144,23 @@ func (t *Tools) keepLocked(o *ownedPlan) (string, error) {
 // run first.
 func mayTick(ctx context.Context, p *plans.Plan, task plans.Task) (refusal string, verify bool) {
 	label := "task " + task.Label()
-	if h := callScopeOf(ctx).handed; h != nil {
-		cur, found := p.Lookup(h.Task)
-		if !strings.EqualFold(h.Plan, p.Name) || !found || cur.Index != task.Index {
-			return fmt.Sprintf("refused: you were handed task %s of %s; plan_check ticks only that task, not %s of %s", h.Task.Label(), h.Plan, label, p.Name), false
-		}
-		if h.Runbook {
-			return "", false
-		}
+	h := callScopeOf(ctx).handed
+	handed := func() string {
+		return fmt.Sprintf("refused: you were handed task %s of %s; plan_check ticks only that task, not %s of %s", h.Task.Label(), h.Plan, label, p.Name)
 	}
-	if agents.RunsAsRunbook(task) {
+	mine := func() bool {
+		cur, found := p.Lookup(h.Task)
+		return strings.EqualFold(h.Plan, p.Name) && found && cur.Index == task.Index
+	}
+	switch {
+	case h != nil && h.Runbook && mine():
+		return "", false
+	case h != nil && h.Runbook:
+		return handed(), false
+	case agents.RunsAsRunbook(task):
 		return fmt.Sprintf("refused: %s of %s is a runbook task: the runbook executor runs its blocks and ticks it, never a model", label, p.Name), false
+	case h != nil && !mine():
+		return handed(), false
 	}
 	return "", true
 }
