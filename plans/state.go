@@ -96,6 +96,9 @@ type TaskRecord struct {
 	By string `json:"by,omitempty"`
 	// Skipped marks a task the run left for a person (start-work --skip).
 	Skipped bool `json:"skipped,omitempty"`
+	// Forced marks a task a person ticked with `weave task done --force`,
+	// past its failing (or unrun) verify blocks.
+	Forced bool `json:"forced,omitempty"`
 }
 
 // ByPerson is TaskRecord.By for a task a person ticked.

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -20,8 +23,11 @@ func newCmdTask(g *globalOptions, s *Streams) *cobra.Command {
 		Example: `  weave task done hello-weave 2
   weave task undo hello-weave 2`,
 		Long: `Tick (done) or untick (undo) one task of a plan, for work a person did.
-The checkbox is patched through the same door a run ticks through, and when
-the plan is the active one, .weave/state.json records that a person did it.`,
+The checkbox is patched through the same door a run ticks through: done runs
+the task's verify blocks first and ticks only when they pass, unless --force
+says to tick anyway (which the host log, and .weave/state.json when the plan
+is the active one, record as forced by a person). When the plan is the
+active one, .weave/state.json records that a person did it.`,
 	}
 	cmd.AddCommand(newCmdTaskMark(g, s, true), newCmdTaskMark(g, s, false))
 	return cmd
@@ -33,7 +39,8 @@ func newCmdTaskMark(g *globalOptions, s *Streams, done bool) *cobra.Command {
 	if !done {
 		use, short, example = "undo PLAN N", "Untick task N of PLAN", `  weave task undo hello-weave 2`
 	}
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:     use,
 		Short:   short,
 		Example: example,
@@ -45,12 +52,16 @@ func newCmdTaskMark(g *globalOptions, s *Streams, done bool) *cobra.Command {
 			return completeTaskNumbers(g, args[0], !done), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			return taskMarkRun(c.Context(), g, s, args[0], args[1], done)
+			return taskMarkRun(c.Context(), g, s, args[0], args[1], done, force)
 		},
 	}
+	if done {
+		cmd.Flags().BoolVar(&force, "force", false, "tick even if the task's verify blocks fail (recorded as forced by a person)")
+	}
+	return cmd
 }
 
-func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, which string, done bool) error {
+func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, which string, done, force bool) error {
 	project, p, err := g.findPlan(planName)
 	if err != nil {
 		return err
@@ -73,11 +84,21 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if err != nil {
 		return err
 	}
-	h, err := host.Open(ctx, project, cfg, host.WithTools())
+	// The host log records a tick a person forced past its verify blocks.
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeHost()
+	label := "task " + task.Label()
+	verified := ""
+	if done && !task.Done {
+		// The tick door: the task's verify blocks run first, as a run's
+		// blocks do (through the gate and the hooks, as Tapestry).
+		if verified, err = verifyByHand(ctx, h, p, task, force); err != nil {
+			return err
+		}
+	}
 	door := h.Tools().Tick
 	if !done {
 		door = h.Tools().Untick
@@ -86,7 +107,6 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if err != nil {
 		return err
 	}
-	label := "task " + task.Label()
 	pr := np.Progress()
 	if already {
 		state := "unchecked"
@@ -96,7 +116,11 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 		fmt.Fprintf(s.Out, "%s of %s is already %s (%d/%d done)\n", label, np.Name, state, pr.Completed, pr.Total)
 		return nil
 	}
-	recorded, err := recordPerson(store, np, task, done)
+	forced := force && verified != verifiedPassed && verified != verifiedNone
+	if forced {
+		h.Logger().Warn("a person ticked a task past its verify blocks (task done --force)", "plan", np.Name, "task", task.Label(), "verify", verified)
+	}
+	recorded, err := recordPerson(store, np, task, done, forced)
 	if err != nil {
 		return err
 	}
@@ -104,25 +128,67 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if !done {
 		verb = "unticked"
 	}
-	fmt.Fprintf(s.Out, "%s %s of %s (%d/%d done)%s\n", verb, label, np.Name, pr.Completed, pr.Total, recorded)
+	fmt.Fprintf(s.Out, "%s %s of %s (%d/%d done)%s%s\n", verb, label, np.Name, pr.Completed, pr.Total, verified, recorded)
 	return nil
+}
+
+// What verifyByHand says of a task's verify blocks, in the message.
+const (
+	verifiedNone   = "; it has no verify blocks"
+	verifiedPassed = "; its verify blocks passed"
+)
+
+// verifyByHand runs the verify blocks of task t of p before `task done`
+// ticks it. It returns what the message says of them, or an error that
+// refuses the tick; with force a failing block is reported, not an error.
+func verifyByHand(ctx context.Context, h *host.Host, p *plans.Plan, t plans.Task, force bool) (string, error) {
+	n := len(t.VerifyBlocks())
+	if n == 0 {
+		return verifiedNone, nil
+	}
+	refusal, err := h.Tools().Verify(ctx, tools.Caller{Agent: agents.Tapestry}, "", t)
+	if err != nil {
+		return "", err
+	}
+	if refusal == "" {
+		return verifiedPassed, nil
+	}
+	why := strings.TrimPrefix(refusal, "The tick was refused: ")
+	why, _, _ = strings.Cut(why, "\nFix the cause")
+	if !force {
+		return "", fmt.Errorf("task %s of %s not ticked: %s\nfix it and run this again, or tick it anyway with `weave task done %s %s --force`",
+			t.Label(), p.Name, why, p.Name, taskArg(t))
+	}
+	first, _, _ := strings.Cut(why, ". It runs:")
+	return "; FORCED by a person past a failing verify block (" + first + ")", nil
+}
+
+// taskArg names t on a command line.
+func taskArg(t plans.Task) string {
+	if t.Number > 0 {
+		return strconv.Itoa(t.Number)
+	}
+	return strconv.Quote(t.Title)
 }
 
 // recordPerson notes in state.json, when p is the active plan, that a
 // person ticked (or unticked) the task.
-func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done bool) (string, error) {
+func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced bool) (string, error) {
 	st, _, err := store.Load()
 	if err != nil || st == nil || !st.IsActive(p.Path) {
 		return "", err
 	}
 	rec := st.Record(t.Key())
-	rec.Done, rec.UpdatedAt, rec.Skipped = done, time.Now().UTC(), false
+	rec.Done, rec.UpdatedAt, rec.Skipped, rec.Forced = done, time.Now().UTC(), false, done && forced
 	rec.By = ""
 	if done {
 		rec.By = plans.ByPerson
 	}
 	if err := store.Save(st); err != nil {
 		return "", err
+	}
+	if done && forced {
+		return "; recorded in .weave/state.json as forced by a person", nil
 	}
 	if done {
 		return "; recorded in .weave/state.json as done by a person", nil

@@ -38,7 +38,7 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 		// agent's plugin would (each block a bash call through the gate
 		// and the hooks, the tick a plan_check), without three calls to
 		// and from another process for every task.
-		resp, err := agents.RunTask(ctx, r.services(role, out), p.Name, t)
+		resp, err := agents.RunTask(ctx, r.services(role, out, &tools.Handed{Plan: p.Name, Task: t, Runbook: true}), p.Name, t)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%s: %w", role, err)
@@ -59,7 +59,7 @@ func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out 
 			req.Prompt += "\n\n<system-reminder>\n" + strings.Join(r.forModel, "\n\n") + "\n</system-reminder>"
 			r.forModel = nil
 		}
-		resp, err := agent.Handle(ctx, r.servicesFrom(role, out, source), req)
+		resp, err := agent.Handle(ctx, r.servicesFrom(role, out, source, &tools.Handed{Plan: p.Name, Task: t}), req)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%s: %w", role, err)
@@ -118,9 +118,10 @@ func (r *runner) history(ctx context.Context) []plugins.ChatMessage {
 	return nil
 }
 
-// ticked reports whether task t is ticked in the plan file now.
+// ticked reports whether task t is ticked in the plan file now, through
+// the tick door.
 func (r *runner) ticked(p *plans.Plan, t plans.Task) bool {
-	np, err := plans.Reload(p)
+	np, err := r.current(p)
 	if err != nil {
 		return false
 	}
@@ -128,9 +129,9 @@ func (r *runner) ticked(p *plans.Plan, t plans.Task) bool {
 	return ok && cur.Done
 }
 
-// progress is the plan's progress as the file now says.
+// progress is the plan's progress as the file now says, through the door.
 func (r *runner) progress(p *plans.Plan) plans.Progress {
-	if np, err := plans.Reload(p); err == nil {
+	if np, err := r.current(p); err == nil {
 		return np.Progress()
 	}
 	return p.Progress()
@@ -138,8 +139,8 @@ func (r *runner) progress(p *plans.Plan) plans.Progress {
 
 // servicesFrom is services whose model calls mark their user messages as
 // the run's (source), never the person's.
-func (r *runner) servicesFrom(role string, out io.Writer, source string) *tools.Services {
-	s := r.services(role, out)
+func (r *runner) servicesFrom(role string, out io.Writer, source string, handed *tools.Handed) *tools.Services {
+	s := r.services(role, out, handed)
 	if complete := s.ModelFunc; complete != nil {
 		s.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
 			return complete(tools.WithMessageSource(ctx, source), req)

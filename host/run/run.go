@@ -368,9 +368,13 @@ func (r *runner) settle(st *plans.State) (*plans.State, error) {
 }
 
 func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
+	// The run owns the plan's checkboxes from here to its end: only the
+	// tick door changes one (see tools.Tools.OwnTicks).
+	release := r.tools.OwnTicks(p)
+	defer release()
 	for {
 		var err error
-		if p, err = reloadIfChanged(p); err != nil {
+		if p, err = r.current(p); err != nil {
 			return r.fail(p, nil, fmt.Errorf("re-read plan: %w", err))
 		}
 		r.res.Plan = p
@@ -560,23 +564,21 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 
 // services is what the agent reaches while it carries out a task: the tools,
 // as role (Tapestry, or the agent Route chose), through the capability gate
-// and the tool hooks, with command output streamed to out and
-// runbook.block_timeout as a command's limit.
-func (r *runner) services(role string, out io.Writer) *tools.Services {
-	scope := tools.Scope{Output: out, Timeout: r.o.Config.Runbook.BlockTimeout, TimeoutSet: true}
+// and the tool hooks, with command output streamed to out,
+// runbook.block_timeout as a command's limit, and handed the task its
+// plan_check may tick.
+func (r *runner) services(role string, out io.Writer, handed *tools.Handed) *tools.Services {
+	scope := tools.Scope{Output: out, Timeout: r.o.Config.Runbook.BlockTimeout, TimeoutSet: true, Handed: handed}
 	return r.tools.Services(tools.Caller{Agent: role}, r.session, scope, r.o.Logger.With("agent", role))
 }
 
-// confirmTick makes sure the task the agent finished is ticked in the file:
-// the agent ticks it with plan_check, and the host checks. It returns the
-// plan as it now is, and false when the task is no longer in it.
+// confirmTick makes sure the task the agent finished is ticked in the file,
+// through the tick door: the agent ticks it with plan_check, which runs its
+// verify blocks first, and the host checks, once the marks that changed
+// without the door are put back. It returns the plan as it now is, and
+// false when the task is no longer in it.
 func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, error) {
-	if ticked := r.tools.Ticked(p.Path); ticked != nil {
-		// The agent ticked through the door: start from what it wrote,
-		// which a stat confirms, instead of reading the file again.
-		p = ticked
-	}
-	np, err := plans.Reload(p)
+	np, err := r.current(p)
 	if err != nil {
 		return nil, false, fmt.Errorf("re-read plan: %w", err)
 	}
@@ -584,15 +586,21 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 	if !ok {
 		return np, false, nil
 	}
-	np, _, err = r.tools.Tick(np, cur)
-	var gone *plans.TaskGoneError
-	if errors.As(err, &gone) {
-		return np, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("tick task %s: %w", t.Label(), err)
+	if !cur.Done {
+		return nil, false, fmt.Errorf("task %s is not ticked: ticks go through plan_check, which runs the task's verify blocks", t.Label())
 	}
 	return np, true, nil
+}
+
+// current is the plan as the file now has it, its checkboxes as the tick
+// door left them (see tools.Tools.KeepTicks): progress is taken from no
+// other. The marks put back since the last look are shown as warnings.
+func (r *runner) current(p *plans.Plan) (*plans.Plan, error) {
+	np, notices, err := r.tools.KeepTicks(p)
+	for _, n := range notices {
+		r.warn(n)
+	}
+	return np, err
 }
 
 // todosDone fires plan.todos.done once the task just ticked left no task of
@@ -697,19 +705,6 @@ func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
 	}
 	r.o.Observe(ev)
 	return r.save()
-}
-
-// reloadIfChanged re-parses the plan when its file changed on disk, so that
-// edits made while a plan runs are honoured without parsing on every step.
-func reloadIfChanged(p *plans.Plan) (*plans.Plan, error) {
-	fi, err := os.Stat(p.Path)
-	if err != nil {
-		return p, err
-	}
-	if fi.ModTime().Equal(p.ModTime) && fi.Size() == int64(len(p.Src)) {
-		return p, nil
-	}
-	return plans.Reload(p)
 }
 
 func (r *runner) logPath(p *plans.Plan, t plans.Task) string {

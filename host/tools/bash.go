@@ -73,6 +73,7 @@ type callScope struct {
 	output     io.Writer
 	timeout    time.Duration
 	timeoutSet bool
+	handed     *Handed
 }
 
 type callScopeKey struct{}
@@ -82,17 +83,20 @@ func withCallScope(ctx context.Context, s callScope) context.Context {
 }
 
 // Scope is what the host adds to the calls it makes on an agent's behalf:
-// Output receives a command's output as it runs, and Timeout (when
-// TimeoutSet) bounds a command, as runbook.block_timeout does a block.
+// Output receives a command's output as it runs, Timeout (when TimeoutSet)
+// bounds a command, as runbook.block_timeout does a block, and Handed, when
+// set, is the task a run handed the agent, the only one its plan_check may
+// tick (see tickdoor.go).
 type Scope struct {
 	Output     io.Writer
 	Timeout    time.Duration
 	TimeoutSet bool
+	Handed     *Handed
 }
 
 // WithScope returns ctx carrying s for the tool calls made under it.
 func WithScope(ctx context.Context, s Scope) context.Context {
-	return withCallScope(ctx, callScope{output: s.Output, timeout: s.Timeout, timeoutSet: s.TimeoutSet})
+	return withCallScope(ctx, callScope{output: s.Output, timeout: s.Timeout, timeoutSet: s.TimeoutSet, handed: s.Handed})
 }
 
 func callScopeOf(ctx context.Context) callScope {

@@ -31,9 +31,21 @@
 // of the host's), capped in output and time, and everything it started is
 // killed with it on a timeout or a cancellation.
 //
-// Ticking a plan task has one door, Tick: the plan_check tool,
-// plugins.Host.TickTask (a plan_check call through the gate) and the run's
-// confirmation of a finished task all pass it, one at a time.
+// Ticking a plan task has one door (tickdoor.go), which runs the task's
+// verify blocks before it ticks: the plan_check tool and
+// plugins.Host.TickTask (a plan_check call through the gate) pass it, and
+// `weave task done` runs the same verification before Tick unless a person
+// forces it. In a run, plan_check ticks only the task the run handed the
+// caller (Scope.Handed), a model never ticks a runbook task, and the run
+// owns its plan's checkboxes (OwnTicks): a box changed any other way, by a
+// write, an edit, a bash call or an editor, is put back after the tool call
+// or before the run reads progress (KeepTicks), and the call's result says
+// that ticks go through plan_check.
+//
+// The files that hold the rules and the record are host-owned
+// (hostowned.go, the one list): write and edit refuse them for every role,
+// and refuse a write to a plan that would change a checkbox, naming the
+// rule ("refused: .weave/config.yaml is host-owned (config); ...").
 //
 // Tools and Gate are safe for concurrent use; a Gate is immutable after
 // NewGate.
@@ -70,8 +82,10 @@
 //	task        agent, prompt                               the delegated agent's answer
 //	todowrite   todos: [{content, status}]                  the session's checklist; status is pending,
 //	                                                         in_progress or completed
-//	plan_check  task (number or title), plan?               ticks the task in the plan (default: the
-//	                                                         active plan of .weave/state.json)
+//	plan_check  task (number or title), plan?               runs the task's verify blocks, then ticks it
+//	                                                         in the plan (default: the active plan of
+//	                                                         .weave/state.json); in a run only the task
+//	                                                         handed over, never a runbook task
 //
 // A tool that ran and failed (missing file, bad arguments, non-zero exit,
 // denial) returns a ToolResult with IsError and a message the agent can act

@@ -39,6 +39,10 @@ func (t *Tools) edit(c Caller, args map[string]any) (plugins.ToolResult, error) 
 	if oldS == newS {
 		return failf("edit %s: old_string and new_string are the same; nothing to change", rel)
 	}
+	asked, _ := plugins.ToolPath(args)
+	if msg := t.ownedPath(asked, real); msg != "" {
+		return refused(msg)
+	}
 	dir, name, err := t.confined(c, plugins.ToolEdit, args, real, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -72,6 +76,9 @@ func (t *Tools) edit(c Caller, args map[string]any) (plugins.ToolResult, error) 
 		out = strings.ReplaceAll(string(src), oldS, newS)
 	} else {
 		out = strings.Replace(string(src), oldS, newS, 1)
+	}
+	if msg := t.ownedMarks(real, src, true, []byte(out)); msg != "" {
+		return refused(msg)
 	}
 	if err := dir.writeFile(name, []byte(out), st.Perm()); err != nil {
 		return failf("edit %s: %v", rel, err)

@@ -12,26 +12,60 @@ import (
 )
 
 func init() {
-	register(plugins.ToolPlanCheck, func(_ context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.planCheck(c.args) })
+	register(plugins.ToolPlanCheck, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.planCheck(ctx, c) })
 }
 
-func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
-	t.tick.Lock()
-	defer t.tick.Unlock()
-	name, err := stringArg(args, argPlan, false)
+// planCheck is the tick door as a tool (see tickdoor.go): the marks a run
+// owns are put right first, then the task is checked against who may tick
+// it, its verify blocks run, and only then is its box ticked.
+func (t *Tools) planCheck(ctx context.Context, c call) (plugins.ToolResult, error) {
+	name, err := stringArg(c.args, argPlan, false)
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
-	p, err := t.planFor(name)
-	if err != nil {
-		return failf("plan_check: %v", err)
-	}
-	task, res, done := findTask(p, args[argTask])
+	note := t.keepTicks()
+	p, task, res, done := t.pickTask(name, c.args[argTask])
 	if done {
 		return res, nil
 	}
 	label := "task " + task.Label()
-	np, already, err := t.setDone(p, task, true)
+	if task.Done {
+		pr := p.Progress()
+		return ok("%s of %s was already ticked (%d/%d done)", label, p.Name, pr.Completed, pr.Total)
+	}
+	refusal, verify := mayTick(ctx, p, task)
+	if refusal != "" {
+		return plugins.ToolResult{Output: refusal, IsError: true, Denied: true, Reason: refusal}, nil
+	}
+	if verify {
+		// The blocks run without the door's lock: each is a tool call,
+		// which puts the owned marks right after it.
+		refusal, err := t.Verify(ctx, c.caller, c.session, task)
+		if err != nil {
+			return plugins.ToolResult{}, err
+		}
+		if refusal != "" {
+			return plugins.ToolResult{Output: refusal, IsError: true}, nil
+		}
+	}
+	t.tick.Lock()
+	defer t.tick.Unlock()
+	if t.owned != nil {
+		if n, err := t.keepLocked(t.owned); err == nil && n != "" {
+			note = n
+		}
+	}
+	// The plan may have changed while the blocks ran: tick the task as the
+	// file now has it.
+	p, err = t.planFor(name)
+	if err != nil {
+		return failf("plan_check: %v", err)
+	}
+	cur, found := p.Lookup(task)
+	if !found {
+		return failf("plan_check: %v", &plans.TaskGoneError{Path: p.Path, Number: task.Number, Title: task.Title})
+	}
+	np, already, err := t.setDone(p, cur, true)
 	if err != nil {
 		// A *plans.TaskGoneError says to reload; the agent can act on it.
 		return failf("plan_check: %v", err)
@@ -45,15 +79,33 @@ func (t *Tools) planCheck(args map[string]any) (plugins.ToolResult, error) {
 	if pr.Complete() {
 		msg += "; every task of the plan is done"
 	}
+	if note != "" {
+		msg += "\n\n" + note
+	}
 	return ok("%s", msg)
 }
 
-// Tick is the one door through which a plan task is ticked: the plan_check
-// tool, plugins.Host.TickTask (a plan_check call through the gate) and the
-// run's confirmation that a finished task is ticked all pass here. It ticks
-// task of p by patching its checkbox in the file, unless the task is ticked
-// already, and returns the plan as it now is. A *plans.TaskGoneError says
-// the task is no longer in the file.
+// pickTask finds the plan and the task a plan_check call names, under the
+// door's lock; done says res is the answer (the task could not be found).
+func (t *Tools) pickTask(name string, raw any) (*plans.Plan, plans.Task, plugins.ToolResult, bool) {
+	t.tick.Lock()
+	defer t.tick.Unlock()
+	p, err := t.planFor(name)
+	if err != nil {
+		res, _ := failf("plan_check: %v", err)
+		return nil, plans.Task{}, res, true
+	}
+	task, res, done := findTask(p, raw)
+	return p, task, res, done
+}
+
+// Tick is the door's last step, through which every tick passes: the
+// plan_check tool (after the checks above), plugins.Host.TickTask (a
+// plan_check call through the gate) and `weave task done` (after the
+// task's verify blocks, or forced by a person). It ticks task of p by
+// patching its checkbox in the file, unless the task is ticked already,
+// and returns the plan as it now is. A *plans.TaskGoneError says the task
+// is no longer in the file. Tick itself verifies nothing: its callers do.
 func (t *Tools) Tick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
 	t.tick.Lock()
 	defer t.tick.Unlock()
@@ -81,6 +133,9 @@ func (t *Tools) setDone(p *plans.Plan, task plans.Task, done bool) (np *plans.Pl
 	t.mu.Lock()
 	t.lastPlan = np
 	t.mu.Unlock()
+	if t.owned != nil && t.owned.plan.Path == np.Path {
+		t.owned.plan = np
+	}
 	return np, false, nil
 }
 
@@ -99,17 +154,6 @@ func (t *Tools) Progress(name string) (plugins.PlanProgress, error) {
 		out.Tasks[i] = plugins.PlanTask{Number: tk.Number, Title: tk.Title, Done: tk.Done}
 	}
 	return out, nil
-}
-
-// Ticked returns the plan as the tick door last wrote it when that was the
-// file at path, else nil; plans.Reload tells whether it is still current.
-func (t *Tools) Ticked(path string) *plans.Plan {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.lastPlan == nil || t.lastPlan.Path != path {
-		return nil
-	}
-	return t.lastPlan
 }
 
 // recentPlan is the plan plan_check last ticked, read again, when name is

@@ -103,7 +103,7 @@ func (t *Tools) Services(caller Caller, session string, scope Scope, logger *slo
 				fmt.Fprintf(scope.Output, "$ %s\n", commandLine(cmd))
 			}
 		}
-		if scope.Output != nil || scope.TimeoutSet {
+		if scope.Output != nil || scope.TimeoutSet || scope.Handed != nil {
 			ctx = WithScope(ctx, scope)
 		}
 		return t.Call(ctx, caller, session, call)

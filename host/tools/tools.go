@@ -121,6 +121,9 @@ type Tools struct {
 	// in place (plans.SetDoneIn), so the plan lastPlan holds is read and
 	// ticked by one call at a time.
 	tick sync.Mutex
+	// owned is the plan whose checkboxes a run owns (OwnTicks), guarded by
+	// tick; nil outside a run.
+	owned *ownedPlan
 }
 
 // New returns the tools of project. cfg nil means defaults; pipeline
@@ -260,6 +263,16 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	res, err := t.execute(ctx, caller, session, call.Tool, args)
 	if err != nil {
 		return plugins.ToolResult{}, err
+	}
+	if call.Tool != plugins.ToolPlanCheck {
+		// Any call may have written the plan a run owns (bash above all):
+		// a checkbox it changed is put back, and the model is told.
+		if note := t.keepTicks(); note != "" {
+			if out := strings.TrimRight(res.Output, "\n"); out != "" {
+				note = out + "\n\n" + note
+			}
+			res.Output = note
+		}
 	}
 	if modifiedBy != "" {
 		// Whoever reads the result (the run's output, the model) sees that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -24,19 +25,37 @@ func (t *Tools) write(c Caller, args map[string]any) (plugins.ToolResult, error)
 	if !present || !isString {
 		return failf("write %s: argument %q must be a string with the whole file's text (got %s)", rel, argContent, jsonType(v))
 	}
+	asked, _ := plugins.ToolPath(args)
+	if msg := t.ownedPath(asked, real); msg != "" {
+		return refused(msg)
+	}
 	dir, name, err := t.confined(c, plugins.ToolWrite, args, real, true)
 	if err != nil {
 		return failf("write %s: %v", rel, err)
 	}
 	defer dir.Close()
 	perm := os.FileMode(0o644)
-	if st, ok, err := dir.stat(name); err != nil {
+	st, exists, err := dir.stat(name)
+	if err != nil {
 		return failf("write %s: %v", rel, err)
-	} else if ok {
+	} else if exists {
 		if st.IsDir() {
 			return failf("write %s: it is a directory; name a file", rel)
 		}
 		perm = st.Perm()
+	}
+	if isPlanFile(projectRel(t.root, real)) {
+		// A plan's checkbox bytes are host-owned: compare with what the
+		// file holds now.
+		var prev []byte
+		if exists {
+			if prev, err = dir.readFile(name, plans.MaxPlanSize); err != nil {
+				return failf("write %s: %v", rel, err)
+			}
+		}
+		if msg := t.ownedMarks(real, prev, exists, []byte(content)); msg != "" {
+			return refused(msg)
+		}
 	}
 	if err := dir.writeFile(name, []byte(content), perm); err != nil {
 		return failf("write %s: %v", rel, err)
