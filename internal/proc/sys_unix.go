@@ -48,6 +48,6 @@ func killLeftGroup(pgid int, _ uint64) (int, error) {
 
 func alive(pid int, _ uint64) bool { return startTime(pid) != 0 }
 
-// Undumpable is Linux only: there is no /proc to read another process's
-// environment through off Linux.
+// Undumpable is Linux only (see the package doc for what that leaves
+// open elsewhere).
 func Undumpable() error { return errors.ErrUnsupported }
