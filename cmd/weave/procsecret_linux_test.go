@@ -29,10 +29,14 @@ var plantedSecrets = map[string]string{
 }
 
 // procReadScript is the hostile model's bash call: it reads the
-// environment of its parent and of every weave process above it.
+// environment of its parent and of every weave process above it, and
+// opens weave's memory (which takes what ptrace takes).
 const procReadScript = `p=$PPID; n=0
 while [ "$p" -gt 1 ] && [ $n -lt 10 ]; do
-  if [ "$(cat /proc/$p/comm)" = weave ]; then echo "weave is pid $p"; tr '\0' '\n' < /proc/$p/environ; fi
+  if [ "$(cat /proc/$p/comm)" = weave ]; then
+    echo "weave is pid $p"; tr '\0' '\n' < /proc/$p/environ
+    if (exec 3< /proc/$p/mem) 2>/dev/null; then echo "weave's memory opened"; else echo "weave's memory refused"; fi
+  fi
   p=$(awk '{print $4}' /proc/$p/stat); n=$((n+1))
 done
 tr '\0' '\n' < /proc/$PPID/environ
@@ -145,6 +149,9 @@ func TestNoSecretThroughProc(t *testing.T) {
 	// The reads were made, and refused: the test proves nothing otherwise.
 	if !strings.Contains(result, "weave is pid ") || !strings.Contains(result, "Permission denied") || !strings.Contains(result, "end of reads") {
 		t.Errorf("the bash call's result = %q, want weave found and its environ refused", result)
+	}
+	if !strings.Contains(result, "weave's memory refused") || strings.Contains(result, "weave's memory opened") {
+		t.Errorf("the bash call's result = %q, want weave's memory refused", result)
 	}
 	hookRead := readAll(t, filepath.Join(dir, "hook-read.txt"))
 	if !strings.Contains(hookRead, "hook ran under") || !strings.Contains(hookRead, "Permission denied") {
