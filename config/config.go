@@ -202,6 +202,10 @@ type WebFetchToolConfig struct {
 	Enabled  bool          `mapstructure:"enabled"`
 	Timeout  time.Duration `mapstructure:"timeout"`
 	MaxBytes int           `mapstructure:"max_bytes"`
+	// Allow and Deny widen and narrow the addresses webfetch may reach
+	// (internal/netpolicy states the policy).
+	Allow []string `mapstructure:"allow"`
+	Deny  []string `mapstructure:"deny"`
 }
 
 // ReadToolConfig limits the read tool.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weavehq/weave/internal/netpolicy"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -257,6 +258,11 @@ func keyTable() []Key {
 			Doc: "Longest one webfetch may take."},
 		{Name: "tools.webfetch.max_bytes", Kind: KindInt, Default: 5 * mib, check: minInt(1),
 			Doc: "Largest response body webfetch reads, in bytes."},
+		{Name: "tools.webfetch.allow", Kind: KindStrings, Default: []string{}, check: netRules,
+			Doc: "Hosts (example.com, *.example.com), IP addresses or CIDRs webfetch may reach though refused by default (loopback, private, link-local, metadata and other non-public addresses); a host name listed is trusted whatever it resolves to."},
+		{Name: "tools.webfetch.deny", Kind: KindStrings, Default: []string{},
+			check: netRules,
+			Doc:   "Hosts, IP addresses or CIDRs webfetch never reaches, public ones included; deny wins over allow."},
 		{Name: "tools.read.max_bytes", Kind: KindInt, Default: 1 * mib, check: minInt(1),
 			Doc: "Largest file the read tool returns whole, in bytes."},
 
@@ -479,6 +485,17 @@ func shellName(v any) string {
 		return "must not be empty; name a shell such as sh or bash"
 	case strings.ContainsAny(s, " \t\n"):
 		return fmt.Sprintf("%q is not one shell: name the program only (sh, bash, zsh or a path), without arguments", s)
+	}
+	return ""
+}
+
+// netRules accepts a list of host names, IP addresses and CIDRs, as
+// internal/netpolicy reads them.
+func netRules(v any) string {
+	for i, s := range v.([]string) {
+		if _, err := netpolicy.ParseRule(s); err != nil {
+			return fmt.Sprintf("item %d: %v", i, err)
+		}
 	}
 	return ""
 }

@@ -64,6 +64,10 @@ func TestBadValues(t *testing.T) {
 		{name: "plugin without path", yaml: "plugins: [{name: guard}]", key: "plugins[0].path", want: []string{"missing"}},
 		{name: "plugin duplicate name", yaml: "plugins: [{name: a, path: /a}, {name: a, path: /b}]", key: "plugins[1].name", want: []string{"unique"}},
 		{name: "plugin bad env name", yaml: "plugins: [{name: a, path: /a, env: {'BAD-NAME': x}}]", key: "plugins[0].env", want: []string{"BAD-NAME"}},
+		{name: "webfetch allow not a host", yaml: "tools: {webfetch: {allow: [example.com, 'http://10.0.0.1/']}}", key: "tools.webfetch.allow",
+			want: []string{`item 1: "http://10.0.0.1/" is not a host name, an IP address or a CIDR`}},
+		{name: "webfetch deny bad CIDR", yaml: "tools: {webfetch: {deny: [10.0.0.0/40]}}", key: "tools.webfetch.deny",
+			want: []string{`item 0: "10.0.0.0/40" is not a host name`}},
 		{name: "plugin args as string", yaml: "plugins: [{name: a, path: /a, args: --x}]", key: "plugins[0].args", want: []string{"list of strings"}},
 	}
 	for _, tt := range tests {

@@ -77,7 +77,10 @@
 // variables that are not secret, EnvPluginName (the name the host knows it
 // by), WEAVE_HOST_PID (which Serve reads to exit when its host is gone) and
 // its config entry's env. API keys and other host variables are never passed
-// on. A plugin dies with its host.
+// on. A plugin dies with its host. On Linux the host is non-dumpable, so a
+// plugin cannot read the host's secrets through /proc/<host pid>/environ
+// either (WEAVE_HOST_PID is its parent's pid, which getppid gives anyway:
+// hiding it would protect nothing).
 //
 // # Built-ins
 //

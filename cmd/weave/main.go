@@ -22,6 +22,9 @@ func Main() int {
 	// On Linux weave adopts what its children orphan, so that it can end
 	// them on the way out: nothing a run starts outlives it.
 	_ = proc.BecomeSubreaper()
+	// No child reads weave's secrets through /proc/<pid>/environ, its
+	// memory or ptrace: only root could (internal/proc's doc).
+	_ = proc.Undumpable()
 	defer proc.KillChildren(time.Second)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -78,7 +78,12 @@
 //	webfetch    url                                         GET only, http and https; status, content type
 //	                                                         and body, at most tools.webfetch.max_bytes;
 //	                                                         tools.webfetch.timeout; off when
-//	                                                         tools.webfetch.enabled is false
+//	                                                         tools.webfetch.enabled is false; loopback,
+//	                                                         private, link-local, metadata and other
+//	                                                         non-public addresses refused at connect time
+//	                                                         and on every redirect, unless
+//	                                                         tools.webfetch.allow lists them
+//	                                                         (webfetch_policy.go, internal/netpolicy)
 //	task        agent, prompt                               the delegated agent's answer
 //	todowrite   todos: [{content, status}]                  the session's checklist; status is pending,
 //	                                                         in_progress or completed

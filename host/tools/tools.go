@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,10 +85,6 @@ func WithModel(m ModelFunc) Option { return func(t *Tools) { t.model = m } }
 // WithLogger sets the logger; the default discards.
 func WithLogger(l *slog.Logger) Option { return func(t *Tools) { t.log = l } }
 
-// WithHTTPClient sets the client webfetch uses; its timeout and redirect
-// policy are replaced by the tool's own.
-func WithHTTPClient(c *http.Client) Option { return func(t *Tools) { t.httpBase = c } }
-
 // Tools executes tool calls for agents: every call passes the capability
 // gate, then the tool.execute.before hooks, runs, and passes the
 // tool.execute.after hooks. It is safe for concurrent use.
@@ -102,15 +97,17 @@ type Tools struct {
 	pipeline  Pipeline
 	delegator Delegator
 	// link records a delegation's child session; nil records nothing.
-	link     func(parent, child, agent, callID string)
-	watch    func(Activity)
-	model    ModelFunc
-	publish  func(plugins.Event)
-	log      *slog.Logger
-	procs    *proc.Set // the process groups of bash calls; nil: untracked
-	httpBase *http.Client
-	now      func() time.Time
-	shells   sync.Map // shell name -> its path on PATH (Tools.command)
+	link    func(parent, child, agent, callID string)
+	watch   func(Activity)
+	model   ModelFunc
+	publish func(plugins.Event)
+	log     *slog.Logger
+	procs   *proc.Set // the process groups of bash calls; nil: untracked
+	// web is webfetch's address policy and how it resolves and dials
+	// (webfetch_policy.go).
+	web    webNet
+	now    func() time.Time
+	shells sync.Map // shell name -> its path on PATH (Tools.command)
 
 	mu    sync.Mutex
 	todos map[string][]todo // by session
@@ -151,6 +148,11 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 	}
 	t := &Tools{project: abs, root: root, cfg: cfg, limits: toolLimits(cfg.Tools), gate: gate, pipeline: pipeline,
 		log: slog.New(slog.DiscardHandler), now: time.Now, todos: map[string][]todo{}}
+	web, err := newWebNet(t.limits.WebFetch)
+	if err != nil {
+		return nil, fmt.Errorf("new tools: %w", err)
+	}
+	t.web = web
 	for _, o := range opts {
 		o(t)
 	}

@@ -485,6 +485,9 @@ func TestToolWebFetch(t *testing.T) {
 		// Long enough for the answers that come at once, even on a busy
 		// machine; the /slow case waits it out.
 		c.Tools.WebFetch.Timeout = 2 * time.Second
+		// The test server is on loopback, which webfetch refuses unless
+		// allowed (webfetch_policy_test.go tests the refusals).
+		c.Tools.WebFetch.Allow = []string{"127.0.0.1"}
 	}, nil)
 	tests := []struct {
 		name    string

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/weavehq/weave/internal/netpolicy"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -49,11 +50,10 @@ func (t *Tools) webfetch(ctx context.Context, args map[string]any) (plugins.Tool
 		ctx, cancel = context.WithTimeout(ctx, wc.Timeout)
 		defer cancel()
 	}
-	client := &http.Client{}
-	if t.httpBase != nil {
-		*client = *t.httpBase
-	}
-	client.Timeout = 0 // the context bounds the whole exchange
+	tr := t.web.transport()
+	defer tr.CloseIdleConnections()
+	// No client timeout: the context bounds the whole exchange.
+	client := &http.Client{Transport: tr}
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {
 			return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -70,6 +70,13 @@ func (t *Tools) webfetch(ctx context.Context, args map[string]any) (plugins.Tool
 	req.Header.Set("User-Agent", "weave-webfetch/1")
 	resp, err := client.Do(req)
 	if err != nil {
+		var refused *netpolicy.Refusal
+		if errors.As(err, &refused) {
+			if ue, ok := err.(*url.Error); ok && ue.URL != u.String() {
+				return failf("webfetch refused: %v; %s redirected to %s", refused, raw, ue.URL)
+			}
+			return failf("webfetch refused: %v", refused)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return failf("webfetch %s: no answer within %s (tools.webfetch.timeout)", raw, wc.Timeout)
 		}

@@ -31,6 +31,30 @@
 //	             less every secret and less GIT_* (a hook's GIT_DIR must not
 //	             point weave's git at another repository).
 //
+// # The host's own environment
+//
+// A child's environment is not the only way to weave's secrets: on Linux
+// /proc/<pid>/environ holds the environment weave started with (unsetting
+// a variable later does not change it), and a process of the same user can
+// read it, read weave's memory or attach to it with ptrace. So weave makes
+// itself non-dumpable first thing (Undumpable, from cmd/weave's Main):
+// then only root can. What each kind of child can reach of weave's
+// secrets that way, on Linux:
+//
+//	Plugin       nothing: it knows weave's pid (WEAVE_HOST_PID, its parent)
+//	             but /proc/<pid>/environ, mem and ptrace are refused.
+//	CommandHook  nothing more than its own environment, which already has
+//	             the person's secrets less weave's credentials.
+//	Block        nothing ($PPID is weave; its environ is refused).
+//	BashTool     nothing ($PPID is weave; its environ is refused).
+//	Git          nothing.
+//
+// A child that runs as root reads everything whatever weave does, and off
+// Linux Undumpable does nothing (there is no /proc; a same-user process
+// may still see weave's environment through the system's process
+// listing). Each child is dumpable again once it execs; it has only its
+// own environment to show.
+//
 // # Process groups and the kill sequence
 //
 // Blocks, bash tool calls and command hooks run in their own process group

@@ -60,6 +60,22 @@ func BecomeSubreaper() error {
 	return nil
 }
 
+// Undumpable makes weave non-dumpable (PR_SET_DUMPABLE 0), so that a
+// process of the same user that is not root, a model's bash call or a
+// plugin among them, cannot read weave's /proc/<pid>/environ (which keeps
+// the environment weave started with, whatever os.Unsetenv does later:
+// the model key, the bus token), nor its memory, nor attach to it with
+// ptrace. It is process-wide and lasts until weave exits. Weave still
+// reads its own /proc/self; a child is dumpable again once it execs, and
+// has none of weave's secrets in its own environment (Environ). The only
+// other effect is that weave leaves no core dump.
+func Undumpable() error {
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, 4 /* PR_SET_DUMPABLE */, 0, 0); errno != 0 {
+		return fmt.Errorf("make weave non-dumpable: %w", errno)
+	}
+	return nil
+}
+
 // KillChildren kills every child process weave still has (with a
 // subreaper, the orphans of its descendants too) and waits, up to timeout,
 // until none is left running. It is for the last moments of the process,

@@ -47,3 +47,7 @@ func killLeftGroup(pgid int, _ uint64) (int, error) {
 }
 
 func alive(pid int, _ uint64) bool { return startTime(pid) != 0 }
+
+// Undumpable is Linux only (see the package doc for what that leaves
+// open elsewhere).
+func Undumpable() error { return errors.ErrUnsupported }
