@@ -65,6 +65,12 @@ type Turn struct {
 	// Hold, when not nil, pauses a stream after its first piece of text
 	// until it is closed, so a test can see a delta before the turn ends.
 	Hold <-chan struct{} `json:"-"`
+	// Fault, when set, makes a streamed answer misbehave as broken or
+	// hostile endpoints do (see the Fault constants); FaultChunk and
+	// FaultBytes size it.
+	Fault      string `json:"fault,omitempty"`
+	FaultChunk int    `json:"fault_chunk,omitempty"`
+	FaultBytes int    `json:"fault_bytes,omitempty"`
 	// Match, when set, keeps the turn for a request whose body contains
 	// it (a role's name in its system prompt, say), so that agents asked
 	// at once each get their own answer whatever order they ask in.
@@ -194,6 +200,16 @@ type Server struct {
 	log io.Writer
 	// models is what GET .../models lists.
 	models []string
+	// faultBytes counts the bytes faulty turns wrote.
+	faultBytes int64
+}
+
+// FaultBytesSent is how many bytes the answers of faulty turns (Turn.Fault)
+// were written, in all: what a client could have read of them.
+func (s *Server) FaultBytesSent() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faultBytes
 }
 
 // NewServer starts a server answering turns on a loopback port; it closes
@@ -367,6 +383,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	usage := turn.usage(len(body))
 	a := answer{turn: turn, model: head.Model, n: n, usage: usage}
+	if turn.Fault != "" {
+		sent := a.fault(w, r, format)
+		s.mu.Lock()
+		s.faultBytes += sent
+		s.mu.Unlock()
+		return
+	}
 	switch {
 	case format == "openai" && head.Stream:
 		a.openAIStream(w, r, wantsUsage(body))
