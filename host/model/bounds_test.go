@@ -151,4 +151,3 @@ func TestCutStreamIsNeverAnAnswer(t *testing.T) {
 		}
 	})
 }
-
