@@ -1,0 +1,127 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/host/model/modeltest"
+)
+
+// runWeaveRSS is runWeave that also returns the process's peak resident
+// memory, as the kernel accounted it.
+func runWeaveRSS(t *testing.T, bin, dir string, env []string, args ...string) (code int, stdout, stderr string, peak int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = ru.Maxrss << 10 // KiB on Linux
+	}
+	return code, out.String(), errOut.String(), peak
+}
+
+// modelEnv is chatEnv for provider kind.
+func modelEnv(t *testing.T, srv *modeltest.Server, kind string) []string {
+	env := chatEnv(t, srv)
+	if kind == "anthropic" {
+		for i, kv := range env {
+			switch {
+			case strings.HasPrefix(kv, "WEAVE_MODEL_PROVIDER="):
+				env[i] = "WEAVE_MODEL_PROVIDER=anthropic"
+			case strings.HasPrefix(kv, "WEAVE_MODEL_BASE_URL="):
+				env[i] = "WEAVE_MODEL_BASE_URL=" + srv.URL
+			}
+		}
+	}
+	return env
+}
+
+// TestHostileModelStreamsThroughTheBinary runs weave chat -p against a model
+// endpoint that misbehaves: a stream without end is stopped at the answer's
+// bounds with a bounded peak memory, and a stream cut before its finish
+// event is asked again and then a failure, never an answer.
+func TestHostileModelStreamsThroughTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+
+	for _, kind := range []string{"openai", "anthropic"} {
+		t.Run(kind+"/endless stream", func(t *testing.T) {
+			// The server stops after 256 MiB, so that a weave without
+			// the bound ends too (having read all of it).
+			srv := modeltest.NewServer(t, modeltest.Turn{Fault: modeltest.FaultEndless, FaultBytes: 256 << 20})
+			start := time.Now()
+			code, _, errOut, peak := runWeaveRSS(t, bin, project(t, nil), modelEnv(t, srv, kind), "chat", "-p", "hi")
+			t.Logf("%s: exit %d after %s, peak RSS %d MiB, server wrote %d MiB", kind, code, time.Since(start).Round(time.Millisecond), peak>>20, srv.FaultBytesSent()>>20)
+			if code == 0 || !strings.Contains(errOut, "longer than its bounds") {
+				t.Errorf("exit %d, stderr %q; want a failure saying the answer passed its bounds", code, errOut)
+			}
+			if peak > 200<<20 {
+				t.Errorf("peak RSS %d MiB, want at most 200 MiB", peak>>20)
+			}
+		})
+
+		t.Run(kind+"/cut stream", func(t *testing.T) {
+			t.Parallel()
+			// Five cuts, a body ended cleanly or a connection dropped:
+			// the call and its four retries.
+			var turns []modeltest.Turn
+			for i := range 5 {
+				fault := modeltest.FaultCut
+				if i%2 == 1 {
+					fault = modeltest.FaultAbort
+				}
+				turns = append(turns, modeltest.Turn{Fault: fault, Text: "Half of an answer that the connection cuts short."})
+			}
+			srv := modeltest.NewServer(t, turns...)
+			dir := project(t, nil)
+			code, _, errOut, _ := runWeaveRSS(t, bin, dir, modelEnv(t, srv, kind), "chat", "-p", "hi")
+			if code == 0 || !strings.Contains(errOut, "before its finish event") || !strings.Contains(errOut, "tried 5 times") {
+				t.Errorf("exit %d, stderr %q; want a failure saying the stream ended before its finish event, tried 5 times", code, errOut)
+			}
+			if n := len(srv.Requests()); n != 5 {
+				t.Errorf("%d requests, want 5 (four retries)", n)
+			}
+		})
+
+		t.Run(kind+"/garbage", func(t *testing.T) {
+			t.Parallel()
+			var turns []modeltest.Turn
+			for range 5 {
+				turns = append(turns, modeltest.Turn{Fault: modeltest.FaultGarbage})
+			}
+			srv := modeltest.NewServer(t, turns...)
+			code, out, errOut, _ := runWeaveRSS(t, bin, project(t, nil), modelEnv(t, srv, kind), "chat", "-p", "hi")
+			if code == 0 || !strings.Contains(errOut, "model") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want a failure", code, out, errOut)
+			}
+		})
+	}
+
+	t.Run("cut then whole", func(t *testing.T) {
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{Fault: modeltest.FaultCut, Text: "Half of a first answer that never ends."},
+			modeltest.Turn{Text: "The whole answer."})
+		code, out, errOut, _ := runWeaveRSS(t, bin, project(t, nil), chatEnv(t, srv), "chat", "-p", "hi")
+		if code != 0 || !strings.HasSuffix(out, "The whole answer.\n") || !strings.Contains(errOut, "asking again") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 0, the whole answer last, and a note that the call was asked again", code, out, errOut)
+		}
+	})
+}
