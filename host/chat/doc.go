@@ -51,7 +51,9 @@
 // model's answers, never the system prompt, the tool specs, the reminders
 // hooks added, the API key or the environment. ReadSession, Sessions,
 // LatestSession and SessionTokens read transcripts back, skipping a torn
-// last line.
+// last line. Writer and readers share one limit on a line (16 MiB): a line
+// that would be longer has its long texts cut, start and end kept with a
+// note saying how much was cut, so every line written is read back.
 //
 // # Compaction
 //
