@@ -60,9 +60,6 @@ func (p *openAIProvider) Complete(ctx context.Context, req plugins.ChatRequest, 
 		if err != nil {
 			return plugins.ChatResponse{}, openAIError(err)
 		}
-		if len(c.Choices) > 0 && c.Choices[0].FinishReason == "" {
-			return plugins.ChatResponse{}, fmt.Errorf("%w: openai answered without a finish_reason", ErrStreamCut)
-		}
 		return openAIResponse(c, req)
 	}
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
