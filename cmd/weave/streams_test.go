@@ -115,6 +115,28 @@ func TestHostileModelStreamsThroughTheBinary(t *testing.T) {
 		})
 	}
 
+	t.Run("model.max_tokens on the stream", func(t *testing.T) {
+		srv := modeltest.NewServer(t, modeltest.Turn{Fault: modeltest.FaultEndless, FaultChunk: 3, FaultBytes: 1 << 20})
+		env := append(chatEnv(t, srv), "WEAVE_MODEL_MAX_TOKENS=100")
+		code, out, errOut, _ := runWeaveRSS(t, bin, project(t, nil), env, "chat", "-p", "hi")
+		if code == 0 || !strings.Contains(errOut, "max_tokens 100") || len(out) > 150*3+1 {
+			t.Errorf("exit %d, %d bytes of stdout, stderr %q; want a failure naming max_tokens 100 after at most 150 pieces", code, len(out), errOut)
+		}
+	})
+
+	t.Run("an answer JSON escapes six-fold stays in sessions list", func(t *testing.T) {
+		srv := modeltest.NewServer(t, modeltest.Turn{Text: "START" + strings.Repeat("\x01", 3<<20) + "END"})
+		dir := project(t, nil)
+		code, _, errOut, _ := runWeaveRSS(t, bin, dir, chatEnv(t, srv), "chat", "-p", "hi")
+		if code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+		code, out, errOut, _ := runWeaveRSS(t, bin, dir, chatEnv(t, srv), "sessions", "list")
+		if code != 0 || strings.Count(out, "\n") != 1 {
+			t.Errorf("sessions list: exit %d, stdout %q, stderr %q; want the one session", code, out, errOut)
+		}
+	})
+
 	t.Run("cut then whole", func(t *testing.T) {
 		srv := modeltest.NewServer(t,
 			modeltest.Turn{Fault: modeltest.FaultCut, Text: "Half of a first answer that never ends."},
