@@ -8,7 +8,15 @@
 // Retries are the official SDKs' own: both retry 408, 409, 429, 5xx and
 // connection errors with exponential backoff and jitter, honouring the
 // server's Retry-After (seconds or HTTP date) and Retry-After-Ms headers.
-// Settings.MaxRetries sets how many times.
+// Settings.MaxRetries sets how many times. They end where the answer's
+// body begins; a stream cut after that, one that ends before its finish
+// event, or one that is not a stream, is asked again here, as often and
+// with the same backoff, and is an error wrapping ErrStreamCut when every
+// try was cut: half an answer is never an answer.
+//
+// Every answer is bounded while it arrives (bounds.go): its max_tokens, a
+// byte cap on its content (MaxAnswerBytes) and one on each response
+// (MaxResponseBytes); past one the call fails with ErrAnswerTooLong.
 //
 // Servers that speak the OpenAI wire format but differ in the details
 // (Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter) are handled in

@@ -12,8 +12,9 @@
 //
 // Each request, whatever its format, takes the next turn (the next one it
 // matches, for turns with Match set). A request past the end of the script is answered 500 with x-should-retry: false, so that SDK
-// clients fail at once and say so. The command cmd/fakemodel serves a script
-// from a JSON file.
+// clients fail at once and say so. A turn's Fault breaks its answer as
+// broken or hostile endpoints do (fault.go): without end, huge, cut, dropped
+// or garbage. The command cmd/fakemodel serves a script from a JSON file.
 package modeltest
 
 import (
@@ -438,6 +439,9 @@ func describe(idx int, t Turn) string {
 		return fmt.Sprintf("turn %d: error %d", idx+1, t.Status)
 	}
 	parts := []string{}
+	if t.Fault != "" {
+		parts = append(parts, "fault "+t.Fault)
+	}
 	if t.Text != "" {
 		parts = append(parts, fmt.Sprintf("%d chars of text", len(t.Text)))
 	}
