@@ -151,3 +151,21 @@ func TestCutStreamIsNeverAnAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestResponseByteCap: bytes the host does not read as an answer (here
+// random bytes, lines the SSE decoder skips) still count: past
+// MaxResponseBytes the call fails, and is not asked again.
+func TestResponseByteCap(t *testing.T) {
+	for _, kind := range providers {
+		t.Run(kind, func(t *testing.T) {
+			srv := modeltest.NewServer(t, modeltest.Turn{Fault: modeltest.FaultGarbage, FaultBytes: model.MaxResponseBytes + 1<<20})
+			_, err := open(t, kind, srv).Complete(ctx(t), userChat("hi"), func(model.Delta) {})
+			if !errors.Is(err, model.ErrAnswerTooLong) || !strings.Contains(err.Error(), "cap on one response") {
+				t.Fatalf("Complete = %v, want ErrAnswerTooLong naming the response cap", err)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
