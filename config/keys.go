@@ -207,7 +207,7 @@ func keyTable() []Key {
 		{Name: "model.api_key_env", Kind: KindString, Default: "", check: optionalEnvName,
 			Doc: "Name of the environment variable holding the API key (never the key itself); empty means " + providerKeyEnvs() + " by provider."},
 		{Name: "model.max_tokens", Kind: KindInt, Default: 0, check: minInt(0),
-			Doc: "Most tokens one answer may have; 0 means the provider's default (8192 for anthropic)."},
+			Doc: "Most tokens one answer may have; 0 means the provider's default (8192 for anthropic). A streamed answer past it is stopped with an error, as is one past 4 MiB whatever this says."},
 		{Name: "model.context_window", Kind: KindInt, Default: 0, check: minInt(0),
 			Doc: "Model context window in tokens; 0 means the provider's default."},
 		{Name: "model.timeout", Kind: KindDuration, Default: 5 * time.Minute, check: minDuration(0),

@@ -272,6 +272,9 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
 			case chat.ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			case chat.ModelRetry:
+				// The text streamed before is void; the view says why.
+				observe(run.Event{Type: run.EventWarning, Time: time.Now(), Agent: ev.Agent, Reason: ev.Agent + ": " + ev.Error})
 			case chat.ModelCompacting:
 				if ev.Compaction != nil {
 					observe(run.Event{Type: run.EventModelCompacting, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.StartLine()})

@@ -274,6 +274,9 @@ func (t *transcript) observe(ev chat.Event) {
 		fmt.Fprint(t.out, ev.Text)
 		t.streamed.WriteString(ev.Text)
 		t.any = true
+	case chat.ModelRetry:
+		t.endLine()
+		fmt.Fprintf(t.errOut, "%s[%s]\n", t.who(ev.Agent), ev.Error)
 	case chat.ToolStart:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s→ %s %s\n", t.who(ev.Agent), ev.Tool, ev.Args)

@@ -21,6 +21,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if out := os.Getenv(peakRSSEnv); out != "" {
+		// A small launcher, so that the measured process's peak RSS does
+		// not start from the test process's (see runWeaveRSS).
+		os.Exit(launchMeasured(out, os.Args[1:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == pluginhost.BuiltinCommand {
 		os.Exit(runArgs(context.Background(), SystemStreams(), os.Args[1:]))
 	}

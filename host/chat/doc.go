@@ -27,7 +27,11 @@
 // no log of the deltas, and the envelope faces' session:<id> log never
 // holds them. A failed publish is logged, never fails the call. Within
 // one call an observer sees model.delta and model.tool_call in the order
-// the provider streamed them, then model.usage; a compaction streams
+// the provider streamed them, then model.usage. A stream cut before its
+// finish event is asked again (host/model): model.retry says so, and the
+// text streamed before it is void; the transcript keeps only the answer
+// that finished. An answer past its bounds (model.max_tokens, a byte cap)
+// fails the call. A compaction streams
 // model.compacting before the summary is written and model.compacted
 // after it is applied and on file. tool.start and tool.result come from
 // the tools (Door.WatchTool) as a tool call starts and ends.
@@ -47,7 +51,9 @@
 // model's answers, never the system prompt, the tool specs, the reminders
 // hooks added, the API key or the environment. ReadSession, Sessions,
 // LatestSession and SessionTokens read transcripts back, skipping a torn
-// last line.
+// last line. Writer and readers share one limit on a line (16 MiB): a line
+// that would be longer has its long texts cut, start and end kept with a
+// note saying how much was cut, so every line written is read back.
 //
 // # Compaction
 //

@@ -27,6 +27,9 @@ const (
 	ModelToolCall = "model.tool_call"
 	// ModelUsage ends a model call with its token use.
 	ModelUsage = "model.usage"
+	// ModelRetry says the model's stream was cut and the call is asked
+	// again (why, in Error): the text streamed before it is void.
+	ModelRetry = "model.retry"
 )
 
 // Event is one thing a model call did, streamed as it happens.
@@ -321,6 +324,14 @@ func (d *Door) send(ctx context.Context, tn *turn) (plugins.ChatResponse, error)
 	tn.sent = eff
 	tn.partial.Reset()
 	return d.provider.Complete(ctx, sent, func(dl model.Delta) {
+		if dl.Retry != "" {
+			tn.partial.Reset()
+			d.emit(ctx, Event{Type: ModelRetry, Session: tn.session, Agent: tn.agent, Error: dl.Retry})
+			return
+		}
+		if dl.Text == "" && dl.ToolCall == nil {
+			return
+		}
 		ev := Event{Type: ModelDelta, Session: tn.session, Agent: tn.agent, Text: dl.Text}
 		if dl.ToolCall != nil {
 			ev = Event{Type: ModelToolCall, Session: tn.session, Agent: tn.agent, Tool: dl.ToolCall.Tool, ToolID: dl.ToolCall.ID}

@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -174,14 +176,71 @@ func (l *sessionLog) append(session string, lines []SessionLine) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(f)
+	var buf []byte
 	for _, line := range lines {
-		if err := enc.Encode(line); err != nil {
+		b, err := encodeLine(line)
+		if err != nil {
 			_ = f.Close()
-			return err
+			return fmt.Errorf("session %s: %w", session, err)
 		}
+		buf = append(buf, b...)
+	}
+	// One write for the call's lines, so that a crash tears at most the
+	// last of them.
+	if _, err := f.Write(buf); err != nil {
+		_ = f.Close()
+		return err
 	}
 	return f.Close()
+}
+
+// encodeLine is line as the transcript holds it: JSON and a newline, in
+// fewer than maxSessionLine bytes, so that every line written is read back.
+// A line that would be longer (a huge answer, a tool result full of
+// characters JSON escapes six-fold) has its long texts cut, their start and
+// end kept with a note saying how much was cut, more tightly until it fits.
+func encodeLine(line SessionLine) ([]byte, error) {
+	b, err := json.Marshal(line)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < maxSessionLine {
+		return append(b, '\n'), nil
+	}
+	full := len(b)
+	// A budget of a sixth of the line leaves room for JSON's worst
+	// escaping (\u0000 for one byte) of one text.
+	for _, budget := range []int{maxSessionLine / 8, maxSessionLine / 64, 4 << 10, 256} {
+		b, err = json.Marshal(shortened(line, budget))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) < maxSessionLine {
+			return append(b, '\n'), nil
+		}
+	}
+	return nil, fmt.Errorf("a transcript line of %d bytes does not fit in %d bytes even with its texts cut", full, maxSessionLine)
+}
+
+// shortened is line with each text longer than budget bytes cut to it, head
+// and tail kept: the message's content, each tool call's arguments (then
+// kept as {"cut": "<their JSON, cut>"}) and a compaction's summary.
+func shortened(line SessionLine, budget int) SessionLine {
+	if line.Message != nil {
+		m := *line.Message
+		m.Content = textcap.HeadTail(m.Content, budget, "message")
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		for i, c := range m.ToolCalls {
+			raw, err := json.Marshal(c.Args)
+			if err == nil && len(raw) <= budget {
+				continue
+			}
+			m.ToolCalls[i].Args = map[string]any{"cut": textcap.HeadTail(string(raw), budget, "tool call's arguments")}
+		}
+		line.Message = &m
+	}
+	line.Summary = textcap.HeadTail(line.Summary, budget, "summary")
+	return line
 }
 
 // compaction appends a compaction of agent's conversation: summary, the
@@ -264,8 +323,8 @@ func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, erro
 	return msgs, nil
 }
 
-// maxSessionLine bounds one transcript line: a tool result is capped well
-// below it.
+// maxSessionLine bounds one transcript line, newline included, for the
+// writer (encodeLine) and every reader alike: what is written is read.
 const maxSessionLine = 16 << 20
 
 // ReviewLine is one verdict as the transcript keeps it: the plan, the

@@ -65,10 +65,12 @@ func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatReques
 	stream := p.msgs.NewStreaming(ctx, params)
 	defer stream.Close()
 	var m anthropic.Message
+	stopped := false
 	for stream.Next() {
 		ev := stream.Current()
 		if err := m.Accumulate(ev); err != nil {
-			return plugins.ChatResponse{}, fmt.Errorf("anthropic stream: %w", err)
+			// Events out of order: not the stream the API sends.
+			return plugins.ChatResponse{}, &readError{err: fmt.Errorf("anthropic stream: %w", err)}
 		}
 		switch ev.Type {
 		case "content_block_start":
@@ -76,13 +78,27 @@ func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatReques
 				onDelta(Delta{ToolCall: &plugins.ToolCall{ID: ev.ContentBlock.ID, Tool: ev.ContentBlock.Name}})
 			}
 		case "content_block_delta":
-			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-				onDelta(Delta{Text: ev.Delta.Text})
+			switch ev.Delta.Type {
+			case "text_delta":
+				if ev.Delta.Text != "" {
+					onDelta(Delta{Text: ev.Delta.Text})
+				}
+			case "input_json_delta":
+				onDelta(Delta{Hidden: ev.Delta.PartialJSON})
+			case "thinking_delta":
+				onDelta(Delta{Hidden: ev.Delta.Thinking})
 			}
+		case "message_stop":
+			stopped = true
 		}
 	}
 	if err := stream.Err(); err != nil {
 		return plugins.ChatResponse{}, anthropicError(err)
+	}
+	if !stopped {
+		// A connection closed mid-answer, or a body that is no SSE,
+		// ends the SDK's stream without an error.
+		return plugins.ChatResponse{}, fmt.Errorf("%w: anthropic stream closed without message_stop", ErrStreamCut)
 	}
 	return anthropicResponse(&m)
 }
@@ -211,7 +227,7 @@ func anthropicResponse(m *anthropic.Message) (plugins.ChatResponse, error) {
 func anthropicError(err error) error {
 	var e *anthropic.Error
 	if !errors.As(err, &e) {
-		return err
+		return &readError{err: err}
 	}
 	out := &APIError{Provider: "anthropic", Status: e.StatusCode, Type: string(e.Type())}
 	var body struct {

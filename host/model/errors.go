@@ -62,15 +62,21 @@ func (e *APIError) contextTooLong() bool {
 func explain(ctx context.Context, err error, s Settings, modelName string) error {
 	var api *APIError
 	if !errors.As(err, &api) {
+		where := s.BaseURL
+		if where == "" {
+			where = "the " + s.Provider + " API"
+		}
+		if errors.Is(err, ErrAnswerTooLong) {
+			return fmt.Errorf("%w (the endpoint %s sent more than an answer can hold: check model.base_url; a real answer this long needs a lower model.max_tokens or a shorter request)", err, where)
+		}
+		if errors.Is(err, ErrStreamCut) && ctx.Err() == nil {
+			return fmt.Errorf("%s model call to %s: %w (the answer so far was dropped: check model.base_url and the network, or try again)", s.Provider, where, err)
+		}
 		if errors.Is(err, context.DeadlineExceeded) && s.Timeout > 0 && ctx.Err() != nil {
 			return fmt.Errorf("%s model call took longer than model.timeout (%s): raise model.timeout or use a faster model: %w", s.Provider, s.Timeout, err)
 		}
 		if ctx.Err() != nil {
 			return err
-		}
-		where := s.BaseURL
-		if where == "" {
-			where = "the " + s.Provider + " API"
 		}
 		return fmt.Errorf("%s model call to %s failed after %d retries: %w (check model.base_url and the network)", s.Provider, where, s.MaxRetries, err)
 	}

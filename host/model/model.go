@@ -8,7 +8,15 @@
 // Retries are the official SDKs' own: both retry 408, 409, 429, 5xx and
 // connection errors with exponential backoff and jitter, honouring the
 // server's Retry-After (seconds or HTTP date) and Retry-After-Ms headers.
-// Settings.MaxRetries sets how many times.
+// Settings.MaxRetries sets how many times. They end where the answer's
+// body begins; a stream cut after that, one that ends before its finish
+// event, or one that is not a stream, is asked again here, as often and
+// with the same backoff, and is an error wrapping ErrStreamCut when every
+// try was cut: half an answer is never an answer.
+//
+// Every answer is bounded while it arrives (bounds.go): its max_tokens, a
+// byte cap on its content (MaxAnswerBytes) and one on each response
+// (MaxResponseBytes); past one the call fails with ErrAnswerTooLong.
 //
 // Servers that speak the OpenAI wire format but differ in the details
 // (Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter) are handled in
@@ -22,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
@@ -37,14 +46,27 @@ type Provider interface {
 	// not nil the answer is streamed and onDelta is called, on the calling
 	// goroutine and in order, with each piece of text and each tool call as
 	// it starts; the full answer is returned at the end either way.
+	// A provider also reports each piece of the answer that is not shown
+	// (a tool call's arguments, thinking) as a Delta with Hidden set, so
+	// that the answer's bounds count it (bounds.go); New's wrapper does not
+	// pass those on. A stream that ends before its finish event is an
+	// error wrapping ErrStreamCut, never an answer.
 	Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error)
 }
 
 // Delta is one piece of a streamed answer: either Text or a ToolCall that
 // has started (its ID and tool name are known, its arguments not yet).
+//
+// Retry, when set, says that the stream was cut and the call is asked
+// again (it gives the reason): whatever was streamed before it is void, and
+// the deltas that follow are a new answer.
 type Delta struct {
 	Text     string
 	ToolCall *plugins.ToolCall
+	Retry    string
+	// Hidden is a piece a provider reports only to be counted (see
+	// Provider); it never reaches the caller's onDelta.
+	Hidden string
 }
 
 // Settings configure a provider. They come from the model section of the
@@ -116,7 +138,9 @@ func New(s Settings) (Provider, error) {
 	if s.HTTPClient == nil {
 		s.HTTPClient = &http.Client{}
 	}
-	return bounded{p: p.New(s), s: s}, nil
+	// Every response body passes the meter, whoever built the client.
+	s.HTTPClient = meteredClient(s.HTTPClient)
+	return bounded{p: p.New(s), s: s, defaultMaxTokens: p.MaxTokens}, nil
 }
 
 // Open is FromConfig followed by New.
@@ -128,11 +152,15 @@ func Open(c config.ModelConfig, getenv func(string) string) (Provider, error) {
 	return New(s)
 }
 
-// bounded applies the timeout and turns provider errors into messages that
-// say what to change.
+// bounded applies the timeout and the answer's bounds, asks again when a
+// stream was cut, and turns provider errors into messages that say what to
+// change.
 type bounded struct {
 	p Provider
 	s Settings
+	// defaultMaxTokens is the provider's bound on an answer when neither
+	// the request nor model.max_tokens sets one; 0: none.
+	defaultMaxTokens int
 }
 
 func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error) {
@@ -144,14 +172,121 @@ func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta 
 	if req.Model == "" {
 		req.Model = b.s.Name
 	}
-	resp, err := b.p.Complete(ctx, req, onDelta)
+	var resp plugins.ChatResponse
+	var err error
+	for attempt := 0; ; attempt++ {
+		resp, err = b.once(ctx, req, onDelta)
+		if err == nil || !errors.Is(err, ErrStreamCut) || attempt >= b.s.MaxRetries || ctx.Err() != nil {
+			break
+		}
+		if onDelta != nil {
+			onDelta(Delta{Retry: fmt.Sprintf("%v; asking again (%d of %d)", err, attempt+1, b.s.MaxRetries)})
+		}
+		if !sleepCtx(ctx, retryDelay(attempt)) {
+			break
+		}
+	}
 	if err != nil {
+		if errors.Is(err, ErrStreamCut) && ctx.Err() == nil {
+			err = fmt.Errorf("%w (tried %d times)", err, b.s.MaxRetries+1)
+		}
 		return resp, explain(ctx, err, b.s, req.Model)
 	}
 	if resp.Model == "" {
 		resp.Model = req.Model
 	}
 	return resp, nil
+}
+
+// once is one call to the provider, metered: the pieces of its answer
+// count against the answer's bounds, and a failure to read an answer whose
+// body had begun is a cut stream.
+func (b bounded) once(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error) {
+	st := &callState{}
+	callCtx, cancel := context.WithCancelCause(withCallState(ctx, st))
+	defer cancel(nil)
+	m := meter{maxTokens: b.maxTokens(req)}
+	var metered func(Delta)
+	if onDelta != nil {
+		metered = func(d Delta) {
+			if callCtx.Err() != nil {
+				return
+			}
+			if err := m.add(len(d.Text) + len(d.Hidden)); err != nil {
+				// The provider's stream ends with the context; its
+				// error is replaced by this one below.
+				cancel(err)
+				return
+			}
+			if d.Text != "" || d.ToolCall != nil {
+				onDelta(Delta{Text: d.Text, ToolCall: d.ToolCall})
+			}
+		}
+	}
+	resp, err := b.p.Complete(callCtx, req, metered)
+	if err == nil && onDelta == nil {
+		// An answer that was not streamed is counted whole.
+		n := len(resp.Message.Content)
+		for _, c := range resp.Message.ToolCalls {
+			for k, v := range c.Args {
+				n += len(k) + len(fmt.Sprint(v))
+			}
+		}
+		if n > MaxAnswerBytes {
+			return plugins.ChatResponse{}, fmt.Errorf("%s model answer of %d bytes: %w: more than %d bytes (the host's cap on one answer)", b.s.Provider, n, ErrAnswerTooLong, MaxAnswerBytes)
+		}
+	}
+	if cause := context.Cause(callCtx); errors.Is(cause, ErrAnswerTooLong) {
+		return plugins.ChatResponse{}, fmt.Errorf("%s model answer stopped after %d bytes in %d pieces: %w", b.s.Provider, m.bytes, m.pieces, cause)
+	}
+	var re *readError
+	if errors.As(err, &re) {
+		err = re.err
+		if st.started.Load() && ctx.Err() == nil && !errors.Is(err, ErrAnswerTooLong) {
+			err = fmt.Errorf("%w: reading the answer failed after %d bytes: %v", ErrStreamCut, st.read.Load(), err)
+		}
+	}
+	return resp, err
+}
+
+// maxTokens is the bound on req's answer: the request's, else
+// model.max_tokens, else the provider's default; 0: none.
+func (b bounded) maxTokens(req plugins.ChatRequest) int {
+	switch {
+	case req.MaxTokens > 0:
+		return req.MaxTokens
+	case b.s.MaxTokens > 0:
+		return b.s.MaxTokens
+	}
+	return b.defaultMaxTokens
+}
+
+// readError is a provider's failure to read an answer from its SDK: a cut
+// stream when the answer's body had begun, else a failure the SDK has
+// retried already (a refused connection).
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// retryDelay is the wait before asking again after attempt (0-based) was
+// cut: as the SDKs wait after a 5xx, half a second doubling up to 8
+// seconds, less up to a quarter of jitter.
+func retryDelay(attempt int) time.Duration {
+	d := min(500*time.Millisecond<<min(attempt, 5), 8*time.Second)
+	return d - time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+// sleepCtx waits d or until ctx ends, and reports whether it waited d.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Lister is a provider that can say which models it serves.

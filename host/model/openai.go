@@ -72,6 +72,11 @@ func (p *openAIProvider) Complete(ctx context.Context, req plugins.ChatRequest, 
 	if err := stream.Err(); err != nil {
 		return plugins.ChatResponse{}, openAIError(err)
 	}
+	if acc.finish == "" {
+		// A connection closed mid-answer, or a body that is no SSE,
+		// ends the SDK's stream without an error.
+		return plugins.ChatResponse{}, fmt.Errorf("%w: openai stream closed without a choice carrying a finish_reason", ErrStreamCut)
+	}
 	return acc.response(req)
 }
 
@@ -204,6 +209,7 @@ func (s *openAIStream) add(chunk openai.ChatCompletionChunk, onDelta func(Delta)
 				}
 				onDelta(Delta{ToolCall: &plugins.ToolCall{ID: c.id, Tool: c.name}})
 			}
+			onDelta(Delta{Hidden: tc.Function.Name + tc.Function.Arguments})
 		}
 	}
 }
@@ -290,7 +296,7 @@ func openAIUsage(u openai.CompletionUsage) plugins.Usage {
 func openAIError(err error) error {
 	var e *openai.Error
 	if !errors.As(err, &e) {
-		return err
+		return &readError{err: err}
 	}
 	out := &APIError{Provider: "openai", Status: e.StatusCode, Message: e.Message, Type: e.Code}
 	if out.Type == "" {

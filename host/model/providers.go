@@ -21,6 +21,10 @@ type provider struct {
 	// ContextWindow is assumed when model.context_window is 0: the size of
 	// the provider's current models.
 	ContextWindow int
+	// MaxTokens bounds an answer when neither the request nor
+	// model.max_tokens does; 0 sends no bound (the answer is still
+	// capped at MaxAnswerBytes).
+	MaxTokens int
 }
 
 // providers is the registration table, in the order messages name them.
@@ -29,7 +33,7 @@ type provider struct {
 // TestProviderTable fails when a copy outside this package drifts.
 var providers = []provider{
 	{Name: "openai", New: newOpenAI, KeyEnv: "OPENAI_API_KEY", ExampleModel: "gpt-4.1", ContextWindow: 128_000},
-	{Name: "anthropic", New: newAnthropic, KeyEnv: "ANTHROPIC_API_KEY", ExampleModel: "claude-sonnet-4-5", ContextWindow: 200_000},
+	{Name: "anthropic", New: newAnthropic, KeyEnv: "ANTHROPIC_API_KEY", ExampleModel: "claude-sonnet-4-5", ContextWindow: 200_000, MaxTokens: DefaultAnthropicMaxTokens},
 }
 
 // fallbackContextWindow is assumed for a provider not in the table ("none"

@@ -276,6 +276,8 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			res.Output = note
 		}
 	}
+	// The hooks after the call see the result as the model will.
+	res = capResult(res)
 	if modifiedBy != "" {
 		// Whoever reads the result (the run's output, the model) sees that
 		// what ran is not what was asked, and which hook changed it.
@@ -299,7 +301,7 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			res.Output += hookContextMarker + strings.Join(added, "\n")
 		}
 	}
-	return res, nil
+	return capResult(res), nil
 }
 
 // modifiers names the hooks that changed the arguments, in run order.

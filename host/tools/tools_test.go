@@ -729,3 +729,16 @@ func TestNewToolsErrors(t *testing.T) {
 		t.Errorf("Call with a typed nil pipeline = %v, want it treated as no hooks", err)
 	}
 }
+
+// TestToolResultCap: a result past MaxResultBytes (a bash cap set higher)
+// reaches the model with its start, its end and a note of what was cut.
+func TestToolResultCap(t *testing.T) {
+	e := newToolsEnv(t, func(c *config.Config) { c.Tools.Bash.MaxOutputBytes = 16 << 20 }, nil)
+	res := e.call(t, asTapestry, "bash", map[string]any{"command": "printf BEGIN; head -c 6000000 /dev/zero | tr '\\0' b; printf END"})
+	if res.IsError || len(res.Output) > MaxResultBytes {
+		t.Fatalf("bash = IsError %v, %d bytes; want a result of at most %d bytes", res.IsError, len(res.Output), MaxResultBytes)
+	}
+	if !strings.HasPrefix(res.Output, "BEGIN") || !strings.HasSuffix(res.Output, "END") || !strings.Contains(res.Output, "bytes cut from the middle of this tool output of 6000008 bytes") {
+		t.Errorf("bash output %.40q...%.60q; want its start, its end and a note of the cut", res.Output, res.Output[len(res.Output)-60:])
+	}
+}

@@ -1,6 +1,7 @@
 package textcap
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -34,6 +35,27 @@ func TestCap(t *testing.T) {
 		}
 		if again := Cap(got, 4096); again != got {
 			t.Errorf("Cap(Cap(s)) changed the text: %q -> %q", got[len(got)-40:], again[len(again)-40:])
+		}
+	}
+}
+
+func TestHeadTail(t *testing.T) {
+	if got := HeadTail("short", 300, "output"); got != "short" {
+		t.Errorf("HeadTail(short) = %q", got)
+	}
+	for _, s := range []string{
+		"BEGIN" + strings.Repeat("a", 10000) + "END",
+		"BEGIN" + strings.Repeat("é", 5000) + "END",
+		"BEGIN" + strings.Repeat("日", 1<<20) + "END",
+	} {
+		for _, limit := range []int{1, 256, 1000, 4096} {
+			got := HeadTail(s, limit, "output")
+			if len(got) > max(limit, 256) || !utf8.ValidString(got) {
+				t.Errorf("HeadTail(%d bytes, %d) = %d bytes, valid %v; want at most the limit, valid UTF-8", len(s), limit, len(got), utf8.ValidString(got))
+			}
+			if !strings.HasPrefix(got, "BEGIN") || !strings.HasSuffix(got, "END") || !strings.Contains(got, "bytes cut from the middle of this output of "+strconv.Itoa(len(s))+" bytes") {
+				t.Errorf("HeadTail(%d bytes, %d) = %q..%q; want the start, the end and a note", len(s), limit, got[:20], got[len(got)-20:])
+			}
 		}
 	}
 }

@@ -12,8 +12,9 @@
 //
 // Each request, whatever its format, takes the next turn (the next one it
 // matches, for turns with Match set). A request past the end of the script is answered 500 with x-should-retry: false, so that SDK
-// clients fail at once and say so. The command cmd/fakemodel serves a script
-// from a JSON file.
+// clients fail at once and say so. A turn's Fault breaks its answer as
+// broken or hostile endpoints do (fault.go): without end, huge, cut, dropped
+// or garbage. The command cmd/fakemodel serves a script from a JSON file.
 package modeltest
 
 import (
@@ -65,6 +66,12 @@ type Turn struct {
 	// Hold, when not nil, pauses a stream after its first piece of text
 	// until it is closed, so a test can see a delta before the turn ends.
 	Hold <-chan struct{} `json:"-"`
+	// Fault, when set, makes a streamed answer misbehave as broken or
+	// hostile endpoints do (see the Fault constants); FaultChunk and
+	// FaultBytes size it.
+	Fault      string `json:"fault,omitempty"`
+	FaultChunk int    `json:"fault_chunk,omitempty"`
+	FaultBytes int    `json:"fault_bytes,omitempty"`
 	// Match, when set, keeps the turn for a request whose body contains
 	// it (a role's name in its system prompt, say), so that agents asked
 	// at once each get their own answer whatever order they ask in.
@@ -194,6 +201,16 @@ type Server struct {
 	log io.Writer
 	// models is what GET .../models lists.
 	models []string
+	// faultBytes counts the bytes faulty turns wrote.
+	faultBytes int64
+}
+
+// FaultBytesSent is how many bytes the answers of faulty turns (Turn.Fault)
+// were written, in all: what a client could have read of them.
+func (s *Server) FaultBytesSent() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faultBytes
 }
 
 // NewServer starts a server answering turns on a loopback port; it closes
@@ -367,6 +384,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	usage := turn.usage(len(body))
 	a := answer{turn: turn, model: head.Model, n: n, usage: usage}
+	if turn.Fault != "" {
+		sent := a.fault(w, r, format)
+		s.mu.Lock()
+		s.faultBytes += sent
+		s.mu.Unlock()
+		return
+	}
 	switch {
 	case format == "openai" && head.Stream:
 		a.openAIStream(w, r, wantsUsage(body))
@@ -415,6 +439,9 @@ func describe(idx int, t Turn) string {
 		return fmt.Sprintf("turn %d: error %d", idx+1, t.Status)
 	}
 	parts := []string{}
+	if t.Fault != "" {
+		parts = append(parts, "fault "+t.Fault)
+	}
 	if t.Text != "" {
 		parts = append(parts, fmt.Sprintf("%d chars of text", len(t.Text)))
 	}

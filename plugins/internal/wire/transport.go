@@ -12,6 +12,12 @@ import (
 // which costs each call two more writes and a wake-up on both sides.
 const windowSize = 1 << 20
 
+// MaxMessage bounds one message either way, far above gRPC's default of
+// 4 MiB: a model call carries the whole conversation, tool results
+// included (each at most host/tools.MaxResultBytes), and one that fits the
+// model's context window fits here.
+const MaxMessage = 64 << 20
+
 // DialOptions are the gRPC options either side dials the other with: the host
 // its plugins (go-plugin's ClientConfig.GRPCDialOptions), a plugin the host
 // services on the broker.
@@ -19,6 +25,7 @@ func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithInitialWindowSize(windowSize),
 		grpc.WithInitialConnWindowSize(windowSize),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessage), grpc.MaxCallSendMsgSize(MaxMessage)),
 	}
 }
 
@@ -28,6 +35,8 @@ func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.InitialWindowSize(windowSize),
 		grpc.InitialConnWindowSize(windowSize),
+		grpc.MaxRecvMsgSize(MaxMessage),
+		grpc.MaxSendMsgSize(MaxMessage),
 	}
 }
 
