@@ -72,6 +72,12 @@ func (s *Set) Start(cmd *exec.Cmd, what string) (*Group, error) {
 		}
 	}
 	cmd.SysProcAttr = groupAttr()
+	if s != nil && s.ledger != nil {
+		// The group is recorded only once it has started; a host killed in
+		// between would leave it unrecorded. The mark in its environment,
+		// which every descendant inherits, lets Reap find it all the same.
+		cmd.Env = s.ledger.mark(cmd.Environ())
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
