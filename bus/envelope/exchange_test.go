@@ -42,7 +42,7 @@ func TestRecordedExchangesOnNATS(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
 			url := startNATS(t)
 			runScriptOn(t, f, func() bus.Bus {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 				defer cancel()
 				nb, err := natsbus.New(ctx, url, bus.DefaultOptions())
 				if err != nil {

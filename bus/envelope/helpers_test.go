@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/weavehq/weave/bus/bustest"
 )
 
 // guard is the failure deadline for waits; tests never sleep.
-const guard = 10 * time.Second
+const guard = bustest.Deadline
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

@@ -76,7 +76,7 @@ func (ns *natsServer) url() string { return ns.srv.ClientURL() }
 
 func newBus(t testing.TB, url string, opts bus.Options) *natsbus.Bus {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
 	b, err := natsbus.New(ctx, url, opts)
 	if err != nil {

@@ -346,7 +346,7 @@ func (b *notifyBuffer) String() string {
 // waitFor waits until the buffer holds want; the deadline guards a hang.
 func (b *notifyBuffer) waitFor(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(time.Minute)
 	for !strings.Contains(b.String(), want) {
 		select {
 		case <-b.wrote:

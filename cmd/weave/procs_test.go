@@ -87,9 +87,10 @@ func writeConfig(t *testing.T, dir, yaml string) {
 }
 
 // waitGone waits (bounded) for pid to stop running; a SIGKILLed process
-// leaves at once, bar scheduling.
+// leaves at once, bar scheduling, which a busy machine can stretch: the
+// bound is a failure guard only.
 func waitGone(pid int) bool {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for alive(pid) {
 		if time.Now().After(deadline) {
 			return false
@@ -373,11 +374,11 @@ func TestStatusWatchTimerTicksBetweenChanges(t *testing.T) {
 	// Two different timers in frames drawn while the files stand still.
 	seen := map[string]bool{}
 	timer := regexp.MustCompile(`in flight: 1 \(Wait\) \(for (\d+s)\)`)
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(time.Minute)
 	for len(seen) < 2 {
 		select {
 		case <-deadline:
-			t.Fatalf("status --watch drew timers %v in 20s, want two different ones; output:\n%s", seen, out.String())
+			t.Fatalf("status --watch drew timers %v in a minute, want two different ones; output:\n%s", seen, out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		for _, m := range timer.FindAllStringSubmatch(out.String(), -1) {
