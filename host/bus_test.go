@@ -13,7 +13,6 @@ import (
 	"github.com/weavehq/weave/host/run/runtest"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
@@ -75,20 +74,6 @@ func (w *wsBus) peer(t *testing.T, id string) *jsonrpc.Client {
 	return c
 }
 
-func startNATS(t *testing.T) string {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready after 10s")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	return srv.ClientURL()
-}
-
 func openBus(t *testing.T, cfg *config.Config, url string) bus.Bus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
@@ -103,7 +88,7 @@ func openBus(t *testing.T, cfg *config.Config, url string) bus.Bus {
 
 func TestOpenBusKinds(t *testing.T) {
 	ws := startWSBus(t, "")
-	natsURL := startNATS(t)
+	natsURL := bustest.StartNATS(t).URL()
 	tests := []struct {
 		name string
 		url  string

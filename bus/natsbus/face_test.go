@@ -14,11 +14,11 @@ import (
 // TestJSONRPCFaceAcrossProcesses: two bus processes on one NATS server,
 // each with its WebSocket face; a peer on one answers a peer on the other.
 func TestJSONRPCFaceAcrossProcesses(t *testing.T) {
-	ns := startNATS(t)
+	ns := bustest.StartNATS(t)
 	ctx := context.Background()
 	urls := make([]string, 2)
 	for i := range urls {
-		b := newBus(t, ns.url(), bus.Options{})
+		b := newBus(t, ns.URL(), bus.Options{})
 		t.Cleanup(func() { _ = b.Close() })
 		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true})
 		if err != nil {
