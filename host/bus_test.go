@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/jsonrpc/jsonrpctest"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
@@ -36,29 +35,8 @@ type wsBus struct {
 
 func startWSBus(t testing.TB, token string) *wsBus {
 	t.Helper()
-	b, err := bus.NewMemory(bus.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/bus/", jsonrpc.AdminHandler(b, token))
-	mux.Handle("/", srv)
-	hs := &http.Server{Handler: mux}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		_ = hs.Close()
-		_ = b.Close()
-	})
-	return &wsBus{bus: b, url: "ws://" + ln.Addr().String()}
+	s := jsonrpctest.Serve(t, token)
+	return &wsBus{bus: s.Bus, url: s.URL}
 }
 
 // peer dials the bus as an outside peer would.
