@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/host/run/runtest"
 )
 
 // runCLI runs weave with args in project and returns the exit code and what
@@ -27,16 +28,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 func project(t *testing.T, planFiles map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range planFiles {
-		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return runtest.NewProject(t, planFiles)
 }
 
 const okPlan = "# OK\n\n## TODOs\n\n- [ ] 1. Say hi\n  ```sh\n  echo hi\n  ```\n- [ ] 2. Check\n  ```sh verify\n  true\n  ```\n"
