@@ -16,16 +16,6 @@ import (
 	"github.com/weavehq/weave/host/run/runtest"
 )
 
-// runCLI runs weave with args in project and returns the exit code and what
-// it printed. The user and environment config layers are kept out.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	var out, errOut bytes.Buffer
-	code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
-	return code, out.String(), errOut.String()
-}
-
 func project(t *testing.T, planFiles map[string]string) string {
 	t.Helper()
 	return runtest.NewProject(t, planFiles)
