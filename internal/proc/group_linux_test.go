@@ -297,3 +297,41 @@ func TestSetMarksItsChildren(t *testing.T) {
 		t.Errorf("%s in a child = %q, want this host's %q", markVar, got, want)
 	}
 }
+
+// A Start under way when Close is called is waited for: its group is
+// stopped and gone by the time Close returns, not left to outlive it. The
+// child says it runs before Close is called, which can be before Start
+// has taken the group in (the window is widest on a busy machine).
+func TestCloseWaitsForAStartUnderWay(t *testing.T) {
+	for range 20 {
+		set := NewSet(0, nil)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", "-c", "echo ready; exec sleep 300")
+		cmd.Stdout = w
+		started := make(chan *Group, 1)
+		go func() {
+			g, err := set.Start(cmd, "racing")
+			w.Close()
+			if err != nil {
+				started <- nil
+				return
+			}
+			started <- g
+			_ = g.Wait(context.Background())
+		}()
+		buf := make([]byte, 6)
+		_, _ = r.Read(buf)
+		r.Close()
+		if err := set.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if g := <-started; g != nil {
+			if m := groupMembers(g.PID()); len(m) > 0 {
+				t.Fatalf("Close returned with a group started beside it still running: %v", m)
+			}
+		}
+	}
+}
