@@ -182,6 +182,14 @@ func cleanEnv(t testing.TB) []string {
 	return append(env, "XDG_CONFIG_HOME="+t.TempDir())
 }
 
+// weaveCmd is weave --dir dir args..., with its own user config directory.
+func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(weaveBin(t), append([]string{"--dir", dir}, args...)...)
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...)
+	return cmd
+}
+
 // startWatch starts the built weave with args, its standard output going
 // to out, and returns a function that interrupts it (as Ctrl-C does) and
 // waits for it, failing the test unless it exits 0.

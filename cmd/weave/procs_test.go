@@ -24,14 +24,6 @@ import (
 // These tests run the real weave binary and kill it the way a user or the
 // system would, then look at what is left running (through /proc).
 
-// weaveCmd is weave --dir dir args..., with its own user config directory.
-func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(weaveBin(t), append([]string{"--dir", dir}, args...)...)
-	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...)
-	return cmd
-}
-
 // alive reports whether pid runs (exists and is not a zombie).
 func alive(pid int) bool { return !proctest.Gone(pid) }
 
