@@ -80,7 +80,7 @@ func TestOverridesApplyModelTemperaturePromptAndRow(t *testing.T) {
 // host before either returns; run one after the other, the first would
 // wait for the second forever (bounded by the test's context).
 func TestParallelCallsRunConcurrently(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var arrived sync.WaitGroup
 	arrived.Add(2)

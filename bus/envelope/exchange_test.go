@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/natsbus"
@@ -40,9 +38,9 @@ func TestRecordedExchangesOnNATS(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			url := startNATS(t)
+			url := bustest.StartNATS(t).URL()
 			runScriptOn(t, f, func() bus.Bus {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 				defer cancel()
 				nb, err := natsbus.New(ctx, url, bus.DefaultOptions())
 				if err != nil {
@@ -53,21 +51,6 @@ func TestRecordedExchangesOnNATS(t *testing.T) {
 			})
 		})
 	}
-}
-
-func startNATS(t *testing.T) string {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT,
-		JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready after 10s")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	return srv.ClientURL()
 }
 
 // runScript runs the script with both brokers on one memory bus.

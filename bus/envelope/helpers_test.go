@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/weavehq/weave/bus/bustest"
 )
 
 // waitLimit is the failure deadline for waits; tests never sleep.
-const waitLimit = 10 * time.Second
+const waitLimit = bustest.Deadline
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

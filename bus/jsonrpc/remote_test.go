@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -16,35 +15,15 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/jsonrpc/jsonrpctest"
 )
 
 // adminBus serves a memory bus over WebSocket with the admin routes beside
 // it, as `weave bus serve --ws` does.
 func adminBus(t *testing.T, token string) (*bus.Memory, string) {
 	t.Helper()
-	b, err := bus.NewMemory(bus.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/bus/", jsonrpc.AdminHandler(b, token))
-	mux.Handle("/", srv)
-	hs := &http.Server{Handler: mux}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		_ = hs.Close()
-		_ = b.Close()
-	})
-	return b, "ws://" + ln.Addr().String()
+	s := jsonrpctest.Serve(t, token)
+	return s.Bus, s.URL
 }
 
 func dialRemote(t *testing.T, url string, opts ...jsonrpc.DialOption) *jsonrpc.Remote {

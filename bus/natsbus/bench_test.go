@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
 )
 
 var benchPayload = json.RawMessage(`{"type":"bench","text":"hello"}`)
@@ -16,10 +17,10 @@ var benchPayload = json.RawMessage(`{"type":"bench","text":"hello"}`)
 // on another bus on the same server (the cross-process path), one message
 // in flight at a time.
 func BenchmarkPublishDeliver(b *testing.B) {
-	ns := startNATS(b)
-	pub := newBus(b, ns.url(), bus.Options{})
+	ns := bustest.StartNATS(b)
+	pub := newBus(b, ns.URL(), bus.Options{})
 	defer pub.Close()
-	sub := newBus(b, ns.url(), bus.Options{})
+	sub := newBus(b, ns.URL(), bus.Options{})
 	defer sub.Close()
 	got := make(chan struct{}, 1)
 	ctx := context.Background()
@@ -42,13 +43,13 @@ func BenchmarkPublishDeliver(b *testing.B) {
 // BenchmarkBareNATS is the floor: a nats.go publish to a subscription on
 // another connection, one message in flight at a time.
 func BenchmarkBareNATS(b *testing.B) {
-	ns := startNATS(b)
-	pc, err := nats.Connect(ns.url())
+	ns := bustest.StartNATS(b)
+	pc, err := nats.Connect(ns.URL())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer pc.Close()
-	sc, err := nats.Connect(ns.url())
+	sc, err := nats.Connect(ns.URL())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,8 +74,8 @@ func BenchmarkBareNATS(b *testing.B) {
 // BenchmarkLocalPublishDeliver is publish to a subscriber in the same
 // process: NATS is only told, not waited for.
 func BenchmarkLocalPublishDeliver(b *testing.B) {
-	ns := startNATS(b)
-	bb := newBus(b, ns.url(), bus.Options{})
+	ns := bustest.StartNATS(b)
+	bb := newBus(b, ns.URL(), bus.Options{})
 	defer bb.Close()
 	got := make(chan struct{}, 1)
 	ctx := context.Background()
@@ -97,10 +98,10 @@ func BenchmarkLocalPublishDeliver(b *testing.B) {
 // BenchmarkRequestRemote is a Request answered by a subscriber in another
 // bus process on the same server.
 func BenchmarkRequestRemote(b *testing.B) {
-	ns := startNATS(b)
-	pub := newBus(b, ns.url(), bus.Options{})
+	ns := bustest.StartNATS(b)
+	pub := newBus(b, ns.URL(), bus.Options{})
 	defer pub.Close()
-	sub := newBus(b, ns.url(), bus.Options{})
+	sub := newBus(b, ns.URL(), bus.Options{})
 	defer sub.Close()
 	ctx := context.Background()
 	if _, err := sub.Subscribe(ctx, "bench:*", func(context.Context, bus.Message) (bus.Ack, error) {

@@ -17,11 +17,11 @@ import (
 // TestJSONRPCFaceAcrossProcesses: two bus processes on one NATS server,
 // each with its WebSocket face; a peer on one answers a peer on the other.
 func TestJSONRPCFaceAcrossProcesses(t *testing.T) {
-	ns := startNATS(t)
+	ns := bustest.StartNATS(t)
 	ctx := context.Background()
 	urls := make([]string, 2)
 	for i := range urls {
-		b := newBus(t, ns.url(), bus.Options{})
+		b := newBus(t, ns.URL(), bus.Options{})
 		t.Cleanup(func() { _ = b.Close() })
 		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true})
 		if err != nil {
@@ -60,12 +60,12 @@ func TestJSONRPCFaceAcrossProcesses(t *testing.T) {
 // the protected topics however it spells the pattern (issue 23), so a hook
 // request sent through another process reaches only the token holder.
 func TestJSONRPCFaceGuestCannotSpellItsWayToProtectedTopics(t *testing.T) {
-	ns := startNATS(t)
+	ns := bustest.StartNATS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
 	urls := make([]string, 2)
 	for i := range urls {
-		b := newBus(t, ns.url(), bus.Options{})
+		b := newBus(t, ns.URL(), bus.Options{})
 		t.Cleanup(func() { _ = b.Close() })
 		srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true, Token: "s3cret"})
 		if err != nil {

@@ -18,8 +18,8 @@ import (
 // in order, and publishing a key again inside the window is a duplicate.
 func TestServerRestartDuringDurablePublishes(t *testing.T) {
 	const n = 10_000
-	ns := startNATS(t)
-	b := newBus(t, ns.url(), bus.Options{AppendOnly: []string{"loop:anchor"}, RequestTimeout: 30 * time.Second})
+	ns := bustest.StartNATS(t)
+	b := newBus(t, ns.URL(), bus.Options{AppendOnly: []string{"loop:anchor"}, RequestTimeout: 30 * time.Second})
 	defer b.Close()
 	ctx := context.Background()
 
@@ -47,8 +47,8 @@ func TestServerRestartDuringDurablePublishes(t *testing.T) {
 			case <-tick.C:
 			}
 		}
-		ns.stop()
-		err := ns.tryStart()
+		ns.Stop()
+		err := ns.TryStart()
 		restarted <- restart{published.Load(), err}
 	}()
 	for i := range n {

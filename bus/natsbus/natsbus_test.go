@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -20,63 +18,9 @@ import (
 	"github.com/weavehq/weave/bus/natsbus"
 )
 
-// natsServer is an embedded nats-server with JetStream in a temp dir.
-type natsServer struct {
-	t    testing.TB
-	opts *server.Options
-	srv  *server.Server
-}
-
-func startNATS(t testing.TB) *natsServer {
-	t.Helper()
-	ns := &natsServer{t: t, opts: &server.Options{
-		Host:      "127.0.0.1",
-		Port:      server.RANDOM_PORT,
-		JetStream: true,
-		StoreDir:  t.TempDir(),
-		NoLog:     true,
-		NoSigs:    true,
-	}}
-	ns.start()
-	// Keep the port for restarts.
-	ns.opts.Port = ns.srv.Addr().(*net.TCPAddr).Port
-	t.Cleanup(ns.stop)
-	return ns
-}
-
-func (ns *natsServer) start() {
-	ns.t.Helper()
-	if err := ns.tryStart(); err != nil {
-		ns.t.Fatal(err)
-	}
-}
-
-// tryStart starts the server; unlike start it may run off the test's
-// goroutine.
-func (ns *natsServer) tryStart() error {
-	srv, err := server.NewServer(ns.opts)
-	if err != nil {
-		return fmt.Errorf("nats server: %w", err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		srv.Shutdown()
-		return errors.New("nats server not ready after 10s")
-	}
-	ns.srv = srv
-	return nil
-}
-
-func (ns *natsServer) stop() {
-	ns.srv.Shutdown()
-	ns.srv.WaitForShutdown()
-}
-
-func (ns *natsServer) url() string { return ns.srv.ClientURL() }
-
 func newBus(t testing.TB, url string, opts bus.Options) *natsbus.Bus {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
 	b, err := natsbus.New(ctx, url, opts)
 	if err != nil {
@@ -88,8 +32,8 @@ func newBus(t testing.TB, url string, opts bus.Options) *natsbus.Bus {
 func TestConformance(t *testing.T) {
 	bustest.Run(t, func(t *testing.T, opts bus.Options) bus.Bus {
 		// One server per subtest: streams and buckets start empty.
-		ns := startNATS(t)
-		return newBus(t, ns.url(), opts)
+		ns := bustest.StartNATS(t)
+		return newBus(t, ns.URL(), opts)
 	})
 }
 
@@ -149,11 +93,11 @@ func payload(fields ...any) json.RawMessage {
 
 // TestAcrossProcesses runs two buses on one server, as two processes would.
 func TestAcrossProcesses(t *testing.T) {
-	ns := startNATS(t)
+	ns := bustest.StartNATS(t)
 	opts := bus.Options{Retained: []string{"loop:current"}, AppendOnly: []string{"loop:anchor"}}
-	a := newBus(t, ns.url(), opts)
+	a := newBus(t, ns.URL(), opts)
 	defer a.Close()
-	b := newBus(t, ns.url(), opts)
+	b := newBus(t, ns.URL(), opts)
 	defer b.Close()
 	ctx := context.Background()
 
@@ -276,11 +220,11 @@ func TestNewFailsWithoutServer(t *testing.T) {
 // TestDeadProcessSkipped: a registry entry left by a process that died
 // without Close costs nothing and is cleaned up.
 func TestDeadProcessSkipped(t *testing.T) {
-	ns := startNATS(t)
-	a := newBus(t, ns.url(), bus.Options{})
+	ns := bustest.StartNATS(t)
+	a := newBus(t, ns.URL(), bus.Options{})
 	defer a.Close()
 	ctx := context.Background()
-	nc, err := nats.Connect(ns.url())
+	nc, err := nats.Connect(ns.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,9 +258,9 @@ func TestDeadProcessSkipped(t *testing.T) {
 // newest MaxDeadLetters: a process that never lists its dead letters still
 // leaves no more than that behind.
 func TestStoredDeadLettersBounded(t *testing.T) {
-	ns := startNATS(t)
+	ns := bustest.StartNATS(t)
 	ctx := context.Background()
-	a := newBus(t, ns.url(), bus.Options{MaxDeadLetters: 2, MaxAttempts: 1})
+	a := newBus(t, ns.URL(), bus.Options{MaxDeadLetters: 2, MaxAttempts: 1})
 	if _, err := a.Subscribe(ctx, "mail:*", func(context.Context, bus.Message) (bus.Ack, error) {
 		return bus.Ack{}, errors.New("mailbox full")
 	}, bus.SubscribeOptions{Name: "mailer"}); err != nil {
@@ -334,7 +278,7 @@ func TestStoredDeadLettersBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := newBus(t, ns.url(), bus.Options{MaxDeadLetters: 100})
+	b := newBus(t, ns.URL(), bus.Options{MaxDeadLetters: 100})
 	defer b.Close()
 	dls, err := b.DeadLetters(ctx)
 	if err != nil {

@@ -53,7 +53,7 @@ func TestServesAScript(t *testing.T) {
 		t.Fatalf("first line = %q, want the server's loopback URL", line)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	chat := openai.NewChatCompletionService(option.WithBaseURL(url+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{Model: "fake", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("what is this?")}}

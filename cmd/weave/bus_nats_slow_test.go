@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"github.com/weavehq/weave/bus/bustest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // its agent reconnects to the first without losing an event.
 func TestSlowBusServeTwoProcessesOnNATS(t *testing.T) {
 	bin := buildWeave(t)
-	url := startNATS(t)
+	url := bustest.StartNATS(t).URL()
 	dir := t.TempDir()
 	start := func(sock string) *exec.Cmd {
 		cmd := exec.Command(bin, "--dir", t.TempDir(), "bus", "serve", "--uds", sock)

@@ -10,28 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/envelope"
 )
-
-// startNATS runs an embedded nats-server with JetStream on loopback until
-// the test ends and returns its URL.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT,
-		JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready after 10s")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	return srv.ClientURL()
-}
 
 // serveOnNATS runs `weave bus serve --uds` in this process on the nats bus
 // at url; stop ends it as Ctrl-C would.
@@ -74,7 +55,7 @@ func serveOnNATS(t *testing.T, url, sock string) (stop func()) {
 // serve the same sessions, and an agent whose server goes away finds every
 // event on the other one.
 func TestBusServeTwoServersOnNATS(t *testing.T) {
-	url := startNATS(t)
+	url := bustest.StartNATS(t).URL()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("WEAVE_BUS_URL", url)
 	t.Setenv("WEAVE_BUS_TOKEN", "")

@@ -30,24 +30,6 @@ func chatEnv(t *testing.T, srv *modeltest.Server) []string {
 	}
 }
 
-func runWeave(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, out.String(), errOut.String()
-}
-
 // TestChatThroughTheBinary runs weave chat -p as a process against the fake
 // model server: the model reaches the agents only through the host.
 func TestChatThroughTheBinary(t *testing.T) {

@@ -13,30 +13,12 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/host/run/runtest"
 )
-
-// runCLI runs weave with args in project and returns the exit code and what
-// it printed. The user and environment config layers are kept out.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	var out, errOut bytes.Buffer
-	code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
-	return code, out.String(), errOut.String()
-}
 
 func project(t *testing.T, planFiles map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range planFiles {
-		if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", name+".md"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return runtest.NewProject(t, planFiles)
 }
 
 const okPlan = "# OK\n\n## TODOs\n\n- [ ] 1. Say hi\n  ```sh\n  echo hi\n  ```\n- [ ] 2. Check\n  ```sh verify\n  true\n  ```\n"
@@ -346,7 +328,7 @@ func (b *notifyBuffer) String() string {
 // waitFor waits until the buffer holds want; the deadline guards a hang.
 func (b *notifyBuffer) waitFor(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(time.Minute)
 	for !strings.Contains(b.String(), want) {
 		select {
 		case <-b.wrote:

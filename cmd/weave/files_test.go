@@ -9,35 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // Hostile .weave/ contents: links, pipes, devices, pathological plans and
 // bytes that are not UTF-8 must never destroy, hang or crash a command.
-
-// runCLIBounded is runCLI that fails the test instead of hanging when the
-// command does not return within a minute.
-func runCLIBounded(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	type result struct {
-		code     int
-		out, err string
-	}
-	done := make(chan result, 1)
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	go func() {
-		var out, errOut bytes.Buffer
-		code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
-		done <- result{code, out.String(), errOut.String()}
-	}()
-	select {
-	case r := <-done:
-		return r.code, r.out, r.err
-	case <-time.After(time.Minute):
-		t.Fatalf("weave %s did not return within a minute", strings.Join(args, " "))
-	}
-	return 0, "", ""
-}
 
 func TestLockSymlinkNeverTruncatesItsTarget(t *testing.T) {
 	dir := project(t, map[string]string{"ok": okPlan})
@@ -48,7 +23,7 @@ func TestLockSymlinkNeverTruncatesItsTarget(t *testing.T) {
 	if err := os.Symlink("../victim.txt", filepath.Join(dir, ".weave", "weave.lock")); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := runCLIBounded(t, "--dir", dir, "start-work", "ok")
+	code, _, errOut := runCLI(t, "--dir", dir, "start-work", "ok")
 	if code == exitOK {
 		t.Errorf("start-work with a symlinked lock = exit 0, want a refusal")
 	}
@@ -81,7 +56,7 @@ func TestStateThatIsNotARegularFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, args := range [][]string{{"status"}, {"start-work", "ok"}} {
-				code, _, errOut := runCLIBounded(t, append([]string{"--dir", dir}, args...)...)
+				code, _, errOut := runCLI(t, append([]string{"--dir", dir}, args...)...)
 				if code == exitOK || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "state.json") {
 					t.Errorf("%s with state.json a %s = %d %q, want a refusal naming state.json as a %s", args[0], tc.name, code, errOut, tc.want)
 				}
@@ -105,7 +80,7 @@ func TestOversizedStateIsMovedAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	code, out, errOut := runCLIBounded(t, "--dir", dir, "status")
+	code, out, errOut := runCLI(t, "--dir", dir, "status")
 	if code != exitOK || !strings.Contains(out+errOut, "larger than") {
 		t.Errorf("status with a 1 GiB state.json = %d %q %q, want it moved aside as too large", code, out, errOut)
 	}
@@ -131,7 +106,7 @@ func TestPathologicalPlansAreListedInvalid(t *testing.T) {
 	huge := "# Huge\n\n## TODOs\n\n- [ ] 1. Task\n\n" + strings.Repeat("word ", 7_000_000) + "\n"
 	dir := project(t, map[string]string{"ok": okPlan, "quotes": nestedQuotes(), "list": nestedList(), "huge": huge})
 
-	code, out, errOut := runCLIBounded(t, "--dir", dir, "plan", "list", "--json")
+	code, out, errOut := runCLI(t, "--dir", dir, "plan", "list", "--json")
 	if code != exitOK {
 		t.Fatalf("plan list = %d %q", code, errOut)
 	}
@@ -148,21 +123,21 @@ func TestPathologicalPlansAreListedInvalid(t *testing.T) {
 			t.Errorf("plan list: %s invalid = %q, want %q", name, got, want)
 		}
 	}
-	code, out, _ = runCLIBounded(t, "--dir", dir, "plan", "list")
+	code, out, _ = runCLI(t, "--dir", dir, "plan", "list")
 	if code != exitOK || !strings.Contains(out, "invalid") {
 		t.Errorf("plan list = %d %q, want the deep plans marked invalid", code, out)
 	}
 	for _, name := range []string{"quotes", "list", "huge"} {
-		code, _, errOut := runCLIBounded(t, "--dir", dir, "plan", "validate", name)
+		code, _, errOut := runCLI(t, "--dir", dir, "plan", "validate", name)
 		if code != exitFailed || !strings.Contains(errOut, "error") {
 			t.Errorf("plan validate %s = %d %q, want exit 1 with the reason", name, code, errOut)
 		}
-		code, _, errOut = runCLIBounded(t, "--dir", dir, "start-work", name)
+		code, _, errOut = runCLI(t, "--dir", dir, "start-work", name)
 		if code == exitOK {
 			t.Errorf("start-work %s = exit 0, want a refusal: %q", name, errOut)
 		}
 	}
-	if code, _, errOut := runCLIBounded(t, "--dir", dir, "status"); code != exitOK {
+	if code, _, errOut := runCLI(t, "--dir", dir, "status"); code != exitOK {
 		t.Errorf("status = %d %q", code, errOut)
 	}
 }
@@ -187,11 +162,11 @@ func TestListingStopsOnCtrlC(t *testing.T) {
 func TestBlocksRunByteExact(t *testing.T) {
 	plan := "# Raw\n\n## TODOs\n\n- [ ] 1. Caf\xe9 au lait\n  ```sh\n  printf 'a\xe9b' > out.bin\n  ```\n- [ ] Unnumbered caf\xe9\n  ```sh\n  printf 'ok' > second.bin\n  ```\n"
 	dir := project(t, map[string]string{"raw": plan})
-	code, out, errOut := runCLIBounded(t, "--dir", dir, "plan", "validate", "raw")
+	code, out, errOut := runCLI(t, "--dir", dir, "plan", "validate", "raw")
 	if code != exitOK || !strings.Contains(out+errOut, "not valid UTF-8") {
 		t.Errorf("plan validate = %d %q %q, want valid with a warning about the title's encoding", code, out, errOut)
 	}
-	code, _, errOut = runCLIBounded(t, "--dir", dir, "start-work", "raw")
+	code, _, errOut = runCLI(t, "--dir", dir, "start-work", "raw")
 	if code != exitOK {
 		t.Fatalf("start-work on a plan with Latin-1 bytes = %d %q", code, errOut)
 	}
@@ -207,7 +182,7 @@ func TestBlocksRunByteExact(t *testing.T) {
 func TestNULInABlockIsReportedByValidate(t *testing.T) {
 	plan := "# Nul\n\n## TODOs\n\n- [ ] 1. Nul\n  ```sh\n  echo a\x00b\n  ```\n"
 	dir := project(t, map[string]string{"nul": plan})
-	code, out, _ := runCLIBounded(t, "--dir", dir, "plan", "validate", "nul")
+	code, out, _ := runCLI(t, "--dir", dir, "plan", "validate", "nul")
 	if code != exitFailed || !strings.Contains(out, "NUL byte") || !strings.Contains(out, ":7:") {
 		t.Errorf("plan validate = %d %q, want an error about the NUL byte on line 7", code, out)
 	}
@@ -227,7 +202,7 @@ func TestSymlinkedPlansDirectoryIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"plan", "list"}, {"start-work", "ok"}, {"status"}} {
-		code, _, errOut := runCLIBounded(t, append([]string{"--dir", dir}, args...)...)
+		code, _, errOut := runCLI(t, append([]string{"--dir", dir}, args...)...)
 		if code == exitOK || !strings.Contains(errOut, "symbolic link") {
 			t.Errorf("%s with a symlinked plans directory = %d %q, want a refusal", strings.Join(args, " "), code, errOut)
 		}
@@ -256,7 +231,7 @@ func TestConfigThatIsNotARegularFileOrTooLarge(t *testing.T) {
 			if err := tc.make(path); err != nil {
 				t.Fatal(err)
 			}
-			code, _, errOut := runCLIBounded(t, "--dir", dir, "config", "show")
+			code, _, errOut := runCLI(t, "--dir", dir, "config", "show")
 			if code == exitOK || !strings.Contains(errOut, tc.want) {
 				t.Errorf("config show with config.yaml %s = %d %q, want a refusal saying %q", tc.name, code, errOut, tc.want)
 			}
@@ -269,7 +244,7 @@ func TestRunbookRetriesIsBounded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte("runbook:\n  retries: 1000000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := runCLIBounded(t, "--dir", dir, "start-work", "bad")
+	code, _, errOut := runCLI(t, "--dir", dir, "start-work", "bad")
 	if code == exitOK || !strings.Contains(errOut, "runbook.retries") || !strings.Contains(errOut, "limit of 10") {
 		t.Errorf("start-work with runbook.retries 1000000 = %d %q, want a config error naming the limit of 10", code, errOut)
 	}

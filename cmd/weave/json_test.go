@@ -12,16 +12,6 @@ import (
 	"testing"
 )
 
-// runJSON runs the built weave and decodes what it printed.
-func runJSON(t *testing.T, v any, args ...string) binResult {
-	t.Helper()
-	r := runBin(t, nil, "", args...)
-	if err := json.Unmarshal([]byte(r.out), v); err != nil {
-		t.Fatalf("weave %s printed %q (stderr %q), not JSON: %v", strings.Join(args, " "), r.out, r.err, err)
-	}
-	return r
-}
-
 func TestJSONOnPlanAndConfigCommands(t *testing.T) {
 	plan := "# P\n\n## TODOs\n\n- [ ] 1. Build\n  ```sh\n  true\n  ```\n- [ ] 2. Think hard\n  **What**: needs judgement.\n"
 	dir := project(t, map[string]string{"p": plan})

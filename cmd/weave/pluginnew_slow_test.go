@@ -18,7 +18,7 @@ func TestSlowPluginNewHookBuildsAndPasses(t *testing.T) {
 	offlineGo(t)
 	root := repoRoot(t)
 	dir := filepath.Join(t.TempDir(), "no-force-push")
-	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "no-force-push", "--out", dir, "--module", "github.com/me/no-force-push", "--weave-src", root)
+	code, out, errOut := runCLIWith(t, t.TempDir(), "plugin", "new", "hook", "no-force-push", "--out", dir, "--module", "github.com/me/no-force-push", "--weave-src", root)
 	if code != exitOK {
 		t.Fatalf("plugin new hook = %d\nstdout %s\nstderr %s", code, out, errOut)
 	}

@@ -33,7 +33,7 @@ func TestPluginNewHookFiles(t *testing.T) {
 	offlineGo(t)
 	root := repoRoot(t)
 	dir := filepath.Join(t.TempDir(), "guard")
-	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "guard", "--out", dir, "--weave-src", root, "--skip-tidy")
+	code, out, errOut := runCLIWith(t, t.TempDir(), "plugin", "new", "hook", "guard", "--out", dir, "--weave-src", root, "--skip-tidy")
 	if code != exitOK {
 		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
 	}
@@ -72,7 +72,7 @@ func TestPluginNewHookWeaveSrcFromEnv(t *testing.T) {
 	root := repoRoot(t)
 	t.Setenv(weaveSrcEnv, root)
 	dir := filepath.Join(t.TempDir(), "h")
-	if code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "h", "--out", dir, "--skip-tidy"); code != exitOK {
+	if code, out, errOut := runCLIWith(t, t.TempDir(), "plugin", "new", "hook", "h", "--out", dir, "--skip-tidy"); code != exitOK {
 		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
 	}
 	if gomod := readFile(t, filepath.Join(dir, "go.mod")); !strings.Contains(gomod, "=> "+root) {
@@ -84,7 +84,7 @@ func TestPluginNewHookWithoutWeaveSrc(t *testing.T) {
 	offlineGo(t)
 	// Neither the test binary's directory nor this one is under a weave tree.
 	t.Chdir(t.TempDir())
-	code, out, errOut := runAuthorCLI(t, t.TempDir(), "plugin", "new", "hook", "lonely")
+	code, out, errOut := runCLIWith(t, t.TempDir(), "plugin", "new", "hook", "lonely")
 	if code != exitOK {
 		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
 	}
@@ -131,7 +131,7 @@ func TestPluginNewHookRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"plugin", "new", "hook", "--skip-tidy", "--weave-src", root}, tc.args...)
-			code, _, errOut := runAuthorCLI(t, t.TempDir(), args...)
+			code, _, errOut := runCLIWith(t, t.TempDir(), args...)
 			if code != tc.code || !strings.Contains(errOut, tc.errHas) {
 				t.Errorf("plugin new hook %v = %d %q, want %d mentioning %q", tc.args, code, errOut, tc.code, tc.errHas)
 			}

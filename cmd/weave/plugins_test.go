@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,33 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/plugins"
 )
-
-// runAuthorCLI runs the plugin-author commands (weave plugin, weave plugins)
-// under a root with the global --dir flag, with the user config directory
-// at xdg, and returns the exit code and what they printed.
-func runAuthorCLI(t *testing.T, xdg string, args ...string) (int, string, string) {
-	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	var out, errOut bytes.Buffer
-	s := &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	g := &globalOptions{}
-	root := &cobra.Command{Use: "weave", SilenceUsage: true, SilenceErrors: true}
-	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "project directory")
-	root.AddCommand(newCmdPlugin(g, s), newCmdPlugins(g, s))
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.ExecuteContext(context.Background())
-	if err != nil {
-		fmt.Fprintf(&errOut, "weave: %v\n", err)
-	}
-	return exitCode(err), out.String(), errOut.String()
-}
 
 // repoRoot is the root of the weave source tree this test runs in.
 func repoRoot(t *testing.T) string {
@@ -119,7 +95,7 @@ func TestPluginsList(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errOut := runAuthorCLI(t, xdg, "--dir", dir, "plugins", "list", "--json")
+	code, out, errOut := runCLIWith(t, xdg, "--dir", dir, "plugins", "list", "--json")
 	if code != exitOK {
 		t.Fatalf("plugins list = %d, stderr %q", code, errOut)
 	}
@@ -185,7 +161,7 @@ func TestPluginsListOutsideAProject(t *testing.T) {
 	xdg := t.TempDir()
 	writeExecutable(t, filepath.Join(xdg, "weave", "plugins", "mine"),
 		"#!/bin/sh\necho '{\"name\":\"mine\",\"version\":\"2\",\"kind\":\"hook\",\"events\":[\"session.end\"],\"protocol_version\":"+fmt.Sprint(plugins.ProtocolVersion)+"}'\n")
-	code, out, errOut := runAuthorCLI(t, xdg, "--dir", t.TempDir(), "plugins", "list", "--json")
+	code, out, errOut := runCLIWith(t, xdg, "--dir", t.TempDir(), "plugins", "list", "--json")
 	if code != exitOK {
 		t.Fatalf("plugins list outside a project = %d, stderr %q", code, errOut)
 	}

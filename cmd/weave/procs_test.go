@@ -24,14 +24,6 @@ import (
 // These tests run the real weave binary and kill it the way a user or the
 // system would, then look at what is left running (through /proc).
 
-// weaveCmd is weave --dir dir args..., with its own user config directory.
-func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(weaveBin(t), append([]string{"--dir", dir}, args...)...)
-	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...)
-	return cmd
-}
-
 // alive reports whether pid runs (exists and is not a zombie).
 func alive(pid int) bool { return !proctest.Gone(pid) }
 
@@ -87,9 +79,10 @@ func writeConfig(t *testing.T, dir, yaml string) {
 }
 
 // waitGone waits (bounded) for pid to stop running; a SIGKILLed process
-// leaves at once, bar scheduling.
+// leaves at once, bar scheduling, which a busy machine can stretch: the
+// bound is a failure guard only.
 func waitGone(pid int) bool {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for alive(pid) {
 		if time.Now().After(deadline) {
 			return false
@@ -373,11 +366,11 @@ func TestStatusWatchTimerTicksBetweenChanges(t *testing.T) {
 	// Two different timers in frames drawn while the files stand still.
 	seen := map[string]bool{}
 	timer := regexp.MustCompile(`in flight: 1 \(Wait\) \(for (\d+s)\)`)
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(time.Minute)
 	for len(seen) < 2 {
 		select {
 		case <-deadline:
-			t.Fatalf("status --watch drew timers %v in 20s, want two different ones; output:\n%s", seen, out.String())
+			t.Fatalf("status --watch drew timers %v in a minute, want two different ones; output:\n%s", seen, out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		for _, m := range timer.FindAllStringSubmatch(out.String(), -1) {

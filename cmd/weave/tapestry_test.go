@@ -396,12 +396,6 @@ func TestQuickstartPrintsNoModelText(t *testing.T) {
 	}
 }
 
-// runBinIn runs the built weave in dir, with no model configured.
-func runBinIn(t *testing.T, dir string, args ...string) binResult {
-	t.Helper()
-	return runBin(t, nil, "", append([]string{"--dir", dir}, args...)...)
-}
-
 // TestStartWorkCompactsMidTask: a prose task whose conversation reaches the
 // compact ratio is compacted in the middle of the task; the model carries on
 // from the summary and the plan's state, and the task is done.

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weavehq/weave/host/run/runtest"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -121,17 +122,7 @@ const torturePlan = "# OK\n\n## TODOs\n\n- [ ] 1. One\n  ```sh\n  echo one\n  ``
 
 func tortureProject(t *testing.T, planFiles map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for name, body := range planFiles {
-		p := filepath.Join(dir, ".weave", "plans", name+".md")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return runtest.NewProject(t, planFiles)
 }
 
 func fileSize(path string) int64 {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +11,12 @@ import (
 	"github.com/weavehq/weave/host/run/runtest"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/bus/jsonrpc/jsonrpctest"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
@@ -37,29 +35,8 @@ type wsBus struct {
 
 func startWSBus(t testing.TB, token string) *wsBus {
 	t.Helper()
-	b, err := bus.NewMemory(bus.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := jsonrpc.NewServer(b, jsonrpc.Options{Loopback: true, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/bus/", jsonrpc.AdminHandler(b, token))
-	mux.Handle("/", srv)
-	hs := &http.Server{Handler: mux}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		_ = hs.Close()
-		_ = b.Close()
-	})
-	return &wsBus{bus: b, url: "ws://" + ln.Addr().String()}
+	s := jsonrpctest.Serve(t, token)
+	return &wsBus{bus: s.Bus, url: s.URL}
 }
 
 // peer dials the bus as an outside peer would.
@@ -73,20 +50,6 @@ func (w *wsBus) peer(t *testing.T, id string) *jsonrpc.Client {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-func startNATS(t *testing.T) string {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready after 10s")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	return srv.ClientURL()
 }
 
 func openBus(t *testing.T, cfg *config.Config, url string) bus.Bus {
@@ -103,7 +66,7 @@ func openBus(t *testing.T, cfg *config.Config, url string) bus.Bus {
 
 func TestOpenBusKinds(t *testing.T) {
 	ws := startWSBus(t, "")
-	natsURL := startNATS(t)
+	natsURL := bustest.StartNATS(t).URL()
 	tests := []struct {
 		name string
 		url  string

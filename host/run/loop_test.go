@@ -51,14 +51,7 @@ var failedRun = []Event{
 
 func loopProject(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", "demo.md"), []byte("# Demo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return runtest.NewProject(t, map[string]string{"demo": "# Demo\n"})
 }
 
 // loopSummary is what a test checks of one loop:current event.

@@ -73,7 +73,12 @@
 // KillChildren can end them on the way out. A host killed outright cannot
 // clean up, so a Set with a Ledger records each group in a file under
 // .weave/run/; Ledger.Reap, called by the next start before it retries the
-// task in flight, kills the groups whose host is gone. On Linux a group is
+// task in flight, kills the groups whose host is gone. A group is recorded
+// just after it starts, so every process a Set with a Ledger starts also
+// carries the host's mark in its environment (WEAVE_PROCESS_HOST, inherited
+// by its descendants): on Linux Reap also ends the marked processes of a
+// dead host, which covers a host killed between a start and its record.
+// On Linux a group is
 // killed only after checking, by process start times, that its number was
 // not reused. Off unix there are no process groups: only the direct child
 // is killed.

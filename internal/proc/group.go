@@ -27,6 +27,10 @@ type Set struct {
 	mu     sync.Mutex
 	live   map[*Group]struct{}
 	closed bool
+	// starting counts the Starts under way, which Close waits for: a
+	// group whose command has started but that is not yet in live would
+	// otherwise outlive Close.
+	starting sync.WaitGroup
 }
 
 // NewSet returns a Set whose groups get grace between SIGTERM and SIGKILL
@@ -65,13 +69,21 @@ type Group struct {
 func (s *Set) Start(cmd *exec.Cmd, what string) (*Group, error) {
 	if s != nil {
 		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
+		if s.closed {
+			s.mu.Unlock()
 			return nil, ErrClosed
 		}
+		s.starting.Add(1)
+		s.mu.Unlock()
+		defer s.starting.Done()
 	}
 	cmd.SysProcAttr = groupAttr()
+	if s != nil && s.ledger != nil {
+		// The group is recorded only once it has started; a host killed in
+		// between would leave it unrecorded. The mark in its environment,
+		// which every descendant inherits, lets Reap find it all the same.
+		cmd.Env = s.ledger.mark(cmd.Environ())
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -91,13 +103,7 @@ func (s *Set) Start(cmd *exec.Cmd, what string) (*Group, error) {
 		s.live = make(map[*Group]struct{})
 	}
 	s.live[g] = struct{}{}
-	closed := s.closed
 	s.mu.Unlock()
-	if closed {
-		// Close ran between the check and the start: this group is stopped
-		// like the others.
-		g.Stop()
-	}
 	return g, nil
 }
 
@@ -184,6 +190,10 @@ func (s *Set) Close(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.closed = true
+	s.mu.Unlock()
+	// No Start begins now; those under way add their group to live first.
+	s.starting.Wait()
+	s.mu.Lock()
 	groups := make([]*Group, 0, len(s.live))
 	for g := range s.live {
 		groups = append(groups, g)

@@ -21,7 +21,7 @@ import (
 // once the call returns (a killed process is gone at once, bar scheduling).
 func waitGone(t *testing.T, pgid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a failure guard only
 	for len(groupMembers(pgid)) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("process group %d still has live members %v", pgid, groupMembers(pgid))
@@ -197,7 +197,7 @@ func TestLedgerKeepsOneFileOfTheLiveGroups(t *testing.T) {
 	}
 	// A line cut by a host that died mid-write is skipped, the others read.
 	data, _ := os.ReadFile(file)
-	entries, alive := ledgerEntries(append(data, []byte(`{"pgid":12`)...))
+	_, entries, alive := ledgerEntries(append(data, []byte(`{"pgid":12`)...))
 	if !alive || entries != nil {
 		t.Fatalf("ledgerEntries(this host's file) = %v, %v, want it left alone", entries, alive)
 	}
@@ -216,8 +216,122 @@ func TestLedgerReadsACutLineOfADeadHost(t *testing.T) {
 	}
 	host := `{"host_pid":` + strconv.Itoa(dead.Process.Pid) + "}\n"
 	group := `{"pgid":4242,"start":1,"host_pid":` + strconv.Itoa(dead.Process.Pid) + `,"what":"block"}` + "\n"
-	entries, alive := ledgerEntries([]byte(host + group + `{"pgid":43`))
+	_, entries, alive := ledgerEntries([]byte(host + group + `{"pgid":43`))
 	if alive || len(entries) != 1 || entries[0].PGID != 4242 || entries[0].What != "block" {
 		t.Fatalf("ledgerEntries = %+v, %v, want the whole group line of a dead host only", entries, alive)
+	}
+}
+
+// A host killed between starting a group and recording it leaves a group
+// its file lacks; the group's processes carry the host's mark, by which
+// the next start finds and ends them.
+func TestLedgerReapsAGroupItNeverRecorded(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := entry{HostPID: dead.Process.Pid, HostStart: 7}
+	line, _ := json.Marshal(host)
+	if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(host.HostPID)+".json"), append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Its leader gone, as the parent-death signal leaves it, and a child
+	// left running.
+	left := exec.Command("sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!")
+	left.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	left.Env = append(os.Environ(), markOf(host.HostPID, host.HostStart))
+	out, err := left.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(child, syscall.SIGKILL) }()
+	// A process marked by another host is left alone.
+	other := exec.Command("sleep", "300")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	other.Env = append(os.Environ(), markOf(host.HostPID, host.HostStart+1))
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+
+	reaped, err := NewLedger(dir).Reap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reaped) != 1 || reaped[0].PGID != left.Process.Pid || reaped[0].Killed != 1 {
+		t.Fatalf("Reap() = %+v, want the unrecorded group %d with its one process killed", reaped, left.Process.Pid)
+	}
+	waitGone(t, left.Process.Pid)
+	if len(groupMembers(other.Process.Pid)) == 0 {
+		t.Fatal("Reap killed a process marked by another host")
+	}
+}
+
+func TestSetMarksItsChildren(t *testing.T) {
+	l := NewLedger(filepath.Join(t.TempDir(), "run"))
+	set := NewSet(0, l)
+	var out bytes.Buffer
+	cmd := exec.Command("sh", "-c", "echo $"+markVar)
+	cmd.Env = append(os.Environ(), markVar+"=inherited")
+	cmd.Stdout = &out
+	g, err := set.Start(cmd, "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := strings.Cut(markOf(l.self, l.start), "=")
+	if got := strings.TrimSpace(out.String()); got != want {
+		t.Errorf("%s in a child = %q, want this host's %q", markVar, got, want)
+	}
+}
+
+// A Start under way when Close is called is waited for: its group is
+// stopped and gone by the time Close returns, not left to outlive it. The
+// child says it runs before Close is called, which can be before Start
+// has taken the group in (the window is widest on a busy machine).
+func TestCloseWaitsForAStartUnderWay(t *testing.T) {
+	for range 20 {
+		set := NewSet(0, nil)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", "-c", "echo ready; exec sleep 300")
+		cmd.Stdout = w
+		started := make(chan *Group, 1)
+		go func() {
+			g, err := set.Start(cmd, "racing")
+			w.Close()
+			if err != nil {
+				started <- nil
+				return
+			}
+			started <- g
+			_ = g.Wait(context.Background())
+		}()
+		buf := make([]byte, 6)
+		_, _ = r.Read(buf)
+		r.Close()
+		if err := set.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if g := <-started; g != nil {
+			if m := groupMembers(g.PID()); len(m) > 0 {
+				t.Fatalf("Close returned with a group started beside it still running: %v", m)
+			}
+		}
 	}
 }

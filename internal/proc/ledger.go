@@ -69,6 +69,35 @@ func (l *Ledger) record(pgid int, what string) func() {
 	}
 }
 
+// markVar names the variable that marks every process a host's groups
+// start, descendants included, with the host's identity.
+const markVar = "WEAVE_PROCESS_HOST"
+
+// mark returns env with the host's mark in place of any inherited one (a
+// weave started by a block marks its own children). It opens the host's
+// file, so that the host line is on disk before any marked process runs.
+func (l *Ledger) mark(env []string) []string {
+	l.mu.Lock()
+	opened := l.openLocked()
+	self, start := l.self, l.start
+	l.mu.Unlock()
+	if !opened {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, markVar+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, markOf(self, start))
+}
+
+// markOf is the environment entry that marks a host's processes.
+func markOf(hostPID int, hostStart uint64) string {
+	return fmt.Sprintf("%s=%d.%d", markVar, hostPID, hostStart)
+}
+
 // openLocked opens the host's file on first use.
 func (l *Ledger) openLocked() bool {
 	if l.f != nil || l.failed {
@@ -174,7 +203,7 @@ func (l *Ledger) Reap() ([]Reaped, error) {
 		if err != nil {
 			continue
 		}
-		entries, hostAlive := ledgerEntries(b)
+		host, entries, hostAlive := ledgerEntries(b)
 		if hostAlive {
 			continue
 		}
@@ -182,15 +211,30 @@ func (l *Ledger) Reap() ([]Reaped, error) {
 			n, err := killLeftGroup(e.PGID, e.Start)
 			out = append(out, Reaped{PGID: e.PGID, What: e.What, Killed: n, Err: err})
 		}
+		// A group started as the host died was never recorded: its
+		// processes carry the host's mark.
+		if host.HostPID > 0 {
+			marked := killMarked(markOf(host.HostPID, host.HostStart))
+			pgids := make([]int, 0, len(marked))
+			for pgid := range marked {
+				pgids = append(pgids, pgid)
+			}
+			sort.Ints(pgids)
+			for _, pgid := range pgids {
+				out = append(out, Reaped{PGID: pgid, What: "started as the last run was killed", Killed: marked[pgid]})
+			}
+		}
 		_ = os.Remove(path)
 	}
 	return out, nil
 }
 
-// ledgerEntries reads a host's file: its groups, and whether its host is
-// still running (this one, or another weave in the same project), when the
-// file is to be left alone. A cut or unreadable line is skipped.
-func ledgerEntries(b []byte) ([]entry, bool) {
+// ledgerEntries reads a host's file: the line naming the host, its groups,
+// and whether its host is still running (this one, or another weave in the
+// same project), when the file is to be left alone. A cut or unreadable
+// line is skipped.
+func ledgerEntries(b []byte) (entry, []entry, bool) {
+	var host entry
 	var out []entry
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
@@ -200,11 +244,13 @@ func ledgerEntries(b []byte) ([]entry, bool) {
 			continue
 		}
 		if e.HostPID == os.Getpid() || alive(e.HostPID, e.HostStart) {
-			return nil, true
+			return entry{}, nil, true
 		}
 		if e.PGID > 1 {
 			out = append(out, e)
+		} else if host.HostPID == 0 {
+			host = e
 		}
 	}
-	return out, false
+	return host, out, false
 }

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -208,4 +209,62 @@ func killLeftGroup(pgid int, leaderStart uint64) (int, error) {
 func alive(pid int, start uint64) bool {
 	st := startTime(pid)
 	return st != 0 && (start == 0 || st == start)
+}
+
+// killMarked kills the process group of every running process whose
+// environment holds mark (a host's processes that its ledger may lack),
+// this process and its own group excepted, and waits, up to a second, for
+// them to die. It returns the groups it killed and how many marked
+// processes each had.
+func killMarked(mark string) map[int]int {
+	want := []byte(mark)
+	self := os.Getpid()
+	own := syscall.Getpgrp()
+	des, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	pgids := map[int]int{}
+	var pids []int
+	for _, de := range des {
+		pid, err := strconv.Atoi(de.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok || st.state == 'Z' {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + de.Name() + "/environ")
+		if err != nil || !hasEntry(env, want) {
+			continue
+		}
+		pids = append(pids, pid)
+		if st.pgrp == own {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			continue
+		}
+		killGroup(st.pgrp)
+		pgids[st.pgrp]++
+	}
+	deadline := time.Now().Add(time.Second)
+	for _, pid := range pids {
+		for startTime(pid) != 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return pgids
+}
+
+// hasEntry reports whether the NUL-separated environment block env holds
+// the entry e.
+func hasEntry(env, e []byte) bool {
+	for len(env) > 0 {
+		kv, rest, _ := bytes.Cut(env, []byte{0})
+		if bytes.Equal(kv, e) {
+			return true
+		}
+		env = rest
+	}
+	return false
 }

@@ -40,3 +40,5 @@ func alive(int, uint64) bool { return false }
 
 // Undumpable is Linux only.
 func Undumpable() error { return errors.ErrUnsupported }
+
+func killMarked(string) map[int]int { return nil }

@@ -1,7 +1,14 @@
 package main
 
+// The ways a test runs weave: in this process (runCLI, runCLIWith), as the
+// built binary (runBin, runBinIn, runJSON, runWeave, all through runCmd),
+// or as a started process to signal (weaveCmd, startWatch). Each bounds a
+// run that hangs with a failure guard only a real hang reaches.
+
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -9,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -71,6 +79,41 @@ func runBinary(t testing.TB, bin string, env []string, stdin string, args ...str
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cleanEnv(t), env...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(t, cmd)
+}
+
+// runBinIn runs the built weave with --dir dir and args.
+func runBinIn(t *testing.T, dir string, args ...string) binResult {
+	t.Helper()
+	return runBin(t, nil, "", append([]string{"--dir", dir}, args...)...)
+}
+
+// runJSON runs the built weave with args and decodes what it printed into v.
+func runJSON(t *testing.T, v any, args ...string) binResult {
+	t.Helper()
+	r := runBin(t, nil, "", args...)
+	if err := json.Unmarshal([]byte(r.out), v); err != nil {
+		t.Fatalf("weave %s printed %q (stderr %q), not JSON: %v", strings.Join(args, " "), r.out, r.err, err)
+	}
+	return r
+}
+
+// runWeave runs bin in dir with exactly the environment env, killing it if
+// it hangs past two minutes.
+func runWeave(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	r := runCmd(t, cmd)
+	return r.code, r.out, r.err
+}
+
+// runCmd runs cmd, collecting its output, and fails the test when it could
+// not run at all; an exit status is the result's code.
+func runCmd(t testing.TB, cmd *exec.Cmd) binResult {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -78,11 +121,50 @@ func runBinary(t testing.TB, bin string, env []string, stdin string, args ...str
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			t.Fatalf("run %s: %v", strings.Join(args, " "), err)
+			t.Fatalf("run %s: %v", strings.Join(cmd.Args[1:], " "), err)
 		}
 		code = ee.ExitCode()
 	}
 	return binResult{code: code, out: out.String(), err: errOut.String()}
+}
+
+// buildWeave is the weave binary, built once per test process, for tests
+// that run it as a process.
+func buildWeave(t *testing.T) string {
+	t.Helper()
+	return weaveBin(t)
+}
+
+// runCLI runs weave in this process with args and a fresh user config
+// directory, and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return runCLIWith(t, t.TempDir(), args...)
+}
+
+// runCLIWith is runCLI with the user config directory xdg, which a test
+// may share between runs. A run that has not returned after a minute fails
+// the test: a failure guard, never a timing assertion.
+func runCLIWith(t *testing.T, xdg string, args ...string) (int, string, string) {
+	t.Helper()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.out, r.err
+	case <-time.After(time.Minute):
+		t.Fatalf("weave %s did not return within a minute", strings.Join(args, " "))
+	}
+	return 0, "", ""
 }
 
 // cleanEnv is the test's environment without WEAVE_* variables and colour
@@ -98,6 +180,14 @@ func cleanEnv(t testing.TB) []string {
 		env = append(env, kv)
 	}
 	return append(env, "XDG_CONFIG_HOME="+t.TempDir())
+}
+
+// weaveCmd is weave --dir dir args..., with its own user config directory.
+func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(weaveBin(t), append([]string{"--dir", dir}, args...)...)
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...)
+	return cmd
 }
 
 // startWatch starts the built weave with args, its standard output going
