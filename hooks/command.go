@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/safefile"
 	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
@@ -24,7 +26,8 @@ import (
 // Claude Code.
 const DefaultCommandTimeout = 60 * time.Second
 
-// maxCommandOutput caps what is kept of a command hook's stdout and stderr.
+// maxCommandOutput bounds a command hook's stdout and stderr, each: a hook
+// that prints more is stopped and fails (its failure policy applies).
 const maxCommandOutput = 1 << 20
 
 // CommandSpec is one command hook from config, in Claude Code's terms.
@@ -206,14 +209,19 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.spec.Timeout)
 	defer cancel()
+	// Output past the limit ends the run as a timeout does: the kill
+	// sequence stops the hook's group, and the cause says why.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 
 	cmd := exec.Command("sh", "-c", h.spec.Command)
 	cmd.Dir = dir
 	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env, Hide: h.opts.Hide,
 		Set: []string{"CLAUDE_PROJECT_DIR=" + dir, "WEAVE_PROJECT_DIR=" + dir}})
 	cmd.Stdin = bytes.NewReader(input)
-	var stdout, stderr cappedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout := &boundedOutput{stream: "stdout", limit: maxCommandOutput, over: stop}
+	stderr := &boundedOutput{stream: "stderr", limit: maxCommandOutput, over: stop}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A background grandchild holding the pipes must not hold the hook
 	// where the group's leftovers cannot be killed at the shell's exit.
 	cmd.WaitDelay = time.Second
@@ -225,6 +233,10 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	// The hook's process group ends with the hook: on a timeout through the
 	// kill sequence, otherwise as soon as the shell exits.
 	runErr := g.Wait(ctx)
+	var over *outputLimitError
+	if errors.As(context.Cause(ctx), &over) {
+		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, over)
+	}
 	if ctx.Err() != nil {
 		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, ctx.Err())
 	}
@@ -391,22 +403,59 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// cappedBuffer keeps the first maxCommandOutput bytes written to it and
-// discards the rest, so a chatty hook cannot exhaust memory.
-type cappedBuffer struct{ bytes.Buffer }
+// outputLimitError says that a hook printed more than it may on one stream;
+// the hook was stopped and its output is not interpreted.
+type outputLimitError struct {
+	Stream string // "stdout" or "stderr"
+	Limit  int
+}
 
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := maxCommandOutput - c.Len(); room > 0 {
-		if len(p) > room {
-			c.Buffer.Write(p[:room])
-		} else {
-			c.Buffer.Write(p)
-		}
+func (e *outputLimitError) Error() string {
+	return fmt.Sprintf("%s passed the output limit of %s, so the hook was stopped", e.Stream, safefile.FormatSize(int64(e.Limit)))
+}
+
+// boundedOutput collects a hook's stdout or stderr up to limit bytes. The
+// first write past the limit calls over once (which stops the hook);
+// later writes are discarded, so the pipe keeps draining until the hook is
+// gone and memory never grows past limit. It is deliberately not a
+// bytes.Buffer: io.Copy would use a Buffer's ReadFrom and skip Write, and
+// with it the limit.
+type boundedOutput struct {
+	stream string
+	limit  int
+	over   func(error)
+
+	mu       sync.Mutex
+	buf      []byte
+	exceeded bool
+}
+
+func (b *boundedOutput) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.exceeded {
+		return len(p), nil
 	}
+	if room := b.limit - len(b.buf); len(p) > room {
+		b.buf = append(b.buf, p[:room]...)
+		b.exceeded = true
+		b.over(&outputLimitError{Stream: b.stream, Limit: b.limit})
+		return len(p), nil
+	}
+	b.buf = append(b.buf, p...)
 	return len(p), nil
 }
 
-var _ io.Writer = (*cappedBuffer)(nil)
+// Bytes returns what was kept.
+func (b *boundedOutput) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf
+}
+
+func (b *boundedOutput) String() string { return string(b.Bytes()) }
+
+var _ io.Writer = (*boundedOutput)(nil)
 
 // Interface guards.
 var (

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -464,5 +465,38 @@ func TestCommandHookMatcherDeclaresTools(t *testing.T) {
 		if diff := cmp.Diff(tt.want, info.Tools, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("NewCommandHook(%s %q).Info().Tools mismatch (-want +got):\n%s", tt.spec.Event, tt.spec.Matcher, diff)
 		}
+	}
+}
+
+// TestCommandHookOutputIsBounded runs a real command hook that prints
+// without end. The bound holds while the output is read: the hook is
+// stopped as soon as it passes the limit (its failure policy then decides),
+// and the host's own allocation stays a few times the limit, where the
+// unbounded reader once took gigabytes.
+func TestCommandHookOutputIsBounded(t *testing.T) {
+	for _, tc := range []struct{ name, command, stream string }{
+		{"stdout", "yes", "stdout"},
+		{"stderr", "yes >&2", "stderr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			// The timeout is far beyond the milliseconds a megabyte of `yes`
+			// takes: only the output limit ends this run in time.
+			got := runCommand(t, CommandSpec{Event: "PreToolUse", Command: tc.command, Timeout: 30 * time.Second, Fail: FailClosed}, dir, bashEvent("ls"))
+			runtime.ReadMemStats(&after)
+			if got.Action != plugins.Block || len(got.Reports) != 1 || got.Reports[0].TimedOut {
+				t.Fatalf("outcome = %+v, want a block from the closed policy, not a timeout", got)
+			}
+			want := tc.stream + " passed the output limit of 1 MiB, so the hook was stopped"
+			if !strings.Contains(got.Reports[0].Error, want) || !strings.Contains(got.Reason, want) {
+				t.Errorf("error = %q, reason = %q, want both to say %q", got.Reports[0].Error, got.Reason, want)
+			}
+			t.Logf("%s: allocated %d KiB while the hook ran", tc.command, (after.TotalAlloc-before.TotalAlloc)>>10)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				t.Errorf("the hook's run allocated %d MiB, want at most 16 MiB for a 1 MiB limit", alloc>>20)
+			}
+		})
 	}
 }

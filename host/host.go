@@ -133,7 +133,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	// next start to end if this process is killed outright.
 	var ledger *proc.Ledger
 	if project != "" {
-		ledger = proc.NewLedger(layout.NewProject(project).Run())
+		ledger = proc.NewLedger(project, layout.NewProject(project).Run())
 	}
 	h.procs = proc.NewSet(proc.DefaultGrace, ledger)
 	h.closers = append(h.closers, h.procs.Close)

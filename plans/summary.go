@@ -2,6 +2,8 @@ package plans
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/safefile"
 )
 
 // Summary is a plan as listings show it: its name, file and progress.
@@ -78,8 +81,12 @@ func Summaries(ctx context.Context, project string) ([]Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cache is read and replaced only as a regular file inside the
+	// project: a link to /dev/zero or out of the project, or a named pipe,
+	// is ignored like a missing cache.
+	inside := safefile.Inside{Root: project}
 	cachePath := filepath.Join(CacheDir(project), progressCacheFile)
-	old := readProgressCache(cachePath)
+	old := readProgressCache(inside, cachePath)
 	fresh := progressCache{Version: progressCacheVersion, Plans: make(map[string]cacheEntry, len(files))}
 	changed := len(old.Plans) != len(files)
 	now := time.Now()
@@ -115,7 +122,7 @@ func Summaries(ctx context.Context, project string) ([]Summary, error) {
 		out = append(out, Summary{Name: p.Name, Path: p.Path, ModTime: p.ModTime, Progress: pr, Invalid: p.Invalid})
 	}
 	if changed {
-		writeProgressCache(cachePath, fresh)
+		writeProgressCache(inside, cachePath, fresh)
 	}
 	return out, nil
 }
@@ -128,9 +135,12 @@ func summaryOf(f planFile, pr Progress) Summary {
 	return Summary{Name: f.name, Path: path, ModTime: f.modTime, Progress: pr}
 }
 
-func readProgressCache(path string) progressCache {
+// maxProgressCache bounds the cache file read: tens of thousands of plans.
+const maxProgressCache = 8 << 20
+
+func readProgressCache(inside safefile.Inside, path string) progressCache {
 	var c progressCache
-	b, err := os.ReadFile(path)
+	b, err := inside.ReadFile(path, maxProgressCache)
 	if err != nil || json.Unmarshal(b, &c) != nil || c.Version != progressCacheVersion {
 		return progressCache{}
 	}
@@ -140,24 +150,26 @@ func readProgressCache(path string) progressCache {
 // writeProgressCache replaces the cache by renaming a temporary file over
 // it, so that a reader never sees half of it. It is not synced: after a
 // crash the cache may be lost, and a lost cache is only a slower listing.
-func writeProgressCache(path string, c progressCache) {
+// Every step stays inside the project: a cache directory linked out of it
+// is left alone.
+func writeProgressCache(inside safefile.Inside, path string, c progressCache) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := inside.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmpName := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+hex.EncodeToString(rnd[:]))
+	tmp, err := inside.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return
 	}
 	_, werr := tmp.Write(b)
-	// CreateTemp makes the file 0600; the cache is no more secret than the
-	// plans it counts.
-	_ = tmp.Chmod(0o644)
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		_ = os.Remove(tmp.Name())
+	if werr != nil || cerr != nil || inside.Rename(tmpName, path) != nil {
+		_ = inside.Remove(tmpName)
 	}
 }

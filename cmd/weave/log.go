@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
@@ -31,11 +30,8 @@ const (
 // terminal so that logs never tear the live view.
 func openHostLog(project string, cfg *config.Config) (*slog.Logger, io.Closer, error) {
 	path := layout.NewProject(project).HostLog()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
 	size, backups, value := cmp.Or(cfg.Log.MaxBytes, maxHostLog), cmp.Or(cfg.Log.Backups, hostLogBackups), cmp.Or(cfg.Log.MaxValueBytes, maxLogValue)
-	f, err := logfile.Open(path, int64(size), backups)
+	f, err := logfile.Open(project, path, int64(size), backups)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the host log: %w; remove it (weave creates it)", err)
 	}

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/safefile"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -79,14 +79,15 @@ func ReadSession(project, id string) (*Session, error) {
 	if !sessionIDRE.MatchString(id) {
 		return nil, fmt.Errorf("session %q: %w (ids are plain names; see `weave sessions list`)", id, ErrNoSession)
 	}
-	s, err := readTranscript(layout.NewProject(project).Transcript(id), id, true)
+	inside := safefile.Inside{Root: project}
+	s, err := readTranscript(inside, layout.NewProject(project).Transcript(id), id, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Not a whole id: the start of one, as git takes a commit's.
 		var full string
 		if full, err = sessionByPrefix(project, id); err != nil {
 			return nil, err
 		}
-		s, err = readTranscript(layout.NewProject(project).Transcript(full), full, true)
+		s, err = readTranscript(inside, layout.NewProject(project).Transcript(full), full, true)
 	}
 	return s, err
 }
@@ -94,7 +95,7 @@ func ReadSession(project, id string) (*Session, error) {
 // sessionByPrefix is the one session whose id starts with prefix.
 func sessionByPrefix(project, prefix string) (string, error) {
 	l := layout.NewProject(project)
-	entries, err := os.ReadDir(l.Sessions())
+	entries, err := safefile.Inside{Root: project}.ReadDir(l.Sessions())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("list sessions: %w", err)
 	}
@@ -121,7 +122,8 @@ func sessionByPrefix(project, prefix string) (string, error) {
 // each with its children named and its Total counting them.
 func Sessions(project string) ([]SessionSummary, error) {
 	dir := layout.NewProject(project).Sessions()
-	entries, err := os.ReadDir(dir)
+	inside := safefile.Inside{Root: project}
+	entries, err := inside.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -135,9 +137,10 @@ func Sessions(project string) ([]SessionSummary, error) {
 		if !ok || e.IsDir() || !sessionIDRE.MatchString(id) {
 			continue
 		}
-		s, err := readTranscript(filepath.Join(dir, e.Name()), id, false)
+		s, err := readTranscript(inside, filepath.Join(dir, e.Name()), id, false)
 		if err != nil {
-			// One unreadable file does not hide the others.
+			// One unreadable file (a named pipe, a link out of the project)
+			// does not hide the others.
 			continue
 		}
 		sum := s.SessionSummary
@@ -196,23 +199,29 @@ func LatestSession(project string) (SessionSummary, error) {
 // stays cheap.
 func SessionTokens(project string, ids []string) (Tokens, error) {
 	dir := layout.NewProject(project).Sessions()
+	inside := safefile.Inside{Root: project}
+	entries, err := inside.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Tokens{}, nil
+	}
+	if err != nil {
+		return Tokens{}, fmt.Errorf("list sessions: %w", err)
+	}
 	var t Tokens
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if !sessionIDRE.MatchString(id) {
 			continue
 		}
-		files, err := filepath.Glob(filepath.Join(dir, id+".*.jsonl"))
-		if err != nil {
-			return Tokens{}, err
-		}
-		files = append(files, filepath.Join(dir, id+".jsonl"))
-		for _, f := range files {
-			if seen[f] {
+		// The session's own transcript and those delegated from it
+		// (id.<agent>-<n>.jsonl).
+		for _, e := range entries {
+			name := e.Name()
+			if seen[name] || (name != id+".jsonl" && !(strings.HasPrefix(name, id+".") && strings.HasSuffix(name, ".jsonl"))) {
 				continue
 			}
-			seen[f] = true
-			s, err := readTranscript(f, id, false)
+			seen[name] = true
+			s, err := readTranscript(inside, filepath.Join(dir, name), id, false)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -225,8 +234,8 @@ func SessionTokens(project string, ids []string) (Tokens, error) {
 	return t, nil
 }
 
-func readTranscript(path, id string, keep bool) (*Session, error) {
-	f, err := os.Open(path)
+func readTranscript(inside safefile.Inside, path, id string, keep bool) (*Session, error) {
+	f, err := inside.Open(path)
 	if err != nil {
 		return nil, err
 	}

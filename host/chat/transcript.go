@@ -15,6 +15,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/safefile"
 	"github.com/weavehq/weave/internal/textcap"
 	"github.com/weavehq/weave/plugins"
 )
@@ -69,6 +70,8 @@ const (
 // what the model saw and said, never credentials.
 type sessionLog struct {
 	dir string
+	// inside opens the transcripts: regular files inside the project only.
+	inside safefile.Inside
 
 	mu sync.Mutex
 	// written counts the messages of each agent's conversation already on
@@ -83,7 +86,8 @@ func newSessionLog(project string) *sessionLog {
 	if project == "" {
 		return nil
 	}
-	return &sessionLog{dir: layout.NewProject(project).Sessions(), written: map[[2]string]int{}, children: map[[2]string]string{}}
+	return &sessionLog{dir: layout.NewProject(project).Sessions(), inside: safefile.Inside{Root: project},
+		written: map[[2]string]int{}, children: map[[2]string]string{}}
 }
 
 var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -169,10 +173,12 @@ func (l *sessionLog) link(parent, child, agent, callID string) error {
 
 // append writes lines to session's transcript; l.mu is held.
 func (l *sessionLog) append(session string, lines []SessionLine) error {
-	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+	if err := l.inside.MkdirAll(l.dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(l.dir, session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	// Only a regular file inside the project is appended to: a transcript
+	// linked out of it, or a named pipe in its place, is refused.
+	f, err := l.inside.OpenFile(filepath.Join(l.dir, session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -282,7 +288,7 @@ func (l *sessionLog) history(session, agent string) ([]plugins.ChatMessage, erro
 	if !sessionIDRE.MatchString(session) {
 		return nil, fmt.Errorf("session id %q is not a plain name", session)
 	}
-	f, err := os.Open(filepath.Join(l.dir, session+".jsonl"))
+	f, err := l.inside.Open(filepath.Join(l.dir, session+".jsonl"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -535,15 +535,14 @@ const maxTaskLog = 10 << 20
 // commands going to the observer, one event per line, and to the task's log.
 func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, base Event, logPath string, attempt int) error {
 	var log io.Writer
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
-		// A task's log is bounded like the host's: a command that prints
-		// without end rotates it instead of filling the disk, and a link
-		// planted in its place is not written through.
-		if f, err := logfile.Open(logPath, int64(cmp.Or(r.o.Config.Runbook.MaxLogBytes, maxTaskLog)), 1); err == nil {
-			defer f.Close()
-			fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
-			log = f
-		}
+	// A task's log is bounded like the host's: a command that prints
+	// without end rotates it instead of filling the disk, and a link
+	// planted in its place, or a logs directory linked out of the project,
+	// is not written through.
+	if f, err := logfile.Open(r.o.Project, logPath, int64(cmp.Or(r.o.Config.Runbook.MaxLogBytes, maxTaskLog)), 1); err == nil {
+		defer f.Close()
+		fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
+		log = f
 	}
 	if log == nil {
 		r.warn(fmt.Sprintf("cannot write the log %s; output goes to the terminal only", logPath))
@@ -760,7 +759,7 @@ func NewSessionID(now time.Time) string {
 // reapLeftovers ends the process groups that a host killed outright left
 // running (recorded in .weave/run/), saying so.
 func (r *runner) reapLeftovers() {
-	reaped, err := proc.NewLedger(layout.NewProject(r.o.Project).Run()).Reap()
+	reaped, err := proc.NewLedger(r.o.Project, layout.NewProject(r.o.Project).Run()).Reap()
 	if err != nil {
 		r.o.Logger.Warn("end what the last run left running", "err", err)
 	}

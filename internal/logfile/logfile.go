@@ -1,7 +1,8 @@
 // Package logfile is the host log's file: .weave/logs/weave.log, rotated by
 // size so that no plugin and no run can grow it without limit, opened
-// without following a symbolic link, and written through a slog handler
-// that bounds each record.
+// without following a symbolic link and only inside its project (a logs
+// directory linked out of the project is refused, not written through),
+// and written through a slog handler that bounds each record.
 //
 // Rotation renames weave.log to weave.log.1 (and .1 to .2, up to the number
 // of backups kept) and starts a new file. Several weave processes may log to
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -22,6 +24,7 @@ import (
 // File is an append-only log file that rotates past a size. It is safe for
 // concurrent use.
 type File struct {
+	inside  safefile.Inside
 	path    string
 	maxSize int64
 	backups int
@@ -31,11 +34,15 @@ type File struct {
 	size int64
 }
 
-// Open opens (creating it) the log at path, which rotates once it would
-// pass maxSize bytes, keeping backups older files. A path that is a
-// symbolic link or not a regular file is refused.
-func Open(path string, maxSize int64, backups int) (*File, error) {
-	l := &File{path: path, maxSize: maxSize, backups: max(backups, 1)}
+// Open opens (creating it and its directory) the log at path inside the
+// project root, which rotates once it would pass maxSize bytes, keeping
+// backups older files. A path that is a symbolic link, not a regular file,
+// or leads out of root is refused.
+func Open(root, path string, maxSize int64, backups int) (*File, error) {
+	l := &File{inside: safefile.Inside{Root: root}, path: path, maxSize: maxSize, backups: max(backups, 1)}
+	if err := l.inside.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
@@ -43,7 +50,7 @@ func Open(path string, maxSize int64, backups int) (*File, error) {
 }
 
 func (l *File) open() error {
-	f, err := safefile.OpenNoFollow(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := l.inside.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
@@ -84,11 +91,11 @@ func (l *File) rotate() error {
 	}
 	if now, err := os.Lstat(l.path); err == nil && os.SameFile(mine, now) {
 		for i := l.backups - 1; i >= 1; i-- {
-			if err := os.Rename(l.backup(i), l.backup(i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := l.inside.Rename(l.backup(i), l.backup(i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
-		if err := os.Rename(l.path, l.backup(1)); err != nil {
+		if err := l.inside.Rename(l.path, l.backup(1)); err != nil {
 			return err
 		}
 	}

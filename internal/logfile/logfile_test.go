@@ -14,7 +14,7 @@ import (
 
 func TestFileRotates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "weave.log")
-	l, err := Open(path, 1000, 2)
+	l, err := Open(filepath.Dir(path), path, 1000, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +41,12 @@ func TestFileRotates(t *testing.T) {
 
 func TestFileFollowsAnotherProcessRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "weave.log")
-	a, err := Open(path, 300, 3)
+	a, err := Open(filepath.Dir(path), path, 300, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := Open(path, 300, 3)
+	b, err := Open(filepath.Dir(path), path, 300, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestOpenRefusesALink(t *testing.T) {
 	os.WriteFile(victim, []byte("keep"), 0o644)
 	path := filepath.Join(dir, "weave.log")
 	os.Symlink(victim, path)
-	if _, err := Open(path, 1<<20, 1); !errors.Is(err, safefile.ErrSymlink) {
+	if _, err := Open(filepath.Dir(path), path, 1<<20, 1); !errors.Is(err, safefile.ErrSymlink) {
 		t.Errorf("Open(link) error = %v, want ErrSymlink", err)
 	}
 }

@@ -88,7 +88,7 @@ func TestStopTermThenKill(t *testing.T) {
 
 func TestLedgerReapsGroupsOfADeadHost(t *testing.T) {
 	dir := t.TempDir()
-	l := NewLedger(filepath.Join(dir, "run"))
+	l := NewLedger(dir, filepath.Join(dir, "run"))
 	// A group left by a host that is gone: started here, recorded under a
 	// host PID that has exited.
 	left := exec.Command("sh", "-c", "sleep 300 & sleep 300")
@@ -154,7 +154,7 @@ func TestLedgerLeavesAReusedGroupNumberAlone(t *testing.T) {
 
 func TestLedgerKeepsOneFileOfTheLiveGroups(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	l := NewLedger(dir)
+	l := NewLedger(filepath.Dir(dir), dir)
 	set := NewSet(0, l)
 	a, err := set.Start(exec.Command("sleep", "300"), "first")
 	if err != nil {
@@ -262,7 +262,7 @@ func TestLedgerReapsAGroupItNeverRecorded(t *testing.T) {
 	}
 	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
 
-	reaped, err := NewLedger(dir).Reap()
+	reaped, err := NewLedger(filepath.Dir(dir), dir).Reap()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,8 @@ func TestLedgerReapsAGroupItNeverRecorded(t *testing.T) {
 }
 
 func TestSetMarksItsChildren(t *testing.T) {
-	l := NewLedger(filepath.Join(t.TempDir(), "run"))
+	root := t.TempDir()
+	l := NewLedger(root, filepath.Join(root, "run"))
 	set := NewSet(0, l)
 	var out bytes.Buffer
 	cmd := exec.Command("sh", "-c", "echo $"+markVar)

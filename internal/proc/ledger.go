@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/weavehq/weave/internal/safefile"
 )
 
 // Ledger records the process groups a host runs in one file per host under
@@ -27,6 +29,10 @@ import (
 // matches a live process and which Reap leaves alone.
 type Ledger struct {
 	dir string
+	// inside opens the files: regular files inside the project only, so
+	// a file linked to a device or out of the project is never read or
+	// truncated.
+	inside safefile.Inside
 
 	mu     sync.Mutex
 	f      *os.File
@@ -37,8 +43,14 @@ type Ledger struct {
 	buf    bytes.Buffer
 }
 
-// NewLedger returns a ledger kept in dir, which is created on first use.
-func NewLedger(dir string) *Ledger { return &Ledger{dir: dir} }
+// maxLedgerFile bounds the read of one host's file: thousands of groups.
+const maxLedgerFile = 1 << 20
+
+// NewLedger returns a ledger kept in dir, inside the project root, which
+// is created on first use.
+func NewLedger(root, dir string) *Ledger {
+	return &Ledger{dir: dir, inside: safefile.Inside{Root: root}}
+}
 
 // entry is one recorded group, or with PGID 0 the line naming the host.
 type entry struct {
@@ -106,11 +118,11 @@ func (l *Ledger) openLocked() bool {
 	l.self = os.Getpid()
 	l.start = startTime(l.self)
 	l.live = make(map[int]entry)
-	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+	if err := l.inside.MkdirAll(l.dir, 0o755); err != nil {
 		l.failed = true
 		return false
 	}
-	f, err := os.OpenFile(l.path(), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := l.inside.OpenFile(l.path(), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		l.failed = true
 		return false
@@ -161,7 +173,7 @@ func (l *Ledger) Close() error {
 	}
 	err := l.f.Close()
 	if len(l.live) == 0 {
-		if rerr := os.Remove(l.path()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		if rerr := l.inside.Remove(l.path()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}
 	}
@@ -186,7 +198,7 @@ type Reaped struct {
 // anything a dead host may have left running, such as the task it was
 // running.
 func (l *Ledger) Reap() ([]Reaped, error) {
-	des, err := os.ReadDir(l.dir)
+	des, err := l.inside.ReadDir(l.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -199,9 +211,9 @@ func (l *Ledger) Reap() ([]Reaped, error) {
 			continue
 		}
 		path := filepath.Join(l.dir, de.Name())
-		b, err := os.ReadFile(path)
+		b, err := l.inside.ReadFile(path, maxLedgerFile)
 		if err != nil {
-			continue
+			continue // a named pipe, a device, a link: not a host's file
 		}
 		host, entries, hostAlive := ledgerEntries(b)
 		if hostAlive {
@@ -224,7 +236,7 @@ func (l *Ledger) Reap() ([]Reaped, error) {
 				out = append(out, Reaped{PGID: pgid, What: "started as the last run was killed", Killed: marked[pgid]})
 			}
 		}
-		_ = os.Remove(path)
+		_ = l.inside.Remove(path)
 	}
 	return out, nil
 }

@@ -5,6 +5,12 @@
 // owns can be opened without following a symbolic link, so that a link
 // planted in .weave/ never makes weave write through it.
 //
+// Inside goes further for the files weave keeps under .weave/ (sessions,
+// the progress cache, the logs, the process ledger): every one is opened,
+// listed, made or renamed relative to the project root, so that no link on
+// the way, a directory's included, takes a read or a write out of the
+// project, and the kernel checks that on the descriptors (os.Root).
+//
 // Opening never blocks: files are opened with O_NONBLOCK and checked with
 // fstat on the open descriptor, so the check and the read are about the same
 // file.
