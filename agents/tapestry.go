@@ -65,7 +65,7 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 	if t.Done {
 		return plugins.AgentResponse{Output: fmt.Sprintf("task %s is ticked already", t.Label()), Done: true}, nil
 	}
-	mh := &modelTaskHost{Host: h, name: name, path: req.Plan}
+	mh := &modelTaskHost{Host: h}
 	resp, err := a.model.Handle(ctx, mh, req)
 	if err != nil {
 		return resp, err

@@ -103,37 +103,6 @@ func TestTapestryVerificationItemWithVerifyBlockNeedsNoModel(t *testing.T) {
 	}
 }
 
-func TestTapestryVerifyBlockRefusesTheTick(t *testing.T) {
-	path := writePlan(t)
-	h := tickingHost(t, path, 1, 0) // the verify block fails, then passes
-	check := plugins.ToolCall{ID: "c", Tool: plugins.ToolPlanCheck, Args: map[string]any{"task": float64(2)}}
-	h.QueueReply(plugins.ChatResponse{Message: plugins.ChatMessage{ToolCalls: []plugins.ToolCall{check}}})
-	h.QueueReply(plugins.ChatResponse{Message: plugins.ChatMessage{ToolCalls: []plugins.ToolCall{check}}})
-	h.QueueReply(plugins.ChatResponse{Message: plugins.ChatMessage{Content: "done"}})
-	resp, err := NewModelTapestry(tapestryModel()).Handle(context.Background(), h, taskReq(path, 2, "Check"))
-	if err != nil || !resp.Done {
-		t.Fatalf("Handle = %+v, %v; want done after the second tick", resp, err)
-	}
-	chats := h.ChatRequests()
-	if len(chats) != 3 {
-		t.Fatalf("%d model calls, want 3", len(chats))
-	}
-	msgs := chats[1].Messages
-	refusal := msgs[len(msgs)-1]
-	if refusal.Role != plugins.RoleTool || !refusal.IsError || !strings.Contains(refusal.Content, "The tick was refused") || !strings.Contains(refusal.Content, "test -f marker") {
-		t.Errorf("first tick's result = %+v, want a refusal naming the verify block", refusal)
-	}
-	var ticks int
-	for _, c := range h.ToolCalls() {
-		if c.Tool == plugins.ToolPlanCheck {
-			ticks++
-		}
-	}
-	if ticks != 1 {
-		t.Errorf("plan_check reached the host %d times, want once (the refused tick never does)", ticks)
-	}
-}
-
 func TestTapestryModelEndingWithoutTickIsNotDone(t *testing.T) {
 	path := writePlan(t)
 	h := tickingHost(t, path)

@@ -286,3 +286,46 @@ func TestHostOwnedFilesRefused(t *testing.T) {
 		}
 	})
 }
+
+// countedVerify is a prose task whose verify block counts its runs in
+// verify-runs.txt and passes once the marker exists.
+const countedVerify = "# V\n\n## TODOs\n\n" +
+	"- [ ] 1. Leave a marker\n  **What**: the marker exists.\n  ```sh verify\n  echo run >> verify-runs.txt\n  test -f marker\n  ```\n"
+
+func TestTickDoorVerifiesOncePerPlanCheck(t *testing.T) {
+	// The host's door is the one place a model's tick is verified: a
+	// failing verify block refuses the tick and the model is told why, and
+	// each plan_check runs the block once (Tapestry's plugin ran it too
+	// before, so every tick ran it twice).
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, map[string]string{"v": countedVerify})
+	srv := modeltest.NewServer(t,
+		tool("plan_check", `{"task":1}`),
+		tool("write", `{"path":"marker","content":"here\n"}`),
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "The marker is there."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "v", "--retries", "0")
+	if code != 0 || !strings.Contains(out, "done: 1/1") {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant the plan done", code, out, errOut)
+	}
+	res := toolResults(t, srv)
+	if len(res) != 3 {
+		t.Fatalf("tool results = %q, want 3", res)
+	}
+	if !strings.Contains(res[0], "The tick was refused: the verify block at line 7 of the plan failed (exit code 1)") || !strings.Contains(res[0], "test -f marker") {
+		t.Errorf("the first plan_check's result = %q, want a refusal naming the failing verify block", res[0])
+	}
+	if !strings.Contains(res[2], "ticked task 1 (Leave a marker) of v") {
+		t.Errorf("the second plan_check's result = %q, want the tick", res[2])
+	}
+	if got := readFile(t, filepath.Join(dir, "verify-runs.txt")); got != "run\nrun\n" {
+		t.Errorf("verify-runs.txt = %q, want one run per plan_check (two)", got)
+	}
+	if p := planOf(t, dir, "v"); !strings.Contains(p, "- [x] 1. Leave a marker") {
+		t.Errorf("plan =\n%s\nwant task 1 ticked", p)
+	}
+}
