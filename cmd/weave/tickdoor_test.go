@@ -329,3 +329,73 @@ func TestTickDoorVerifiesOncePerPlanCheck(t *testing.T) {
 		t.Errorf("plan =\n%s\nwant task 1 ticked", p)
 	}
 }
+
+// sawToolResult reports whether any request to the model carried a tool
+// result containing want.
+func sawToolResult(t *testing.T, srv *modeltest.Server, want string) bool {
+	t.Helper()
+	for _, req := range srv.Requests() {
+		for _, m := range decodeChat(t, req).Messages {
+			if m.Role == "tool" && strings.Contains(text(m.Content), want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestTickDoorTasksNotRemoved(t *testing.T) {
+	// A hostile model does task 1, removes task 2 from the plan (or makes
+	// it plain text) and ticks task 1: before the run kept its own record
+	// of its tasks, the plan was "done: 1/1" and task 2's verify block
+	// never ran.
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	task2 := "- [ ] 2. Write the second file\n  **What**: second.txt exists.\n  ```sh verify\n  test -f second.txt\n  ```\n"
+	const putBack = "task 2 (Write the second file) of g was removed from the plan during the run; the run put it back"
+	withoutTask2 := strings.Replace(twoProse, task2, "", 1)
+	if withoutTask2 == twoProse {
+		t.Fatal("task 2's item is not in the plan")
+	}
+	for _, tc := range []struct {
+		name    string
+		removal []modeltest.Turn
+		// restored says the task must be back as it was.
+		restored bool
+		// screen is what the person is told.
+		screen string
+	}{
+		{"an edit deletes task 2", []modeltest.Turn{callOf(t, "edit", map[string]any{"path": ".weave/plans/g.md", "old_string": task2, "new_string": ""})}, true, putBack},
+		{"a sed -i deletes task 2", []modeltest.Turn{callOf(t, "bash", map[string]any{"command": `sed -i '/2\./,$d' .weave/plans/g.md`})}, true, putBack},
+		{"a write drops task 2", []modeltest.Turn{tool("read", `{"path":".weave/plans/g.md"}`), callOf(t, "write", map[string]any{"path": ".weave/plans/g.md", "content": withoutTask2})}, true, putBack},
+		{"a write drops every task", []modeltest.Turn{tool("read", `{"path":".weave/plans/g.md"}`), callOf(t, "write", map[string]any{"path": ".weave/plans/g.md", "content": "# G\n\n## TODOs\n\nNothing left to do.\n"})}, false,
+			"task 1 (Write the greeting), task 2 (Write the second file) of g were removed from the plan during the run and could not be put back"},
+		{"a sed -i makes task 2 plain text", []modeltest.Turn{callOf(t, "bash", map[string]any{"command": `sed -i 's/^- \[ \] 2\./2./' .weave/plans/g.md`})}, false, putBack},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, map[string]string{"g": twoProse})
+			turns := append([]modeltest.Turn{tool("write", `{"path":"greeting.txt","content":"hello\n"}`)}, tc.removal...)
+			turns = append(turns, tool("plan_check", `{"task":1}`), modeltest.Turn{Text: "All done."})
+			srv := modeltest.NewServer(t, turns...)
+			code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--retries", "0")
+			if code == 0 || strings.Contains(out+errOut, "done: 1/1") || strings.Contains(out+errOut, "plan g done") {
+				t.Errorf("start-work after the model removed task 2 = %d\nstdout: %s\nstderr: %s\nwant the plan not done", code, out, errOut)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "second.txt")); err == nil {
+				t.Error("second.txt exists; the model never wrote it")
+			}
+			p := planOf(t, dir, "g")
+			if tc.restored && !strings.Contains(p, task2) {
+				t.Errorf("plan =\n%s\nwant task 2 put back as it was", p)
+			}
+			if !sawToolResult(t, srv, "removed from the plan (or no longer a checkbox)") || !sawToolResult(t, srv, "tasks are not removed during a run") {
+				t.Errorf("the model was not told that tasks are not removed during a run; results: %q", toolResults(t, srv))
+			}
+			if !strings.Contains(out+errOut, tc.screen) {
+				t.Errorf("the screen does not name the removed task:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+		})
+	}
+}
