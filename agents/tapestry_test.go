@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,10 +28,19 @@ func writePlan(t *testing.T) string {
 	return path
 }
 
-// tickingHost answers plan_check by ticking the task in the file, as the
-// host's door does, and bash with the exit codes given, in order.
+// tickingHost answers plan_check as the host's door does: the task's
+// verify blocks "run" first, each taking the next of the exit codes given
+// (0 once they are used up), a failing one refusing the tick, and then the
+// task is ticked in the file. Bash answers with the exit codes too.
 func tickingHost(t *testing.T, path string, exits ...int) *plugintest.FakeHost {
 	h := plugintest.NewFakeHost()
+	next := func() int {
+		code := 0
+		if len(exits) > 0 {
+			code, exits = exits[0], exits[1:]
+		}
+		return code
+	}
 	h.OnToolFunc(plugins.ToolPlanCheck, func(c plugins.ToolCall) (plugins.ToolResult, error) {
 		p, err := plans.Load(path)
 		if err != nil {
@@ -45,16 +55,18 @@ func tickingHost(t *testing.T, path string, exits ...int) *plugintest.FakeHost {
 		case string:
 			tk, _, _ = p.FindTitle(v)
 		}
+		for _, b := range tk.VerifyBlocks() {
+			if code := next(); code != 0 {
+				return plugins.ToolResult{IsError: true, ExitCode: code, Output: fmt.Sprintf("The tick was refused: the verify block at line %d of the plan failed (exit code %d)", b.Line, code)}, nil
+			}
+		}
 		if _, err := plans.SetDoneIn(p, tk, true); err != nil {
 			return plugins.ToolResult{}, err
 		}
 		return plugins.ToolResult{Output: "ticked"}, nil
 	})
 	h.OnToolFunc(plugins.ToolBash, func(plugins.ToolCall) (plugins.ToolResult, error) {
-		code := 0
-		if len(exits) > 0 {
-			code, exits = exits[0], exits[1:]
-		}
+		code := next()
 		return plugins.ToolResult{ExitCode: code, IsError: code != 0, Output: "checked"}, nil
 	})
 	return h

@@ -399,3 +399,20 @@ func TestTickDoorTasksNotRemoved(t *testing.T) {
 		})
 	}
 }
+
+func TestTickDoorVerifiesOnceWithoutModel(t *testing.T) {
+	// Without a model a task with only verify blocks is ticked when they
+	// pass (a person did the work): they run in the host's door, once, not
+	// in Tapestry's plugin first and in the door again.
+	plan := "# V\n\n## TODOs\n\n- [ ] 1. Done by hand\n  **What**: the marker exists.\n  ```sh verify\n  echo run >> verify-runs.txt\n  ```\n"
+	dir := project(t, map[string]string{"v": plan})
+	if r := runBin(t, nil, "", "--dir", dir, "start-work", "v"); r.code != 0 {
+		t.Fatalf("start-work = %d %q %q", r.code, r.out, r.err)
+	}
+	if got := readFile(t, filepath.Join(dir, "verify-runs.txt")); got != "run\n" {
+		t.Errorf("verify-runs.txt = %q, want the verify block run once", got)
+	}
+	if p := planOf(t, dir, "v"); !strings.Contains(p, "- [x] 1. Done by hand") {
+		t.Errorf("plan =\n%s\nwant task 1 ticked", p)
+	}
+}

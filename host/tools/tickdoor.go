@@ -230,6 +230,11 @@ func mayTick(ctx context.Context, p *plans.Plan, task plans.Task) (refusal strin
 // code and its output.
 func (t *Tools) Verify(ctx context.Context, caller Caller, session string, task plans.Task) (string, error) {
 	for _, b := range task.VerifyBlocks() {
+		// Whoever watches the caller's commands (a run's view) sees the
+		// block run, as an agent's own bash call shows.
+		if w := callScopeOf(ctx).output; w != nil {
+			fmt.Fprintf(w, "$ %s\n", commandLine(b.Code))
+		}
 		res, err := t.Call(ctx, caller, session, plugins.ToolCall{Tool: plugins.ToolBash, Args: map[string]any{
 			argCommand: b.Code, argShell: b.Shell(), argErrexit: true,
 		}})
