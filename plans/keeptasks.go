@@ -47,11 +47,14 @@ func (e *RemovedError) Error() string {
 
 // MissingTasks lists the tasks of owner that next no longer has: each task
 // of owner is matched to one task of next by number and title (its own
-// position first), and the ones left without a match are missing, in
+// position first); one left without a match that has the same number as a
+// task of next left without one (the same position, for tasks without a
+// number) was renamed, which a person may do during a run, as the task
+// stays open and still goes through the door; the others are missing, in
 // owner's order.
 func MissingTasks(owner, next *Plan) []Task {
 	used := make([]bool, len(next.Tasks))
-	var out []Task
+	var left []Task
 	for _, t := range owner.Tasks {
 		j := -1
 		if t.Index < len(next.Tasks) && !used[t.Index] && same(next.Tasks[t.Index], t) {
@@ -62,6 +65,21 @@ func MissingTasks(owner, next *Plan) []Task {
 					j = i
 					break
 				}
+			}
+		}
+		if j < 0 {
+			left = append(left, t)
+			continue
+		}
+		used[j] = true
+	}
+	var out []Task
+	for _, t := range left {
+		j := -1
+		for i, c := range next.Tasks {
+			if !used[i] && c.Verification == t.Verification && (t.Number > 0 && c.Number == t.Number || t.Number == 0 && c.Number == 0 && c.Index == t.Index) {
+				j = i
+				break
 			}
 		}
 		if j < 0 {

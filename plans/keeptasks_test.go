@@ -23,7 +23,9 @@ func TestMissingTasks(t *testing.T) {
 		{"text edited, a task added", strings.Replace(keepPlan, "# P", "# Q", 1) + "- [ ] 4. Four\n", nil},
 		{"a task deleted", strings.Replace(keepPlan, "- [ ] 3. Three\n", "", 1), []string{"Three"}},
 		{"a task made plain text", strings.Replace(keepPlan, "- [ ] 2. Two", "2. Two", 1), []string{"Two"}},
-		{"a task retitled", strings.Replace(keepPlan, "3. Three", "3. Tree", 1), []string{"Three"}},
+		{"a task renamed", strings.Replace(keepPlan, "3. Three", "3. Tree", 1), nil},
+		{"a task renamed and renumbered", strings.Replace(keepPlan, "3. Three", "4. Tree", 1), []string{"Three"}},
+		{"the gate renamed", strings.Replace(keepPlan, "- [ ] Gate", "- [ ] The gate", 1), nil},
 	} {
 		var got []string
 		for _, m := range MissingTasks(owner, Parse([]byte(tc.next))) {
