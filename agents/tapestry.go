@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/weavehq/weave/plans"
@@ -65,7 +66,7 @@ func (a *TapestryAgent) Handle(ctx context.Context, h plugins.Host, req plugins.
 	if t.Done {
 		return plugins.AgentResponse{Output: fmt.Sprintf("task %s is ticked already", t.Label()), Done: true}, nil
 	}
-	mh := &modelTaskHost{Host: h, name: name, path: req.Plan}
+	mh := &modelTaskHost{Host: h}
 	resp, err := a.model.Handle(ctx, mh, req)
 	if err != nil {
 		return resp, err
@@ -134,18 +135,31 @@ func RunTask(ctx context.Context, h plugins.Host, plan string, t plans.Task) (pl
 }
 
 // withoutModel carries out a model task when there is no model: a task
-// with verify blocks runs them (a person may have done the work), and
-// their failure says that the task needs a model; any other task needs one.
+// with verify blocks is ticked through plan_check, the host's tick door,
+// which runs them (a person may have done the work; they run there only,
+// once), and their failure says that the task needs a model; any other
+// task needs one.
 func (a *TapestryAgent) withoutModel(ctx context.Context, h plugins.Host, plan string, t plans.Task) (plugins.AgentResponse, error) {
 	if len(t.VerifyBlocks()) == 0 {
 		// The run names the task; the error says only what it lacks.
 		return plugins.AgentResponse{Error: fmt.Sprintf("no sh or bash blocks to run: %v", ErrNeedsModel)}, nil
 	}
-	resp, err := RunTask(ctx, h, plan, t)
-	if err == nil && resp.Error != "" {
-		resp.Error = fmt.Sprintf("%s, and it has no sh or bash work blocks: %v", resp.Error, ErrNeedsModel)
+	ref := any(t.Title)
+	if t.Number > 0 {
+		ref = t.Number
 	}
-	return resp, err
+	res, err := h.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolPlanCheck, Args: map[string]any{"plan": plan, "task": ref}})
+	if err != nil {
+		return plugins.AgentResponse{}, err
+	}
+	if res.IsError {
+		resp := plugins.AgentResponse{Error: fmt.Sprintf("%s, and it has no sh or bash work blocks: %v", strings.TrimRight(res.Output, "\n"), ErrNeedsModel)}
+		if res.Denied && res.BlockedBy != "" {
+			resp.BlockedBy = res.BlockedBy
+		}
+		return resp, nil
+	}
+	return plugins.AgentResponse{Output: res.Output, Done: true}, nil
 }
 
 var _ plugins.Agent = (*TapestryAgent)(nil)

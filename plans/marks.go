@@ -12,7 +12,8 @@ import (
 // host's tick door, which verifies the task first. A mark that changed any
 // other way (a model's edit, a sed in its bash call, an editor) is put back
 // by KeepMarks, and a write that would change one is refused with
-// MarkChanges. Between runs a person's edits stand as they are.
+// MarkChanges. A task that left the file is put back too (keeptasks.go).
+// Between runs a person's edits stand as they are.
 
 // wantedMark is the state owner gives t: its own when it has the task, else
 // open (a task that appeared is not done until the door says so).
@@ -44,25 +45,30 @@ func MarkChanges(prev, next *Plan) []Task {
 	return out
 }
 
-// KeepMarks reads owner's file again and puts back every checkbox whose
-// state differs from owner's (see MarkChanges), in one atomic write; the
-// rest of the file, text edits included, stays as it is now. It returns the
-// plan as it now is on disk and the tasks whose marks it put back (as they
-// were found). An unchanged file costs a stat.
-func KeepMarks(owner *Plan) (*Plan, []Task, error) {
+// KeepMarks reads owner's file again and puts right, in one atomic write,
+// what changed there without the run: a task of owner that is gone (or no
+// longer a checkbox) is put back where it can be (see restoreTask), and
+// every checkbox whose state differs from owner's is put back (see
+// MarkChanges); the rest of the file, text edits included, stays as it is
+// now. It returns the plan as it now is on disk and what it put right, and
+// which tasks were gone and could not be put back. An unchanged file costs
+// a stat.
+func KeepMarks(owner *Plan) (*Plan, Kept, error) {
 	for range setRetries {
 		np, err := Reload(owner)
 		if err != nil {
-			return nil, nil, err
+			return nil, Kept{}, err
 		}
 		if np == owner {
-			return owner, nil, nil
+			return owner, Kept{}, nil
 		}
-		back := MarkChanges(owner, np)
-		if len(back) == 0 {
-			return np, nil, nil
+		cur, restored, lost := restoreTasks(owner, np)
+		back := MarkChanges(owner, cur)
+		kept := Kept{Marks: back, Restored: restored, Lost: lost}
+		if len(back) == 0 && len(restored) == 0 {
+			return np, kept, nil
 		}
-		out := bytes.Clone(np.Src)
+		out := bytes.Clone(cur.Src)
 		for _, t := range back {
 			if t.Done {
 				out[t.Mark] = ' '
@@ -75,18 +81,18 @@ func KeepMarks(owner *Plan) (*Plan, []Task, error) {
 			continue
 		}
 		if err := atomicfile.WriteFile(np.Path, out, 0o644); err != nil {
-			return nil, nil, fmt.Errorf("put back the checkboxes of %s: %w", np.Path, err)
+			return nil, Kept{}, fmt.Errorf("put back the checkboxes of %s: %w", np.Path, err)
 		}
 		fi, err := os.Stat(np.Path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("put back the checkboxes of %s: %w", np.Path, err)
+			return nil, Kept{}, fmt.Errorf("put back the checkboxes of %s: %w", np.Path, err)
 		}
-		kept, ok := marksOnly(np, out)
+		p, ok := marksOnly(cur, out)
 		if !ok {
-			kept = Parse(out)
+			p = Parse(out)
 		}
-		setFile(kept, np.Path, fi)
-		return kept, back, nil
+		setFile(p, np.Path, fi)
+		return p, kept, nil
 	}
-	return nil, nil, fmt.Errorf("put back the checkboxes of %s: the file kept changing while it was being written", owner.Path)
+	return nil, Kept{}, fmt.Errorf("put back the checkboxes of %s: the file kept changing while it was being written", owner.Path)
 }

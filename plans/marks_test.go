@@ -44,15 +44,16 @@ func TestKeepMarksPutsBackTicksAndKeepsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if np, back, err := KeepMarks(owner); err != nil || np != owner || len(back) != 0 {
-		t.Fatalf("KeepMarks of an unchanged file = %p, %v, %v; want the owner, nothing put back", np, back, err)
+	if np, kept, err := KeepMarks(owner); err != nil || np != owner || len(kept.Marks) != 0 {
+		t.Fatalf("KeepMarks of an unchanged file = %p, %v, %v; want the owner, nothing put back", np, kept, err)
 	}
 	// A sed ticks task 2, unticks task 1 and renames the plan.
 	edited := strings.NewReplacer("[ ] 2.", "[x] 2.", "[x] 1.", "[ ] 1.", "# P", "# Renamed").Replace(marksPlan)
 	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	np, back, err := KeepMarks(owner)
+	np, kept, err := KeepMarks(owner)
+	back := kept.Marks
 	if err != nil || len(back) != 2 {
 		t.Fatalf("KeepMarks = %v, %v; want tasks 1 and 2 put back", back, err)
 	}

@@ -286,3 +286,133 @@ func TestHostOwnedFilesRefused(t *testing.T) {
 		}
 	})
 }
+
+// countedVerify is a prose task whose verify block counts its runs in
+// verify-runs.txt and passes once the marker exists.
+const countedVerify = "# V\n\n## TODOs\n\n" +
+	"- [ ] 1. Leave a marker\n  **What**: the marker exists.\n  ```sh verify\n  echo run >> verify-runs.txt\n  test -f marker\n  ```\n"
+
+func TestTickDoorVerifiesOncePerPlanCheck(t *testing.T) {
+	// The host's door is the one place a model's tick is verified: a
+	// failing verify block refuses the tick and the model is told why, and
+	// each plan_check runs the block once (Tapestry's plugin ran it too
+	// before, so every tick ran it twice).
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, map[string]string{"v": countedVerify})
+	srv := modeltest.NewServer(t,
+		tool("plan_check", `{"task":1}`),
+		tool("write", `{"path":"marker","content":"here\n"}`),
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "The marker is there."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "v", "--retries", "0")
+	if code != 0 || !strings.Contains(out, "done: 1/1") {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant the plan done", code, out, errOut)
+	}
+	res := toolResults(t, srv)
+	if len(res) != 3 {
+		t.Fatalf("tool results = %q, want 3", res)
+	}
+	if !strings.Contains(res[0], "The tick was refused: the verify block at line 7 of the plan failed (exit code 1)") || !strings.Contains(res[0], "test -f marker") {
+		t.Errorf("the first plan_check's result = %q, want a refusal naming the failing verify block", res[0])
+	}
+	if !strings.Contains(res[2], "ticked task 1 (Leave a marker) of v") {
+		t.Errorf("the second plan_check's result = %q, want the tick", res[2])
+	}
+	if got := readFile(t, filepath.Join(dir, "verify-runs.txt")); got != "run\nrun\n" {
+		t.Errorf("verify-runs.txt = %q, want one run per plan_check (two)", got)
+	}
+	if p := planOf(t, dir, "v"); !strings.Contains(p, "- [x] 1. Leave a marker") {
+		t.Errorf("plan =\n%s\nwant task 1 ticked", p)
+	}
+}
+
+// sawToolResult reports whether any request to the model carried a tool
+// result containing want.
+func sawToolResult(t *testing.T, srv *modeltest.Server, want string) bool {
+	t.Helper()
+	for _, req := range srv.Requests() {
+		for _, m := range decodeChat(t, req).Messages {
+			if m.Role == "tool" && strings.Contains(text(m.Content), want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestTickDoorTasksNotRemoved(t *testing.T) {
+	// A hostile model does task 1, removes task 2 from the plan (or makes
+	// it plain text) and ticks task 1: before the run kept its own record
+	// of its tasks, the plan was "done: 1/1" and task 2's verify block
+	// never ran.
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	task2 := "- [ ] 2. Write the second file\n  **What**: second.txt exists.\n  ```sh verify\n  test -f second.txt\n  ```\n"
+	const putBack = "task 2 (Write the second file) of g was removed from the plan during the run; the run put it back"
+	withoutTask2 := strings.Replace(twoProse, task2, "", 1)
+	if withoutTask2 == twoProse {
+		t.Fatal("task 2's item is not in the plan")
+	}
+	for _, tc := range []struct {
+		name    string
+		removal []modeltest.Turn
+		// restored says the task must be back as it was.
+		restored bool
+		// screen is what the person is told.
+		screen string
+	}{
+		{"an edit deletes task 2", []modeltest.Turn{callOf(t, "edit", map[string]any{"path": ".weave/plans/g.md", "old_string": task2, "new_string": ""})}, true, putBack},
+		{"a sed -i deletes task 2", []modeltest.Turn{callOf(t, "bash", map[string]any{"command": `sed -i '/2\./,$d' .weave/plans/g.md`})}, true, putBack},
+		{"a write drops task 2", []modeltest.Turn{tool("read", `{"path":".weave/plans/g.md"}`), callOf(t, "write", map[string]any{"path": ".weave/plans/g.md", "content": withoutTask2})}, true, putBack},
+		{"a write drops every task", []modeltest.Turn{tool("read", `{"path":".weave/plans/g.md"}`), callOf(t, "write", map[string]any{"path": ".weave/plans/g.md", "content": "# G\n\n## TODOs\n\nNothing left to do.\n"})}, false,
+			"task 1 (Write the greeting), task 2 (Write the second file) of g were removed from the plan during the run and could not be put back"},
+		{"a sed -i makes task 2 plain text", []modeltest.Turn{callOf(t, "bash", map[string]any{"command": `sed -i 's/^- \[ \] 2\./2./' .weave/plans/g.md`})}, false, putBack},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, map[string]string{"g": twoProse})
+			turns := append([]modeltest.Turn{tool("write", `{"path":"greeting.txt","content":"hello\n"}`)}, tc.removal...)
+			turns = append(turns, tool("plan_check", `{"task":1}`), modeltest.Turn{Text: "All done."})
+			srv := modeltest.NewServer(t, turns...)
+			code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--retries", "0")
+			if code == 0 || strings.Contains(out+errOut, "done: 1/1") || strings.Contains(out+errOut, "plan g done") {
+				t.Errorf("start-work after the model removed task 2 = %d\nstdout: %s\nstderr: %s\nwant the plan not done", code, out, errOut)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "second.txt")); err == nil {
+				t.Error("second.txt exists; the model never wrote it")
+			}
+			p := planOf(t, dir, "g")
+			if tc.restored && !strings.Contains(p, task2) {
+				t.Errorf("plan =\n%s\nwant task 2 put back as it was", p)
+			}
+			if !sawToolResult(t, srv, "removed from the plan (or no longer a checkbox)") || !sawToolResult(t, srv, "tasks are not removed during a run") {
+				t.Errorf("the model was not told that tasks are not removed during a run; results: %q", toolResults(t, srv))
+			}
+			if !strings.Contains(out+errOut, tc.screen) {
+				t.Errorf("the screen does not name the removed task:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+		})
+	}
+}
+
+func TestTickDoorVerifiesOnceWithoutModel(t *testing.T) {
+	// Without a model a task with only verify blocks is ticked when they
+	// pass (a person did the work): they run in the host's door, once, not
+	// in Tapestry's plugin first and in the door again.
+	plan := "# V\n\n## TODOs\n\n- [ ] 1. Done by hand\n  **What**: the marker exists.\n  ```sh verify\n  echo run >> verify-runs.txt\n  ```\n"
+	dir := project(t, map[string]string{"v": plan})
+	if r := runBin(t, nil, "", "--dir", dir, "start-work", "v"); r.code != 0 {
+		t.Fatalf("start-work = %d %q %q", r.code, r.out, r.err)
+	}
+	if got := readFile(t, filepath.Join(dir, "verify-runs.txt")); got != "run\n" {
+		t.Errorf("verify-runs.txt = %q, want the verify block run once", got)
+	}
+	if p := planOf(t, dir, "v"); !strings.Contains(p, "- [x] 1. Done by hand") {
+		t.Errorf("plan =\n%s\nwant task 1 ticked", p)
+	}
+}

@@ -372,16 +372,22 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 	// tick door changes one (see tools.Tools.OwnTicks).
 	release := r.tools.OwnTicks(p)
 	defer release()
+	// The run's own record of its tasks: it is done only when each of them
+	// is still in the plan, ticked (see unfinished).
+	started := p
 	for {
 		var err error
 		if p, err = r.current(p); err != nil {
-			return r.fail(p, nil, fmt.Errorf("re-read plan: %w", err))
+			return r.fail(p, nil, err)
 		}
 		r.res.Plan = p
 		t, ok := r.next(p)
 		if !ok {
 			if left := r.skippedLeft(p); len(left) > 0 {
 				return r.pause(p, fmt.Sprintf("only tasks left for a person remain (%s); tick each with `weave task done %s N` once done", strings.Join(left, ", "), p.Name))
+			}
+			if gone := plans.MissingTasks(started, p); len(gone) > 0 {
+				return r.fail(p, nil, &plans.RemovedError{Plan: p.Name, Tasks: gone})
 			}
 			return r.done(ctx, p)
 		}
@@ -434,9 +440,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 				return nil, r.failErr(p, &t, terr)
 			}
 			if !ok {
-				r.st.Drop()
-				r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", t.Label()))
-				return np, nil
+				return nil, r.failErr(np, nil, &plans.RemovedError{Plan: np.Name, Tasks: []plans.Task{t}})
 			}
 			// This state reaches disk with the next task's start, so that a
 			// task costs two durable writes: state before, checkbox after.
@@ -459,10 +463,8 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			}
 			return np, nil
 		}
-		if np, gone := r.removed(p, t); gone {
-			r.st.Drop()
-			r.warn(fmt.Sprintf("task %s was removed from the plan while it ran; its work is not recorded", t.Label()))
-			return np, nil
+		if np, gone := r.removed(p, t); gone != nil {
+			return nil, r.failErr(np, nil, gone)
 		}
 
 		if herr := r.halted(); herr != nil {
@@ -579,7 +581,7 @@ func (r *runner) services(role string, out io.Writer, handed *tools.Handed) *too
 func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, error) {
 	np, err := r.current(p)
 	if err != nil {
-		return nil, false, fmt.Errorf("re-read plan: %w", err)
+		return nil, false, err
 	}
 	cur, ok := np.Lookup(t)
 	if !ok {
@@ -593,11 +595,16 @@ func (r *runner) confirmTick(p *plans.Plan, t plans.Task) (*plans.Plan, bool, er
 
 // current is the plan as the file now has it, its checkboxes as the tick
 // door left them (see tools.Tools.KeepTicks): progress is taken from no
-// other. The marks put back since the last look are shown as warnings.
+// other. The marks and tasks put back since the last look are shown as
+// warnings; a *plans.RemovedError says tasks left it for good.
 func (r *runner) current(p *plans.Plan) (*plans.Plan, error) {
 	np, notices, err := r.tools.KeepTicks(p)
 	for _, n := range notices {
 		r.warn(n)
+	}
+	var gone *plans.RemovedError
+	if err != nil && !errors.As(err, &gone) {
+		err = fmt.Errorf("re-read plan: %w", err)
 	}
 	return np, err
 }
@@ -628,17 +635,22 @@ func (r *runner) todosDone(ctx context.Context, p *plans.Plan) {
 	r.forModel = append(r.forModel, out.Context...)
 }
 
-// removed reports whether a task that failed is gone from the plan, which
-// is then read again.
-func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, bool) {
-	np, err := plans.Reload(p)
+// removed says whether tasks are gone from the plan for good after task t
+// failed (t itself, or others the run could not put back), and reads the
+// plan again.
+func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, *plans.RemovedError) {
+	np, err := r.current(p)
+	var gone *plans.RemovedError
+	if errors.As(err, &gone) {
+		return p, gone
+	}
 	if err != nil {
-		return p, false
+		return p, nil
 	}
 	if _, ok := np.Lookup(t); ok {
-		return np, false
+		return np, nil
 	}
-	return np, true
+	return np, &plans.RemovedError{Plan: np.Name, Tasks: []plans.Task{t}}
 }
 
 func (r *runner) save() error {

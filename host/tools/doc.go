@@ -40,7 +40,12 @@
 // owns its plan's checkboxes (OwnTicks): a box changed any other way, by a
 // write, an edit, a bash call or an editor, is put back after the tool call
 // or before the run reads progress (KeepTicks), and the call's result says
-// that ticks go through plan_check.
+// that ticks go through plan_check. Its tasks are owned the same way: a
+// task whose item is deleted, or is no longer a checkbox, is put back next
+// to its neighbours and the model is told that tasks are not removed
+// during a run; one that cannot be put back stops the run (a
+// *plans.RemovedError names it), and the run is done only when every task
+// it started with is in the plan, ticked.
 //
 // The files that hold the rules and the record are host-owned
 // (hostowned.go, the one list): write and edit refuse them for every role,

@@ -24,7 +24,10 @@ import (
 //     other way (a model's write, edit or bash, a person's editor) is put
 //     back after the tool call that changed it, or before the run takes
 //     progress from the file (KeepTicks), and the call's result tells the
-//     model that ticks go through plan_check.
+//     model that ticks go through plan_check. So is a task that left the
+//     file (its item deleted, or no longer a checkbox): a run's tasks are
+//     those it started with and those added since, and it is done only
+//     when each of them was ticked through this door (or before the run).
 //   - Between runs the file is a person's: OwnTicks starts from the file as
 //     it is.
 
@@ -46,9 +49,12 @@ type Handed struct {
 // as the door last left it.
 type ownedPlan struct {
 	plan *plans.Plan
-	// restored are the notices of marks put back that the run has not
-	// taken yet (KeepTicks).
+	// restored are the notices of marks and tasks put back that the run
+	// has not taken yet (KeepTicks).
 	restored []string
+	// lost are the tasks that left the file during the run and could not
+	// be put back: the run is not done.
+	lost []plans.Task
 }
 
 // OwnTicks makes this door the only writer of the checkboxes of p's file
@@ -70,9 +76,12 @@ func (t *Tools) OwnTicks(p *plans.Plan) (release func()) {
 }
 
 // KeepTicks returns p's file as it now is. When a run owns it, every
-// checkbox that changed without the door is put back first, so that no
-// progress is taken from a tick that did not pass the door; notices says
-// which were put back since the last call, for the person's screen.
+// checkbox that changed without the door is put back first, and every task
+// that left the file, so that no progress is taken from a tick that did not
+// pass the door, nor from a task that is no longer there; notices says
+// what was put back since the last call, for the person's screen. A
+// *plans.RemovedError says that tasks left the file during the run and
+// could not be put back: the run is not done.
 func (t *Tools) KeepTicks(p *plans.Plan) (np *plans.Plan, notices []string, err error) {
 	t.tick.Lock()
 	defer t.tick.Unlock()
@@ -85,6 +94,9 @@ func (t *Tools) KeepTicks(p *plans.Plan) (np *plans.Plan, notices []string, err 
 		return nil, nil, err
 	}
 	notices, o.restored = o.restored, nil
+	if len(o.lost) > 0 {
+		return o.plan, notices, &plans.RemovedError{Plan: o.plan.Name, Tasks: o.lost}
+	}
 	return o.plan, notices, nil
 }
 
@@ -106,22 +118,41 @@ func (t *Tools) keepTicks() string {
 
 // keepLocked is keepTicks with t.tick held.
 func (t *Tools) keepLocked(o *ownedPlan) (string, error) {
-	np, back, err := plans.KeepMarks(o.plan)
+	np, kept, err := plans.KeepMarks(o.plan)
 	if err != nil {
 		return "", err
 	}
 	o.plan = np
+	o.lost = append(o.lost, kept.Lost...)
 	t.mu.Lock()
 	if t.lastPlan != nil && t.lastPlan.Path == np.Path {
 		t.lastPlan = np
 	}
 	t.mu.Unlock()
-	if len(back) == 0 {
-		return "", nil
+	var notes []string
+	if n := t.marksNote(o, np, kept.Marks); n != "" {
+		notes = append(notes, n)
 	}
-	labels := make([]string, len(back))
-	for i, b := range back {
+	if n := t.tasksNote(o, np, kept.Restored, kept.Lost); n != "" {
+		notes = append(notes, n)
+	}
+	return strings.Join(notes, "\n\n"), nil
+}
+
+// taskLabels names tasks for a message: "task 1 (A), task 2 (B)".
+func taskLabels(tasks []plans.Task) string {
+	labels := make([]string, len(tasks))
+	for i, b := range tasks {
 		labels[i] = "task " + b.Label()
+	}
+	return strings.Join(labels, ", ")
+}
+
+// marksNote is the model's note on the checkboxes put back in np, and the
+// screen's notice is kept in o; "" when none was.
+func (t *Tools) marksNote(o *ownedPlan, np *plans.Plan, back []plans.Task) string {
+	if len(back) == 0 {
+		return ""
 	}
 	what := "ticked"
 	if !back[0].Done {
@@ -131,12 +162,39 @@ func (t *Tools) keepLocked(o *ownedPlan) (string, error) {
 	if len(back) > 1 {
 		boxes, was, is, it = "the checkboxes", "were", "are", "them"
 	}
-	list := strings.Join(labels, ", ")
-	note := fmt.Sprintf("refused: %s of %s of %s %s %s without plan_check and %s put back; checkbox bytes are host-owned: ticks go through plan_check, which runs the task's verify blocks",
-		boxes, list, np.Name, was, what, is)
+	list := taskLabels(back)
 	t.log.Warn("a plan checkbox changed without the tick door; put back", "plan", np.Path, "tasks", list)
 	o.restored = append(o.restored, fmt.Sprintf("%s of %s %s %s without plan_check; the run put %s back", list, np.Name, was, what, it))
-	return note, nil
+	return fmt.Sprintf("refused: %s of %s of %s %s %s without plan_check and %s put back; checkbox bytes are host-owned: ticks go through plan_check, which runs the task's verify blocks",
+		boxes, list, np.Name, was, what, is)
+}
+
+// tasksNote is the model's note on the tasks that left np's file, put back
+// or lost, and the screen's notice is kept in o; "" when none left.
+func (t *Tools) tasksNote(o *ownedPlan, np *plans.Plan, restored, lost []plans.Task) string {
+	var notes []string
+	if len(restored) > 0 {
+		list := taskLabels(restored)
+		was, is, it := "was", "is", "it"
+		if len(restored) > 1 {
+			was, is, it = "were", "are", "them"
+		}
+		t.log.Warn("a plan task was removed during a run; put back", "plan", np.Path, "tasks", list)
+		o.restored = append(o.restored, fmt.Sprintf("%s of %s %s removed from the plan during the run; the run put %s back", list, np.Name, was, it))
+		notes = append(notes, fmt.Sprintf("refused: %s of %s %s removed from the plan (or no longer a checkbox) and %s put back; tasks are not removed during a run: a task is done only when plan_check ticks it, which runs its verify blocks",
+			list, np.Name, was, is))
+	}
+	if len(lost) > 0 {
+		list := taskLabels(lost)
+		was := "was"
+		if len(lost) > 1 {
+			was = "were"
+		}
+		t.log.Warn("a plan task was removed during a run and could not be put back", "plan", np.Path, "tasks", list)
+		notes = append(notes, fmt.Sprintf("refused: %s of %s %s removed from the plan (or no longer a checkbox) and could not be put back; tasks are not removed during a run: the run stops, and the plan is not done",
+			list, np.Name, was))
+	}
+	return strings.Join(notes, "\n\n")
 }
 
 // mayTick says why the caller of ctx may not tick task of p through
@@ -172,6 +230,11 @@ func mayTick(ctx context.Context, p *plans.Plan, task plans.Task) (refusal strin
 // code and its output.
 func (t *Tools) Verify(ctx context.Context, caller Caller, session string, task plans.Task) (string, error) {
 	for _, b := range task.VerifyBlocks() {
+		// Whoever watches the caller's commands (a run's view) sees the
+		// block run, as an agent's own bash call shows.
+		if w := callScopeOf(ctx).output; w != nil {
+			fmt.Fprintf(w, "$ %s\n", commandLine(b.Code))
+		}
 		res, err := t.Call(ctx, caller, session, plugins.ToolCall{Tool: plugins.ToolBash, Args: map[string]any{
 			argCommand: b.Code, argShell: b.Shell(), argErrexit: true,
 		}})
