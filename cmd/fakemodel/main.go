@@ -52,11 +52,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
-	fmt.Fprintln(stdout, srv.URL)
-	fmt.Fprintf(stderr, "fakemodel: %d turns; openai base_url %s, anthropic base_url %s\n", len(turns), srv.OpenAIURL(), srv.URL)
-
+	// The signals are caught before the URL is printed: whoever reads it
+	// may ask and then stop the server before this goroutine runs again.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	fmt.Fprintln(stdout, srv.URL)
+	fmt.Fprintf(stderr, "fakemodel: %d turns; openai base_url %s, anthropic base_url %s\n", len(turns), srv.OpenAIURL(), srv.URL)
 	<-ctx.Done()
 	return 0
 }
