@@ -28,8 +28,13 @@ import (
 //     file (its item deleted, or no longer a checkbox): a run's tasks are
 //     those it started with and those added since, and it is done only
 //     when each of them was ticked through this door (or before the run).
+//   - While a run owns its plan, the verify blocks a tick runs are those
+//     the task had when the run started (VerifyAsStarted): a block edited
+//     in place during the run (by a model's edit or bash) does not weaken
+//     the check, and the model is told that the block it changed is not
+//     the one run.
 //   - Between runs the file is a person's: OwnTicks starts from the file as
-//     it is.
+//     it is, verify blocks included.
 
 // Handed is the task a run handed an agent: the only task its plan_check
 // may tick. The run sets it in the Scope of the agent's calls, in the
@@ -49,6 +54,9 @@ type Handed struct {
 // as the door last left it.
 type ownedPlan struct {
 	plan *plans.Plan
+	// started is the plan as the run started: its tasks' verify blocks are
+	// the ones a tick runs.
+	started *plans.Plan
 	// restored are the notices of marks and tasks put back that the run
 	// has not taken yet (KeepTicks).
 	restored []string
@@ -64,7 +72,7 @@ type ownedPlan struct {
 func (t *Tools) OwnTicks(p *plans.Plan) (release func()) {
 	t.tick.Lock()
 	defer t.tick.Unlock()
-	o := &ownedPlan{plan: p}
+	o := &ownedPlan{plan: p, started: p}
 	t.owned = o
 	return func() {
 		t.tick.Lock()
@@ -221,6 +229,58 @@ func mayTick(ctx context.Context, p *plans.Plan, task plans.Task) (refusal strin
 		return handed(), false
 	}
 	return "", true
+}
+
+// VerifyAsStarted returns task of p with the verify blocks the door runs
+// for it: while a run owns p, those task had when the run started (found by
+// number and title, or by number alone for a task renamed since, or else
+// as handed, for a task added during the run), so that a verify block
+// edited in place during the run checks nothing less; else task as it is.
+// note is the model's notice when the blocks in the file differ from those
+// run, "" when they do not.
+func (t *Tools) VerifyAsStarted(ctx context.Context, p *plans.Plan, task plans.Task) (plans.Task, string) {
+	t.tick.Lock()
+	o := t.owned
+	t.tick.Unlock()
+	if o == nil || o.started.Path != p.Path {
+		return task, ""
+	}
+	orig, found := o.started.Lookup(task)
+	if !found && task.Number > 0 {
+		for _, c := range o.started.Tasks {
+			if c.Number == task.Number && c.Verification == task.Verification {
+				orig, found = c, true
+				break
+			}
+		}
+	}
+	if !found {
+		if h := callScopeOf(ctx).handed; h != nil && strings.EqualFold(h.Plan, p.Name) && h.Task.Number == task.Number && h.Task.Title == task.Title {
+			orig, found = h.Task, true
+		}
+	}
+	if !found || sameVerify(orig, task) {
+		return task, ""
+	}
+	t.log.Warn("a verify block changed during the run; the run checks the one it started with", "plan", p.Path, "task", task.Label())
+	run := task
+	run.Blocks = orig.VerifyBlocks()
+	return run, fmt.Sprintf("note: the verify block of task %s of %s was changed during the run; the run checks the block it started with. Verify blocks are the person's: do the work the original block checks.",
+		task.Label(), p.Name)
+}
+
+// sameVerify reports whether a and b have the same verify blocks, in order.
+func sameVerify(a, b plans.Task) bool {
+	av, bv := a.VerifyBlocks(), b.VerifyBlocks()
+	if len(av) != len(bv) {
+		return false
+	}
+	for i := range av {
+		if av[i].Info != bv[i].Info || av[i].Code != bv[i].Code {
+			return false
+		}
+	}
+	return true
 }
 
 // Verify runs the verify blocks of task, in order, through this door as
