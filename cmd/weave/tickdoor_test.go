@@ -482,3 +482,35 @@ func TestTickDoorRunsVerifyBlocksAsStarted(t *testing.T) {
 		}
 	})
 }
+
+func TestTickDoorRunbookVerifyBlockAsStarted(t *testing.T) {
+	// During prose task 1 a hostile model weakens the verify block of
+	// runbook task 2, which the run hands to the runbook executor next:
+	// before the run handed tasks with the blocks they started with, the
+	// weakened block ran, and the plan was done with its check never met.
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# G\n\n## TODOs\n\n" +
+		"- [ ] 1. Write the greeting\n  **What**: greeting.txt says hello.\n  ```sh verify\n  grep -q hello greeting.txt\n  ```\n" +
+		"- [ ] 2. Deploy\n  ```sh\n  echo deployed > deployed.txt\n  ```\n  ```sh verify\n  grep -q released deployed.txt\n  ```\n"
+	dir := project(t, map[string]string{"g": plan})
+	srv := modeltest.NewServer(t,
+		tool("write", `{"path":"greeting.txt","content":"hello\n"}`),
+		callOf(t, "bash", map[string]any{"command": `sed -i 's/grep -q released deployed.txt/true/' .weave/plans/g.md`}),
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "Task 1 is done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--retries", "0")
+	if code == 0 || strings.Contains(out+errOut, "plan g done") {
+		t.Errorf("start-work after the model weakened task 2's verify block = %d\nstdout: %s\nstderr: %s\nwant the plan not done", code, out, errOut)
+	}
+	p := planOf(t, dir, "g")
+	if strings.Contains(p, "grep -q released") {
+		t.Fatalf("plan =\n%s\nthe model's change did not reach the file; the test tests nothing", p)
+	}
+	if !strings.Contains(p, "- [x] 1. Write the greeting") || !strings.Contains(p, "- [ ] 2. Deploy") {
+		t.Errorf("plan =\n%s\nwant task 1 ticked and task 2 not: its original verify block fails", p)
+	}
+}

@@ -33,16 +33,14 @@ func (t *Tools) planCheck(ctx context.Context, c call) (plugins.ToolResult, erro
 		pr := p.Progress()
 		return ok("%s of %s was already ticked (%d/%d done)", label, p.Name, pr.Completed, pr.Total)
 	}
-	refusal, verify := mayTick(ctx, p, task)
+	// The task's blocks are judged and run as the run started with
+	// them: one edited in place during the run does not weaken the check.
+	run, changed := t.AsStarted(ctx, p, task)
+	refusal, verify := mayTick(ctx, p, run)
 	if refusal != "" {
 		return plugins.ToolResult{Output: refusal, IsError: true, Denied: true, Reason: refusal}, nil
 	}
-	var changed string
 	if verify {
-		// The blocks run are the task's as the run started: one edited
-		// in place during the run does not weaken the check.
-		run, n := t.VerifyAsStarted(ctx, p, task)
-		changed = n
 		// The blocks run without the door's lock: each is a tool call,
 		// which puts the owned marks right after it.
 		refusal, err := t.Verify(ctx, c.caller, c.session, run)

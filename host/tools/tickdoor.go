@@ -28,11 +28,12 @@ import (
 //     file (its item deleted, or no longer a checkbox): a run's tasks are
 //     those it started with and those added since, and it is done only
 //     when each of them was ticked through this door (or before the run).
-//   - While a run owns its plan, the verify blocks a tick runs are those
-//     the task had when the run started (VerifyAsStarted): a block edited
-//     in place during the run (by a model's edit or bash) does not weaken
-//     the check, and the model is told that the block it changed is not
-//     the one run.
+//   - While a run owns its plan, the blocks of a task (its verify blocks
+//     above all) are those it had when the run started (AsStarted): the
+//     run hands that task over, and plan_check runs and judges those
+//     blocks, so that a block edited in place during the run (by a model's
+//     edit or bash) does not weaken the check; the model is told that the
+//     block it changed is not the one run.
 //   - Between runs the file is a person's: OwnTicks starts from the file as
 //     it is, verify blocks included.
 
@@ -231,14 +232,16 @@ func mayTick(ctx context.Context, p *plans.Plan, task plans.Task) (refusal strin
 	return "", true
 }
 
-// VerifyAsStarted returns task of p with the verify blocks the door runs
-// for it: while a run owns p, those task had when the run started (found by
-// number and title, or by number alone for a task renamed since, or else
-// as handed, for a task added during the run), so that a verify block
-// edited in place during the run checks nothing less; else task as it is.
-// note is the model's notice when the blocks in the file differ from those
-// run, "" when they do not.
-func (t *Tools) VerifyAsStarted(ctx context.Context, p *plans.Plan, task plans.Task) (plans.Task, string) {
+// AsStarted returns task of p with the blocks it had when the run that
+// owns p started (found by number and title, or by number alone for a task
+// renamed since, or else as handed, for a task added during the run), so
+// that a block edited in place during the run (a verify block weakened by
+// a model's edit or bash) neither checks less nor runs something else; a
+// task the run did not start with, or any task when no run owns p, is
+// returned as it is. The rest of the task (its place, title and mark) is
+// the file's now. note is the model's notice when the verify blocks in the
+// file differ from those the run checks, "" when they do not.
+func (t *Tools) AsStarted(ctx context.Context, p *plans.Plan, task plans.Task) (run plans.Task, note string) {
 	t.tick.Lock()
 	o := t.owned
 	t.tick.Unlock()
@@ -259,24 +262,26 @@ func (t *Tools) VerifyAsStarted(ctx context.Context, p *plans.Plan, task plans.T
 			orig, found = h.Task, true
 		}
 	}
-	if !found || sameVerify(orig, task) {
+	if !found {
 		return task, ""
 	}
-	t.log.Warn("a verify block changed during the run; the run checks the one it started with", "plan", p.Path, "task", task.Label())
-	run := task
-	run.Blocks = orig.VerifyBlocks()
-	return run, fmt.Sprintf("note: the verify block of task %s of %s was changed during the run; the run checks the block it started with. Verify blocks are the person's: do the work the original block checks.",
-		task.Label(), p.Name)
+	run = task
+	run.Blocks = orig.Blocks
+	if !sameBlocks(orig.VerifyBlocks(), task.VerifyBlocks()) {
+		t.log.Warn("a verify block changed during the run; the run checks the one it started with", "plan", p.Path, "task", task.Label())
+		note = fmt.Sprintf("note: the verify block of task %s of %s was changed during the run; the run checks the block it started with. Verify blocks are the person's: do the work the original block checks.",
+			task.Label(), p.Name)
+	}
+	return run, note
 }
 
-// sameVerify reports whether a and b have the same verify blocks, in order.
-func sameVerify(a, b plans.Task) bool {
-	av, bv := a.VerifyBlocks(), b.VerifyBlocks()
-	if len(av) != len(bv) {
+// sameBlocks reports whether a and b are the same blocks, in order.
+func sameBlocks(a, b []plans.Block) bool {
+	if len(a) != len(b) {
 		return false
 	}
-	for i := range av {
-		if av[i].Info != bv[i].Info || av[i].Code != bv[i].Code {
+	for i := range a {
+		if a[i].Info != b[i].Info || a[i].Code != b[i].Code {
 			return false
 		}
 	}
