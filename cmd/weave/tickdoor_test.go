@@ -416,3 +416,101 @@ func TestTickDoorVerifiesOnceWithoutModel(t *testing.T) {
 		t.Errorf("plan =\n%s\nwant task 1 ticked", p)
 	}
 }
+
+func TestTickDoorRunsVerifyBlocksAsStarted(t *testing.T) {
+	// A hostile model weakens the verify block of its task in place (an
+	// edit, or a sed -i in its bash call) and calls plan_check: before the
+	// door ran the blocks the run started with, the weakened block ran,
+	// passed, and the task was ticked with greeting.txt lacking hello.
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	const changed = "the verify block of task 1 (Write the greeting) of g was changed during the run; the run checks the block it started with"
+	for _, tc := range []struct {
+		name   string
+		weaken modeltest.Turn
+	}{
+		{"an edit", callOf(t, "edit", map[string]any{"path": ".weave/plans/g.md", "old_string": "grep -q hello greeting.txt", "new_string": "true"})},
+		{"a sed -i", callOf(t, "bash", map[string]any{"command": `sed -i 's/grep -q hello greeting.txt/true/' .weave/plans/g.md`})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := project(t, map[string]string{"g": twoProse})
+			srv := modeltest.NewServer(t,
+				tool("write", `{"path":"greeting.txt","content":"hi\n"}`),
+				tc.weaken,
+				tool("plan_check", `{"task":1}`),
+				modeltest.Turn{Text: "Task 1 is done."},
+			)
+			code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--retries", "0")
+			if code == 0 || strings.Contains(out+errOut, "plan g done") {
+				t.Errorf("start-work after the model weakened the verify block = %d\nstdout: %s\nstderr: %s\nwant the plan not done", code, out, errOut)
+			}
+			p := planOf(t, dir, "g")
+			if !strings.Contains(p, "true") {
+				t.Fatalf("plan =\n%s\nthe model's change did not reach the file; the test tests nothing", p)
+			}
+			if strings.Contains(p, "[x]") {
+				t.Errorf("plan =\n%s\nwant task 1 unticked: greeting.txt lacks hello", p)
+			}
+			if got := readFile(t, filepath.Join(dir, "greeting.txt")); strings.Contains(got, "hello") {
+				t.Fatalf("greeting.txt = %q; the test wants it without hello", got)
+			}
+			res := toolResults(t, srv)
+			if len(res) < 3 || !strings.Contains(res[2], "The tick was refused") || !strings.Contains(res[2], "grep -q hello greeting.txt") || !strings.Contains(res[2], changed) {
+				t.Errorf("plan_check's result = %q, want the original block run and refused, and the note that the block changed", res)
+			}
+		})
+	}
+
+	t.Run("the original block passes", func(t *testing.T) {
+		// The work done, the task is ticked by the block it started with,
+		// and the model is still told its change was not the block run.
+		dir := project(t, map[string]string{"g": twoProse})
+		srv := modeltest.NewServer(t,
+			callOf(t, "edit", map[string]any{"path": ".weave/plans/g.md", "old_string": "grep -q hello greeting.txt", "new_string": "true"}),
+			tool("write", `{"path":"greeting.txt","content":"hello\n"}`),
+			tool("plan_check", `{"task":1}`),
+			modeltest.Turn{Text: "Task 1 is done."},
+		)
+		runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--retries", "0")
+		if p := planOf(t, dir, "g"); !strings.Contains(p, "- [x] 1. Write the greeting") {
+			t.Errorf("plan =\n%s\nwant task 1 ticked: its original block passes", p)
+		}
+		if !sawToolResult(t, srv, "ticked task 1 (Write the greeting) of g") || !sawToolResult(t, srv, changed) {
+			t.Errorf("results = %q, want the tick and the note that the block changed", toolResults(t, srv))
+		}
+	})
+}
+
+func TestTickDoorRunbookVerifyBlockAsStarted(t *testing.T) {
+	// During prose task 1 a hostile model weakens the verify block of
+	// runbook task 2, which the run hands to the runbook executor next:
+	// before the run handed tasks with the blocks they started with, the
+	// weakened block ran, and the plan was done with its check never met.
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# G\n\n## TODOs\n\n" +
+		"- [ ] 1. Write the greeting\n  **What**: greeting.txt says hello.\n  ```sh verify\n  grep -q hello greeting.txt\n  ```\n" +
+		"- [ ] 2. Deploy\n  ```sh\n  echo deployed > deployed.txt\n  ```\n  ```sh verify\n  grep -q released deployed.txt\n  ```\n"
+	dir := project(t, map[string]string{"g": plan})
+	srv := modeltest.NewServer(t,
+		tool("write", `{"path":"greeting.txt","content":"hello\n"}`),
+		callOf(t, "bash", map[string]any{"command": `sed -i 's/grep -q released deployed.txt/true/' .weave/plans/g.md`}),
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "Task 1 is done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--retries", "0")
+	if code == 0 || strings.Contains(out+errOut, "plan g done") {
+		t.Errorf("start-work after the model weakened task 2's verify block = %d\nstdout: %s\nstderr: %s\nwant the plan not done", code, out, errOut)
+	}
+	p := planOf(t, dir, "g")
+	if strings.Contains(p, "grep -q released") {
+		t.Fatalf("plan =\n%s\nthe model's change did not reach the file; the test tests nothing", p)
+	}
+	if !strings.Contains(p, "- [x] 1. Write the greeting") || !strings.Contains(p, "- [ ] 2. Deploy") {
+		t.Errorf("plan =\n%s\nwant task 1 ticked and task 2 not: its original verify block fails", p)
+	}
+}

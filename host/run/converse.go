@@ -31,6 +31,10 @@ const (
 // each nudge is recorded in state.json. It returns nil once the task is
 // done and ticked.
 func (r *runner) converse(ctx context.Context, p *plans.Plan, t plans.Task, out io.Writer) error {
+	// The task is handed over with the blocks it had when the run started:
+	// a block edited during the run (a runbook's verify block weakened by
+	// the model of an earlier task) is not what runs.
+	t, _ = r.tools.AsStarted(ctx, p, t)
 	role, agent := r.taskAgent(t)
 	if agents.RunsAsRunbook(t) {
 		// A runbook task needs no model and no conversation: the runbook

@@ -45,7 +45,10 @@
 // to its neighbours and the model is told that tasks are not removed
 // during a run; one that cannot be put back stops the run (a
 // *plans.RemovedError names it), and the run is done only when every task
-// it started with is in the plan, ticked.
+// it started with is in the plan, ticked. A task's blocks are those it had
+// when the run started (AsStarted): the run hands it over with them and
+// plan_check runs its verify blocks as they were, so that one weakened in
+// place during the run checks nothing less, and the model is told so.
 //
 // The files that hold the rules and the record are host-owned
 // (hostowned.go, the one list): write and edit refuse them for every role,

@@ -33,18 +33,24 @@ func (t *Tools) planCheck(ctx context.Context, c call) (plugins.ToolResult, erro
 		pr := p.Progress()
 		return ok("%s of %s was already ticked (%d/%d done)", label, p.Name, pr.Completed, pr.Total)
 	}
-	refusal, verify := mayTick(ctx, p, task)
+	// The task's blocks are judged and run as the run started with
+	// them: one edited in place during the run does not weaken the check.
+	run, changed := t.AsStarted(ctx, p, task)
+	refusal, verify := mayTick(ctx, p, run)
 	if refusal != "" {
 		return plugins.ToolResult{Output: refusal, IsError: true, Denied: true, Reason: refusal}, nil
 	}
 	if verify {
 		// The blocks run without the door's lock: each is a tool call,
 		// which puts the owned marks right after it.
-		refusal, err := t.Verify(ctx, c.caller, c.session, task)
+		refusal, err := t.Verify(ctx, c.caller, c.session, run)
 		if err != nil {
 			return plugins.ToolResult{}, err
 		}
 		if refusal != "" {
+			if changed != "" {
+				refusal = changed + "\n\n" + refusal
+			}
 			return plugins.ToolResult{Output: refusal, IsError: true}, nil
 		}
 	}
@@ -78,6 +84,9 @@ func (t *Tools) planCheck(ctx context.Context, c call) (plugins.ToolResult, erro
 	msg := fmt.Sprintf("ticked %s of %s (%d/%d done)", label, np.Name, pr.Completed, pr.Total)
 	if pr.Complete() {
 		msg += "; every task of the plan is done"
+	}
+	if changed != "" {
+		msg += "\n\n" + changed
 	}
 	if note != "" {
 		msg += "\n\n" + note

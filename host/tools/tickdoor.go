@@ -28,8 +28,14 @@ import (
 //     file (its item deleted, or no longer a checkbox): a run's tasks are
 //     those it started with and those added since, and it is done only
 //     when each of them was ticked through this door (or before the run).
+//   - While a run owns its plan, the blocks of a task (its verify blocks
+//     above all) are those it had when the run started (AsStarted): the
+//     run hands that task over, and plan_check runs and judges those
+//     blocks, so that a block edited in place during the run (by a model's
+//     edit or bash) does not weaken the check; the model is told that the
+//     block it changed is not the one run.
 //   - Between runs the file is a person's: OwnTicks starts from the file as
-//     it is.
+//     it is, verify blocks included.
 
 // Handed is the task a run handed an agent: the only task its plan_check
 // may tick. The run sets it in the Scope of the agent's calls, in the
@@ -49,6 +55,9 @@ type Handed struct {
 // as the door last left it.
 type ownedPlan struct {
 	plan *plans.Plan
+	// started is the plan as the run started: its tasks' verify blocks are
+	// the ones a tick runs.
+	started *plans.Plan
 	// restored are the notices of marks and tasks put back that the run
 	// has not taken yet (KeepTicks).
 	restored []string
@@ -64,7 +73,7 @@ type ownedPlan struct {
 func (t *Tools) OwnTicks(p *plans.Plan) (release func()) {
 	t.tick.Lock()
 	defer t.tick.Unlock()
-	o := &ownedPlan{plan: p}
+	o := &ownedPlan{plan: p, started: p}
 	t.owned = o
 	return func() {
 		t.tick.Lock()
@@ -221,6 +230,62 @@ func mayTick(ctx context.Context, p *plans.Plan, task plans.Task) (refusal strin
 		return handed(), false
 	}
 	return "", true
+}
+
+// AsStarted returns task of p with the blocks it had when the run that
+// owns p started (found by number and title, or by number alone for a task
+// renamed since, or else as handed, for a task added during the run), so
+// that a block edited in place during the run (a verify block weakened by
+// a model's edit or bash) neither checks less nor runs something else; a
+// task the run did not start with, or any task when no run owns p, is
+// returned as it is. The rest of the task (its place, title and mark) is
+// the file's now. note is the model's notice when the verify blocks in the
+// file differ from those the run checks, "" when they do not.
+func (t *Tools) AsStarted(ctx context.Context, p *plans.Plan, task plans.Task) (run plans.Task, note string) {
+	t.tick.Lock()
+	o := t.owned
+	t.tick.Unlock()
+	if o == nil || o.started.Path != p.Path {
+		return task, ""
+	}
+	orig, found := o.started.Lookup(task)
+	if !found && task.Number > 0 {
+		for _, c := range o.started.Tasks {
+			if c.Number == task.Number && c.Verification == task.Verification {
+				orig, found = c, true
+				break
+			}
+		}
+	}
+	if !found {
+		if h := callScopeOf(ctx).handed; h != nil && strings.EqualFold(h.Plan, p.Name) && h.Task.Number == task.Number && h.Task.Title == task.Title {
+			orig, found = h.Task, true
+		}
+	}
+	if !found {
+		return task, ""
+	}
+	run = task
+	run.Blocks = orig.Blocks
+	if !sameBlocks(orig.VerifyBlocks(), task.VerifyBlocks()) {
+		t.log.Warn("a verify block changed during the run; the run checks the one it started with", "plan", p.Path, "task", task.Label())
+		note = fmt.Sprintf("note: the verify block of task %s of %s was changed during the run; the run checks the block it started with. Verify blocks are the person's: do the work the original block checks.",
+			task.Label(), p.Name)
+	}
+	return run, note
+}
+
+// sameBlocks reports whether a and b are the same blocks, in order.
+func sameBlocks(a, b []plans.Block) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Info != b[i].Info || a[i].Code != b[i].Code {
+			return false
+		}
+	}
+	return true
 }
 
 // Verify runs the verify blocks of task, in order, through this door as

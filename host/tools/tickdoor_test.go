@@ -106,3 +106,34 @@ func TestTickDoor(t *testing.T) {
 		}
 	})
 }
+
+func TestTickDoorVerifiesAsStarted(t *testing.T) {
+	e := newToolsEnv(t, nil, nil)
+	path := filepath.Join(e.project, ".weave", "plans", "door.md")
+	writeFile(t, path, doorPlan)
+	p, err := plans.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := e.tools.OwnTicks(p)
+	// A verify block weakened in place, its task renamed as well: the
+	// block the run started with is the one run, and the model is told.
+	writeFile(t, path, strings.Replace(strings.Replace(doorPlan, "test -f it.txt", "true", 1), "1. Write it", "1. Write it now", 1))
+	expect(t, "plan_check", e.call(t, asTapestry, "plan_check", map[string]any{"plan": "door", "task": 1}), true,
+		"note: the verify block of task 1 (Write it now) of door was changed during the run; the run checks the block it started with")
+	if got := e.file(t, ".weave/plans/door.md"); strings.Contains(got, "[x]") {
+		t.Errorf("plan after plan_check with the weakened block = %q, want task 1 open: it.txt does not exist", got)
+	}
+	release()
+	// Between runs the block is the person's: the next run takes it.
+	p, err = plans.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.tools.OwnTicks(p)()
+	res := e.call(t, asTapestry, "plan_check", map[string]any{"plan": "door", "task": 1})
+	expect(t, "plan_check", res, false, "ticked task 1 (Write it now)")
+	if strings.Contains(res.Output, "was changed during the run") {
+		t.Errorf("plan_check after a new run = %q, want no note: the block was changed between runs", res.Output)
+	}
+}
