@@ -61,6 +61,10 @@ func TestClosedOutputPipePausesTheRun(t *testing.T) {
 	if !errors.As(werr, &ee) || ee.ExitCode() != exitPaused {
 		t.Errorf("weave after its output closed: %v, want exit %d (paused)\nstderr: %s", werr, exitPaused, stderr.String())
 	}
+	// Standard error still has its reader: the pause is said there.
+	if !strings.Contains(stderr.String(), "paused: run `weave start-work` to resume") {
+		t.Errorf("weave did not say the run paused on standard error:\n%s", stderr.String())
+	}
 	sleepPID := readInt(t, filepath.Join(dir, "sleep.pid"))
 	t.Cleanup(func() { _ = syscall.Kill(sleepPID, syscall.SIGKILL) })
 	if !waitGone(sleepPID) {
@@ -78,5 +82,50 @@ func TestClosedOutputPipePausesTheRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "second.txt")); err == nil {
 		t.Error("the second task ran after the output closed")
+	}
+}
+
+func TestClosedOutputPipeEndsStatusWatch(t *testing.T) {
+	// `weave status --watch | head -n 1`: the next redraw after the reader
+	// went away ends the watch as Ctrl-C does (exit 0), not by SIGPIPE.
+	dir := project(t, map[string]string{"ok": okPlan})
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := weaveCmd(t, dir, nil, "status", "--watch")
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	if !bufio.NewScanner(r).Scan() {
+		t.Fatalf("status --watch printed nothing\nstderr: %s", stderr.String())
+	}
+	r.Close()
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	planFile := filepath.Join(dir, ".weave", "plans", "ok.md")
+	deadline := time.After(2 * time.Minute)
+	var werr error
+	// Each change to the plan makes the watch redraw; keep changing it
+	// until a redraw has found the pipe closed and weave has exited.
+	for n := 0; ; n++ {
+		writeFile(t, planFile, okPlan+strings.Repeat("\n", n%2))
+		select {
+		case werr = <-done:
+		case <-time.After(200 * time.Millisecond):
+			continue
+		case <-deadline:
+			t.Fatalf("status --watch still runs two minutes after its output closed\nstderr: %s", stderr.String())
+		}
+		break
+	}
+	if werr != nil {
+		t.Errorf("status --watch after its output closed: %v, want exit 0 as after Ctrl-C\nstderr: %s", werr, stderr.String())
 	}
 }
