@@ -17,7 +17,9 @@ func main() { os.Exit(Main()) }
 
 // Main runs the weave command line with the process's arguments and streams
 // and returns its exit code. SIGINT and SIGTERM cancel the command's
-// context; a running plan pauses.
+// context; a running plan pauses. So does a reader of standard output or
+// error that goes away (`weave start-work | head`): weave stops writing to
+// it rather than dying of SIGPIPE.
 func Main() int {
 	// On Linux weave adopts what its children orphan, so that it can end
 	// them on the way out: nothing a run starts outlives it.
@@ -28,5 +30,10 @@ func Main() int {
 	defer proc.KillChildren(time.Second)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runArgs(ctx, SystemStreams(), os.Args[1:])
+	defer catchBrokenPipe()()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s := SystemStreams()
+	guardPipes(s, cancel)
+	return runArgs(ctx, s, os.Args[1:])
 }

@@ -51,7 +51,8 @@ blocks gate that tick. The plan's ## Verification checklist comes last, each
 item checked by its verify blocks, else by the model. A model that stops with
 the task unticked is nudged to continue (three nudges without progress pause
 the plan). A failing task is retried (runbook.retries), then the plan pauses.
-Ctrl-C pauses; the next start-work resumes at the first unchecked task.
+Ctrl-C pauses, as does a closed output pipe (| head); the next start-work
+resumes at the first unchecked task.
 
 With review.on_complete set, Weft and Warp then review the plan's work; the
 plan stays complete, but the run exits 1 unless both approve.
