@@ -137,7 +137,12 @@ func TestToolsMaxParallel(t *testing.T) {
 			}
 			continue
 		}
-		waitFor(t, fmt.Sprintf("c%d to wait", i), func() bool { return env.tools.queued("s") == i-1 })
+		waitFor(t, fmt.Sprintf("c%d to wait", i), func() bool {
+			if len(h.entered) > 0 {
+				t.Fatalf("call %s ran while two others ran (tools.max_parallel 2)", <-h.entered)
+			}
+			return env.tools.queued("s") == i-1
+		})
 	}
 	select {
 	case p := <-h.entered:
