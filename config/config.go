@@ -186,9 +186,12 @@ type HookConfig struct {
 
 // ToolsConfig holds the limits of the host's tools.
 type ToolsConfig struct {
-	Bash     BashToolConfig     `mapstructure:"bash"`
-	WebFetch WebFetchToolConfig `mapstructure:"webfetch"`
-	Read     ReadToolConfig     `mapstructure:"read"`
+	// MaxParallel is how many tool calls of one session run at once; the
+	// rest wait in the order they came.
+	MaxParallel int                `mapstructure:"max_parallel"`
+	Bash        BashToolConfig     `mapstructure:"bash"`
+	WebFetch    WebFetchToolConfig `mapstructure:"webfetch"`
+	Read        ReadToolConfig     `mapstructure:"read"`
 }
 
 // BashToolConfig limits the bash tool.

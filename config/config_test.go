@@ -70,9 +70,10 @@ func TestDefaults(t *testing.T) {
 		DisabledHooks:    []string{},
 		Hook:             HookConfig{Timeout: 10 * time.Second, MaxReasonBytes: 8 << 10, MaxContextBytes: 1 << 20},
 		Tools: ToolsConfig{
-			Bash:     BashToolConfig{Timeout: 2 * time.Minute, MaxOutputBytes: 1 << 20},
-			WebFetch: WebFetchToolConfig{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 5 << 20, Allow: []string{}, Deny: []string{}},
-			Read:     ReadToolConfig{MaxBytes: 1 << 20},
+			MaxParallel: 4,
+			Bash:        BashToolConfig{Timeout: 2 * time.Minute, MaxOutputBytes: 1 << 20},
+			WebFetch:    WebFetchToolConfig{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 5 << 20, Allow: []string{}, Deny: []string{}},
+			Read:        ReadToolConfig{MaxBytes: 1 << 20},
 		},
 		Bus: BusConfig{
 			Backend: "memory", DefaultPolicy: "stopPropagationOnProcessed", MaxAttempts: 3,

@@ -265,6 +265,8 @@ func keyTable() []Key {
 			Doc:   "Hosts, IP addresses or CIDRs webfetch never reaches, public ones included; deny wins over allow."},
 		{Name: "tools.read.max_bytes", Kind: KindInt, Default: 1 * mib, check: minInt(1),
 			Doc: "Largest file the read tool returns whole, in bytes."},
+		{Name: "tools.max_parallel", Kind: KindInt, Default: 4, check: minInt(1),
+			Doc: "How many tool calls of one session run at once (an agent may ask for many in one turn); the rest wait, in the order they came, until one ends."},
 
 		{Name: "bus.backend", Kind: KindString, Default: "memory", Allowed: []string{"memory", "nats"},
 			Doc: "Message bus backend: memory (embedded) or nats."},

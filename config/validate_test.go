@@ -30,6 +30,7 @@ func TestBadValues(t *testing.T) {
 		{name: "duration without unit", yaml: "bus: {request_timeout: 30}", key: "bus.request_timeout", want: []string{"Go duration"}},
 		{name: "negative duration", yaml: "runbook: {block_timeout: -1m}", key: "runbook.block_timeout", want: []string{"negative"}},
 		{name: "zero timeout where one is needed", yaml: "tools: {bash: {timeout: 0s}}", key: "tools.bash.timeout", want: []string{"positive duration"}},
+		{name: "no parallel tool calls", yaml: "tools: {max_parallel: 0}", key: "tools.max_parallel", want: []string{"0 is too small; want 1 or more"}},
 		{name: "negative retries", yaml: "runbook: {retries: -1}", key: "runbook.retries", want: []string{"want 0 or more"}},
 		{name: "zero attempts", yaml: "bus: {max_attempts: 0}", key: "bus.max_attempts", want: []string{"want 1 or more"}},
 		{name: "negative queue", yaml: "bus: {queue_size: -5}", key: "bus.queue_size", want: []string{"want 1 or more"}},

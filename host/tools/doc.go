@@ -50,6 +50,15 @@
 // plan_check runs its verify blocks as they were, so that one weakened in
 // place during the run checks nothing less, and the model is told so.
 //
+// At most tools.max_parallel calls of one session run at once, however
+// many an agent sends (a model may ask for hundreds in one turn): the rest
+// wait in the order they reached the door, first come first served, and a
+// call whose context ends while it waits returns its error without
+// running (parallel.go). The bound is the host's, so an agent process
+// cannot lift it; a call made from inside a call of the same session (the
+// verify blocks plan_check runs) is part of that call and takes no second
+// slot. The agent keeps the results in the order of its calls.
+//
 // The files that hold the rules and the record are host-owned
 // (hostowned.go, the one list): write and edit refuse them for every role,
 // and refuse a write to a plan that would change a checkbox, naming the

@@ -108,6 +108,9 @@ type Tools struct {
 	web    webNet
 	now    func() time.Time
 	shells sync.Map // shell name -> its path on PATH (Tools.command)
+	// slots bounds the calls of one session that run at once
+	// (tools.max_parallel); the rest wait in arrival order.
+	slots *slots
 
 	mu    sync.Mutex
 	todos map[string][]todo // by session
@@ -153,6 +156,7 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 		return nil, fmt.Errorf("new tools: %w", err)
 	}
 	t.web = web
+	t.slots = newSlots(t.limits.MaxParallel)
 	for _, o := range opts {
 		o(t)
 	}
@@ -163,6 +167,9 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 // defaults; a loaded config has them all.
 func toolLimits(tc config.ToolsConfig) config.ToolsConfig {
 	def := config.Default().Tools
+	if tc.MaxParallel <= 0 {
+		tc.MaxParallel = def.MaxParallel
+	}
 	if tc.Read.MaxBytes <= 0 {
 		tc.Read.MaxBytes = def.Read.MaxBytes
 	}
@@ -200,8 +207,16 @@ type Activity struct {
 // show them as they happen. f must not block.
 func WithWatch(f func(Activity)) Option { return func(t *Tools) { t.watch = f } }
 
-// Call runs one tool call for caller in session.
+// Call runs one tool call for caller in session. At most
+// tools.max_parallel calls of one session run at once: a call over the
+// bound waits, in arrival order, for one to end (or for ctx to end, and
+// then returns its error without running).
 func (t *Tools) Call(ctx context.Context, caller Caller, session string, call plugins.ToolCall) (plugins.ToolResult, error) {
+	ctx, release, err := t.slots.acquire(ctx, session)
+	if err != nil {
+		return plugins.ToolResult{}, fmt.Errorf("%s: %w", call.Tool, err)
+	}
+	defer release()
 	if t.watch == nil {
 		return t.call(ctx, caller, session, call)
 	}
