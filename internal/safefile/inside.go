@@ -75,22 +75,16 @@ func wrapRoot(path string, err error) error {
 // os.O_APPEND, say) and perm for a new file. It never blocks on a named
 // pipe, and fails unless the file is a regular file inside the root that
 // is not a symbolic link.
-func (in Inside) OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	rel, err := in.rel(path)
+func (in Inside) OpenFile(path string, flag int, perm os.FileMode) (f *os.File, err error) {
+	err = in.at(path, func(r *os.Root, rel string) error {
+		if fi, err := r.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+		}
+		f, err = r.OpenFile(rel, flag|openFlags, perm)
+		return wrapRoot(path, err)
+	})
 	if err != nil {
 		return nil, err
-	}
-	r, err := os.OpenRoot(in.Root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if fi, err := r.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
-	}
-	f, err := r.OpenFile(rel, flag|openFlags, perm)
-	if err != nil {
-		return nil, wrapRoot(path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -102,6 +96,21 @@ func (in Inside) OpenFile(path string, flag int, perm os.FileMode) (*os.File, er
 		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(fi.Mode())}
 	}
 	return f, nil
+}
+
+// at runs fn on path's name relative to the root, with the root opened as
+// an os.Root, which holds every step of fn inside it.
+func (in Inside) at(path string, fn func(r *os.Root, rel string) error) error {
+	rel, err := in.rel(path)
+	if err != nil {
+		return err
+	}
+	r, err := os.OpenRoot(in.Root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r, rel)
 }
 
 // Open opens path read-only; see OpenFile.
@@ -119,36 +128,22 @@ func (in Inside) ReadFile(path string, limit int64) ([]byte, error) {
 }
 
 // ReadDir lists the directory dir inside the root.
-func (in Inside) ReadDir(dir string) ([]fs.DirEntry, error) {
-	rel, err := in.rel(dir)
-	if err != nil {
-		return nil, err
-	}
-	r, err := os.OpenRoot(in.Root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	f, err := r.Open(rel)
-	if err != nil {
-		return nil, wrapRoot(dir, err)
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
+func (in Inside) ReadDir(dir string) (entries []fs.DirEntry, err error) {
+	err = in.at(dir, func(r *os.Root, rel string) error {
+		f, err := r.Open(rel)
+		if err != nil {
+			return wrapRoot(dir, err)
+		}
+		defer f.Close()
+		entries, err = f.ReadDir(-1)
+		return err
+	})
+	return entries, err
 }
 
 // MkdirAll makes dir and its missing parents inside the root.
 func (in Inside) MkdirAll(dir string, perm os.FileMode) error {
-	rel, err := in.rel(dir)
-	if err != nil {
-		return err
-	}
-	r, err := os.OpenRoot(in.Root)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return wrapRoot(dir, r.MkdirAll(rel, perm))
+	return in.at(dir, func(r *os.Root, rel string) error { return wrapRoot(dir, r.MkdirAll(rel, perm)) })
 }
 
 // Rename renames from to to, both inside the root.
@@ -157,28 +152,10 @@ func (in Inside) Rename(from, to string) error {
 	if err != nil {
 		return err
 	}
-	relTo, err := in.rel(to)
-	if err != nil {
-		return err
-	}
-	r, err := os.OpenRoot(in.Root)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return wrapRoot(to, r.Rename(relFrom, relTo))
+	return in.at(to, func(r *os.Root, relTo string) error { return wrapRoot(to, r.Rename(relFrom, relTo)) })
 }
 
 // Remove removes path inside the root.
 func (in Inside) Remove(path string) error {
-	rel, err := in.rel(path)
-	if err != nil {
-		return err
-	}
-	r, err := os.OpenRoot(in.Root)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return wrapRoot(path, r.Remove(rel))
+	return in.at(path, func(r *os.Root, rel string) error { return wrapRoot(path, r.Remove(rel)) })
 }
