@@ -145,14 +145,14 @@ func insertItem(cur *Plan, t Task, item []byte, pos int) ([]byte, bool) {
 	}
 	for _, c := range np.Tasks {
 		if c.Start == start {
-			return out, same(c, t) && c.Done == t.Done && c.Verification == t.Verification && sameBlocks(c.Blocks, t.Blocks)
+			return out, same(c, t) && c.Done == t.Done && c.Verification == t.Verification && SameBlocks(c.Blocks, t.Blocks)
 		}
 	}
 	return nil, false
 }
 
-// sameBlocks reports whether a and b are the same blocks, in order.
-func sameBlocks(a, b []Block) bool {
+// SameBlocks reports whether a and b are the same blocks (info and code), in order.
+func SameBlocks(a, b []Block) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -267,25 +267,12 @@ func (t *Tools) AsStarted(ctx context.Context, p *plans.Plan, task plans.Task) (
 	}
 	run = task
 	run.Blocks = orig.Blocks
-	if !sameBlocks(orig.VerifyBlocks(), task.VerifyBlocks()) {
+	if !plans.SameBlocks(orig.VerifyBlocks(), task.VerifyBlocks()) {
 		t.log.Warn("a verify block changed during the run; the run checks the one it started with", "plan", p.Path, "task", task.Label())
 		note = fmt.Sprintf("note: the verify block of task %s of %s was changed during the run; the run checks the block it started with. Verify blocks are the person's: do the work the original block checks.",
 			task.Label(), p.Name)
 	}
 	return run, note
-}
-
-// sameBlocks reports whether a and b are the same blocks, in order.
-func sameBlocks(a, b []plans.Block) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Info != b[i].Info || a[i].Code != b[i].Code {
-			return false
-		}
-	}
-	return true
 }
 
 // Verify runs the verify blocks of task, in order, through this door as
