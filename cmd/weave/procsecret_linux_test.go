@@ -43,7 +43,7 @@ tr '\0' '\n' < /proc/$PPID/environ
 echo end of reads`
 
 // unprivileged returns the credential a root test runs weave under (the
-// user WEAVE_TEST_USER names, .ci/run's, else nobody), or nil when the
+// user UNPRIVILEGED_TEST_USER names, .ci/run's, else nobody), or nil when the
 // test is not root: then weave runs as the developer, which is the attack
 // itself (a same-user process reading weave's /proc). Root reads any
 // process's /proc whatever weave does, so a root test must switch.
@@ -52,7 +52,7 @@ func unprivileged(t *testing.T) *syscall.Credential {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	name := os.Getenv("WEAVE_TEST_USER")
+	name := os.Getenv("UNPRIVILEGED_TEST_USER")
 	if name == "" {
 		name = "nobody"
 	}
