@@ -86,7 +86,7 @@ func TestChatThroughTheBinary(t *testing.T) {
 			}
 		}
 		if len(results) != 2 || !strings.Contains(results[0], "hi from the file") ||
-			!strings.Contains(results[1], "refused") || !strings.Contains(results[1], "capability row") {
+			results[1] != "denied by the capability matrix (thread has no write)" {
 			t.Errorf("thread's tool results = %q, want the file and a refusal that says why", results)
 		}
 		var tools []string
