@@ -210,13 +210,22 @@ func runCalls(ctx context.Context, h plugins.Host, calls []plugins.ToolCall) ([]
 	return results, errors.Join(errs...)
 }
 
-// toolResultText is what the model reads for a result. A refusal says so
-// in words the model cannot mistake for the tool's output.
+// toolResultText is what the model reads for a result. A refusal reads as
+// the host wrote it, which names its cause exactly ("denied by the
+// capability matrix (thread has no write)", "blocked by hook <name>:
+// <reason>", "refused: ... is host-owned (...)"): nothing is added that the
+// model could take for another cause. A refusal in other words (a plugin's)
+// is marked as one.
 func toolResultText(res plugins.ToolResult) string {
 	out := res.Output
 	if res.Denied {
 		if out == "" {
 			out = "no reason given"
+		}
+		for _, w := range []string{"denied", "blocked", "refused", "webfetch refused"} {
+			if strings.HasPrefix(out, w) {
+				return out
+			}
 		}
 		return "This call was refused and did not run: " + out
 	}

@@ -317,7 +317,14 @@ func (t *transcript) who(agent string) string {
 func toolOutcome(ev chat.Event) string {
 	switch {
 	case ev.Denied:
-		return "denied: " + strings.TrimPrefix(ev.Error, "denied: ")
+		// The refusal names its cause in its first words ("denied by the
+		// capability matrix (...)", "blocked by hook x: ...", "refused: ...").
+		for _, w := range []string{"denied", "blocked", "refused", "webfetch refused"} {
+			if strings.HasPrefix(ev.Error, w) {
+				return ev.Error
+			}
+		}
+		return "denied: " + ev.Error
 	case ev.IsError:
 		return "failed: " + ev.Error
 	}

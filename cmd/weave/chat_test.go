@@ -86,7 +86,7 @@ func TestChatThroughTheBinary(t *testing.T) {
 			}
 		}
 		if len(results) != 2 || !strings.Contains(results[0], "hi from the file") ||
-			!strings.Contains(results[1], "refused") || !strings.Contains(results[1], "capability row") {
+			results[1] != "denied by the capability matrix (thread has no write)" {
 			t.Errorf("thread's tool results = %q, want the file and a refusal that says why", results)
 		}
 		var tools []string
@@ -116,7 +116,7 @@ func TestChatThroughTheBinary(t *testing.T) {
 		code, out, errOut = runWeave(t, bin, dir, chatEnv(t, srv), "sessions", "show", parent)
 		for _, w := range []string{"you: what does hello.txt say?", "→ task thread prompt=what is in hello.txt?",
 			"⤷ thread in session " + parent + ".thread-", "      loom: what is in hello.txt?", "        → write x.txt",
-			"        ⎿ write: error: This call was refused", "SESSION", "  " + parent + ".thread-", "loom: hello.txt says hi from the file."} {
+			"        ⎿ write: error: denied by the capability matrix (thread has no write)\n", "SESSION", "  " + parent + ".thread-", "loom: hello.txt says hi from the file."} {
 			if code != 0 || !strings.Contains(out, w) {
 				t.Errorf("sessions show: exit %d, output lacks %q:\n%s%s", code, w, out, errOut)
 			}

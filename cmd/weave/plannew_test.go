@@ -122,7 +122,7 @@ func TestPlanNewThroughTheBinary(t *testing.T) {
 				results = append(results, m.Content)
 			}
 		}
-		if len(results) != 2 || !strings.Contains(results[0], "refused") || !strings.Contains(results[0], ".weave") {
+		if len(results) != 2 || !strings.HasPrefix(results[0], "denied by the capability matrix (pattern may only write") || !strings.Contains(results[0], ".weave") {
 			t.Errorf("tool results = %q, want the write outside .weave/ refused, saying where Pattern may write", results)
 		}
 		// The validator's findings reach the model as the next user message.

@@ -52,16 +52,33 @@ func (c Caller) Role() string {
 // String renders the chain as "loom > thread".
 func (c Caller) String() string { return strings.Join(c.Path(), " > ") }
 
-// DeniedError is the gate's refusal of one tool call. Reason is written for
-// the agent: it says what is allowed instead.
+// DeniedError is the gate's refusal of one tool call. Its text is what the
+// model reads, and names the rule that refused: "denied by the capability
+// matrix (thread has no write)", "denied by delegation.max_depth (...)".
 type DeniedError struct {
-	Agent  string
-	Tool   string
+	Agent string
+	Tool  string
+	// Rule is what refused: RuleMatrix, RuleDepth, or "" for a call no rule
+	// has to weigh (a tool or an agent that does not exist).
+	Rule string
+	// Reason is the cause within the rule, e.g. "thread has no write".
 	Reason string
 }
 
+// The rules a DeniedError names.
+const (
+	// RuleMatrix is the capability matrix: the roles' rows, their write
+	// scopes and whom they delegate to.
+	RuleMatrix = "the capability matrix"
+	// RuleDepth is the bound on delegation chains.
+	RuleDepth = "delegation.max_depth"
+)
+
 func (e *DeniedError) Error() string {
-	return fmt.Sprintf("%s may not use %s: %s", e.Agent, e.Tool, e.Reason)
+	if e.Rule == "" {
+		return "denied: " + e.Reason
+	}
+	return fmt.Sprintf("denied by %s (%s)", e.Rule, e.Reason)
 }
 
 // GateRow is one role's capability row as the gate enforces it.
@@ -237,7 +254,7 @@ func (g *Gate) MaxDepth() int { return g.maxDepth }
 // chain allows nothing.
 func (g *Gate) Allowed(c Caller) []string {
 	chain := c.Path()
-	if g.chainProblem(chain) != "" {
+	if _, p := g.chainProblem(chain); p != "" {
 		return nil
 	}
 	var out []string
@@ -259,31 +276,31 @@ func (g *Gate) Check(ctx context.Context, c Caller, call plugins.ToolCall) error
 func (g *Gate) check(_ context.Context, project string, c Caller, tool string, args map[string]any) error {
 	chain := c.Path()
 	agent := chain[len(chain)-1]
-	deny := func(format string, a ...any) error {
-		return &DeniedError{Agent: agent, Tool: tool, Reason: fmt.Sprintf(format, a...)}
+	deny := func(rule, format string, a ...any) error {
+		return &DeniedError{Agent: agent, Tool: tool, Rule: rule, Reason: fmt.Sprintf(format, a...)}
 	}
 	if c.Agent != "" && !strings.EqualFold(c.Agent, agent) {
-		return deny("the caller %q does not match the end of its delegation chain (%s)", c.Agent, c)
+		return deny("", "the caller %q does not match the end of its delegation chain (%s)", c.Agent, c)
 	}
 	if !plugins.IsTool(tool) {
-		return deny("there is no tool %q; the tools are %s", tool, strings.Join(agents.ToolNames(), ", "))
+		return deny("", "there is no tool %q; the tools are %s", tool, strings.Join(agents.ToolNames(), ", "))
 	}
-	if p := g.chainProblem(chain); p != "" {
-		return deny("%s", p)
+	if rule, p := g.chainProblem(chain); p != "" {
+		return deny(rule, "%s", p)
 	}
 	if p := g.ceiling(chain, tool); p != "" {
-		return deny("%s", p)
+		return deny(RuleMatrix, "%s", p)
 	}
 	if tool == plugins.ToolTask {
-		if p := g.delegation(chain, args); p != "" {
-			return deny("%s", p)
+		if rule, p := g.delegation(chain, args); p != "" {
+			return deny(rule, "%s", p)
 		}
 	}
 	if slices.Contains(agents.ScopedTools(), tool) {
 		for _, name := range chain {
 			if s := g.rows[name].Role.WriteScope; !s.IsZero() {
 				if p := scopeProblem(project, name, tool, s, args); p != "" {
-					return deny("%s", p)
+					return deny(RuleMatrix, "%s", p)
 				}
 			}
 		}
@@ -291,26 +308,29 @@ func (g *Gate) check(_ context.Context, project string, c Caller, tool string, a
 	return nil
 }
 
-// chainProblem says what is wrong with a delegation chain, or "".
-func (g *Gate) chainProblem(chain []string) string {
+// chainProblem says what is wrong with a delegation chain, and the rule
+// that says so, or "".
+func (g *Gate) chainProblem(chain []string) (rule, problem string) {
 	for _, name := range chain {
 		if _, ok := g.rows[name]; !ok {
-			return fmt.Sprintf("%q is not an agent; the agents are %s", name, strings.Join(g.order, ", "))
+			return "", fmt.Sprintf("%q is not an agent; the agents are %s", name, strings.Join(g.order, ", "))
 		}
 	}
 	if d := len(chain) - 1; d > g.maxDepth {
-		return fmt.Sprintf("the delegation chain %s is %d deep, beyond delegation.max_depth %d", strings.Join(chain, " > "), d, g.maxDepth)
+		return RuleDepth, fmt.Sprintf("the delegation chain %s is %d deep, beyond delegation.max_depth %d", strings.Join(chain, " > "), d, g.maxDepth)
 	}
 	for i := 1; i < len(chain); i++ {
 		from, to := g.rows[chain[i-1]].Role, chain[i]
 		if !slices.Contains(from.Delegates, to) {
-			return fmt.Sprintf("the delegation chain %s is not possible: %s", strings.Join(chain, " > "), delegatesText(from))
+			return RuleMatrix, fmt.Sprintf("%s may not delegate to %s, so the chain %s is not possible: %s", from.Name, to, strings.Join(chain, " > "), delegatesText(from))
 		}
 	}
-	return ""
+	return "", ""
 }
 
-// ceiling says why tool is outside the intersection of the chain's rows.
+// ceiling says why tool is outside the intersection of the chain's rows:
+// "thread has no write", or, for a delegated agent whose own row has the
+// tool, which agent above it has not.
 func (g *Gate) ceiling(chain []string, tool string) string {
 	agent := chain[len(chain)-1]
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -319,10 +339,10 @@ func (g *Gate) ceiling(chain []string, tool string) string {
 			continue
 		}
 		if i == len(chain)-1 {
-			return fmt.Sprintf("%s is not in %s's capability row (%s)%s", tool, agent, strings.Join(row.Tools, ", "), narrowNote(row, tool))
+			return fmt.Sprintf("%s has no %s%s", agent, tool, narrowNote(row, tool))
 		}
-		return fmt.Sprintf("%s works for %s (%s), and a delegated agent never gets more than the agents above it: %s's row has no %s%s",
-			agent, chain[i], strings.Join(chain, " > "), chain[i], tool, narrowNote(row, tool))
+		return fmt.Sprintf("%s has no %s, and %s works for %s (%s): a delegated agent never gets more than the agents above it%s",
+			chain[i], tool, agent, chain[i], strings.Join(chain, " > "), narrowNote(row, tool))
 	}
 	return ""
 }
@@ -341,25 +361,28 @@ func delegatesText(r agents.Role) string {
 	return fmt.Sprintf("%s delegates only to %s", r.Name, strings.Join(r.Delegates, ", "))
 }
 
-// delegation checks a task call's target.
-func (g *Gate) delegation(chain []string, args map[string]any) string {
+// delegation checks a task call's target, and says which rule refuses it.
+func (g *Gate) delegation(chain []string, args map[string]any) (rule, problem string) {
 	me := g.rows[chain[len(chain)-1]].Role
 	target, _ := args[argAgent].(string)
 	target = strings.ToLower(strings.TrimSpace(target))
 	if len(me.Delegates) == 0 {
-		return me.Name + " never delegates; do the work yourself"
+		if target == "" {
+			return RuleMatrix, me.Name + " never delegates; do the work yourself"
+		}
+		return RuleMatrix, fmt.Sprintf("%s may not delegate to %s: %s never delegates; do the work yourself", me.Name, target, me.Name)
 	}
 	if target == "" {
-		return fmt.Sprintf("task needs an agent argument naming whom to delegate to: %s", strings.Join(me.Delegates, ", "))
+		return "", fmt.Sprintf("task needs an agent argument naming whom to delegate to: %s", strings.Join(me.Delegates, ", "))
 	}
 	if !slices.Contains(me.Delegates, target) {
-		return fmt.Sprintf("%s may delegate only to %s, not to %q", me.Name, strings.Join(me.Delegates, ", "), target)
+		return RuleMatrix, fmt.Sprintf("%s may not delegate to %s; it may delegate only to %s", me.Name, target, strings.Join(me.Delegates, ", "))
 	}
 	if len(chain) > g.maxDepth {
-		return fmt.Sprintf("delegating to %s would make the chain %s > %s %d deep, beyond delegation.max_depth %d; do the work yourself or report back",
+		return RuleDepth, fmt.Sprintf("delegating to %s would make the chain %s > %s %d deep, beyond delegation.max_depth %d; do the work yourself or report back",
 			target, strings.Join(chain, " > "), target, len(chain), g.maxDepth)
 	}
-	return ""
+	return "", ""
 }
 
 // scopeProblem checks a write or edit by a scoped role.
@@ -384,7 +407,7 @@ func scopeProblem(project, agent, tool string, s agents.Scope, args map[string]a
 }
 
 func scopeWhat(agent, tool string, s agents.Scope) string {
-	return fmt.Sprintf("%s may only %s %s files under %s/ (lower-case %s, checked on the real path)", agent, tool, s.Ext, s.Dir, s.Ext)
+	return fmt.Sprintf("%s may only %s %s files under %s/, lower-case %s, checked on the real path", agent, tool, s.Ext, s.Dir, s.Ext)
 }
 
 // realScopeProblem checks real, the resolved path p of a write or edit, against s.

@@ -127,8 +127,9 @@ func TestGateMatrixEveryCell(t *testing.T) {
 					if err == nil {
 						t.Fatalf("Check(%s, %s) = nil, want denied", role, tool)
 					}
-					if r := deniedReason(t, err); !strings.Contains(r, "not in "+role+"'s capability row") {
-						t.Errorf("Check(%s, %s) reason = %q, want it to name the row", role, tool, r)
+					deniedReason(t, err)
+					if got, want := err.Error(), "denied by the capability matrix ("+role+" has no "+tool+")"; got != want {
+						t.Errorf("Check(%s, %s) = %q, want %q", role, tool, got, want)
 					}
 				case "m":
 					if err == nil {
@@ -182,17 +183,17 @@ func TestGateDelegation(t *testing.T) {
 	}{
 		{"loom delegates to thread", nil, Caller{Agent: "loom"}, "task", map[string]any{"agent": "thread"}, ""},
 		{"loom delegates to each subagent", nil, Caller{Agent: "loom"}, "task", map[string]any{"agent": "Warp"}, ""},
-		{"loom cannot delegate to tapestry", nil, Caller{Agent: "loom"}, "task", map[string]any{"agent": "tapestry"}, `loom may delegate only to thread, spindle, pattern, weft, warp, shuttle, not to "tapestry"`},
+		{"loom cannot delegate to tapestry", nil, Caller{Agent: "loom"}, "task", map[string]any{"agent": "tapestry"}, `loom may not delegate to tapestry; it may delegate only to thread, spindle, pattern, weft, warp, shuttle`},
 		{"loom cannot delegate to itself", nil, Caller{Agent: "loom"}, "task", map[string]any{"agent": "loom"}, "delegate only to"},
 		{"task without agent", nil, Caller{Agent: "loom"}, "task", map[string]any{}, "needs an agent argument"},
-		{"tapestry never delegates", nil, Caller{Agent: "tapestry"}, "task", map[string]any{"agent": "thread"}, "not in tapestry's capability row"},
+		{"tapestry never delegates", nil, Caller{Agent: "tapestry"}, "task", map[string]any{"agent": "thread"}, "tapestry has no task"},
 		{"shuttle has task but nobody", nil, Caller{Agent: "shuttle"}, "task", map[string]any{"agent": "thread"}, "shuttle never delegates"},
-		{"delegated thread cannot write", nil, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "write", map[string]any{"path": "src/main.go"}, "not in thread's capability row"},
+		{"delegated thread cannot write", nil, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "write", map[string]any{"path": "src/main.go"}, "thread has no write"},
 		{"delegated thread reads", nil, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "read", map[string]any{"path": "src/main.go"}, ""},
 		{"delegated pattern keeps its scope", nil, Caller{Agent: "pattern", Chain: []string{"loom", "pattern"}}, "write", map[string]any{"path": "src/main.go"}, "may only write .md files under .weave/"},
 		{"delegated pattern writes a plan", nil, Caller{Agent: "pattern", Chain: []string{"loom", "pattern"}}, "write", map[string]any{"path": ".weave/plans/p.md"}, ""},
 		{"delegated subagent cannot delegate further", nil, Caller{Agent: "shuttle", Chain: []string{"loom", "shuttle"}}, "task", map[string]any{"agent": "thread"}, "never delegates"},
-		{"ceiling from above", narrowLoom, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "bash", map[string]any{"command": "ls"}, "a delegated agent never gets more than the agents above it: loom's row has no bash; config agents.loom.tools leaves it out"},
+		{"ceiling from above", narrowLoom, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "bash", map[string]any{"command": "ls"}, "loom has no bash, and thread works for loom (loom > thread): a delegated agent never gets more than the agents above it; config agents.loom.tools leaves it out"},
 		{"ceiling from above, own row fine", narrowLoom, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "read", map[string]any{"path": "x"}, ""},
 		{"widened row still capped by chain", widenThread, Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "write", map[string]any{"path": "x"}, ""},
 		{"widened row capped by narrowed loom", func() *config.Config {
@@ -200,7 +201,7 @@ func TestGateDelegation(t *testing.T) {
 			c.Agents["thread"] = config.AgentConfig{Tools: []string{"read", "write"}, AllowWiden: true}
 			c.Agents["loom"] = config.AgentConfig{Tools: []string{"read", "task"}}
 			return c
-		}(), Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "write", map[string]any{"path": "x"}, "loom's row has no write"},
+		}(), Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, "write", map[string]any{"path": "x"}, "loom has no write, and thread works for loom"},
 		{"impossible chain tapestry > thread", nil, Caller{Agent: "thread", Chain: []string{"tapestry", "thread"}}, "read", map[string]any{"path": "x"}, "tapestry never delegates"},
 		{"impossible chain loom > tapestry", nil, Caller{Agent: "tapestry", Chain: []string{"loom", "tapestry"}}, "read", map[string]any{"path": "x"}, "loom delegates only to"},
 		{"max_depth 0 forbids delegation", depth(0), Caller{Agent: "loom"}, "task", map[string]any{"agent": "thread"}, "beyond delegation.max_depth 0"},
@@ -435,8 +436,8 @@ func TestGateAllowed(t *testing.T) {
 }
 
 func TestDeniedErrorMessage(t *testing.T) {
-	err := &DeniedError{Agent: "thread", Tool: "write", Reason: "write is not in thread's capability row"}
-	if got, want := err.Error(), "thread may not use write: write is not in thread's capability row"; got != want {
+	err := &DeniedError{Agent: "thread", Tool: "write", Rule: RuleMatrix, Reason: "thread has no write"}
+	if got, want := err.Error(), "denied by the capability matrix (thread has no write)"; got != want {
 		t.Errorf("DeniedError.Error() = %q, want %q", got, want)
 	}
 }

@@ -120,7 +120,7 @@ func TestToolsHooksOnTheToolPath(t *testing.T) {
 	t.Run("modified args pass the gate again", func(t *testing.T) {
 		res := e.call(t, Caller{Agent: "pattern"}, "write", map[string]any{"path": ".weave/plans/redirect.md", "content": "# p"})
 		expect(t, "redirected write", res, true, "may only write .md files under .weave/", "src/main.go")
-		if !res.Denied || res.BlockedBy != "" || !strings.Contains(res.Reason, "pattern may not use write") {
+		if !res.Denied || res.BlockedBy != "" || !strings.HasPrefix(res.Reason, "denied by the capability matrix (pattern may only write") {
 			t.Errorf("redirected write = %+v, want denied by the gate, not a hook, with the gate's reason", res)
 		}
 		if got := e.file(t, "src/main.go"); got != "package main\n" {

@@ -132,7 +132,7 @@ func (t *Tools) ownedPath(asked, real string) string {
 	scripts := hookScripts(t.root, t.cfg)
 	rel := projectRel(t.root, real)
 	if rule := hostOwnedRule(rel, scripts); rule != "" {
-		return fmt.Sprintf("refused: %s is host-owned (%s); ticks go through plan_check", rel, rule)
+		return fmt.Sprintf("refused: %s is host-owned (%s)", rel, rule)
 	}
 	lex := filepath.Clean(filepath.FromSlash(asked))
 	if filepath.IsAbs(lex) {
@@ -144,7 +144,7 @@ func (t *Tools) ownedPath(asked, real string) string {
 	}
 	if lex = filepath.ToSlash(lex); lex != rel && !strings.HasPrefix(lex, "../") {
 		if rule := hostOwnedRule(lex, scripts); rule != "" {
-			return fmt.Sprintf("refused: %s is host-owned (%s); ticks go through plan_check", lex, rule)
+			return fmt.Sprintf("refused: %s is host-owned (%s)", lex, rule)
 		}
 	}
 	return ""

@@ -243,21 +243,7 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			return plugins.ToolResult{}, fmt.Errorf("%s: hooks before the call: %w", call.Tool, ctx.Err())
 		}
 		if err != nil || out.Blocked() {
-			reason := out.Reason
-			if reason == "" && err != nil {
-				reason = err.Error()
-			}
-			by := out.BlockedBy
-			if by == "" {
-				by = "hooks"
-			}
-			res := t.denied(caller, session, call.Tool, args, by, &DeniedError{Agent: ev.Agent, Tool: call.Tool, Reason: "blocked by hook " + reason})
-			if out.Blocked() {
-				// A hook's decision: the person reads it as the hook's, not
-				// as a rule of the capability gate.
-				res.BlockedBy, res.Reason = by, strings.TrimPrefix(out.Reason, by+": ")
-			}
-			return res, nil
+			return t.hookBlocked(caller, session, call.Tool, args, out, err), nil
 		}
 		if out.Action == plugins.Modify && out.Args != nil {
 			args = out.Args
@@ -358,28 +344,41 @@ func (t *Tools) For(caller Caller, session string) func(context.Context, plugins
 	}
 }
 
+// hookBlocked is the result of a call the tool.execute.before hooks
+// stopped: "blocked by hook <name>: <reason>", in the hook's words and
+// never as a rule of the capability matrix. Hooks that failed (err) block
+// too, as "blocked by hooks: <what failed>".
+func (t *Tools) hookBlocked(c Caller, session, tool string, args map[string]any, out hooks.Outcome, err error) plugins.ToolResult {
+	if !out.Blocked() || out.BlockedBy == "" {
+		reason := out.Reason
+		if reason == "" && err != nil {
+			reason = err.Error()
+		}
+		return t.denied(c, session, tool, args, "hooks", errors.New("blocked by hooks: "+reason))
+	}
+	// The pipeline's Reason is "<name>: <reason>".
+	reason := strings.TrimPrefix(out.Reason, out.BlockedBy+": ")
+	res := t.denied(c, session, tool, args, out.BlockedBy, fmt.Errorf("blocked by hook %s: %s", out.BlockedBy, reason))
+	// A hook's decision: the person reads it as the hook's, not as a rule
+	// of the capability gate.
+	res.BlockedBy, res.Reason = out.BlockedBy, reason
+	return res
+}
+
 // denied turns a refusal into the result the agent reads and publishes it.
+// The text is the refusal as err says it, naming its cause exactly
+// ("denied by the capability matrix (thread has no write)", "blocked by
+// hook <name>: <reason>"), and nothing else: a refusal that blamed another
+// rule would send the model after the wrong one.
 func (t *Tools) denied(c Caller, session, tool string, args map[string]any, by string, err error) plugins.ToolResult {
 	msg := err.Error()
-	var de *DeniedError
-	if errors.As(err, &de) {
-		msg = fmt.Sprintf("denied: %s may not use %s: %s. This is a rule of the project, not a failure: do not retry the same call; change the approach or report back.", de.Agent, de.Tool, de.Reason)
-	}
 	t.log.Info("tool call denied", "agent", c.String(), "tool", tool, "by", by, "reason", msg)
 	if t.publish != nil {
-		reason := msg
-		if de != nil {
-			reason = de.Reason
-		}
 		t.publish(plugins.Event{Name: EventToolDenied, SessionID: session, Agent: c.Role(), Cwd: t.project,
 			Tool: tool, Args: maps.Clone(args), Time: t.now(),
-			Data: map[string]any{"reason": reason, "chain": c.String(), "by": by}})
+			Data: map[string]any{"reason": msg, "chain": c.String(), "by": by}})
 	}
-	reason := err.Error()
-	if de != nil {
-		reason = fmt.Sprintf("%s may not use %s: %s", de.Agent, de.Tool, de.Reason)
-	}
-	return plugins.ToolResult{Output: msg, IsError: true, Denied: true, Reason: reason}
+	return plugins.ToolResult{Output: msg, IsError: true, Denied: true, Reason: msg}
 }
 
 // execute runs a tool whose call was allowed.
