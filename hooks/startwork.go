@@ -115,7 +115,7 @@ func (h *StartWork) Handle(ctx context.Context, ev plugins.Event) (plugins.Decis
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("read work state: %w", err)
 	}
-	res, err := plans.Resolve(project, strings.TrimSpace(ev.Arguments), state)
+	res, err := plans.Resolve(ctx, project, strings.TrimSpace(ev.Arguments), state)
 	if err != nil {
 		return plugins.Decision{}, fmt.Errorf("resolve plan: %w", err)
 	}

@@ -23,7 +23,10 @@ func PlansDir(project string) string {
 // Load reads and parses the plan at path and sets its Path (made absolute),
 // Name and ModTime. A file past MaxPlanSize is not read: the plan comes back
 // with Invalid saying so. Anything but a regular file is an error.
-func Load(path string) (*Plan, error) {
+func Load(path string) (*Plan, error) { return LoadContext(context.Background(), path) }
+
+// LoadContext is Load that gives up once ctx is done (see ParseContext).
+func LoadContext(ctx context.Context, path string) (*Plan, error) {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
@@ -42,7 +45,9 @@ func Load(path string) (*Plan, error) {
 	case err != nil:
 		return nil, err
 	default:
-		p = Parse(src)
+		if p, err = ParseContext(ctx, src); err != nil {
+			return nil, fmt.Errorf("read plan %s: %w", path, err)
+		}
 	}
 	setFile(p, path, fi)
 	return p, nil
@@ -118,7 +123,7 @@ func DiscoverContext(ctx context.Context, project string) ([]*Plan, error) {
 			ps = append(ps, p)
 			continue
 		}
-		p, err := Load(f.path)
+		p, err := LoadContext(ctx, f.path)
 		if err != nil {
 			return nil, err
 		}
@@ -215,6 +220,11 @@ func (e *NotFoundError) Error() string {
 // separator is taken as a path (relative to project) and must point into
 // .weave/plans; anything else is an error. No match gives a *NotFoundError.
 func Find(project, name string) (*Plan, error) {
+	return FindContext(context.Background(), project, name)
+}
+
+// FindContext is Find that gives up once ctx is done (see ParseContext).
+func FindContext(ctx context.Context, project, name string) (*Plan, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, errors.New("find plan: the name is empty; give a plan name (see `weave plan list`)")
@@ -235,13 +245,13 @@ func Find(project, name string) (*Plan, error) {
 	}
 	for _, f := range files {
 		if strings.ToLower(f.name) == want {
-			return Load(f.path)
+			return LoadContext(ctx, f.path)
 		}
 	}
 	if !exactOnly {
 		for _, f := range files {
 			if strings.Contains(strings.ToLower(f.name), want) {
-				return Load(f.path)
+				return LoadContext(ctx, f.path)
 			}
 		}
 	}

@@ -8,6 +8,12 @@
 // is written atomically and guarded by a lock so that two processes never
 // drive one project.
 //
+// Parsing takes time linear in the plan (link reference definitions are
+// taken off paragraphs by the package's own transformer, goldmark's being
+// quadratic), and ParseContext, LoadContext, FindContext, DiscoverContext,
+// Summaries and Resolve give up once their context is done, so a signal ends
+// a command reading a huge plan.
+//
 // # Tasks
 //
 // A task is a task-list item: a list item whose first line starts with a box,

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"sort"
 	"strings"
@@ -42,8 +43,9 @@ func newMarkdownParser(raw bool) parser.Parser {
 	}
 	return parser.NewParser(
 		parser.WithBlockParsers(blocks...),
-		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
-			util.Prioritized(rawParagraphs{parser.NewParagraphParser()}, 1000))...),
+		parser.WithParagraphTransformers(
+			util.Prioritized(linkRefs{}, 100), // in place of goldmark's LinkReferenceParagraphTransformer
+			util.Prioritized(rawParagraphs{parser.NewParagraphParser()}, 1000)),
 	)
 }
 
@@ -97,15 +99,32 @@ func (t rawParagraphs) Transform(node *ast.Paragraph, reader text.Reader, pc par
 // returns a Plan with no tasks for empty or task-less input. Input past the
 // bounds (MaxPlanSize, MaxNesting) is not parsed: the Plan has no tasks and
 // says why in Invalid. The returned Plan keeps src (not a copy) in Src.
-func Parse(src []byte) *Plan { return parseWith(mdParser, src) }
+func Parse(src []byte) *Plan {
+	p, _ := parseWith(context.Background(), mdParser, src)
+	return p
+}
 
-func parseWith(md parser.Parser, src []byte) *Plan {
+// ParseContext is Parse that gives up once ctx is done, returning ctx's
+// error and no plan, so that a signal ends a command reading a huge plan.
+func ParseContext(ctx context.Context, src []byte) (*Plan, error) {
+	return parseWith(ctx, mdParser, src)
+}
+
+func parseWith(ctx context.Context, md parser.Parser, src []byte) (*Plan, error) {
 	if why := checkBounds(src); why != "" {
-		return &Plan{Src: src, Invalid: why}
+		return &Plan{Src: src, Invalid: why}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	ps := newParseState(src)
 	p := &Plan{Src: src}
-	doc := md.Parse(text.NewReader(ps.body))
+	pc := parser.NewContext()
+	pc.Set(parseCtx, ctx)
+	doc := md.Parse(text.NewReader(ps.body), parser.WithContext(pc))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
@@ -166,7 +185,7 @@ func parseWith(md parser.Parser, src []byte) *Plan {
 		}
 		p.Tasks = append(p.Tasks, t)
 	}
-	return p
+	return p, nil
 }
 
 type parseState struct {

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -45,13 +46,13 @@ type Resolution struct {
 // plan still exists and is incomplete, else starts the only incomplete plan,
 // else asks the user to choose among the plans (or says they are all
 // complete), else reports there are none.
-// st may be nil.
-func Resolve(project, name string, st *State) (Resolution, error) {
+// st may be nil. It gives up once ctx is done (see ParseContext).
+func Resolve(ctx context.Context, project, name string, st *State) (Resolution, error) {
 	if name != "" {
-		p, err := Find(project, name)
+		p, err := FindContext(ctx, project, name)
 		var nf *NotFoundError
 		if errors.As(err, &nf) {
-			all, derr := Discover(project)
+			all, derr := DiscoverContext(ctx, project)
 			if derr != nil {
 				return Resolution{}, derr
 			}
@@ -70,11 +71,11 @@ func Resolve(project, name string, st *State) (Resolution, error) {
 	}
 
 	if st != nil && st.ActivePlan != "" {
-		if p, err := Load(st.ActivePlan); err == nil && inPlansDir(project, p.Path) && !p.Progress().Complete() {
+		if p, err := LoadContext(ctx, st.ActivePlan); err == nil && inPlansDir(project, p.Path) && !p.Progress().Complete() {
 			return Resolution{Verdict: VerdictResume, Plan: p}, nil
 		}
 	}
-	all, err := Discover(project)
+	all, err := DiscoverContext(ctx, project)
 	if err != nil {
 		return Resolution{}, err
 	}

@@ -109,7 +109,7 @@ func Summaries(ctx context.Context, project string) ([]Summary, error) {
 			continue
 		}
 		changed = true
-		p, err := Load(f.path)
+		p, err := LoadContext(ctx, f.path)
 		if err != nil {
 			return nil, err
 		}

@@ -224,7 +224,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	// resolution, and a user's hook may refuse the start, or point it at
 	// another plan by setting plan_name.
 	name := r.o.Name
-	res, err := plans.Resolve(r.o.Project, name, st)
+	res, err := plans.Resolve(ctx, r.o.Project, name, st)
 	if err != nil {
 		return Result{}, err
 	}
@@ -235,7 +235,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		return r.res, nil
 	}
 	if n, ok := out.Args["plan_name"].(string); ok && n != "" && (res.Plan == nil || !strings.EqualFold(n, res.Plan.Name)) {
-		if res, err = plans.Resolve(r.o.Project, n, st); err != nil {
+		if res, err = plans.Resolve(ctx, r.o.Project, n, st); err != nil {
 			return Result{}, err
 		}
 	}
