@@ -1,20 +1,15 @@
 package model
 
 import (
-	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/srcscan"
 )
 
 // TestProviderTable ties the provider table to the copies that cannot read
@@ -68,82 +63,23 @@ var handListExempt = map[string]string{
 // asking the table (Names, Choices, DefaultKeyEnv): such a hint goes stale
 // when a provider is added.
 func TestNoHandListsOfProviders(t *testing.T) {
-	root := moduleRoot(t)
 	words := make([]*regexp.Regexp, 0, len(providers))
 	for _, p := range providers {
 		words = append(words, regexp.MustCompile(`\b`+regexp.QuoteMeta(p.Name)+`\b`))
 	}
-	self, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path == self || d.Name() == "testdata" || d.Name() == "vendor" || strings.HasPrefix(d.Name(), ".") && path != root {
-				return filepath.SkipDir
+	exempt := func(rel string) bool { _, ok := handListExempt[rel]; return ok }
+	srcscan.Strings(t, exempt, func(pos token.Position, s string) {
+		named := 0
+		for i, p := range providers {
+			if strings.Contains(s, p.KeyEnv) {
+				t.Errorf("%s: %q spells %s; ask model.DefaultKeyEnv", pos, s, p.KeyEnv)
 			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		if _, ok := handListExempt[filepath.ToSlash(rel)]; ok {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
+			if words[i].MatchString(s) {
+				named++
 			}
-			s, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				return true
-			}
-			named := 0
-			for i, p := range providers {
-				if strings.Contains(s, p.KeyEnv) {
-					t.Errorf("%s: %q spells %s; ask model.DefaultKeyEnv", fset.Position(lit.Pos()), s, p.KeyEnv)
-				}
-				if words[i].MatchString(s) {
-					named++
-				}
-			}
-			if named > 1 {
-				t.Errorf("%s: %q names providers by hand; ask model.Choices or model.Names", fset.Position(lit.Pos()), s)
-			}
-			return true
-		})
-		return nil
+		}
+		if named > 1 {
+			t.Errorf("%s: %q names providers by hand; ask model.Choices or model.Names", pos, s)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// moduleRoot is the directory of go.mod above the test's directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
 }

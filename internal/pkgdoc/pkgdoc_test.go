@@ -10,13 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weavehq/weave/internal/srcscan"
 )
 
 // TestEveryPackageHasADoc walks the module (skipping testdata, vendor and
 // the directories the go tool ignores) and checks that each package has a
 // doc comment in one of its non-test files, starting as godoc expects.
 func TestEveryPackageHasADoc(t *testing.T) {
-	root := moduleRoot(t)
+	root := srcscan.ModuleRoot(t)
 	type pkg struct {
 		name string
 		doc  bool
@@ -83,23 +85,4 @@ func docPrefix(dir, name string) string {
 		return "Command " + filepath.Base(dir) + " "
 	}
 	return "Package " + name + " "
-}
-
-// moduleRoot is the directory of go.mod above the test's directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
 }
