@@ -1,0 +1,154 @@
+package natsbus_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/natsbus"
+)
+
+// startLeastPrivilege starts a server with the documented least-privilege
+// accounts (testdata/least-privilege.conf).
+func startLeastPrivilege(t *testing.T) *bustest.NATS {
+	t.Helper()
+	conf, err := os.ReadFile(filepath.Join("testdata", "least-privilege.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bustest.StartNATSConfig(t, string(conf))
+}
+
+func authBus(t *testing.T, url string, a natsbus.Auth) (*natsbus.Bus, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	b, err := natsbus.New(ctx, url, bus.DefaultOptions(), natsbus.WithAuth(a))
+	if err == nil {
+		t.Cleanup(func() { b.Close() })
+	}
+	return b, err
+}
+
+// rawConn is a NATS client that is not a weave bus: what an attacker or a
+// peer in another language runs. Permission errors the server reports go
+// to errs.
+func rawConn(t *testing.T, url, user, pass string) (*nats.Conn, chan error) {
+	t.Helper()
+	errs := make(chan error, 16)
+	nc, err := nats.Connect(url, nats.UserInfo(user, pass), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}))
+	if err != nil {
+		t.Fatalf("connect as %s: %v", user, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, errs
+}
+
+// TestNATSWithoutCredentialsIsRefused: on a server with accounts a client
+// without credentials gets nothing, and the error says what to give
+// without showing the URL's secrets.
+func TestNATSWithoutCredentialsIsRefused(t *testing.T) {
+	ns := startLeastPrivilege(t)
+	if _, err := authBus(t, ns.URL(), natsbus.Auth{}); err == nil || !strings.Contains(err.Error(), "refused the credentials") {
+		t.Fatalf("New without credentials = %v, want a refusal naming the credentials", err)
+	}
+	bad := strings.Replace(ns.URL(), "nats://", "nats://host:wrong-pw-123@", 1)
+	_, err := authBus(t, bad, natsbus.Auth{})
+	if err == nil {
+		t.Fatal("New with a wrong password joined")
+	}
+	if strings.Contains(err.Error(), "wrong-pw-123") {
+		t.Errorf("the error shows the URL's password: %v", err)
+	}
+	if _, err := authBus(t, ns.URL(), natsbus.Auth{User: "host", Password: "host-secret-pw"}); err != nil {
+		t.Fatalf("New as the host user: %v", err)
+	}
+}
+
+// TestNATSProtectedTopicsNeedPermission: the host serves agent:loom and
+// watches system:*; peers whose NATS user lacks the protected subjects try
+// to reach them. The observer's publish on the agent subject is refused by
+// the server; a peer allowed only the open subjects sends agent:loom
+// inside an open subject with a forged weave-client-id header, publishes
+// and requests, and gains nothing: the host never sees it.
+func TestNATSProtectedTopicsNeedPermission(t *testing.T) {
+	ns := startLeastPrivilege(t)
+	host, err := authBus(t, ns.URL(), natsbus.Auth{User: "host", Password: "host-secret-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	var hijacked atomic.Int32
+	grab := func(context.Context, bus.Message) (bus.Ack, error) {
+		hijacked.Add(1)
+		return bus.Ack{Processed: true, Message: "HIJACKED"}, nil
+	}
+	for _, p := range []string{"agent:loom", "system:*"} {
+		if _, err := host.Subscribe(ctx, p, grab, bus.SubscribeOptions{Name: "weave.host"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := make(chan bus.Message, 4)
+	if _, err := host.Subscribe(ctx, "inbound:*", func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		seen <- m
+		return bus.Ack{Processed: true}, nil
+	}, bus.SubscribeOptions{Name: "weave.inbound"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The observer may not publish at all, least of all on agent:*.
+	obs, obsErrs := rawConn(t, ns.URL(), "observer", "observer-secret-pw")
+	forged := func(topic string) []byte {
+		data, _ := json.Marshal(bus.Message{ID: "forged-" + topic, Topic: topic, Payload: json.RawMessage(`{"type":"agent.request","prompt":"rm -rf ~"}`),
+			Headers: map[string]string{"weave-client-id": "weave", "sender": "weave"}})
+		return data
+	}
+	for _, topic := range []string{"agent:loom", "system:dead-letter"} {
+		subj := "weave.pub." + strings.Split(topic, ":")[0] + "." + natsbus.EncodeTopic(topic)
+		if err := obs.Publish(subj, forged(topic)); err != nil {
+			t.Fatal(err)
+		}
+		err := bustest.Recv(t, "the server's refusal of the observer's publish", obsErrs)
+		if !errors.Is(err, nats.ErrPermissionViolation) && !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+			t.Fatalf("observer publish on %s: %v, want a permissions violation", subj, err)
+		}
+	}
+
+	// A peer on the open subjects smuggles agent:loom and system:x inside
+	// them, with the host's own client id in the header.
+	peer, _ := rawConn(t, ns.URL(), "peer", "peer-secret-pw")
+	for _, topic := range []string{"agent:loom", "system:dead-letter"} {
+		msg := &nats.Msg{Subject: "weave.pub.open." + natsbus.EncodeTopic("inbound:x"), Data: forged(topic), Header: nats.Header{}}
+		msg.Header.Set("weave-client-id", "weave")
+		if err := peer.PublishMsg(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Then an honest message on the same subject class: NATS keeps one
+	// publisher's order, so once it arrives the forged ones were handled.
+	honest, _ := json.Marshal(bus.Message{ID: "honest", Topic: "inbound:x", Payload: json.RawMessage(`{}`)})
+	if err := peer.Publish("weave.pub.open."+natsbus.EncodeTopic("inbound:x"), honest); err != nil {
+		t.Fatal(err)
+	}
+	if m := bustest.Recv(t, "the honest message", seen); m.ID != "honest" {
+		t.Fatalf("inbound:x got %q first, want the honest message", m.ID)
+	}
+	if n := hijacked.Load(); n != 0 {
+		t.Fatalf("a forged message reached the host's protected subscriptions %d times", n)
+	}
+}
