@@ -235,9 +235,12 @@ type BusConfig struct {
 	// whole.
 	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
 	MaxConnections        int `mapstructure:"max_connections"`
-	MaxSessions           int `mapstructure:"max_sessions"`
-	MaxTopics             int `mapstructure:"max_topics"`
-	MaxStoreBytes         int `mapstructure:"max_store_bytes"`
+	// MaxGuestConnections is the token-less peers' share of
+	// MaxConnections; 0 means half.
+	MaxGuestConnections int `mapstructure:"max_guest_connections"`
+	MaxSessions         int `mapstructure:"max_sessions"`
+	MaxTopics           int `mapstructure:"max_topics"`
+	MaxStoreBytes       int `mapstructure:"max_store_bytes"`
 	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
 	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
 	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`

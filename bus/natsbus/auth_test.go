@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
@@ -150,5 +151,61 @@ func TestNATSProtectedTopicsNeedPermission(t *testing.T) {
 	}
 	if n := hijacked.Load(); n != 0 {
 		t.Fatalf("a forged message reached the host's protected subscriptions %d times", n)
+	}
+}
+
+// TestNATSLeastPrivilegeRolesWork: the documented users can do what their
+// role needs: a hook peer answers the host's hook requests, and the
+// observer reads the loop state the host keeps.
+func TestNATSLeastPrivilegeRolesWork(t *testing.T) {
+	ns := startLeastPrivilege(t)
+	opts := bus.DefaultOptions()
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	host, err := natsbus.New(ctx, ns.URL(), opts, natsbus.WithAuth(natsbus.Auth{User: "host", Password: "host-secret-pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	hooks, err := natsbus.New(ctx, ns.URL(), opts, natsbus.WithAuth(natsbus.Auth{User: "hooks", Password: "hooks-secret-pw"}))
+	if err != nil {
+		t.Fatalf("the hook peer joins: %v", err)
+	}
+	defer hooks.Close()
+	if _, err := hooks.Subscribe(ctx, "hook:tool.execute.before", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{Processed: true, Message: "allowed by the hook peer"}, nil
+	}, bus.SubscribeOptions{Name: "hooks"}); err != nil {
+		t.Fatal(err)
+	}
+	// The registry entry reaches the host in a round trip; ask until the
+	// peer answers (a guard timeout, not a timing assertion).
+	for {
+		res, err := host.Request(ctx, bus.Message{Topic: "hook:tool.execute.before", Payload: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Acks) > 0 && res.Acks[0].Message == "allowed by the hook peer" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the hook peer never answered the host's hook request")
+		}
+	}
+
+	if _, err := host.Publish(ctx, bus.Message{Topic: "loop:current", Payload: json.RawMessage(`{"type":"STATE"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	obs, _ := rawConn(t, ns.URL(), "observer", "observer-secret-pw")
+	js, err := jetstream.New(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, "WEAVE_RETAINED")
+	if err != nil {
+		t.Fatalf("the observer reads the retained stream: %v", err)
+	}
+	raw, err := s.GetLastMsgForSubject(ctx, "weave.retained."+natsbus.EncodeTopic("loop:current"))
+	if err != nil || !strings.Contains(string(raw.Data), "STATE") {
+		t.Fatalf("the observer reads loop:current = %v, %v", raw, err)
 	}
 }

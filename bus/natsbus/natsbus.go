@@ -148,7 +148,7 @@ func (b *Bus) connect(ctx context.Context, rawURL string, connOpts []nats.Option
 	nc, err := nats.Connect(rawURL, append([]nats.Option{
 		nats.Name("weave-bus"),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(100*time.Millisecond),
+		nats.ReconnectWait(100 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			if !b.closed.Load() {

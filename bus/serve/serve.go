@@ -78,9 +78,12 @@ type Limits struct {
 	MaxInFlight           int
 	MaxTotalSubscriptions int
 	MaxConnections        int
-	MaxSessions           int
-	BodyTimeout           time.Duration
-	IdleTimeout           time.Duration
+	// MaxGuestConnections is the WebSocket connections without the token
+	// may hold together; 0 means half of MaxConnections.
+	MaxGuestConnections int
+	MaxSessions         int
+	BodyTimeout         time.Duration
+	IdleTimeout         time.Duration
 }
 
 // Server is a running bus server: the faces Open started, until Close.
@@ -224,6 +227,7 @@ func (s *Server) serveWS(b bus.Bus, opts Options, token string, limits guard.HTT
 		MaxInFlight:           opts.Limits.MaxInFlight,
 		MaxTotalSubscriptions: opts.Limits.MaxTotalSubscriptions,
 		MaxConnections:        opts.Limits.MaxConnections,
+		MaxGuestConnections:   opts.Limits.MaxGuestConnections,
 		RequirePayloadType:    opts.RequirePayloadType,
 		AgentCommand:          opts.AgentCommand,
 		Workspace:             opts.Workspace,

@@ -109,6 +109,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			MaxInFlight:           cfg.Bus.MaxInFlight,
 			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
 			MaxConnections:        cfg.Bus.MaxConnections,
+			MaxGuestConnections:   cfg.Bus.MaxGuestConnections,
 			MaxSessions:           cfg.Bus.MaxSessions,
 			BodyTimeout:           cfg.Bus.HTTPBodyTimeout,
 			IdleTimeout:           cfg.Bus.HTTPIdleTimeout,

@@ -115,7 +115,9 @@ func TestNATSCredentialMistakes(t *testing.T) {
 		set        func(n *config.NATSConfig)
 		url        string
 	}{
-		{"two kinds", "give one kind only", func(n *config.NATSConfig) { n.User, n.PasswordFile, n.TokenFile = "u", writeFile(t, "pw", "p"), writeFile(t, "tok", "t") }, ""},
+		{"two kinds", "give one kind only", func(n *config.NATSConfig) {
+			n.User, n.PasswordFile, n.TokenFile = "u", writeFile(t, "pw", "p"), writeFile(t, "tok", "t")
+		}, ""},
 		{"unset variable", "TEST_NATS_TOKEN, which is not set", func(n *config.NATSConfig) { n.TokenEnv = "TEST_NATS_TOKEN" }, ""},
 		{"url and keys", "carries credentials and bus.nats.* gives some too", func(n *config.NATSConfig) { n.TokenFile = writeFile(t, "tok", "t") }, "nats://u:url-secret-9@127.0.0.1:1"},
 		{"password without user", "both are needed", func(n *config.NATSConfig) { n.PasswordFile = writeFile(t, "pw", "p") }, ""},
