@@ -152,6 +152,33 @@ func TestNATSProtectedTopicsNeedPermission(t *testing.T) {
 	if n := hijacked.Load(); n != 0 {
 		t.Fatalf("a forged message reached the host's protected subscriptions %d times", n)
 	}
+
+	// The same smuggling as a request to the host's process, which the
+	// peer finds in the registry (here read as the host could).
+	hostConn, _ := rawConn(t, ns.URL(), "host", "host-secret-pw")
+	js, err := jetstream.New(hostConn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, "WEAVE_SUBS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.Keys(ctx)
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("registry keys = %v, %v", keys, err)
+	}
+	instance, _, _ := strings.Cut(keys[0], ".")
+	reply, err := peer.RequestWithContext(ctx, "weave.req.open."+instance, forged("agent:loom"))
+	if err != nil {
+		t.Fatalf("the smuggled request: %v", err)
+	}
+	if !strings.Contains(string(reply.Data), "own class of subject") {
+		t.Errorf("the smuggled request was answered %s, want a refusal", reply.Data)
+	}
+	if n := hijacked.Load(); n != 0 {
+		t.Fatalf("a smuggled request reached the host's agent %d times", n)
+	}
 }
 
 // TestNATSLeastPrivilegeRolesWork: the documented users can do what their

@@ -96,6 +96,11 @@ func TestNATSCredentialsAreNeverShown(t *testing.T) {
 	}
 	assertNotInDir(t, filepath.Join(dir, ".weave"), token)
 
+	r = runBin(t, env, "", "--dir", project(t, map[string]string{"p": plan}), "doctor")
+	if !strings.Contains(r.out+r.err, "***@") || strings.Contains(r.out+r.err, token) {
+		t.Errorf("doctor does not show the bus redacted, or shows the token:\n%s%s", r.out, r.err)
+	}
+
 	// A URL the server refuses: the error says so without the token.
 	wrong := strings.Replace(plain, "nats://", "nats://tok-WRONG-0042@", 1)
 	r = runBin(t, nil, "", "--dir", project(t, map[string]string{"p": plan}), "status", "--bus", wrong)
