@@ -326,7 +326,7 @@ func keyTable() []Key {
 		{Name: "bus.max_connections", Kind: KindInt, Default: 1024, check: minInt(1),
 			Doc: "Open connections a bus serve accepts on each face (WebSocket, HTTP)."},
 		{Name: "bus.max_guest_connections", Kind: KindInt, Default: 0, check: minInt(0),
-			Doc: "WebSocket connections the peers without the bus token may hold together; 0 means half of bus.max_connections (a value at or above it too), so token holders always keep room."},
+			Doc: "Connections the peers without the bus token may hold together on each face of a bus serve (WebSocket connections, event streams of the HTTP face); 0 means half of bus.max_connections (a value at or above it too), so token holders always keep room."},
 		{Name: "bus.max_topics", Kind: KindInt, Default: 10000, check: minInt(1),
 			Doc: "Retained and append-only topics the embedded bus keeps; a publish that would keep one more fails."},
 		{Name: "bus.max_store_bytes", Kind: KindInt, Default: 256 * mib, check: minInt(1024),

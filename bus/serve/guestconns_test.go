@@ -2,7 +2,10 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,4 +85,63 @@ func TestGuestsCannotTakeEveryConnection(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The envelope HTTP face's event streams are readable without the token,
+// and each holds its connection: guests hold at most their share of them,
+// and a token holder still gets one.
+func TestGuestsCannotTakeEveryEventStream(t *testing.T) {
+	srv := open(t, memoryBus(t), serve.Options{HTTP: "127.0.0.1:0", TokenFile: filepath.Join(t.TempDir(), "bus.token"),
+		Limits: serve.Limits{MaxConnections: 4}})
+	tok, err := guard.ReadTokenFile(srv.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(method, path, token string) *http.Response {
+		t.Helper()
+		r, err := http.NewRequest(method, srv.HTTP+path, strings.NewReader(`{"name":"s"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	created := req("POST", "/api/sessions", tok)
+	var s struct {
+		ID string `json:"id"`
+	}
+	if err := json.NewDecoder(created.Body).Decode(&s); err != nil || s.ID == "" {
+		t.Fatalf("create a session: %d, %v", created.StatusCode, err)
+	}
+	created.Body.Close()
+	events := "/api/sessions/" + s.ID + "/events"
+	for i := range 2 {
+		resp := req("GET", events, "")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("guest stream %d = %d, want 200", i+1, resp.StatusCode)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+	}
+	resp := req("GET", events, "")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "bus.max_guest_connections") {
+		t.Fatalf("a third guest stream = %d %s, want 503 naming bus.max_guest_connections", resp.StatusCode, body)
+	}
+	var holder *http.Response
+	bustest.WaitFor(t, "a token holder's stream while the guests hold their share", func() bool {
+		holder = req("GET", events, tok)
+		if holder.StatusCode != http.StatusOK {
+			holder.Body.Close()
+			return false
+		}
+		return true
+	})
+	holder.Body.Close()
 }
