@@ -95,7 +95,12 @@ func TestNATSProtectedTopicsNeedPermission(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
 	var hijacked atomic.Int32
-	grab := func(context.Context, bus.Message) (bus.Ack, error) {
+	barriers := make(chan string, 4)
+	grab := func(_ context.Context, m bus.Message) (bus.Ack, error) {
+		if strings.HasPrefix(m.ID, "barrier-") {
+			barriers <- m.ID
+			return bus.Ack{Processed: true}, nil
+		}
 		hijacked.Add(1)
 		return bus.Ack{Processed: true, Message: "HIJACKED"}, nil
 	}
@@ -148,6 +153,16 @@ func TestNATSProtectedTopicsNeedPermission(t *testing.T) {
 	}
 	if m := bustest.Recv(t, "the honest message", seen); m.ID != "honest" {
 		t.Fatalf("inbound:x got %q first, want the honest message", m.ID)
+	}
+	// Whatever the forged messages became was queued to the protected
+	// subscriptions before the honest one was taken; a message the host
+	// publishes there now comes after it, so once it is handled every
+	// forged one would have been.
+	for _, topic := range []string{"agent:loom", "system:barrier"} {
+		if _, err := host.Publish(ctx, bus.Message{ID: "barrier-" + topic, Topic: topic, Payload: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		bustest.Recv(t, "the host's own message on "+topic, barriers)
 	}
 	if n := hijacked.Load(); n != 0 {
 		t.Fatalf("a forged message reached the host's protected subscriptions %d times", n)
