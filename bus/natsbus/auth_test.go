@@ -251,3 +251,19 @@ func TestNATSLeastPrivilegeRolesWork(t *testing.T) {
 		t.Fatalf("the observer reads loop:current = %v, %v", raw, err)
 	}
 }
+
+// TestNATSDocsShowTheTestedConfiguration: docs/bus-nats.md shows the
+// least-privilege configuration these tests run, byte for byte.
+func TestNATSDocsShowTheTestedConfiguration(t *testing.T) {
+	conf, err := os.ReadFile(filepath.Join("testdata", "least-privilege.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "bus-nats.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), string(conf)) {
+		t.Error("docs/bus-nats.md does not show testdata/least-privilege.conf as it is: copy the file into the page")
+	}
+}

@@ -11,7 +11,7 @@
 // processes:
 //
 //   - Publish delivers to local subscriptions, then publishes the message on
-//     weave.pub.<topic> on core NATS; every other Bus on the server delivers
+//     weave.pub.<class>.<topic> on core NATS; every other Bus on the server delivers
 //     it to its own subscriptions. Messages from one publisher reach each
 //     subscription in publish order (one NATS connection keeps order).
 //     Delivery to other processes is at most once: a process that is
