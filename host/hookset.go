@@ -56,7 +56,7 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: []string{cfg.Model.APIKeyEnv}})
+	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: cfg.CredentialEnv()})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
@@ -124,7 +125,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		out = append(out, check{Name: "bus", Detail: err.Error()})
 	} else {
 		_ = closeBus()
-		out = append(out, check{Name: "bus", OK: true, Detail: url + " answers"})
+		out = append(out, check{Name: "bus", OK: true, Detail: natsbus.Redact(url) + " answers"})
 	}
 	return out
 }
