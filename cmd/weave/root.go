@@ -194,6 +194,7 @@ stopped after an interruption or a crash.`,
 		newCmdDoctor(g, s),
 	)
 	addCobraExamples(root)
+	refuseUnknownSubcommands(root)
 	return root
 }
 
