@@ -120,7 +120,7 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if forced {
 		h.Logger().Warn("a person ticked a task past its verify blocks (task done --force)", "plan", np.Name, "task", task.Label(), "verify", verified)
 	}
-	recorded, err := recordPerson(store, np, task, done, forced)
+	recorded, err := recordPerson(store, np, task, done, forced, pr.Complete())
 	if err != nil {
 		return err
 	}
@@ -172,8 +172,9 @@ func taskArg(t plans.Task) string {
 }
 
 // recordPerson notes in state.json, when p is the active plan, that a
-// person ticked (or unticked) the task.
-func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced bool) (string, error) {
+// person ticked (or unticked) the task. A tick that completes the plan ends
+// its pause: a finished plan is finished, not paused on a stale error.
+func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced, complete bool) (string, error) {
 	st, _, err := store.Load()
 	if err != nil || st == nil || !st.IsActive(p.Path) {
 		return "", err
@@ -183,6 +184,9 @@ func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced 
 	rec.By = ""
 	if done {
 		rec.By = plans.ByPerson
+	}
+	if done && complete {
+		st.Paused, st.PausedReason, st.LastError, st.InFlight = false, "", "", nil
 	}
 	if err := store.Save(st); err != nil {
 		return "", err

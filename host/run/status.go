@@ -71,7 +71,10 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 		if st.IsActive(p.Path) {
 			ps.Active = true
 			out.Active = p.Name
-			ps.LastError = st.LastError
+			if !pr.Complete() {
+				// A finished plan's last error is history, not its state.
+				ps.LastError = st.LastError
+			}
 			ps.Sessions = st.SessionIDs
 			if !st.UpdatedAt.IsZero() {
 				ps.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339)
@@ -82,7 +85,7 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 				if st.InFlight != nil {
 					ps.Current = fmt.Sprintf("%s (for %s)", st.InFlight.Label(), now.Sub(st.InFlight.StartedAt).Truncate(time.Second))
 				}
-			case st.Paused:
+			case st.Paused && !pr.Complete():
 				ps.State, ps.PausedReason = "paused", st.PausedReason
 			case !pr.Complete():
 				// Recorded as active but nobody drives it: the last run died.
