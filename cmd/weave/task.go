@@ -204,10 +204,8 @@ func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced,
 // containing the text, case-insensitive).
 func pickTask(p *plans.Plan, which string) (plans.Task, error) {
 	if n, err := strconv.Atoi(which); err == nil {
-		for i, t := range p.Tasks {
-			if t.Number == n || (t.Number == 0 && i+1 == n) {
-				return t, nil
-			}
+		if t, ok := p.ByOrdinal(n); ok {
+			return t, nil
 		}
 		return plans.Task{}, fmt.Errorf("plan %s has no task %d (it has %d tasks; see `weave plan show %s`)", p.Name, n, len(p.Tasks), p.Name)
 	}
@@ -229,15 +227,11 @@ func completeTaskNumbers(g *globalOptions, plan string, checked bool) []string {
 		return nil
 	}
 	var out []string
-	for i, t := range p.Tasks {
+	for _, t := range p.Tasks {
 		if t.Done != checked {
 			continue
 		}
-		n := t.Number
-		if n == 0 {
-			n = i + 1
-		}
-		out = append(out, fmt.Sprintf("%d\t%s", n, t.Title))
+		out = append(out, fmt.Sprintf("%d\t%s", t.Ordinal(), t.Title))
 	}
 	return out
 }
