@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // refuseUnknownSubcommands makes every command that only groups others
@@ -45,4 +46,22 @@ func quoteAll(names []string) string {
 		return q[0]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// plainFlagUsages keeps pflag from reading a `quoted command` in a flag's
+// help as the flag's value name ("--bus weave bus serve"): backticks in
+// flag help become plain quotes, on every command, including flags added
+// later.
+func plainFlagUsages(c *cobra.Command) {
+	fix := func(f *pflag.Flag) {
+		if strings.Contains(f.Usage, "`") {
+			f.Usage = strings.ReplaceAll(f.Usage, "`", "'")
+		}
+	}
+	c.LocalFlags().VisitAll(fix)
+	c.PersistentFlags().VisitAll(fix)
+	c.Flags().VisitAll(fix)
+	for _, sub := range c.Commands() {
+		plainFlagUsages(sub)
+	}
 }

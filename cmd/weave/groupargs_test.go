@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // A mistyped subcommand of a command that only groups others is a usage
@@ -29,5 +34,26 @@ func TestUnknownSubcommandIsUsageError(t *testing.T) {
 	// The group alone still prints its help and succeeds.
 	if code, out, _ := runCLI(t, "plan"); code != exitOK || !strings.Contains(out, "Available Commands") {
 		t.Errorf("weave plan: exit %d, stdout %q; want its help", code, out)
+	}
+}
+
+// Every flag's help names its value by its type, never by words of its
+// help text (pflag takes a backticked phrase as the value's name).
+func TestFlagHelpNamesNoValueFromItsText(t *testing.T) {
+	var check func(c *cobra.Command)
+	check = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.Contains(name, " ") {
+				t.Errorf("%s --%s shows its value as %q", c.CommandPath(), f.Name, name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			check(sub)
+		}
+	}
+	check(newRootCmd(context.Background(), &Streams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}))
+	code, out, _ := runCLI(t, "start-work", "--help")
+	if code != 0 || !strings.Contains(out, "--bus string") || !strings.Contains(out, "--skip ints") {
+		t.Errorf("start-work --help = %d:\n%s\nwant --bus string and --skip ints", code, out)
 	}
 }

@@ -195,6 +195,7 @@ stopped after an interruption or a crash.`,
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)
+	plainFlagUsages(root)
 	return root
 }
 
