@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,5 +58,27 @@ func TestFlagHelpNamesNoValueFromItsText(t *testing.T) {
 	code, out, _ := runCLI(t, "start-work", "--help")
 	if code != 0 || !strings.Contains(out, "--bus string") || !strings.Contains(out, "--skip ints") {
 		t.Errorf("start-work --help = %d:\n%s\nwant --bus string and --skip ints", code, out)
+	}
+}
+
+// The examples of `weave hooks test --help` run as written in a new project.
+func TestHooksTestExampleRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := t.TempDir()
+	if code, _, errOut := runWeave(t, bin, dir, nil, "init"); code != 0 {
+		t.Fatalf("weave init = %d: %s", code, errOut)
+	}
+	pathDir := filepath.Dir(bin)
+	for _, line := range strings.Split(hooksTestExample, "\n") {
+		line = strings.TrimSpace(line)
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir = dir
+		cmd.Env = append(cleanEnv(t), "PATH="+pathDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
 	}
 }
