@@ -119,7 +119,7 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 			if p.Active {
 				active = "active"
 			}
-			detail := p.Current
+			detail := p.Current.Text()
 			if detail == "" {
 				detail = p.PausedReason
 			}
@@ -147,8 +147,8 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 		if p.Invalid != "" {
 			fmt.Fprintf(w, "    invalid: %s\n", p.Invalid)
 		}
-		if p.Active && p.Current != "" {
-			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
+		if p.Active && p.Current != nil {
+			fmt.Fprintf(w, "    in flight: %s\n", p.Current.Text())
 		}
 		if p.Active && p.PausedReason != "" {
 			fmt.Fprintf(w, "    %s %s\n", pal.warn.Render("paused:"), p.PausedReason)
