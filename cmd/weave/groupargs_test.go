@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/weavehq/weave/bus/jsonrpc/jsonrpctest"
 )
 
 // A mistyped subcommand of a command that only groups others is a usage
@@ -80,5 +81,24 @@ func TestHooksTestExampleRuns(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: %v\n%s", line, err, out)
 		}
+	}
+}
+
+// Piped, `status --bus` prints only the plans' tab-separated lines on
+// standard output; the loop's state goes to standard error.
+func TestStatusBusPipedStaysTabSeparated(t *testing.T) {
+	face := jsonrpctest.Serve(t, "")
+	dir := project(t, map[string]string{"p": "# P\n\n## TODOs\n\n- [ ] 1. One\n  ```sh\n  true\n  ```\n"})
+	code, out, errOut := runCLI(t, "--dir", dir, "status", "--bus", face.URL)
+	if code != 0 {
+		t.Fatalf("status --bus = %d: %s", code, errOut)
+	}
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if strings.Count(line, "\t") != 5 {
+			t.Errorf("piped status line %q has not six tab-separated fields; stdout:\n%s", line, out)
+		}
+	}
+	if !strings.Contains(errOut, "loop: nothing published on loop:current") {
+		t.Errorf("stderr %q, want the loop's state there", errOut)
 	}
 }

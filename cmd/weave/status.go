@@ -100,7 +100,13 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 		}{st, info, tokens})
 	}
 	writeStatus(opts.Streams, st, tokens)
-	writeLoopInfo(opts.Streams.Out, info, now)
+	// Piped, standard output holds only the plans' tab-separated lines;
+	// the loop's state is for the person, on standard error.
+	loopOut := opts.Streams.Out
+	if !opts.Streams.Terminal {
+		loopOut = opts.Streams.ErrOut
+	}
+	writeLoopInfo(loopOut, info, now)
 	return nil
 }
 
@@ -111,7 +117,11 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 	w, pal := s.Out, s.palette()
 	if st.Warning != "" {
-		pal.warning(w, st.Warning)
+		if s.Terminal {
+			pal.warning(w, st.Warning)
+		} else {
+			pal.warning(s.ErrOut, st.Warning)
+		}
 	}
 	if !s.Terminal {
 		for _, p := range st.Plans {
