@@ -220,7 +220,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		}
 		defer func() { _ = stopAgents() }()
 	}
-	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
+	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, session: session, json: opts.JSON}
 	if opts.interactive {
 		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
 		return c.run(ctx, opts.Streams.In)
@@ -250,6 +250,7 @@ func primaryRoles(roster []agents.Role) []string {
 type transcript struct {
 	out, errOut io.Writer
 	agent       string
+	session     string
 	json        bool
 
 	mu sync.Mutex
@@ -366,9 +367,17 @@ func (t *transcript) finish(output string, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.json {
-		res := map[string]any{"type": "result", "output": output}
+		// The result names its session and agent, as the events before it
+		// do, so a script can resume the conversation from it alone.
+		res := struct {
+			Type    string `json:"type"`
+			Session string `json:"session"`
+			Agent   string `json:"agent"`
+			Output  string `json:"output"`
+			Error   string `json:"error,omitempty"`
+		}{Type: "result", Session: t.session, Agent: t.agent, Output: output}
 		if err != nil {
-			res["error"] = err.Error()
+			res.Error = err.Error()
 		}
 		_ = json.NewEncoder(t.out).Encode(res)
 	} else {

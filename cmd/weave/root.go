@@ -194,6 +194,8 @@ stopped after an interruption or a crash.`,
 		newCmdDoctor(g, s),
 	)
 	addCobraExamples(root)
+	refuseUnknownSubcommands(root)
+	plainFlagUsages(root)
 	return root
 }
 
