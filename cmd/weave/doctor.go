@@ -91,6 +91,11 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		return append(out, check{Name: "config", Detail: err.Error(), Fix: "correct the key named above; `weave config show --sources` shows where each value comes from"})
 	}
 	out = append(out, check{Name: "config", OK: true, Detail: fmt.Sprintf("loads (%d file(s))", len(src.Files()))})
+	if err := cfg.CheckShell(); err != nil {
+		out = append(out, check{Name: "shell", Detail: err.Error(), Fix: "install it, or set runbook.shell to sh or bash"})
+	} else {
+		out = append(out, check{Name: "shell", OK: true, Detail: "runbook.shell " + cmp.Or(cfg.Runbook.Shell, "sh") + " found"})
+	}
 
 	quiet := *s
 	quiet.ErrOut = nilWriter{}

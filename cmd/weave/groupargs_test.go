@@ -102,3 +102,23 @@ func TestStatusBusPipedStaysTabSeparated(t *testing.T) {
 		t.Errorf("stderr %q, want the loop's state there", errOut)
 	}
 }
+
+// A runbook.shell that names no program stops start-work before any block,
+// and doctor names it.
+func TestMissingRunbookShellIsCaught(t *testing.T) {
+	dir := project(t, map[string]string{"p": "# P\n\n## TODOs\n\n- [ ] 1. One\n  ```sh\n  touch ran.txt\n  ```\n"})
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte("runbook:\n  shell: bsh-not-a-shell\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "--dir", dir, "start-work", "p")
+	if code != exitUsage || !strings.Contains(errOut, `runbook.shell "bsh-not-a-shell" is not a program on this machine`) {
+		t.Errorf("start-work with runbook.shell bsh-not-a-shell = %d %q, want a usage error naming it", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Error("a block ran")
+	}
+	code, out, _ := runCLI(t, "--dir", dir, "doctor")
+	if code == 0 || !strings.Contains(out, `FAIL shell    runbook.shell "bsh-not-a-shell"`) {
+		t.Errorf("doctor = %d:\n%s\nwant a failed shell check", code, out)
+	}
+}

@@ -95,6 +95,9 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckShell(); err != nil {
+		return usageErrorf("%v", err)
+	}
 	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
 	if err != nil {
 		return err

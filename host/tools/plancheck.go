@@ -236,6 +236,16 @@ func findTask(p *plans.Plan, raw any) (plans.Task, plugins.ToolResult, bool) {
 		if tk, ok := p.ByOrdinal(n); ok {
 			return tk, plugins.ToolResult{}, false
 		}
+		if n == 0 {
+			// An agent that passes the handed task's Number as it came (0
+			// for an unnumbered Verification item) still names it; the
+			// door then checks it is the task handed.
+			for _, tk := range p.Tasks {
+				if tk.Number == 0 && !tk.Done {
+					return tk, plugins.ToolResult{}, false
+				}
+			}
+		}
 		return fail("plan_check: %s has no task numbered %d (%s)", p.Name, n, taskList(p))
 	}
 	tk, partial, found := p.FindTitle(title)
