@@ -211,6 +211,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		return err
 	}
 	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
 	if h.Bus() != nil {
 		// With a bus, delegation goes over it: this chat's agents answer
 		// there, as a run's do.

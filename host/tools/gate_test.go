@@ -19,9 +19,9 @@ import (
 
 // specMatrix is the capability matrix of the spec (agent-interactions.md),
 // with Warp in the read-only group and the two tools the spec does not list
-// (todowrite, plan_check) as decided in agents/roles.go. Columns:
+// (todowrite, plan_check, skill) as decided in agents/roles.go. Columns:
 //
-//	read write edit bash glob grep webfetch task todowrite plan_check
+//	read write edit bash glob grep webfetch task todowrite plan_check skill
 //
 // v: allowed; x: denied; m: only .md files under .weave/; d: in the row, but
 // the role has nobody to delegate to.
