@@ -106,3 +106,23 @@ func (h *Host) systemFor(agent string) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// Narrow limits the tool calls of session (and of the agents it delegates
+// to) to allowed until restore is called: a command file's allowed-tools.
+// It never widens a role; see tools.Tools.Narrow. A host opened without its
+// tools narrows nothing.
+func (h *Host) Narrow(session, by string, allowed []string) (restore func()) {
+	if h.tools == nil {
+		return func() {}
+	}
+	return h.tools.Narrow(session, by, allowed)
+}
+
+// UseModel has the model calls of session use model until restore is
+// called: a command file's model.
+func (h *Host) UseModel(session, model string) (restore func()) {
+	if h.model == nil || model == "" {
+		return func() {}
+	}
+	return h.model.UseModel(session, model)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/plugins"
 )
 
 type chatOptions struct {
@@ -222,12 +223,26 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		defer func() { _ = stopAgents() }()
 	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
+	builtins := slashCommands()
+	files, warnings := fileCommands(project, cfg, builtins)
+	printWarnings(opts.Streams.ErrOut, warnings)
 	if opts.interactive {
-		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: builtins, files: files}
 		return c.run(ctx, opts.Streams.In)
 	}
+	cmd, prompt, isFile, err := fileCommandPrompt(files, opts.Prompt)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if !isFile {
+		prompt = opts.Prompt
+	}
+	var resp plugins.AgentResponse
 	stop := h.ObserveModel(tr.observe)
-	resp, err := h.Ask(ctx, role.Name, session, opts.Prompt)
+	err = withFileCommand(ctx, h, session, cmd, func(ctx context.Context) (err error) {
+		resp, err = h.Ask(ctx, role.Name, session, prompt)
+		return err
+	})
 	stop()
 	if err == nil && resp.Error != "" {
 		err = errors.New(resp.Error)

@@ -107,6 +107,9 @@ type Door struct {
 	plans func(session string) PlanSnapshot
 	// system adds to an agent's system prompt; nil: nothing.
 	system func(agent string) string
+	// models holds, by session, the model a turn was told to use
+	// (UseModel).
+	models map[string]string
 
 	mu        sync.Mutex
 	observers map[int]func(Event)
@@ -183,6 +186,27 @@ func (d *Door) emit(ctx context.Context, ev Event) {
 	}
 	if _, err := d.bus.Publish(context.WithoutCancel(ctx), bus.Message{Topic: bus.ModelTopic(ev.Session), Payload: payload}); err != nil {
 		d.logger.Debug("publish model event", "err", err)
+	}
+}
+
+// UseModel has session's calls use model until restore is called (a
+// command file's model: front matter).
+func (d *Door) UseModel(session, model string) (restore func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.models == nil {
+		d.models = map[string]string{}
+	}
+	prev := d.models[session]
+	d.models[session] = model
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if prev == "" {
+			delete(d.models, session)
+		} else {
+			d.models[session] = prev
+		}
 	}
 }
 
@@ -320,6 +344,11 @@ func (d *Door) send(ctx context.Context, tn *turn) (plugins.ChatResponse, error)
 	d.mu.Unlock()
 	sent := tn.req
 	sent.Messages = eff
+	d.mu.Lock()
+	if m := d.models[tn.session]; m != "" {
+		sent.Model = m
+	}
+	d.mu.Unlock()
 	if d.system != nil {
 		if add := d.system(tn.agent); add != "" {
 			sent.System = strings.TrimRight(sent.System, "\n") + "\n\n" + add

@@ -234,7 +234,10 @@ func ParseCall(line string) (name, args string, ok bool) {
 	if !found || rest == "" {
 		return "", "", false
 	}
-	name, args, _ = strings.Cut(rest, " ")
+	name, args = rest, ""
+	if i := strings.IndexAny(rest, " \t\n"); i >= 0 {
+		name, args = rest[:i], rest[i+1:]
+	}
 	if strings.ContainsAny(name, "/\\") {
 		return "", "", false // a path, not a command
 	}

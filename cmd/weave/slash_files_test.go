@@ -1,0 +1,134 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weavehq/weave/host/model/modeltest"
+)
+
+const reviewFileCommand = `---
+description: Review a pull request
+argument-hint: [pr-number] [priority]
+---
+Review PR #$1 with priority $2. All of it: $ARGUMENTS
+`
+
+// TestCommandFilesThroughTheBinary: command files run with their
+// arguments in chat -p, namespaced as Claude Code does, narrowed by
+// allowed-tools (a hostile model cannot step outside), with their model;
+// a file never shadows a built-in.
+func TestCommandFilesThroughTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+
+	t.Run("arguments put in, chat -p", func(t *testing.T) {
+		dir := project(t, nil)
+		writeTree(t, dir, map[string]string{
+			".claude/commands/review.md":       reviewFileCommand,
+			".weave/commands/frontend/test.md": "Test the frontend: $ARGUMENTS\n",
+			".weave/commands/help.md":          "not the built-in\n",
+			".weave/commands/bad.md":           "---\ndescription: [unclosed\n",
+		})
+		srv := modeltest.NewServer(t, modeltest.Turn{Text: "reviewed"}, modeltest.Turn{Text: "tested"}, modeltest.Turn{Text: "tested"})
+		env := chatEnv(t, srv)
+		code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", `/review 42 "very high"`)
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if got := decodeChat(t, srv.Requests()[0]).lastOf("user"); got != `Review PR #42 with priority very high. All of it: 42 "very high"` {
+			t.Errorf("prompt sent = %q", got)
+		}
+		for _, w := range []string{"warning: command .weave/commands/help.md not used: /help is a built-in command", "warning: command .weave/commands/bad.md skipped"} {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, errOut)
+			}
+		}
+		for i, p := range []string{"/frontend:test the button", "/test the button"} {
+			code, out, errOut = runWeave(t, bin, dir, env, "chat", "-p", p)
+			if code != 0 {
+				t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", p, code, out, errOut)
+			}
+			if got := decodeChat(t, srv.Requests()[1+i]).lastOf("user"); got != "Test the frontend: the button" {
+				t.Errorf("%s sent %q", p, got)
+			}
+		}
+	})
+
+	t.Run("allowed-tools narrows the turn, model picks the model", func(t *testing.T) {
+		dir := project(t, nil)
+		writeTree(t, dir, map[string]string{
+			".weave/commands/changes.md": "---\ndescription: Show the status\nallowed-tools: Read, Bash(git status:*)\nmodel: command-model\n---\nSay what changed.\n",
+			"notes.txt":                 "some notes\n",
+		})
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{
+				{Name: "read", Args: `{"path":"notes.txt"}`},
+				{Name: "write", Args: `{"path":"pwned.txt","content":"x"}`},
+				{Name: "bash", Args: `{"command":"git status; touch pwned2.txt"}`},
+				{Name: "task", Args: `{"agent":"thread","prompt":"write pwned3.txt"}`},
+			}},
+			modeltest.Turn{Text: "done"},
+			modeltest.Turn{Text: "plain"},
+		)
+		env := chatEnv(t, srv)
+		code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "/changes")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		reqs := srv.Requests()
+		if reqs[0].Model != "command-model" {
+			t.Errorf("model = %q, want the command's command-model", reqs[0].Model)
+		}
+		body := decodeChat(t, reqs[1])
+		var results []string
+		for _, m := range body.Messages {
+			if m.Role == "tool" {
+				results = append(results, text(m.Content))
+			}
+		}
+		if len(results) != 4 || !strings.Contains(results[0], "some notes") ||
+			results[1] != "denied by the allowed-tools of /changes (it does not allow this write call)" ||
+			results[2] != "denied by the allowed-tools of /changes (it does not allow this bash call)" ||
+			results[3] != "denied by the allowed-tools of /changes (it does not allow this task call)" {
+			t.Errorf("results = %q, want the read and three refusals naming /changes", results)
+		}
+		for _, f := range []string{"pwned.txt", "pwned2.txt", "pwned3.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("%s was written outside the command's allowed-tools", f)
+			}
+		}
+		// The narrowing is the command's turn alone.
+		code, out, errOut = runWeave(t, bin, dir, env, "chat", "-p", "plain question")
+		if code != 0 || reqs[0].Model == srv.Requests()[2].Model {
+			t.Errorf("a plain prompt after it: exit %d, model %q; stderr %s", code, srv.Requests()[2].Model, errOut)
+		}
+	})
+
+	t.Run("in the interactive chat, listed by /help", func(t *testing.T) {
+		dir := project(t, nil)
+		writeTree(t, dir, map[string]string{".claude/commands/review.md": reviewFileCommand})
+		srv := modeltest.NewServer(t, modeltest.Turn{Text: "Reviewed it."})
+		c := startChat(t, bin, dir, chatEnv(t, srv))
+		c.err.waitFor(t, "the first prompt", chatPrompt, 1)
+		c.say(t, "/help")
+		c.out.waitFor(t, "the help", "/review [pr-number] [priority]  Review a pull request (project)", 1)
+		c.err.waitFor(t, "the prompt after it", chatPrompt, 2)
+		c.say(t, "/review 7 low")
+		c.out.waitFor(t, "the answer", "Reviewed it.\n", 1)
+		c.err.waitFor(t, "the prompt after it", chatPrompt, 3)
+		if _, err := c.tty.Write([]byte{4}); err != nil {
+			t.Fatal(err)
+		}
+		if code := c.wait(t); code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, c.err.String())
+		}
+		if got := decodeChat(t, srv.Requests()[0]).lastOf("user"); got != "Review PR #7 with priority low. All of it: 7 low" {
+			t.Errorf("prompt sent = %q", got)
+		}
+	})
+}
