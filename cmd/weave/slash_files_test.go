@@ -63,7 +63,7 @@ func TestCommandFilesThroughTheBinary(t *testing.T) {
 		dir := project(t, nil)
 		writeTree(t, dir, map[string]string{
 			".weave/commands/changes.md": "---\ndescription: Show the status\nallowed-tools: Read, Bash(git status:*)\nmodel: command-model\n---\nSay what changed.\n",
-			"notes.txt":                 "some notes\n",
+			"notes.txt":                  "some notes\n",
 		})
 		srv := modeltest.NewServer(t,
 			modeltest.Turn{ToolCalls: []modeltest.ToolCall{
