@@ -155,7 +155,7 @@ func keyTable() []Key {
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),
 			Doc: "Nudges without progress before the plan pauses."},
 
-		{Name: "instructions.files", Kind: KindStrings, Default: []string{"AGENTS.md", "CLAUDE.md"},
+		{Name: "instructions.files", Kind: KindStrings, Default: []string{"AGENTS.md", "CLAUDE.md"}, check: fileNames,
 			Doc: "Instruction file names looked for in a directory, the first found winning: the project root's and the user's ($XDG_CONFIG_HOME/weave/) are in every agent's first request; a subfolder's is added when an agent first reads or changes a file under it."},
 		{Name: "review.on_complete", Kind: KindBool, Default: false,
 			Doc: "Have Weft and Warp review a plan's work when it completes; a rejection makes start-work exit non-zero."},
@@ -500,6 +500,17 @@ func netRules(v any) string {
 	for i, s := range v.([]string) {
 		if _, err := netpolicy.ParseRule(s); err != nil {
 			return fmt.Sprintf("item %d: %v", i, err)
+		}
+	}
+	return ""
+}
+
+// fileNames wants plain file names, no folders: instruction files are
+// looked for in each folder.
+func fileNames(v any) string {
+	for _, n := range v.([]string) {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+			return fmt.Sprintf("%q is not a file name; want names like AGENTS.md", n)
 		}
 	}
 	return ""

@@ -123,42 +123,47 @@ func TestInstructionsThroughTheBinary(t *testing.T) {
 		}
 	})
 
-	t.Run("a nested AGENTS.md after a read under its folder, once", func(t *testing.T) {
+	t.Run("a nested AGENTS.md after a read or a write under its folder, once", func(t *testing.T) {
 		dir := project(t, nil)
 		writeTree(t, dir, map[string]string{
-			"AGENTS.md":       "root rules\n",
-			"svc/AGENTS.md":   "The svc folder uses contexts first.\n",
-			"svc/a.go":        "package svc\n",
-			"svc/b.go":        "package svc\n",
-			"other/AGENTS.md": "other-folder-rules\n",
-			"other/untouched": "x\n",
+			"AGENTS.md":           "root rules\n",
+			"svc/AGENTS.md":       "The svc folder uses contexts first.\n",
+			"svc/a.go":            "package svc\n",
+			"svc/b.go":            "package svc\n",
+			"web/CLAUDE.md":       "web-folder-rules\n",
+			"untouched/AGENTS.md": "untouched-folder-rules\n",
 		})
 		srv := modeltest.NewServer(t,
 			tool("read", `{"path":"svc/a.go"}`),
 			tool("read", `{"path":"svc/b.go"}`),
-			modeltest.Turn{Text: "read both"},
+			tool("write", `{"path":"web/new.css","content":"a{}\n"}`),
+			modeltest.Turn{Text: "done"},
 		)
 		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "read svc")
 		if code != 0 {
 			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 		}
 		reqs := srv.Requests()
-		if len(reqs) != 3 {
-			t.Fatalf("%d requests, want 3", len(reqs))
+		if len(reqs) != 4 {
+			t.Fatalf("%d requests, want 4", len(reqs))
 		}
-		if first := decodeChat(t, reqs[0]); first.has("system", "contexts first") {
-			t.Error("svc/AGENTS.md was in the first request, before anything under svc was touched")
+		first := decodeChat(t, reqs[0])
+		if first.has("system", "contexts first") || !first.has("system", "root rules") {
+			t.Error("first request: want the root's AGENTS.md and not svc's, before anything under svc was touched")
 		}
 		after := decodeChat(t, reqs[1]).lastOf("tool")
-		if !strings.Contains(after, "The svc folder uses contexts first.") || !strings.Contains(after, "svc/AGENTS.md") {
-			t.Errorf("result of reading svc/a.go = %q, want svc/AGENTS.md added", after)
+		if !strings.Contains(after, "The svc folder uses contexts first.") || !strings.Contains(after, "svc/AGENTS.md") || strings.Contains(after, "root rules") {
+			t.Errorf("result of reading svc/a.go = %q, want svc/AGENTS.md added (and the root's not again)", after)
 		}
 		if second := decodeChat(t, reqs[2]).lastOf("tool"); strings.Contains(second, "contexts first") {
 			t.Errorf("svc/AGENTS.md added twice in one session: %q", second)
 		}
+		if wrote := decodeChat(t, reqs[3]).lastOf("tool"); !strings.Contains(wrote, "web-folder-rules") {
+			t.Errorf("result of writing web/new.css = %q, want web/CLAUDE.md added", wrote)
+		}
 		for _, r := range reqs {
-			if decodeChat(t, r).has("tool", "other-folder-rules") || decodeChat(t, r).has("system", "other-folder-rules") {
-				t.Error("other/AGENTS.md reached the model though nothing under other/ was touched")
+			if decodeChat(t, r).has("tool", "untouched-folder-rules") || decodeChat(t, r).has("system", "untouched-folder-rules") {
+				t.Error("untouched/AGENTS.md reached the model though nothing under it was touched")
 			}
 		}
 	})
