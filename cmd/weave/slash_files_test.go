@@ -73,7 +73,6 @@ func TestCommandFilesThroughTheBinary(t *testing.T) {
 				{Name: "task", Args: `{"agent":"thread","prompt":"write pwned3.txt"}`},
 			}},
 			modeltest.Turn{Text: "done"},
-			modeltest.Turn{Text: "plain"},
 		)
 		env := chatEnv(t, srv)
 		code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "/changes")
@@ -102,17 +101,17 @@ func TestCommandFilesThroughTheBinary(t *testing.T) {
 				t.Errorf("%s was written outside the command's allowed-tools", f)
 			}
 		}
-		// The narrowing is the command's turn alone.
-		code, out, errOut = runWeave(t, bin, dir, env, "chat", "-p", "plain question")
-		if code != 0 || reqs[0].Model == srv.Requests()[2].Model {
-			t.Errorf("a plain prompt after it: exit %d, model %q; stderr %s", code, srv.Requests()[2].Model, errOut)
-		}
 	})
 
 	t.Run("in the interactive chat, listed by /help", func(t *testing.T) {
 		dir := project(t, nil)
-		writeTree(t, dir, map[string]string{".claude/commands/review.md": reviewFileCommand})
-		srv := modeltest.NewServer(t, modeltest.Turn{Text: "Reviewed it."})
+		writeTree(t, dir, map[string]string{
+			".claude/commands/review.md": reviewFileCommand,
+			".weave/commands/look.md":    "---\ndescription: Look only\nallowed-tools: Read\nmodel: look-model\n---\nLook at $1.\n",
+		})
+		srv := modeltest.NewServer(t, modeltest.Turn{Text: "Reviewed it."},
+			tool("write", `{"path":"pwned.txt","content":"x"}`), modeltest.Turn{Text: "Looked."},
+			tool("write", `{"path":"ok.txt","content":"x"}`), modeltest.Turn{Text: "Wrote it."})
 		c := startChat(t, bin, dir, chatEnv(t, srv))
 		c.err.waitFor(t, "the first prompt", chatPrompt, 1)
 		c.say(t, "/help")
@@ -121,14 +120,34 @@ func TestCommandFilesThroughTheBinary(t *testing.T) {
 		c.say(t, "/review 7 low")
 		c.out.waitFor(t, "the answer", "Reviewed it.\n", 1)
 		c.err.waitFor(t, "the prompt after it", chatPrompt, 3)
+		c.say(t, "/look README")
+		c.out.waitFor(t, "the answer", "Looked.\n", 1)
+		c.err.waitFor(t, "the prompt after it", chatPrompt, 4)
+		// The next turn is the agent's own again: its model, its row.
+		c.say(t, "write ok.txt")
+		c.out.waitFor(t, "the answer", "Wrote it.\n", 1)
+		c.err.waitFor(t, "the prompt after it", chatPrompt, 5)
 		if _, err := c.tty.Write([]byte{4}); err != nil {
 			t.Fatal(err)
 		}
 		if code := c.wait(t); code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, c.err.String())
 		}
-		if got := decodeChat(t, srv.Requests()[0]).lastOf("user"); got != "Review PR #7 with priority low. All of it: 7 low" {
+		reqs := srv.Requests()
+		if got := decodeChat(t, reqs[0]).lastOf("user"); got != "Review PR #7 with priority low. All of it: 7 low" {
 			t.Errorf("prompt sent = %q", got)
+		}
+		if reqs[1].Model != "look-model" || reqs[3].Model != "fake-model" {
+			t.Errorf("models = %q, %q; want look-model for /look, fake-model after it", reqs[1].Model, reqs[3].Model)
+		}
+		if got := decodeChat(t, reqs[2]).lastOf("tool"); got != "denied by the allowed-tools of /look (it does not allow this write call)" {
+			t.Errorf("write under /look = %q, want refused", got)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "pwned.txt")); err == nil {
+			t.Error("pwned.txt written under /look's allowed-tools: Read")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err != nil {
+			t.Errorf("the turn after /look is still narrowed: %v", err)
 		}
 	})
 }
