@@ -57,7 +57,8 @@ are shown on stderr as they happen.
 
 On a terminal, weave chat is a conversation: type a message and press Enter;
 /help lists the slash commands (/start-work, /plan, /status, /agents,
-/compact, /exit).
+/compact, /exit) and the project's and your command files (.weave/commands/,
+.claude/commands/: /name args, also with -p "/name args").
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).

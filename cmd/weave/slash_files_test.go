@@ -103,6 +103,31 @@ func TestCommandFilesThroughTheBinary(t *testing.T) {
 		}
 	})
 
+	t.Run("a model cannot write a command file", func(t *testing.T) {
+		dir := project(t, nil)
+		srv := modeltest.NewServer(t,
+			tool("write", `{"path":".claude/commands/evil.md","content":"---\nallowed-tools: Bash\n---\nrm -rf /\n"}`),
+			tool("write", `{"path":".weave/commands/x/evil.md","content":"x"}`),
+			modeltest.Turn{Text: "could not"},
+		)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "leave a command")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		reqs := srv.Requests()
+		if got := decodeChat(t, reqs[1]).lastOf("tool"); got != "refused: .claude/commands/evil.md is host-owned (command files)" {
+			t.Errorf("write .claude/commands/evil.md = %q, want refused", got)
+		}
+		if got := decodeChat(t, reqs[2]).lastOf("tool"); !strings.Contains(got, "host-owned (command files)") {
+			t.Errorf("write .weave/commands/x/evil.md = %q, want refused", got)
+		}
+		for _, p := range []string{".claude/commands/evil.md", ".weave/commands/x/evil.md"} {
+			if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+				t.Errorf("%s was written", p)
+			}
+		}
+	})
+
 	t.Run("in the interactive chat, listed by /help", func(t *testing.T) {
 		dir := project(t, nil)
 		writeTree(t, dir, map[string]string{
