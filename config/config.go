@@ -21,6 +21,7 @@ type Config struct {
 	Review           ReviewConfig           `mapstructure:"review"`
 	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
 	Delegation       DelegationConfig       `mapstructure:"delegation"`
+	Instructions     InstructionsConfig     `mapstructure:"instructions"`
 	// Agents holds overrides by agent name (loom, tapestry, ...); a missing
 	// name means the role's own settings.
 	Agents map[string]AgentConfig `mapstructure:"-"`
@@ -88,6 +89,13 @@ type DelegationConfig struct {
 	MaxDepth int `mapstructure:"max_depth"`
 }
 
+// InstructionsConfig says which files hold a project's instructions.
+type InstructionsConfig struct {
+	// Files are the instruction file names looked for in a directory, the
+	// first found winning.
+	Files []string `mapstructure:"files"`
+}
+
 // AgentConfig overrides one agent role.
 type AgentConfig struct {
 	// Tools narrows the role's capability row; empty means the default row.
@@ -106,6 +114,9 @@ type CategoryConfig struct {
 	// Tools narrows Shuttle's row for the category; empty keeps it.
 	Tools        []string
 	PromptAppend string
+	// Skills are the skills loaded into the category's Shuttle from its
+	// first request.
+	Skills []string
 }
 
 // CustomAgentConfig is one custom agent.

@@ -159,6 +159,8 @@ func keyTable() []Key {
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),
 			Doc: "Nudges without progress before the plan pauses."},
 
+		{Name: "instructions.files", Kind: KindStrings, Default: []string{"AGENTS.md", "CLAUDE.md"}, check: fileNames,
+			Doc: "Instruction file names looked for in a directory, the first found winning: the project root's and the user's ($XDG_CONFIG_HOME/weave/) are in every agent's first request; a subfolder's is added when an agent first reads or changes a file under it."},
 		{Name: "review.on_complete", Kind: KindBool, Default: false,
 			Doc: "Have Weft and Warp review a plan's work when it completes; a rejection makes start-work exit non-zero."},
 
@@ -183,15 +185,16 @@ func keyTable() []Key {
     tools: [read, bash]
     allow_widen: true           # needed when tools names a tool outside the row`},
 		{Name: "categories", Kind: KindMap, Default: map[string]CategoryConfig{},
-			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
+			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append, and skills: the skills loaded into its first request) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
 			Example: `categories:
   frontend:
     model: gpt-4.1-mini
     temperature: 0.3
     tools: [read, write, edit, bash, glob, grep, plan_check]
-    prompt_append: Use the design system in web/ui; no inline styles.`},
+    prompt_append: Use the design system in web/ui; no inline styles.
+    skills: [react-components]   # .weave/skills/react-components/SKILL.md`},
 		{Name: "custom_agents", Kind: KindMap, Default: map[string]CustomAgentConfig{},
-			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch), model, temperature, delegates (needs task in tools). weave agents list shows them.",
+			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch, skill), model, temperature, delegates (needs task in tools). weave agents list shows them.",
 			Example: `custom_agents:
   docs-writer:
     description: documentation pages need writing or updating
@@ -525,6 +528,17 @@ func netRules(v any) string {
 	for i, s := range v.([]string) {
 		if _, err := netpolicy.ParseRule(s); err != nil {
 			return fmt.Sprintf("item %d: %v", i, err)
+		}
+	}
+	return ""
+}
+
+// fileNames wants plain file names, no folders: instruction files are
+// looked for in each folder.
+func fileNames(v any) string {
+	for _, n := range v.([]string) {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+			return fmt.Sprintf("%q is not a file name; want names like AGENTS.md", n)
 		}
 	}
 	return ""

@@ -33,6 +33,7 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 		ContextWarnRatio:    cfg.ContextWindow.WarnRatio,
 		ContextCompactRatio: cfg.ContextWindow.CompactRatio,
 		Timeout:             cfg.Hook.Timeout,
+		InstructionFiles:    cfg.Instructions.Files,
 	}
 }
 

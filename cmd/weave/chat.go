@@ -21,6 +21,7 @@ import (
 	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/plugins"
 )
 
 type chatOptions struct {
@@ -56,7 +57,8 @@ are shown on stderr as they happen.
 
 On a terminal, weave chat is a conversation: type a message and press Enter;
 /help lists the slash commands (/start-work, /plan, /status, /agents,
-/compact, /exit).
+/compact, /exit) and the project's and your command files (.weave/commands/,
+.claude/commands/: /name args, also with -p "/name args").
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
@@ -211,6 +213,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		return err
 	}
 	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
 	if h.Bus() != nil {
 		// With a bus, delegation goes over it: this chat's agents answer
 		// there, as a run's do.
@@ -221,12 +224,26 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		defer func() { _ = stopAgents() }()
 	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, session: session, json: opts.JSON}
+	builtins := slashCommands()
+	files, warnings := fileCommands(project, cfg, builtins)
+	printWarnings(opts.Streams.ErrOut, warnings)
 	if opts.interactive {
-		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: builtins, files: files}
 		return c.run(ctx, opts.Streams.In)
 	}
+	cmd, prompt, isFile, err := fileCommandPrompt(files, opts.Prompt)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if !isFile {
+		prompt = opts.Prompt
+	}
+	var resp plugins.AgentResponse
 	stop := h.ObserveModel(tr.observe)
-	resp, err := h.Ask(ctx, role.Name, session, opts.Prompt)
+	err = withFileCommand(ctx, h, session, cmd, func(ctx context.Context) (err error) {
+		resp, err = h.Ask(ctx, role.Name, session, prompt)
+		return err
+	})
 	stop()
 	if err == nil && resp.Error != "" {
 		err = errors.New(resp.Error)

@@ -93,7 +93,7 @@ func TestChatThroughTheBinary(t *testing.T) {
 		for _, tl := range body.Tools {
 			tools = append(tools, tl.Function.Name)
 		}
-		if strings.Join(tools, ",") != "read,bash,glob,grep,webfetch" {
+		if strings.Join(tools, ",") != "read,bash,glob,grep,webfetch,skill" {
 			t.Errorf("thread was offered %v, want its row", tools)
 		}
 		// Loom's last request ties Thread's answer to the task call.

@@ -104,6 +104,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	}
 	// Every plugin ends with the run, however the run ends.
 	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := h.StartWork(ctx, opts.Name, view.Observe)
 	view.Close()

@@ -22,11 +22,11 @@ type PlanStatus struct {
 	State string `json:"state"`
 	// Invalid says why the plan cannot run (past the size or nesting
 	// bound); State is then "invalid".
-	Invalid      string `json:"invalid,omitempty"`
+	Invalid      string   `json:"invalid,omitempty"`
 	Current      *Current `json:"current,omitempty"`
-	PausedReason string `json:"paused_reason,omitempty"`
-	LastError    string `json:"last_error,omitempty"`
-	PID          int    `json:"pid,omitempty"`
+	PausedReason string   `json:"paused_reason,omitempty"`
+	LastError    string   `json:"last_error,omitempty"`
+	PID          int      `json:"pid,omitempty"`
 	// Sessions are the latest sessions that ran the active plan, oldest
 	// first (state.json's session_ids).
 	Sessions  []string `json:"sessions,omitempty"`
