@@ -20,6 +20,8 @@ import (
 	"text/template"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave"
 )
 
 // The scaffold templates are named *.tmpl so that Go never reads them as
@@ -82,9 +84,12 @@ touched.
 The module requires ` + weaveModule + `, which is not on a module proxy, so
 go.mod replaces it with a source tree: --weave-src, else $` + weaveSrcEnv + `,
 else the first directory upward from the weave executable or the working
-directory whose go.mod is that module. When none is found the replace is left
-commented out, with what to do. Then, when go is on PATH, ` + "`go mod tidy`" + `
-runs in the new module (--skip-tidy leaves it out).`,
+directory whose go.mod is that module. When none is found (an installed
+binary), the module's plugin packages are written from this binary into
+NAME/` + sdkDir + `/ and go.mod replaces it with that. Then, when go is on PATH,
+` + "`go mod tidy`" + ` runs in the new module (--skip-tidy leaves it out). The module
+is written beside NAME and moved there only when whole: a failure leaves
+nothing.`,
 		Example: `  weave plugin new hook no-force-push
   weave plugin new hook guard --out ~/src/guard --module github.com/me/guard --weave-src ~/src/weave`,
 		Args: argsBetween(1, 1),
@@ -160,39 +165,88 @@ func pluginNewHookRun(ctx context.Context, o *pluginNewOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeScaffold(dir, files); err != nil {
-		return err
-	}
-	out := o.Streams.Out
-	fmt.Fprintf(out, "created hook plugin %s in %s (module %s)\n", o.Name, dir, module)
-	for _, f := range files {
-		fmt.Fprintf(out, "  %s\n", f.name)
-	}
-
 	if src == "" {
-		fmt.Fprintf(out, "\nThe weave source tree was not found, so go.mod's replace is commented out.\n"+
-			"To finish: clone github.com/weavehq/weave, set the replace in %s to it\n"+
-			"and uncomment it (or run this again with --weave-src DIR or %s=DIR), then:\n"+
-			"  cd %s && go mod tidy && go test ./...\n", filepath.Join(dir, "go.mod"), weaveSrcEnv, dir)
-		return nil
+		// No source tree here (an installed binary): the module's packages
+		// a plugin needs are written beside it from this binary.
+		data.WeaveSrc, data.WeaveSrcQuoted = "./"+sdkDir, "./"+sdkDir
+		if files, err = renderScaffold("templates/plugin/hook", data); err != nil {
+			return err
+		}
+		err = weave.SDK(func(name string, body []byte) error {
+			files = append(files, scaffoldFile{name: sdkDir + "/" + name, body: body})
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("the embedded weave module: %w", err)
+		}
+	}
+	// The module is built in a directory beside dir and moved into place
+	// only once whole (tidied too), so a failure leaves nothing behind.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create plugin directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".new-")
+	if err != nil {
+		return fmt.Errorf("create plugin directory: %w", err)
+	}
+	placed := false
+	defer func() {
+		if !placed {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("create plugin directory: %w", err)
+	}
+	if err := writeScaffold(tmp, files); err != nil {
+		return err
 	}
 	tidied := false
 	if !o.SkipTidy {
-		ran, err := goModTidy(ctx, dir, environ)
+		ran, err := goModTidy(ctx, tmp, environ)
 		if err != nil {
-			return fmt.Errorf("the plugin is in %s, but `go mod tidy` failed there: %w\n"+
-				"fix what it says (offline? GOFLAGS=-mod=mod GOPROXY=off uses the module cache), then run `go mod tidy` in %s", dir, err, dir)
-		}
-		if !ran {
-			fmt.Fprintf(out, "\ngo is not on PATH: run `go mod tidy` in %s before building.\n", dir)
+			return fmt.Errorf("`go mod tidy` failed in the new module, so nothing was written to %s: %w\n"+
+				"fix what it says (offline? GOFLAGS=-mod=mod GOPROXY=off uses the module cache) and run this again, or add --skip-tidy", dir, err)
 		}
 		tidied = ran
+	}
+	if err := placeDir(tmp, dir); err != nil {
+		return err
+	}
+	placed = true
+	out := o.Streams.Out
+	fmt.Fprintf(out, "created hook plugin %s in %s (module %s)\n", o.Name, dir, module)
+	for _, f := range files {
+		if !strings.HasPrefix(f.name, sdkDir+"/") {
+			fmt.Fprintf(out, "  %s\n", f.name)
+		}
+	}
+	if src == "" {
+		fmt.Fprintf(out, "  %s/ (the weave module's plugin packages, from this weave binary)\n", sdkDir)
+	}
+	if !o.SkipTidy && !tidied {
+		fmt.Fprintf(out, "\ngo is not on PATH: run `go mod tidy` in %s before building.\n", dir)
 	}
 	fmt.Fprintf(out, "\nnext:\n  cd %s\n", dir)
 	if !tidied {
 		fmt.Fprintf(out, "  go mod tidy\n")
 	}
 	fmt.Fprintf(out, "  go test ./...\n  go build -o /path/to/project/.weave/plugins/%s .\n  weave plugins list   # in the project\n", o.Name)
+	return nil
+}
+
+// sdkDir is where, in a new plugin's module, the weave module's plugin
+// packages are written when no source tree is named or found.
+const sdkDir = "weave-sdk"
+
+// placeDir moves the finished module tmp to dir, which is absent or empty.
+func placeDir(tmp, dir string) error {
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("plugin directory %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("plugin directory %s: %w", dir, err)
+	}
 	return nil
 }
 
@@ -304,6 +358,8 @@ func goVersion(src string) string {
 		if v := goModDirective(filepath.Join(src, "go.mod"), "go"); v != "" {
 			return v
 		}
+	} else if v := weave.GoVersion(); v != "" {
+		return v
 	}
 	v := strings.TrimPrefix(runtime.Version(), "go")
 	if !goReleasePattern.MatchString(v) {

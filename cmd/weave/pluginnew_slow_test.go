@@ -53,3 +53,40 @@ func TestSlowPluginNewHookBuildsAndPasses(t *testing.T) {
 		t.Errorf("plugin describe = %s, want its name and event", b)
 	}
 }
+
+// TestSlowPluginNewHookFromAnInstalledBinary is `go install` then `weave
+// plugin new hook`: the binary alone, away from any weave source tree,
+// scaffolds a module whose test passes and which builds, offline.
+func TestSlowPluginNewHookFromAnInstalledBinary(t *testing.T) {
+	offlineGo(t)
+	installed := filepath.Join(t.TempDir(), "bin", "weave")
+	if err := os.MkdirAll(filepath.Dir(installed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(weaveBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(installed, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	cmd := exec.Command(installed, "plugin", "new", "hook", "guard")
+	cmd.Dir = work
+	cmd.Env = os.Environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("weave plugin new hook guard: %v\n%s", err, out)
+	}
+	dir := filepath.Join(work, "guard")
+	for _, args := range [][]string{{"vet", "./..."}, {"test", "./..."}, {"build", "-o", "plugin", "."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in the scaffold: %v\n%s", strings.Join(args, " "), err, b)
+		}
+	}
+	out, err := exec.Command(filepath.Join(dir, "plugin"), "describe").Output()
+	if err != nil || !strings.Contains(string(out), `"name": "guard"`) {
+		t.Errorf("plugin describe = %s, %v; want its manifest", out, err)
+	}
+}

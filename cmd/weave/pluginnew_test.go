@@ -82,23 +82,42 @@ func TestPluginNewHookWeaveSrcFromEnv(t *testing.T) {
 
 func TestPluginNewHookWithoutWeaveSrc(t *testing.T) {
 	offlineGo(t)
-	// Neither the test binary's directory nor this one is under a weave tree.
+	// Neither the test binary's directory nor this one is under a weave
+	// tree, as for an installed binary: the module's plugin packages come
+	// from the binary, and go mod tidy succeeds offline.
 	t.Chdir(t.TempDir())
 	code, out, errOut := runCLIWith(t, t.TempDir(), "plugin", "new", "hook", "lonely")
 	if code != exitOK {
 		t.Fatalf("plugin new hook = %d %q %q", code, out, errOut)
 	}
 	gomod := readFile(t, filepath.Join("lonely", "go.mod"))
-	if !strings.Contains(gomod, "// replace github.com/weavehq/weave => /path/to/weave") {
-		t.Errorf("go.mod lacks the commented replace:\n%s", gomod)
+	if !strings.Contains(gomod, "replace github.com/weavehq/weave => ./weave-sdk") {
+		t.Errorf("go.mod does not replace weave with the written packages:\n%s", gomod)
 	}
-	if _, err := os.Stat(filepath.Join("lonely", "go.sum")); err == nil {
-		t.Error("go mod tidy ran although it cannot succeed without the weave tree")
-	}
-	for _, want := range []string{"weave source tree was not found", "--weave-src", "go mod tidy"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	for _, f := range []string{"go.sum", "weave-sdk/go.mod", "weave-sdk/plugins/serve.go", "weave-sdk/plugins/plugintest", "weave-sdk/LICENSE"} {
+		if _, err := os.Stat(filepath.Join("lonely", f)); err != nil {
+			t.Errorf("the scaffold lacks %s: %v", f, err)
 		}
+	}
+	if !strings.Contains(out, "weave-sdk/ (the weave module's plugin packages") {
+		t.Errorf("output does not say where the packages came from:\n%s", out)
+	}
+}
+
+// A scaffold whose go mod tidy fails leaves nothing behind: no directory,
+// no half-written go.mod.
+func TestPluginNewHookFailureLeavesNothing(t *testing.T) {
+	offlineGo(t)
+	t.Setenv("GOMODCACHE", t.TempDir()) // empty: tidy cannot find a module
+	parent := t.TempDir()
+	t.Chdir(parent)
+	code, _, errOut := runCLIWith(t, t.TempDir(), "plugin", "new", "hook", "broken")
+	if code == exitOK || !strings.Contains(errOut, "nothing was written") {
+		t.Fatalf("plugin new hook with no module cache = %d %q, want a failure that says nothing was written", code, errOut)
+	}
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		t.Errorf("left behind: %s", e.Name())
 	}
 }
 

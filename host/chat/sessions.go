@@ -105,6 +105,7 @@ func sessionByPrefix(project, prefix string) (string, error) {
 			ids = append(ids, id)
 		}
 	}
+	ids = withoutDelegated(ids)
 	switch len(ids) {
 	case 0:
 		return "", fmt.Errorf("session %q: %w in %s; see `weave sessions list`", prefix, ErrNoSession, l.Rel(l.Sessions()))
@@ -281,4 +282,33 @@ func readTranscript(inside safefile.Inside, path, id string, keep bool) (*Sessio
 	}
 	s.Total = s.Tokens
 	return s, nil
+}
+
+// withoutDelegated drops from ids the sessions delegated from another of
+// ids: a delegation's id starts with its parent's ("PARENT.thread-1a2b3c"),
+// so the start of a session's id also matches every session it delegated
+// to, and means the session itself.
+func withoutDelegated(ids []string) []string {
+	in := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		in[id] = true
+	}
+	var out []string
+	for _, id := range ids {
+		parent, child := id, false
+		for {
+			i := strings.LastIndexByte(parent, '.')
+			if i < 0 {
+				break
+			}
+			if parent = parent[:i]; in[parent] {
+				child = true
+				break
+			}
+		}
+		if !child {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -100,6 +100,19 @@ func TestSessionsTreeAndTokens(t *testing.T) {
 	if _, err := ReadSession(project, "twin-"); err == nil || !strings.Contains(err.Error(), "twin-a, twin-b") {
 		t.Errorf("ReadSession(start of two) = %v, want an error naming both", err)
 	}
+	// The start of a session's id means that session, not the sessions
+	// it delegated to, whose ids start with it.
+	for _, id := range []string{"root-1", "root-1.thread-a1b2c3", "root-1.thread-a1b2c3.weft-d4e5f6"} {
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs, err := ReadSession(project, "root"); err != nil || rs.ID != "root-1" {
+		t.Errorf("ReadSession(start of a session that delegated) = %+v, %v; want root-1", rs, err)
+	}
+	if rs, err := ReadSession(project, "root-1.thr"); err != nil || rs.ID != "root-1.thread-a1b2c3" {
+		t.Errorf("ReadSession(start of a delegation) = %+v, %v; want root-1.thread-a1b2c3", rs, err)
+	}
 }
 
 // TestInterruptedCallStaysInTheConversation: a call cut off by its context

@@ -1,6 +1,10 @@
 package instructions
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/weavehq/weave/internal/layout"
+)
 
 // DefaultFiles are the instruction file names looked for in a directory,
 // the first found winning: Weave's and Codex's AGENTS.md, then Claude
@@ -35,7 +39,7 @@ type place struct {
 func (s Sources) places(sub string) []place {
 	var out []place
 	if s.Project != "" {
-		out = append(out, place{filepath.Join(s.Project, ".weave", sub), s.Project}, place{filepath.Join(s.Project, ".claude", sub), s.Project})
+		out = append(out, place{filepath.Join(layout.NewProject(s.Project).Dir(), sub), s.Project}, place{filepath.Join(s.Project, ".claude", sub), s.Project})
 	}
 	if s.UserDir != "" {
 		out = append(out, place{dir: filepath.Join(s.UserDir, sub)})
