@@ -117,6 +117,24 @@ func isTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// chatInputFor is the interactive chat's input: the line editor when
+// stdin and stderr (where it draws) are terminals, else whole lines as they
+// come, as from a pipe.
+func chatInputFor(s *Streams, project string) chatInput {
+	in, ok := s.In.(*os.File)
+	w := s.ErrOut
+	if g, isGuard := w.(*pipeGuard); isGuard {
+		w = g.w
+	}
+	errOut, eok := w.(*os.File)
+	if ok && eok && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(errOut.Fd())) && os.Getenv("TERM") != "dumb" {
+		if e, err := newTermEditor(in, s.ErrOut, chatHistoryPath(project, os.Getenv)); err == nil {
+			return e
+		}
+	}
+	return newPlainInput(s.In, s.ErrOut)
+}
+
 // pipedPrompt reads the prompt from in, which is not a terminal.
 func pipedPrompt(in io.Reader) (string, error) {
 	b, err := io.ReadAll(in)
@@ -221,9 +239,21 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		defer func() { _ = stopAgents() }()
 	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
+	if opts.Streams.Color && !opts.JSON {
+		md, err := newMarkdownStream(opts.Streams.Out, opts.Streams.Width, os.Getenv)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		tr.md = md
+	}
 	if opts.interactive {
 		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
-		return c.run(ctx, opts.Streams.In)
+		c.in = chatInputFor(opts.Streams, project)
+		if _, ok := c.in.(*termEditor); ok {
+			tr.spin = &spinner{out: opts.Streams.ErrOut}
+		}
+		c.asker = &personAsker{in: c.in, errOut: opts.Streams.ErrOut, quiet: tr.spin.stop}
+		return c.run(ctx)
 	}
 	stop := h.ObserveModel(tr.observe)
 	resp, err := h.Ask(ctx, role.Name, session, opts.Prompt)
@@ -251,6 +281,11 @@ type transcript struct {
 	out, errOut io.Writer
 	agent       string
 	json        bool
+	// md renders the answer's markdown for a terminal; nil prints it as
+	// the model writes it.
+	md *markdownStream
+	// spin shows that the model thinks; nil off a terminal.
+	spin *spinner
 
 	mu sync.Mutex
 	// streamed is the asked agent's text printed in its current call;
@@ -267,11 +302,23 @@ func (t *transcript) observe(ev chat.Event) {
 		return
 	}
 	switch ev.Type {
+	case chat.ModelDelta, chat.ModelUsage:
+		if ev.Agent == t.agent {
+			t.spin.stop()
+		}
+	case chat.ModelRetry, chat.ToolStart, chat.ToolResult, chat.ModelCompacting, chat.ModelCompacted:
+		t.spin.stop()
+	}
+	switch ev.Type {
 	case chat.ModelDelta:
 		if ev.Agent != t.agent {
 			return
 		}
-		fmt.Fprint(t.out, ev.Text)
+		if t.md != nil {
+			t.md.write(ev.Text)
+		} else {
+			fmt.Fprint(t.out, ev.Text)
+		}
 		t.streamed.WriteString(ev.Text)
 		t.any = true
 	case chat.ModelRetry:
@@ -283,6 +330,8 @@ func (t *transcript) observe(ev chat.Event) {
 	case chat.ToolResult:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s  ⎿ %s %s\n", t.who(ev.Agent), ev.Tool, toolOutcome(ev))
+		// The model thinks again over the result.
+		t.spin.start()
 	case chat.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
@@ -342,8 +391,17 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
-// endLine ends the streamed text of a call with a newline.
+// thinking shows that the model thinks, until something is printed.
+func (t *transcript) thinking() { t.spin.start() }
+
+// endLine ends the streamed text of a call with a newline (rendering the
+// rest of its markdown).
 func (t *transcript) endLine() {
+	if t.md != nil {
+		t.md.flush()
+		t.streamed.Reset()
+		return
+	}
 	if s := t.streamed.String(); s != "" && !strings.HasSuffix(s, "\n") {
 		fmt.Fprintln(t.out)
 	}
@@ -353,13 +411,24 @@ func (t *transcript) endLine() {
 // endTurn ends a turn of the conversation: the streamed text ends its
 // line, and an answer that did not stream is printed whole.
 func (t *transcript) endTurn(output string) {
+	t.spin.stop()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLine()
 	if !t.any && output != "" {
-		fmt.Fprintln(t.out, output)
+		t.printWhole(output)
 	}
 	t.any = false
+}
+
+// printWhole prints an answer that did not stream.
+func (t *transcript) printWhole(output string) {
+	if t.md != nil {
+		t.md.write(output)
+		t.md.flush()
+		return
+	}
+	fmt.Fprintln(t.out, output)
 }
 
 func (t *transcript) finish(output string, err error) error {
@@ -376,7 +445,7 @@ func (t *transcript) finish(output string, err error) error {
 		if !t.any && output != "" {
 			// Nothing streamed (a provider that does not stream): print the
 			// answer whole.
-			fmt.Fprintln(t.out, output)
+			t.printWhole(output)
 		}
 	}
 	if err != nil {
