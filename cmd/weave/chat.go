@@ -56,7 +56,10 @@ are shown on stderr as they happen.
 
 On a terminal, weave chat is a conversation: type a message and press Enter;
 /help lists the slash commands (/start-work, /plan, /status, /agents,
-/compact, /exit).
+/compact, /exit). The prompt edits the line (arrows, Home/End, Ctrl-A/E/K/U/W),
+recalls this project's earlier messages (Up/Down), and goes on to a new line
+of the same message after a trailing backslash or Alt-Enter. With colour on,
+the answer's markdown is rendered for the terminal.
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).

@@ -48,6 +48,8 @@ type termEditor struct {
 	readCtx context.Context
 	// eof is set once chunks is closed.
 	eof bool
+	// pasting is set between the terminal's paste brackets.
+	pasting bool
 
 	// busy reads the lines typed during a turn; nil between turns.
 	busyMu sync.Mutex
@@ -146,13 +148,18 @@ func (e *termEditor) readMessage(ctx context.Context, prompt string, withHistory
 	if err != nil {
 		return "", fmt.Errorf("put the terminal in raw mode: %w", err)
 	}
-	defer func() { _ = term.Restore(e.fd, st) }()
-	e.readCtx = ctx
+	// Bracketed paste: a pasted block of lines is one message.
+	fmt.Fprint(e.out, "\x1b[?2004h")
+	defer func() {
+		fmt.Fprint(e.out, "\x1b[?2004l")
+		_ = term.Restore(e.fd, st)
+	}()
+	e.readCtx, e.pasting = ctx, false
 	var parts []string
 	p := prompt
 	for {
 		t := term.NewTerminal(editorIO{e}, p)
-		if w, h, err := term.GetSize(e.fd); err == nil {
+		if w, h, err := term.GetSize(e.fd); err == nil && w > 0 && h > 0 {
 			_ = t.SetSize(w, h)
 		}
 		t.History = noRecall{}
@@ -203,6 +210,13 @@ type editorIO struct{ e *termEditor }
 
 func (r editorIO) Write(p []byte) (int, error) { return r.e.out.Write(p) }
 
+// The terminal brackets what is pasted with these, in bracketed paste
+// mode (on while the editor reads).
+var (
+	pasteStart = []byte("\x1b[200~")
+	pasteEnd   = []byte("\x1b[201~")
+)
+
 // shiftEnters are what terminals that tell it apart send for Shift-Enter.
 var shiftEnters = [][]byte{[]byte("\x1b[13;2u"), []byte("\x1b[27;2;13~")}
 
@@ -231,6 +245,25 @@ func (r editorIO) Read(p []byte) (int, error) {
 	for n < len(p) && len(e.rest) > 0 {
 		c := e.rest[0]
 		switch {
+		case bytes.HasPrefix(e.rest, pasteStart):
+			e.pasting = true
+			e.rest = e.rest[len(pasteStart):]
+			continue
+		case bytes.HasPrefix(e.rest, pasteEnd):
+			e.pasting = false
+			e.rest = e.rest[len(pasteEnd):]
+			continue
+		case e.pasting && (c == '\r' || c == '\n'):
+			// A pasted line break stays in the message, shown as ↵.
+			if n+len(recallBreak) > len(p) {
+				return n, nil
+			}
+			n += copy(p[n:], recallBreak)
+			e.rest = e.rest[1:]
+			if c == '\r' && len(e.rest) > 0 && e.rest[0] == '\n' {
+				e.rest = e.rest[1:]
+			}
+			continue
 		case c == 3:
 			p[n] = ctrlCKey
 			e.rest = e.rest[1:]
@@ -282,11 +315,14 @@ func (e *termEditor) startBusy(out chan string) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		for {
-			if i := bytes.IndexByte(e.rest, '\n'); i >= 0 {
-				line := strings.TrimSuffix(string(e.rest[:i]), "\r")
+			if i := bytes.IndexAny(e.rest, "\r\n"); i >= 0 {
+				line, skip := string(e.rest[:i]), i+1
+				if e.rest[i] == '\r' && skip < len(e.rest) && e.rest[skip] == '\n' {
+					skip++
+				}
 				select {
 				case out <- line:
-					e.rest = e.rest[i+1:]
+					e.rest = e.rest[skip:]
 					continue
 				case <-b.stop:
 					return

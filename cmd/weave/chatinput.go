@@ -43,6 +43,8 @@ type plainInput struct {
 	mu sync.Mutex
 	// answer takes the next line read while a question waits for it.
 	answer chan string
+	// ended is set at the end of the input.
+	ended bool
 }
 
 // newPlainInput reads in until its end. The reader stays blocked in a
@@ -52,6 +54,7 @@ func newPlainInput(in io.Reader, errOut io.Writer) *plainInput {
 	go func() {
 		defer func() {
 			p.mu.Lock()
+			p.ended = true
 			if p.answer != nil {
 				close(p.answer)
 				p.answer = nil
@@ -86,6 +89,10 @@ func (p *plainInput) typed() (<-chan string, func()) { return p.lines, func() {}
 func (p *plainInput) question(ctx context.Context, prompt string) (string, error) {
 	a := make(chan string, 1)
 	p.mu.Lock()
+	if p.ended {
+		p.mu.Unlock()
+		return "", errNoAnswer
+	}
 	p.answer = a
 	p.mu.Unlock()
 	defer func() {

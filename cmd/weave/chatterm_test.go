@@ -129,6 +129,7 @@ func TestTermChatEditing(t *testing.T) {
 		modeltest.Turn{Text: "Again."},
 		modeltest.Turn{Text: "Two lines."},
 		modeltest.Turn{Text: "Two more."},
+		modeltest.Turn{Text: "Pasted."},
 		modeltest.Turn{Text: "Kept."},
 	)
 	state := t.TempDir()
@@ -178,20 +179,26 @@ func TestTermChatEditing(t *testing.T) {
 	}
 	c.screen.waitFor(t, "the fifth prompt", chatPrompt, 5)
 
+	c.typeKeys(t, "\x1b[200~alpha\nbeta\x1b[201~\r")
+	if got := lastUserMessage(t, srv, 4); got != "alpha\nbeta" {
+		t.Errorf("a pasted block sent %q, want one message of its two lines", got)
+	}
+	c.screen.waitFor(t, "the prompt after the paste", chatPrompt, 6)
+
 	c.typeKeys(t, "drop this\x03")
 	c.screen.waitFor(t, "the line dropped", "^C", 1)
-	c.screen.waitFor(t, "a new prompt", chatPrompt, 6)
+	c.screen.waitFor(t, "a new prompt", chatPrompt, 7)
 	c.typeKeys(t, "kept\r")
-	if got := lastUserMessage(t, srv, 4); got != "kept" {
+	if got := lastUserMessage(t, srv, 5); got != "kept" {
 		t.Errorf("after Ctrl-C the model got %q, want only what was typed after it", got)
 	}
-	c.screen.waitFor(t, "the prompt after it", chatPrompt, 7)
+	c.screen.waitFor(t, "the prompt after it", chatPrompt, 8)
 	c.typeKeys(t, "\x03")
 	if code := c.wait(t); code != 0 {
 		t.Fatalf("exit %d after Ctrl-C at an empty prompt; the terminal shows:\n%s", code, c.screen.String())
 	}
-	if len(srv.Requests()) != 5 {
-		t.Errorf("%d model requests, want 5", len(srv.Requests()))
+	if len(srv.Requests()) != 6 {
+		t.Errorf("%d model requests, want 6", len(srv.Requests()))
 	}
 	if !strings.Contains(c.screen.String(), "weave chat --resume chat-") {
 		t.Errorf("no word on how to resume:\n%s", c.screen.String())
@@ -206,7 +213,7 @@ func TestTermChatEditing(t *testing.T) {
 		t.Errorf("history file %v, %v; want mode 0600", fi, err)
 	}
 	b, _ := os.ReadFile(files[0])
-	if want := "\"hello world\"\n\"first line\\nsecond line\"\n\"one\\ntwo\"\n\"kept\"\n"; string(b) != want {
+	if want := "\"hello world\"\n\"first line\\nsecond line\"\n\"one\\ntwo\"\n\"alpha\\nbeta\"\n\"kept\"\n"; string(b) != want {
 		t.Errorf("history holds %q, want %q", b, want)
 	}
 	if err := filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error {
@@ -223,7 +230,7 @@ func TestTermChatEditing(t *testing.T) {
 	c = startTermChat(t, bin, dir, append(chatEnv(t, srv2), "XDG_STATE_HOME="+state), false)
 	c.screen.waitFor(t, "the prompt", chatPrompt, 1)
 	c.typeKeys(t, keyUp+keyUp+"\r")
-	if got := lastUserMessage(t, srv2, 0); got != "one\ntwo" {
+	if got := lastUserMessage(t, srv2, 0); got != "alpha\nbeta" {
 		t.Errorf("Up Up in a new chat sent %q, want the message before the last, with its line break", got)
 	}
 	c.screen.waitFor(t, "the prompt after it", chatPrompt, 2)
