@@ -105,4 +105,3 @@ func TestChatHistoryBounded(t *testing.T) {
 		t.Errorf("recalled %q, want its line break shown as %s", got, recallBreak)
 	}
 }
-
