@@ -267,3 +267,46 @@ func TestTermChatPipedMarkdown(t *testing.T) {
 		t.Fatalf("exit %d after Ctrl-D", code)
 	}
 }
+
+// TestTermChatInterrupt: on a whole terminal, the terminal is in its
+// normal mode while a turn runs: a line typed then is queued (and heard
+// at once), Ctrl-C interrupts the turn as a signal, and the queued line is
+// answered after it, with the editor back for the next one.
+func TestTermChatInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, nil)
+	hold := make(chan struct{})
+	defer close(hold)
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{Text: "Thinking about a very long answer", Hold: hold},
+		modeltest.Turn{Text: "Going on."},
+		modeltest.Turn{Text: "Edited."},
+	)
+	c := startTermChat(t, bin, dir, chatEnv(t, srv), false)
+	c.screen.waitFor(t, "the prompt", chatPrompt, 1)
+	c.typeKeys(t, "tell me everything\r")
+	// The answer is held in the middle of its first paragraph, which is
+	// rendered once complete: wait for the model to be asked.
+	lastUserMessage(t, srv, 0)
+	c.typeKeys(t, "and more\r")
+	c.screen.waitFor(t, "the line queued", "(queued: answered when this turn ends)", 1)
+	c.typeKeys(t, "\x03")
+	c.screen.waitFor(t, "the interruption", "interrupted", 1)
+	if got := lastUserMessage(t, srv, 1); got != "and more" {
+		t.Errorf("the queued line reached the model as %q", got)
+	}
+	c.screen.waitFor(t, "the answer to it", "Going", 1)
+	c.screen.waitFor(t, "the prompt after it", chatPrompt, 3)
+	c.typeKeys(t, "ba"+keyLeft+"c\r")
+	if got := lastUserMessage(t, srv, 2); got != "bca" {
+		t.Errorf("after the interruption the editor sent %q, want %q", got, "bca")
+	}
+	c.screen.waitFor(t, "the last prompt", chatPrompt, 4)
+	c.typeKeys(t, "\x04")
+	if code := c.wait(t); code != 0 {
+		t.Fatalf("exit %d after Ctrl-D", code)
+	}
+}
