@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/term"
 )
@@ -50,6 +51,10 @@ type termEditor struct {
 	eof bool
 	// pasting is set between the terminal's paste brackets.
 	pasting bool
+	// histWarned is set once the history could not be kept.
+	histWarned bool
+	// raw is set while the editor has the terminal in raw mode.
+	raw atomic.Bool
 
 	// busy reads the lines typed during a turn; nil between turns.
 	busyMu sync.Mutex
@@ -99,7 +104,14 @@ func newTermEditor(in *os.File, out io.Writer, histPath string) (*termEditor, er
 	return e, nil
 }
 
-func (e *termEditor) close() { _ = term.Restore(e.fd, e.orig) }
+// close gives the terminal back as the chat found it, also when the chat
+// ends (SIGTERM) while the editor has it in raw mode.
+func (e *termEditor) close() {
+	if e.raw.Load() {
+		fmt.Fprint(e.out, "\x1b[?2004l")
+	}
+	_ = term.Restore(e.fd, e.orig)
+}
 
 func (e *termEditor) next() <-chan string {
 	ch := make(chan string, 1)
@@ -114,7 +126,9 @@ func (e *termEditor) next() <-chan string {
 			close(ch)
 			return
 		}
-		if herr := e.hist.add(msg); herr != nil {
+		if herr := e.hist.add(msg); herr != nil && !e.histWarned {
+			// Said once: the chat goes on without keeping its history.
+			e.histWarned = true
 			fmt.Fprintf(e.out, "%v\n", herr)
 		}
 		ch <- msg
@@ -150,9 +164,11 @@ func (e *termEditor) readMessage(ctx context.Context, prompt string, withHistory
 	}
 	// Bracketed paste: a pasted block of lines is one message.
 	fmt.Fprint(e.out, "\x1b[?2004h")
+	e.raw.Store(true)
 	defer func() {
 		fmt.Fprint(e.out, "\x1b[?2004l")
 		_ = term.Restore(e.fd, st)
+		e.raw.Store(false)
 	}()
 	e.readCtx, e.pasting = ctx, false
 	var parts []string
