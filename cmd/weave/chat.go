@@ -58,7 +58,11 @@ are shown on stderr as they happen.
 On a terminal, weave chat is a conversation: type a message and press Enter;
 /help lists the slash commands (/start-work, /plan, /status, /agents,
 /compact, /exit) and the project's and your command files (.weave/commands/,
-.claude/commands/: /name args, also with -p "/name args").
+.claude/commands/: /name args, also with -p "/name args"). The prompt edits
+the line (arrows, Home/End, Ctrl-A/E/K/U/W), recalls this project's earlier
+messages (Up/Down), and goes on to a new line of the same message after a
+trailing backslash or Alt-Enter. With colour on, the answer's markdown is
+rendered for the terminal.
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
@@ -117,6 +121,24 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// chatInputFor is the interactive chat's input: the line editor when
+// stdin and stderr (where it draws) are terminals, else whole lines as they
+// come, as from a pipe.
+func chatInputFor(s *Streams, project string) chatInput {
+	in, ok := s.In.(*os.File)
+	w := s.ErrOut
+	if g, isGuard := w.(*pipeGuard); isGuard {
+		w = g.w
+	}
+	errOut, eok := w.(*os.File)
+	if ok && eok && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(errOut.Fd())) && os.Getenv("TERM") != "dumb" {
+		if e, err := newTermEditor(in, s.ErrOut, chatHistoryPath(project, os.Getenv)); err == nil {
+			return e
+		}
+	}
+	return newPlainInput(s.In, s.ErrOut)
 }
 
 // pipedPrompt reads the prompt from in, which is not a terminal.
@@ -224,12 +246,24 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		defer func() { _ = stopAgents() }()
 	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, session: session, json: opts.JSON}
+	if opts.Streams.Color && !opts.JSON {
+		md, err := newMarkdownStream(opts.Streams.Out, opts.Streams.Width, os.Getenv)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		tr.md = md
+	}
 	builtins := slashCommands()
 	files, warnings := fileCommands(project, cfg, builtins)
 	printWarnings(opts.Streams.ErrOut, warnings)
 	if opts.interactive {
 		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: builtins, files: files}
-		return c.run(ctx, opts.Streams.In)
+		c.in = chatInputFor(opts.Streams, project)
+		if _, ok := c.in.(*termEditor); ok {
+			tr.spin = &spinner{out: opts.Streams.ErrOut}
+		}
+		c.asker = &personAsker{in: c.in, errOut: opts.Streams.ErrOut, quiet: tr.spin.stop}
+		return c.run(ctx)
 	}
 	cmd, prompt, isFile, err := fileCommandPrompt(files, opts.Prompt)
 	if err != nil {
@@ -269,6 +303,11 @@ type transcript struct {
 	agent       string
 	session     string
 	json        bool
+	// md renders the answer's markdown for a terminal; nil prints it as
+	// the model writes it.
+	md *markdownStream
+	// spin shows that the model thinks; nil off a terminal.
+	spin *spinner
 
 	mu sync.Mutex
 	// streamed is the asked agent's text printed in its current call;
@@ -285,11 +324,23 @@ func (t *transcript) observe(ev chat.Event) {
 		return
 	}
 	switch ev.Type {
+	case chat.ModelDelta, chat.ModelUsage:
+		if ev.Agent == t.agent {
+			t.spin.stop()
+		}
+	case chat.ModelRetry, chat.ToolStart, chat.ToolResult, chat.ModelCompacting, chat.ModelCompacted:
+		t.spin.stop()
+	}
+	switch ev.Type {
 	case chat.ModelDelta:
 		if ev.Agent != t.agent {
 			return
 		}
-		fmt.Fprint(t.out, ev.Text)
+		if t.md != nil {
+			t.md.write(ev.Text)
+		} else {
+			fmt.Fprint(t.out, ev.Text)
+		}
 		t.streamed.WriteString(ev.Text)
 		t.any = true
 	case chat.ModelRetry:
@@ -301,6 +352,8 @@ func (t *transcript) observe(ev chat.Event) {
 	case chat.ToolResult:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s  ⎿ %s %s\n", t.who(ev.Agent), ev.Tool, toolOutcome(ev))
+		// The model thinks again over the result.
+		t.spin.start()
 	case chat.ModelUsage:
 		if ev.Agent == t.agent {
 			t.endLine()
@@ -360,8 +413,17 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
-// endLine ends the streamed text of a call with a newline.
+// thinking shows that the model thinks, until something is printed.
+func (t *transcript) thinking() { t.spin.start() }
+
+// endLine ends the streamed text of a call with a newline (rendering the
+// rest of its markdown).
 func (t *transcript) endLine() {
+	if t.md != nil {
+		t.md.flush()
+		t.streamed.Reset()
+		return
+	}
 	if s := t.streamed.String(); s != "" && !strings.HasSuffix(s, "\n") {
 		fmt.Fprintln(t.out)
 	}
@@ -371,13 +433,24 @@ func (t *transcript) endLine() {
 // endTurn ends a turn of the conversation: the streamed text ends its
 // line, and an answer that did not stream is printed whole.
 func (t *transcript) endTurn(output string) {
+	t.spin.stop()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLine()
 	if !t.any && output != "" {
-		fmt.Fprintln(t.out, output)
+		t.printWhole(output)
 	}
 	t.any = false
+}
+
+// printWhole prints an answer that did not stream.
+func (t *transcript) printWhole(output string) {
+	if t.md != nil {
+		t.md.write(output)
+		t.md.flush()
+		return
+	}
+	fmt.Fprintln(t.out, output)
 }
 
 func (t *transcript) finish(output string, err error) error {
@@ -402,7 +475,7 @@ func (t *transcript) finish(output string, err error) error {
 		if !t.any && output != "" {
 			// Nothing streamed (a provider that does not stream): print the
 			// answer whole.
-			fmt.Fprintln(t.out, output)
+			t.printWhole(output)
 		}
 	}
 	if err != nil {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,22 +29,26 @@ type chatREPL struct {
 	commands []slashCommand
 	// files are the command files' commands, after the built-ins.
 	files []instructions.Command
+	// in is what the person types; asker asks them about a tool call.
+	in    chatInput
+	asker permissionAsker
 	// done ends the conversation once the current line is handled.
 	done bool
 }
 
 // run holds the conversation until the person ends it: /exit, Ctrl-D,
 // Ctrl-C at the prompt, a second Ctrl-C during a turn, or SIGTERM.
-func (c *chatREPL) run(ctx context.Context, in io.Reader) error {
+func (c *chatREPL) run(ctx context.Context) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	stop := c.h.ObserveModel(c.tr.observe)
 	defer stop()
+	defer c.in.close()
 
-	lines := readLines(in)
 	c.greet()
 	var queue []string
+	ended := false
 	for !c.done {
 		var line string
 		switch {
@@ -55,13 +57,12 @@ func (c *chatREPL) run(ctx context.Context, in io.Reader) error {
 			line, queue = queue[0], queue[1:]
 			c.prompt()
 			fmt.Fprintln(c.streams.ErrOut, line)
-		case lines == nil:
+		case ended:
 			c.done = true
 			continue
 		default:
-			c.prompt()
 			select {
-			case l, ok := <-lines:
+			case l, ok := <-c.in.next():
 				if !ok {
 					// Ctrl-D: end the prompt's line.
 					fmt.Fprintln(c.streams.ErrOut)
@@ -81,7 +82,7 @@ func (c *chatREPL) run(ctx context.Context, in io.Reader) error {
 		}
 		var more []string
 		var exit bool
-		more, exit, lines = c.turn(ctx, line, lines, sigs)
+		more, exit, ended = c.turn(ctx, line, sigs)
 		queue = append(queue, more...)
 		if exit {
 			c.done = true
@@ -91,35 +92,20 @@ func (c *chatREPL) run(ctx context.Context, in io.Reader) error {
 	return nil
 }
 
-// readLines sends the lines read from in until its end, then closes the
-// channel. The reader stays blocked in a read when the chat ends; the
-// process exits under it.
-func readLines(in io.Reader) chan string {
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	return lines
-}
-
 // turn handles one line while it watches for Ctrl-C (the first cancels the
 // turn, a second ends the chat) and for lines typed meanwhile, which are
 // queued for after it and count at once as the person's (a plan running
 // in this session stops its continuation prompts). It returns the queued
-// lines, whether to end the chat, and the line channel (nil after Ctrl-D).
-func (c *chatREPL) turn(ctx context.Context, line string, lines chan string, sigs <-chan os.Signal) ([]string, bool, chan string) {
+// lines, whether to end the chat, and whether the input has ended (Ctrl-D).
+func (c *chatREPL) turn(ctx context.Context, line string, sigs <-chan os.Signal) ([]string, bool, bool) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- c.handle(tctx, line) }()
 	var queued []string
-	interrupted, exit := false, false
-	watch := lines
+	interrupted, exit, ended := false, false, false
+	watch, stopWatch := c.in.typed()
+	defer stopWatch()
 	for {
 		select {
 		case err := <-done:
@@ -130,7 +116,7 @@ func (c *chatREPL) turn(ctx context.Context, line string, lines chan string, sig
 			case err != nil:
 				fmt.Fprintf(c.streams.ErrOut, "error: %v\n", err)
 			}
-			return queued, exit, lines
+			return queued, exit, ended
 		case sig := <-sigs:
 			if sig == syscall.SIGTERM || interrupted {
 				exit = true
@@ -140,7 +126,7 @@ func (c *chatREPL) turn(ctx context.Context, line string, lines chan string, sig
 		case l, ok := <-watch:
 			if !ok {
 				// Ctrl-D while the agent works: leave once it is done.
-				watch, lines, exit = nil, nil, true
+				watch, ended, exit = nil, true, true
 				continue
 			}
 			queued = append(queued, l)
@@ -178,6 +164,7 @@ func (c *chatREPL) handle(ctx context.Context, line string) error {
 
 // ask has agent answer text in the chat's session, streaming its answer.
 func (c *chatREPL) ask(ctx context.Context, agent, text string) error {
+	c.tr.thinking()
 	resp, err := c.h.Ask(ctx, agent, c.session, text)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -220,7 +207,7 @@ func (c *chatREPL) greet() {
 	fmt.Fprintf(c.streams.ErrOut, "weave chat with %s (session %s%s)\n/help for commands · Ctrl-C interrupts · Ctrl-D exits\n", c.agent, c.session, resumed)
 }
 
-func (c *chatREPL) prompt() { fmt.Fprint(c.streams.ErrOut, "› ") }
+func (c *chatREPL) prompt() { fmt.Fprint(c.streams.ErrOut, chatPromptText) }
 
 // bye says how to come back to a session that has something in it.
 func (c *chatREPL) bye() {
