@@ -81,6 +81,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.hooks(c.Hooks)
 		case "plugins":
 			val = r.plugins(c.Plugins)
+		case "mcp_servers":
+			val = r.mcpServers(c.MCPServers)
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {
@@ -142,6 +144,9 @@ func (r renderer) agents(agents map[string]AgentConfig) *yaml.Node {
 		}
 		if a.AllowWiden {
 			r.field(e, key, "allow_widen", true)
+		}
+		if a.MCP != nil {
+			r.field(e, key, "mcp", a.MCP)
 		}
 		r.common(e, key, a.Model, a.Temperature, a.PromptAppend)
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))

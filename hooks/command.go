@@ -161,6 +161,12 @@ func (h *CommandHook) describe() plugins.Info {
 				tools = append(tools, d.Name)
 			}
 		}
+		// MCP tools are not known until their servers answer: a matcher
+		// that may match one (mcp__github__.*, .*) declares the MCP tools
+		// its literal prefix allows, and Handle matches the name itself.
+		if p := mcpPrefix(h.matcher); p != "" {
+			tools = append(tools, p+"*")
+		}
 		info.Tools = map[string][]string{h.event: tools}
 	}
 	return info
@@ -190,6 +196,9 @@ func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Dec
 
 func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error) {
 	if !h.desc.Handles(ev.Name, ev.Tool) {
+		return plugins.Decision{Action: plugins.Allow}, "", nil
+	}
+	if _, mcp := plugins.MCPServerOf(ev.Tool); mcp && h.matcher != nil && plugins.ToolEvent(ev.Name) && !h.matcher.MatchString(ev.Tool) {
 		return plugins.Decision{Action: plugins.Allow}, "", nil
 	}
 	dir := h.opts.ProjectDir
@@ -462,3 +471,18 @@ var (
 	_ plugins.Hook = (*CommandHook)(nil)
 	_ noteHandler  = (*CommandHook)(nil)
 )
+
+// mcpPrefix is the prefix of MCP tool names a matcher may match:
+// "mcp__github__" for "mcp__github__.*", "mcp__" for ".*" or "mcp__.*",
+// "" when it can match none (a literal prefix such as "Bash").
+func mcpPrefix(re *regexp.Regexp) string {
+	// re is "^(?:matcher)$": its literal prefix is the matcher's.
+	lit, _ := re.LiteralPrefix()
+	switch {
+	case strings.HasPrefix(lit, plugins.MCPPrefix):
+		return lit
+	case strings.HasPrefix(plugins.MCPPrefix, lit):
+		return plugins.MCPPrefix
+	}
+	return ""
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/chat"
+	"github.com/weavehq/weave/host/mcp"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
@@ -45,6 +46,7 @@ type Host struct {
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
 	model    *chat.Door
+	mcp      *mcp.Manager
 
 	// guardDown records the first failure of a hook whose failure policy
 	// is closed; a run stops on it.
@@ -175,8 +177,15 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.pipeline, err = hooks.NewPipeline(h.hooks, h.hookOpts); err != nil {
 		return nil, err
 	}
+	if h.mcp, err = h.openMCP(ctx); err != nil {
+		return nil, err
+	}
+	var extra func(session, agent string) []plugins.ToolSpec
+	if h.mcp != nil {
+		extra = mcpTools(h.mcp, h.gate)
+	}
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
-		Plans: h.planSnapshot})
+		Plans: h.planSnapshot, Tools: extra})
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
@@ -191,8 +200,12 @@ func (h *Host) newTools() (*tools.Tools, error) {
 	if h.bus != nil {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
-	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool))
+	opts := []tools.Option{tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
+		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool)}
+	if h.mcp != nil {
+		opts = append(opts, tools.WithMCP(h.mcp))
+	}
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, opts...)
 }
 
 // Close stops everything the host started, in the reverse order of its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +77,10 @@ type Options struct {
 	// Plans gives the work state of a session that a compaction's summary
 	// carries; nil: none.
 	Plans func(session string) PlanSnapshot
+	// Tools gives the tools the host offers an agent beside those it asks
+	// for (the MCP servers' it may use), added to each of its calls; nil:
+	// none.
+	Tools func(session, agent string) []plugins.ToolSpec
 }
 
 // Door is the model door: every model call of the host passes it. It
@@ -102,6 +107,8 @@ type Door struct {
 	sessions  *sessionLog
 	// plans reads the work state a summary carries; nil: none.
 	plans func(session string) PlanSnapshot
+	// extra gives the host's tools for an agent (Options.Tools); nil: none.
+	extra func(session, agent string) []plugins.ToolSpec
 
 	mu        sync.Mutex
 	observers map[int]func(Event)
@@ -127,7 +134,7 @@ func New(o Options) *Door {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans,
+	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans, extra: o.Tools,
 		observers: map[int]func(Event){}, pending: map[string][]string{}, convs: map[[2]string]*conversation{}}
 	d.idle = sync.NewCond(&d.mu)
 	d.provider, d.err = model.Open(cfg.Model, o.Getenv)
@@ -221,6 +228,11 @@ type turn struct {
 func (d *Door) Complete(ctx context.Context, session, agent string, req plugins.ChatRequest) (plugins.ChatResponse, error) {
 	if d.provider == nil {
 		return plugins.ChatResponse{}, d.err
+	}
+	if d.extra != nil {
+		if more := d.extra(session, agent); len(more) > 0 {
+			req.Tools = append(slices.Clip(req.Tools), more...)
+		}
 	}
 	tn := &turn{session: session, agent: agent, req: req}
 	if err := d.before(ctx, tn); err != nil {
