@@ -167,7 +167,7 @@ func keyTable() []Key {
 			Doc: "How deep delegation may nest; 0 forbids delegation."},
 
 		{Name: "agents", Kind: KindMap, Default: map[string]AgentConfig{}, Allowed: agentNames,
-			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model, temperature, prompt_append, mcp (the MCP servers the role may use, \"*\" for all; default all for roles whose row has write or bash, none for read-only roles; [] for none).",
+			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model, temperature, prompt_append, mcp (the MCP servers the role may use, \"*\" for all; default all for roles whose row has write or edit, none for read-only roles; [] for none).",
 			Example: `agents:
   pattern:
     model: gpt-4.1

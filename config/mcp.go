@@ -182,7 +182,7 @@ func parseHeaders(el *errorList, key string, raw any) map[string]string {
 }
 
 // mcpDoc is the key table's documentation of mcp_servers.
-var mcpDoc = fmt.Sprintf("MCP servers whose tools the agents may use, as mcp__<server>__<tool>, by name: a stdio server {command, args, env} started in its own process group and stopped with the run, or {type: http|sse, url, headers}. Values may name environment variables as ${VAR} or ${VAR:-default}; they are read when the server starts and never written. A project .mcp.json (Claude Code's format) adds its servers; an entry here wins over one of the same name there. Which roles may use which servers: agents.<name>.mcp (default %q for roles whose row has write or bash, none for read-only roles).", MCPAll)
+var mcpDoc = fmt.Sprintf("MCP servers whose tools the agents may use, as mcp__<server>__<tool>, by name: a stdio server {command, args, env} started in its own process group and stopped with the run, or {type: http|sse, url, headers}. Values may name environment variables as ${VAR} or ${VAR:-default}; they are read when the server starts and never written. A project .mcp.json (Claude Code's format) adds its servers; an entry here wins over one of the same name there. Which roles may use which servers: agents.<name>.mcp (default %q for roles whose row has write or edit, none for read-only roles).", MCPAll)
 
 // mcpServers renders mcp_servers as written: references to environment
 // variables stay references.

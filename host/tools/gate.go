@@ -94,7 +94,7 @@ type GateRow struct {
 	Widened []string
 	// MCP names the MCP servers the role may use (config.MCPAll: every
 	// one), from agents.<name>.mcp, else every server for a role whose row
-	// has write or bash and none for a read-only role.
+	// has write or edit and none for a read-only role.
 	MCP []string
 	// MCPFromConfig says agents.<name>.mcp set MCP.
 	MCPFromConfig bool
@@ -195,7 +195,7 @@ func NewGate(cfg *config.Config, logger *slog.Logger, opts ...GateOption) (*Gate
 			}
 		}
 		row.MCP, row.MCPFromConfig = mcpRow(row, ac, ok)
-		if row.MCPFromConfig && len(row.MCP) > 0 && !slices.Contains(row.Tools, plugins.ToolWrite) && !slices.Contains(row.Tools, plugins.ToolBash) {
+		if row.MCPFromConfig && len(row.MCP) > 0 && readOnlyRow(row) {
 			logger.Warn("MCP servers given to a read-only role by config", "agent", r.Name, "mcp", row.MCP)
 		}
 		g.rows[r.Name] = row

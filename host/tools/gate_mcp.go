@@ -10,13 +10,13 @@ import (
 )
 
 // mcpRow is the MCP servers of a role's row: agents.<name>.mcp when set,
-// else every server for a role that may change the project (write or
-// bash in its row) and none for a read-only role.
+// else every server for a role that may change the project (write or edit
+// in its row) and none for a read-only role (whose bash is read-only).
 func mcpRow(row GateRow, ac config.AgentConfig, configured bool) ([]string, bool) {
 	if configured && ac.MCP != nil {
 		return slices.Clone(ac.MCP), true
 	}
-	if slices.Contains(row.Tools, plugins.ToolWrite) || slices.Contains(row.Tools, plugins.ToolBash) {
+	if !readOnlyRow(row) {
 		return []string{config.MCPAll}, false
 	}
 	return nil, false
@@ -74,4 +74,10 @@ func mcpWhy(row GateRow) string {
 		return fmt.Sprintf("config agents.%s.mcp gives it only %s", name, strings.Join(row.MCP, ", "))
 	}
 	return fmt.Sprintf("%s is read-only; config agents.%s.mcp may give it servers", name, name)
+}
+
+// readOnlyRow: a row without write or edit (a read-only role's bash runs
+// read-only in the sandbox).
+func readOnlyRow(row GateRow) bool {
+	return !slices.Contains(row.Tools, plugins.ToolWrite) && !slices.Contains(row.Tools, plugins.ToolEdit)
 }
