@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -164,7 +166,7 @@ func (h *CommandHook) describe() plugins.Info {
 		// MCP tools are not known until their servers answer: a matcher
 		// that may match one (mcp__github__.*, .*) declares the MCP tools
 		// its literal prefix allows, and Handle matches the name itself.
-		if p := mcpPrefix(h.matcher); p != "" {
+		for _, p := range mcpPrefixes(h.spec.Matcher) {
 			tools = append(tools, p+"*")
 		}
 		info.Tools = map[string][]string{h.event: tools}
@@ -472,17 +474,38 @@ var (
 	_ noteHandler  = (*CommandHook)(nil)
 )
 
-// mcpPrefix is the prefix of MCP tool names a matcher may match:
-// "mcp__github__" for "mcp__github__.*", "mcp__" for ".*" or "mcp__.*",
-// "" when it can match none (a literal prefix such as "Bash").
-func mcpPrefix(re *regexp.Regexp) string {
-	// re is "^(?:matcher)$": its literal prefix is the matcher's.
-	lit, _ := re.LiteralPrefix()
-	switch {
-	case strings.HasPrefix(lit, plugins.MCPPrefix):
-		return lit
-	case strings.HasPrefix(plugins.MCPPrefix, lit):
-		return plugins.MCPPrefix
+// mcpPrefixes are the prefixes of MCP tool names a matcher may match, one
+// per alternative: "mcp__github__" for "mcp__github__.*", "mcp__" for ".*"
+// or "mcp__.*", none for "Edit|Write" (literal names of other tools).
+func mcpPrefixes(matcher string) []string {
+	re, err := syntax.Parse(matcher, syntax.Perl)
+	if err != nil {
+		return nil
 	}
-	return ""
+	re = re.Simplify()
+	alts := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		alts = re.Sub
+	}
+	var out []string
+	for _, a := range alts {
+		r, err := regexp.Compile("^(?:" + a.String() + ")$")
+		if err != nil {
+			continue
+		}
+		lit, _ := r.LiteralPrefix()
+		p := ""
+		switch {
+		case strings.HasPrefix(lit, plugins.MCPPrefix):
+			p = lit
+		case strings.HasPrefix(plugins.MCPPrefix, lit):
+			p = plugins.MCPPrefix
+		default:
+			continue
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
