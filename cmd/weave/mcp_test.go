@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/weavehq/weave/host/mcp/mcptest"
@@ -96,7 +98,7 @@ func TestMCPToolsThroughTheBinary(t *testing.T) {
 	srv := modeltest.NewServer(t,
 		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{ID: "e1", Name: "mcp__t__echo", Args: `{"message":"hello"}`}, {ID: "i1", Name: "mcp__t__image", Args: `{}`}}},
 		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{ID: "c1", Name: "mcp__t__crash", Args: `{}`}}},
-		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{ID: "e2", Name: "mcp__t__echo", Args: `{"message":"again"}`}}},
+		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{ID: "e2", Name: "mcp__t__echo", Args: `{"message":"again"}`}, {ID: "p1", Name: "mcp__t__pid", Args: `{}`}}},
 		modeltest.Turn{Text: "Done."})
 	out, _ := chatMCP(t, dir, srv)
 	if !strings.Contains(out, "Done.") {
@@ -124,8 +126,17 @@ func TestMCPToolsThroughTheBinary(t *testing.T) {
 	if got := decodeMCPChat(t, reqs[2]).toolResult("c1"); !strings.Contains(got, "MCP server t stopped during the call") {
 		t.Errorf("the call the server died in: %q, want a failure naming the server", got)
 	}
-	if got := decodeMCPChat(t, reqs[3]).toolResult("e2"); got != "Echo: again" {
+	last := decodeMCPChat(t, reqs[3])
+	if got := last.toolResult("e2"); got != "Echo: again" {
 		t.Errorf("echo after the restart: %q", got)
+	}
+	// weave has exited: the restarted server is gone with it.
+	pid, err := strconv.Atoi(last.toolResult("p1"))
+	if err != nil {
+		t.Fatalf("pid: %q", last.toolResult("p1"))
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the MCP server (pid %d) outlived weave chat", pid)
 	}
 }
 
@@ -203,9 +214,9 @@ func TestMCPManyToolsDeferred(t *testing.T) {
 	chatMCP(t, dir, srv)
 	reqs := srv.Requests()
 	first := len(reqs[0].Body)
-	t.Logf("first request: %d bytes without MCP, %d with 205 MCP tools", base, first)
+	t.Logf("first request: %d bytes without MCP, %d with 206 MCP tools", base, first)
 	if first >= 2*base {
-		t.Errorf("the first request is %d bytes with 205 MCP tools, %d without: want under twice", first, base)
+		t.Errorf("the first request is %d bytes with 206 MCP tools, %d without: want under twice", first, base)
 	}
 	b0 := decodeMCPChat(t, reqs[0])
 	if _, ok := b0.tool("mcp_tool_search"); !ok {
@@ -242,11 +253,11 @@ func TestMCPListAndTest(t *testing.T) {
 		ToolCount   int `json:"tool_count"`
 	}
 	r = runBinIn(t, dir, "mcp", "list", "--json")
-	if err := json.Unmarshal([]byte(r.out), &list); err != nil || len(list) != 2 || list[1].Name != "t" || list[1].ToolCount != 5 {
+	if err := json.Unmarshal([]byte(r.out), &list); err != nil || len(list) != 2 || list[1].Name != "t" || list[1].ToolCount != 6 {
 		t.Errorf("mcp list --json: %v %+v\n%s", err, list, r.out)
 	}
 	r = runBinIn(t, dir, "mcp", "test", "t")
-	if r.code != 0 || !strings.Contains(r.out, "t: connected (stdio, from config), 5 tools") {
+	if r.code != 0 || !strings.Contains(r.out, "t: connected (stdio, from config), 6 tools") {
 		t.Errorf("mcp test t: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 	r = runBinIn(t, dir, "mcp", "test", "broken")

@@ -170,8 +170,8 @@ func TestCloseStopsServers(t *testing.T) {
 // loads the matches for that agent in that session only.
 func TestDeferredPastBudget(t *testing.T) {
 	m := start(t, Options{ContextWindow: 200000}, stdioSpec(t, "t", map[string]string{mcptest.ToolsEnv: "200"}))
-	if n := len(m.Tools()); n != 205 {
-		t.Fatalf("%d tools, want 205", n)
+	if n := len(m.Tools()); n != 206 {
+		t.Fatalf("%d tools, want 206", n)
 	}
 	specs := m.Specs("s1", "loom", nil)
 	if len(specs) != 1 || specs[0].Name != plugins.ToolMCPSearch {
@@ -195,8 +195,8 @@ func TestDeferredPastBudget(t *testing.T) {
 	if only := m.Specs("s3", "loom", func(string) bool { return false }); only != nil {
 		t.Errorf("an agent without servers is offered %v", specNames(only))
 	}
-	if few := start(t, Options{}, stdioSpec(t, "f", nil)).Specs("s", "loom", nil); len(few) != 5 {
-		t.Errorf("five tools under the budget offered as %v, want all five", specNames(few))
+	if few := start(t, Options{}, stdioSpec(t, "f", nil)).Specs("s", "loom", nil); len(few) != 6 {
+		t.Errorf("six tools under the budget offered as %v, want all six", specNames(few))
 	}
 }
 

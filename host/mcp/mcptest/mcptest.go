@@ -1,5 +1,5 @@
 // Package mcptest is an MCP server for tests, on the official Go SDK: the
-// tools echo, add, image, structured, crash (the stdio server exits in the
+// tools echo, image, structured, env, pid, crash (the stdio server exits in the
 // middle of the call) and any number of filler tools, served over stdio by
 // a test binary (ServeIfAsked in TestMain) or in memory.
 package mcptest
@@ -51,6 +51,10 @@ func NewServer(extra int, exit func()) *sdk.Server {
 			_ = json.Unmarshal(r.Params.Arguments, &in)
 			v, ok := os.LookupEnv(in.Name)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("%s set=%v value=%q", in.Name, ok, v)}}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "pid", Description: "Answers the server's process ID.", InputSchema: obj(``)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil
 		})
 	s.AddTool(&sdk.Tool{Name: "crash", Description: "The server exits in the middle of this call.", InputSchema: obj(``)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
