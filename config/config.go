@@ -127,6 +127,8 @@ type CustomAgentConfig struct {
 	Model       string
 	Temperature *float64
 	Delegates   []string
+	// MCP is as AgentConfig.MCP.
+	MCP []string
 }
 
 // ModelConfig chooses the model provider. The API key itself is never in

@@ -189,7 +189,7 @@ func keyTable() []Key {
     tools: [read, write, edit, bash, glob, grep, plan_check]
     prompt_append: Use the design system in web/ui; no inline styles.`},
 		{Name: "custom_agents", Kind: KindMap, Default: map[string]CustomAgentConfig{},
-			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch), model, temperature, delegates (needs task in tools). weave agents list shows them.",
+			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch), model, temperature, delegates (needs task in tools), mcp (the MCP servers it may use, as agents.<name>.mcp). weave agents list shows them.",
 			Example: `custom_agents:
   docs-writer:
     description: documentation pages need writing or updating

@@ -188,6 +188,9 @@ func (r renderer) custom(custom map[string]CustomAgentConfig) *yaml.Node {
 		if len(a.Delegates) > 0 {
 			r.field(e, key, "delegates", a.Delegates)
 		}
+		if a.MCP != nil {
+			r.field(e, key, "mcp", a.MCP)
+		}
 		r.common(e, key, a.Model, a.Temperature, "")
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
 	}

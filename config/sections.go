@@ -125,6 +125,7 @@ var customFields = []field{
 	{name: "model", kind: KindString},
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "delegates", kind: KindStrings},
+	{name: "mcp", kind: KindStrings},
 }
 
 func agentMode(v any) string {
@@ -539,6 +540,9 @@ func (s *sections) apply(c *Config) {
 		a.Model, _ = f["model"].(string)
 		a.Temperature = floatPtr(f["temperature"])
 		a.Delegates, _ = f["delegates"].([]string)
+		if v, ok := f["mcp"].([]string); ok {
+			a.MCP = append([]string{}, v...)
+		}
 		c.CustomAgents[name] = a
 	}
 	c.Hooks = s.hooks

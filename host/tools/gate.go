@@ -194,7 +194,7 @@ func NewGate(cfg *config.Config, logger *slog.Logger, opts ...GateOption) (*Gate
 				logger.Debug("capability row narrowed by config", "agent", r.Name, "removed", row.Narrowed)
 			}
 		}
-		row.MCP, row.MCPFromConfig = mcpRow(row, ac, ok)
+		row.MCP, row.MCPFromConfig = mcpRow(row, mcpConfig(cfg, r, ac, ok))
 		if row.MCPFromConfig && len(row.MCP) > 0 && readOnlyRow(row) {
 			logger.Warn("MCP servers given to a read-only role by config", "agent", r.Name, "mcp", row.MCP)
 		}

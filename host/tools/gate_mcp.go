@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/plugins"
 )
@@ -12,14 +13,32 @@ import (
 // mcpRow is the MCP servers of a role's row: agents.<name>.mcp when set,
 // else every server for a role that may change the project (write or edit
 // in its row) and none for a read-only role (whose bash is read-only).
-func mcpRow(row GateRow, ac config.AgentConfig, configured bool) ([]string, bool) {
-	if configured && ac.MCP != nil {
-		return slices.Clone(ac.MCP), true
+func mcpRow(row GateRow, configured []string) ([]string, bool) {
+	if configured != nil {
+		return slices.Clone(configured), true
 	}
 	if !readOnlyRow(row) {
 		return []string{config.MCPAll}, false
 	}
 	return nil, false
+}
+
+// mcpConfig is what config says of r's MCP servers, nil when nothing:
+// agents.<name>.mcp, custom_agents.<name>.mcp, and for a category's
+// Shuttle, Shuttle's.
+func mcpConfig(cfg *config.Config, r agents.Role, ac config.AgentConfig, ok bool) []string {
+	if ok && ac.MCP != nil {
+		return ac.MCP
+	}
+	if c, ok := cfg.CustomAgents[r.Name]; ok && c.MCP != nil {
+		return c.MCP
+	}
+	if r.Category != "" {
+		if sc, ok := cfg.Agents[agents.Shuttle]; ok && sc.MCP != nil {
+			return sc.MCP
+		}
+	}
+	return nil
 }
 
 func rowHasServer(row GateRow, server string) bool {

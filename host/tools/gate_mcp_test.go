@@ -18,6 +18,12 @@ func TestGateMCPRows(t *testing.T) {
 		"weft":     {MCP: []string{"docs"}},
 		"tapestry": {MCP: []string{}},
 		"pattern":  {MCP: []string{"github"}},
+		"shuttle":  {MCP: []string{"db"}},
+	}
+	cfg.Categories = map[string]config.CategoryConfig{"backend": {}}
+	cfg.CustomAgents = map[string]config.CustomAgentConfig{
+		"reader": {Description: "reads", Prompt: "Read.", Mode: "subagent", Tools: []string{"read"}, MCP: []string{"docs"}},
+		"plain":  {Description: "reads", Prompt: "Read.", Mode: "subagent", Tools: []string{"read"}},
 	}
 	g, err := NewGate(cfg, nil)
 	if err != nil {
@@ -39,6 +45,10 @@ func TestGateMCPRows(t *testing.T) {
 		{Caller{Agent: "pattern", Chain: []string{"loom", "pattern"}}, "mcp__github__x", ""},
 		{Caller{Agent: "pattern", Chain: []string{"loom", "pattern"}}, "mcp__docs__x", "pattern has no MCP server docs"},
 		{Caller{Agent: "weft", Chain: []string{"loom", "weft"}}, "mcp__docs__x", ""},
+		{Caller{Agent: "reader"}, "mcp__docs__x", ""},
+		{Caller{Agent: "plain"}, "mcp__docs__x", "plain has no MCP server docs"},
+		{Caller{Agent: "shuttle-backend"}, "mcp__db__x", ""},
+		{Caller{Agent: "shuttle-backend"}, "mcp__docs__x", "shuttle-backend has no MCP server docs"},
 	}
 	for _, tt := range tests {
 		err := g.Check(ctx, tt.caller, plugins.ToolCall{Tool: tt.tool})
