@@ -43,6 +43,8 @@ type Config struct {
 	Hook          HookConfig               `mapstructure:"hook"`
 	Tools         ToolsConfig              `mapstructure:"tools"`
 	Bus           BusConfig                `mapstructure:"bus"`
+	// MCPServers are the MCP servers of mcp_servers, by name.
+	MCPServers map[string]MCPServerConfig `mapstructure:"-"`
 }
 
 // LogConfig is the log section.
@@ -105,6 +107,10 @@ type AgentConfig struct {
 	Model        string   // "" means model.name
 	Temperature  *float64 // nil means the role's own
 	PromptAppend string
+	// MCP names the MCP servers the role may use (MCPAll: every one); nil
+	// means the default (every server for a role whose row has write or
+	// bash, none for a read-only role), empty means none.
+	MCP []string
 }
 
 // CategoryConfig holds settings for tasks of one category.
@@ -132,6 +138,8 @@ type CustomAgentConfig struct {
 	Model       string
 	Temperature *float64
 	Delegates   []string
+	// MCP is as AgentConfig.MCP.
+	MCP []string
 }
 
 // ModelConfig chooses the model provider. The API key itself is never in

@@ -66,6 +66,7 @@ func TestDefaults(t *testing.T) {
 		DisabledAgents:   []string{},
 		Model:            ModelConfig{Provider: "none", Timeout: 5 * time.Minute},
 		Plugins:          []PluginConfig{},
+		MCPServers:       map[string]MCPServerConfig{},
 		Plugin:           PluginHostConfig{StartTimeout: 10 * time.Second, MaxRestarts: 5, CallTimeout: time.Minute},
 		Hooks:            map[string][]HookMatcher{},
 		DisabledHooks:    []string{},
@@ -125,7 +126,7 @@ func TestKeysMatchConfig(t *testing.T) {
 		}
 		covered[k.Name] = true
 	}
-	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks"}
+	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers"}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
 		for i := range typ.NumField() {

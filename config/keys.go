@@ -173,7 +173,7 @@ func keyTable() []Key {
 			Doc: "How deep delegation may nest; 0 forbids delegation."},
 
 		{Name: "agents", Kind: KindMap, Default: map[string]AgentConfig{}, Allowed: agentNames,
-			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model, temperature, prompt_append.",
+			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model, temperature, prompt_append, mcp (the MCP servers the role may use, \"*\" for all; default all for roles whose row has write or edit, none for read-only roles; [] for none).",
 			Example: `agents:
   pattern:
     model: gpt-4.1
@@ -183,7 +183,9 @@ func keyTable() []Key {
     tools: [read, grep, glob]   # narrows the role's default row
   shuttle:
     tools: [read, bash]
-    allow_widen: true           # needed when tools names a tool outside the row`},
+    allow_widen: true           # needed when tools names a tool outside the row
+  weft:
+    mcp: [github]               # a read-only role gets MCP servers only when named`},
 		{Name: "categories", Kind: KindMap, Default: map[string]CategoryConfig{},
 			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append, and skills: the skills loaded into its first request) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
 			Example: `categories:
@@ -194,7 +196,7 @@ func keyTable() []Key {
     prompt_append: Use the design system in web/ui; no inline styles.
     skills: [react-components]   # .weave/skills/react-components/SKILL.md`},
 		{Name: "custom_agents", Kind: KindMap, Default: map[string]CustomAgentConfig{},
-			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch, skill), model, temperature, delegates (needs task in tools). weave agents list shows them.",
+			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch, skill), model, temperature, delegates (needs task in tools), mcp (the MCP servers it may use, as agents.<name>.mcp). weave agents list shows them.",
 			Example: `custom_agents:
   docs-writer:
     description: documentation pages need writing or updating
@@ -236,6 +238,19 @@ func keyTable() []Key {
 			Doc: "Restarts of a crashing plugin before it is disabled."},
 		{Name: "plugin.call_timeout", Kind: KindDuration, Default: 60 * time.Second, check: minDuration(1),
 			Doc: "Longest one call into a plugin may take."},
+
+		{Name: "mcp_servers", Kind: KindMap, Default: map[string]MCPServerConfig{}, Doc: mcpDoc,
+			Example: `mcp_servers:
+  github:
+    command: npx
+    args: [-y, "@modelcontextprotocol/server-github"]
+    env:
+      GITHUB_PERSONAL_ACCESS_TOKEN: ${GITHUB_TOKEN}   # read from the environment at start
+  docs:
+    type: http                  # Streamable HTTP; sse for the older transport
+    url: https://mcp.example.com/mcp
+    headers:
+      Authorization: Bearer ${DOCS_TOKEN}`},
 
 		{Name: "hooks", Kind: KindMap, Default: map[string][]HookMatcher{}, Allowed: hookEvents,
 			Doc: "Command hooks in Claude Code's settings shape: event -> [{matcher, hooks: [{type: command, command, timeout}]}]. Entries of all layers run.",

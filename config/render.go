@@ -83,6 +83,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.hooks(c.Hooks)
 		case "plugins":
 			val = r.plugins(c.Plugins)
+		case "mcp_servers":
+			val = r.mcpServers(c.MCPServers)
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {
@@ -148,6 +150,9 @@ func (r renderer) agents(agents map[string]AgentConfig) *yaml.Node {
 		if a.AllowWiden {
 			r.field(e, key, "allow_widen", true)
 		}
+		if a.MCP != nil {
+			r.field(e, key, "mcp", a.MCP)
+		}
 		r.common(e, key, a.Model, a.Temperature, a.PromptAppend)
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
 	}
@@ -187,6 +192,9 @@ func (r renderer) custom(custom map[string]CustomAgentConfig) *yaml.Node {
 		}
 		if len(a.Delegates) > 0 {
 			r.field(e, key, "delegates", a.Delegates)
+		}
+		if a.MCP != nil {
+			r.field(e, key, "mcp", a.MCP)
 		}
 		r.common(e, key, a.Model, a.Temperature, "")
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))

@@ -17,6 +17,7 @@ type layerPart struct {
 	custom     map[string]map[string]any
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
+	mcp        map[string]MCPServerConfig
 }
 
 // parseLayer validates one file's keys. It returns the scalar values by
@@ -43,6 +44,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.hooks = parseHooks(el, val)
 				case "plugins":
 					part.plugins = parsePlugins(el, val)
+				case "mcp_servers":
+					part.mcp = parseMCPServers(el, val)
 				default:
 					if v, ok := convertKey(el, k, val); ok {
 						scalars[full] = v
@@ -103,6 +106,7 @@ var agentFields = []field{
 	{name: "model", kind: KindString},
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "prompt_append", kind: KindString},
+	{name: "mcp", kind: KindStrings},
 }
 
 var categoryFields = []field{
@@ -122,6 +126,7 @@ var customFields = []field{
 	{name: "model", kind: KindString},
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "delegates", kind: KindStrings},
+	{name: "mcp", kind: KindStrings},
 }
 
 func agentMode(v any) string {
@@ -447,11 +452,12 @@ type sections struct {
 	custom     map[string]map[string]any
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
+	mcp        map[string]MCPServerConfig
 }
 
 func newSections() *sections {
 	return &sections{agents: map[string]map[string]any{}, categories: map[string]map[string]any{},
-		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}}
+		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}, mcp: map[string]MCPServerConfig{}}
 }
 
 // merge lays part over what lower layers set: agent and category fields
@@ -489,6 +495,11 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 		}
 		src.set(fmt.Sprintf("plugins[%d]", i), l, origin)
 	}
+	// A later layer's server replaces an earlier one of the same name.
+	for _, name := range slices.Sorted(maps.Keys(part.mcp)) {
+		s.mcp[name] = part.mcp[name]
+		src.set("mcp_servers."+name, l, origin)
+	}
 }
 
 func (s *sections) apply(c *Config) {
@@ -502,6 +513,9 @@ func (s *sections) apply(c *Config) {
 		a.Model, _ = f["model"].(string)
 		a.Temperature = floatPtr(f["temperature"])
 		a.PromptAppend, _ = f["prompt_append"].(string)
+		if v, ok := f["mcp"].([]string); ok {
+			a.MCP = append([]string{}, v...)
+		}
 		c.Agents[name] = a
 	}
 	c.Categories = make(map[string]CategoryConfig, len(s.categories))
@@ -528,9 +542,16 @@ func (s *sections) apply(c *Config) {
 		a.Model, _ = f["model"].(string)
 		a.Temperature = floatPtr(f["temperature"])
 		a.Delegates, _ = f["delegates"].([]string)
+		if v, ok := f["mcp"].([]string); ok {
+			a.MCP = append([]string{}, v...)
+		}
 		c.CustomAgents[name] = a
 	}
 	c.Hooks = s.hooks
+	c.MCPServers = maps.Clone(s.mcp)
+	if c.MCPServers == nil {
+		c.MCPServers = map[string]MCPServerConfig{}
+	}
 	c.Plugins = s.plugins
 	if c.Plugins == nil {
 		c.Plugins = []PluginConfig{}

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -161,6 +163,12 @@ func (h *CommandHook) describe() plugins.Info {
 				tools = append(tools, d.Name)
 			}
 		}
+		// MCP tools are not known until their servers answer: a matcher
+		// that may match one (mcp__github__.*, .*) declares the MCP tools
+		// its literal prefix allows, and Handle matches the name itself.
+		for _, p := range mcpPrefixes(h.spec.Matcher) {
+			tools = append(tools, p+"*")
+		}
 		info.Tools = map[string][]string{h.event: tools}
 	}
 	return info
@@ -190,6 +198,9 @@ func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Dec
 
 func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error) {
 	if !h.desc.Handles(ev.Name, ev.Tool) {
+		return plugins.Decision{Action: plugins.Allow}, "", nil
+	}
+	if _, mcp := plugins.MCPServerOf(ev.Tool); mcp && h.matcher != nil && plugins.ToolEvent(ev.Name) && !h.matcher.MatchString(ev.Tool) {
 		return plugins.Decision{Action: plugins.Allow}, "", nil
 	}
 	dir := h.opts.ProjectDir
@@ -462,3 +473,39 @@ var (
 	_ plugins.Hook = (*CommandHook)(nil)
 	_ noteHandler  = (*CommandHook)(nil)
 )
+
+// mcpPrefixes are the prefixes of MCP tool names a matcher may match, one
+// per alternative: "mcp__github__" for "mcp__github__.*", "mcp__" for ".*"
+// or "mcp__.*", none for "Edit|Write" (literal names of other tools).
+func mcpPrefixes(matcher string) []string {
+	re, err := syntax.Parse(matcher, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	alts := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		alts = re.Sub
+	}
+	var out []string
+	for _, a := range alts {
+		r, err := regexp.Compile("^(?:" + a.String() + ")$")
+		if err != nil {
+			continue
+		}
+		lit, _ := r.LiteralPrefix()
+		p := ""
+		switch {
+		case strings.HasPrefix(lit, plugins.MCPPrefix):
+			p = lit
+		case strings.HasPrefix(plugins.MCPPrefix, lit):
+			p = plugins.MCPPrefix
+		default:
+			continue
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

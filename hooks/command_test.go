@@ -450,7 +450,11 @@ func TestCommandHookMatcherDeclaresTools(t *testing.T) {
 	}{
 		{CommandSpec{Event: ClaudePreToolUse, Matcher: "Edit|Write"}, map[string][]string{plugins.EventToolExecuteBefore: {plugins.ToolWrite, plugins.ToolEdit}}},
 		{CommandSpec{Event: ClaudePostToolUse, Matcher: "Bash"}, map[string][]string{plugins.EventToolExecuteAfter: {plugins.ToolBash}}},
-		{CommandSpec{Event: ClaudePreToolUse, Matcher: "mcp__.*"}, map[string][]string{plugins.EventToolExecuteBefore: {}}},
+		// MCP tools are named by the servers: a matcher that may match one
+		// declares the prefix, and the hook matches the name itself.
+		{CommandSpec{Event: ClaudePreToolUse, Matcher: "mcp__.*"}, map[string][]string{plugins.EventToolExecuteBefore: {"mcp__*"}}},
+		{CommandSpec{Event: ClaudePreToolUse, Matcher: "mcp__github__.*|Bash"}, map[string][]string{plugins.EventToolExecuteBefore: {plugins.ToolBash, "mcp__github__*"}}},
+		{CommandSpec{Event: ClaudePreToolUse, Matcher: ".*"}, map[string][]string{plugins.EventToolExecuteBefore: append(plugins.ToolNames(), "mcp__*")}},
 		{CommandSpec{Event: ClaudePreToolUse, Matcher: "*"}, nil},
 		{CommandSpec{Event: ClaudePreToolUse}, nil},
 		{CommandSpec{Event: "Stop", Matcher: "Bash"}, nil},

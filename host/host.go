@@ -18,6 +18,7 @@ import (
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/chat"
+	"github.com/weavehq/weave/host/mcp"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
@@ -47,6 +48,7 @@ type Host struct {
 	model    *chat.Door
 	// guide is what files tell the agents (instructions.go).
 	guide guidance
+	mcp   *mcp.Manager
 
 	// guardDown records the first failure of a hook whose failure policy
 	// is closed; a run stops on it.
@@ -181,8 +183,15 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	for _, w := range h.guide.warnings {
 		o.logger.Warn(w)
 	}
+	if h.mcp, err = h.openMCP(ctx); err != nil {
+		return nil, err
+	}
+	var extra func(session, agent string) []plugins.ToolSpec
+	if h.mcp != nil {
+		extra = mcpTools(h.mcp, h.gate)
+	}
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
-		Plans: h.planSnapshot, System: h.systemFor})
+		Plans: h.planSnapshot, System: h.systemFor, Tools: extra})
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
@@ -197,9 +206,13 @@ func (h *Host) newTools() (*tools.Tools, error) {
 	if h.bus != nil {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
-	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
+	opts := []tools.Option{tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
 		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool),
-		tools.WithSkills(h.guide.skills))
+		tools.WithSkills(h.guide.skills)}
+	if h.mcp != nil {
+		opts = append(opts, tools.WithMCP(h.mcp))
+	}
+	return tools.New(h.project, h.cfg, h.gate, h.pipeline, opts...)
 }
 
 // Close stops everything the host started, in the reverse order of its

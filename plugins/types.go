@@ -67,7 +67,8 @@ type Info struct {
 	// called for. A tool event that is not a key calls the hook for every
 	// tool; a key with an empty list, for none. The host never calls a hook
 	// for a tool it does not list, so a hook that cares about a few tools
-	// costs nothing on the others.
+	// costs nothing on the others. An entry "mcp__<server>__*" (or
+	// "mcp__*") stands for every MCP tool whose name begins so.
 	Tools map[string][]string `json:"tools,omitempty"`
 }
 
@@ -87,7 +88,17 @@ func (i Info) Handles(event, tool string) bool {
 		return true
 	}
 	names, narrowed := i.Tools[event]
-	return !narrowed || slices.Contains(names, tool)
+	if !narrowed || slices.Contains(names, tool) {
+		return true
+	}
+	if _, mcp := MCPServerOf(tool); mcp {
+		for _, n := range names {
+			if p, ok := strings.CutSuffix(n, "*"); ok && strings.HasPrefix(p, MCPPrefix) && strings.HasPrefix(tool, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // CheckTools reports a Tools entry the host cannot honour: a key that is not
@@ -103,6 +114,9 @@ func (i Info) CheckTools() error {
 			errs = append(errs, fmt.Errorf("tools are listed under %q, which is not in Events; add it to Events or drop the entry", ev))
 		}
 		for _, t := range i.Tools[ev] {
+			if strings.HasPrefix(t, MCPPrefix) {
+				continue // an MCP tool or pattern: the servers are the config's
+			}
 			if _, ok := LookupTool(t); !ok {
 				errs = append(errs, fmt.Errorf("unknown tool %q under %s (known: %s)", t, ev, strings.Join(ToolNames(), ", ")))
 			}

@@ -9,7 +9,7 @@
 #   PAIRS=5 scripts/bench.sh          more pairs
 #   TASKS=100,1000 scripts/bench.sh   runbook sizes (default 100,300,1000,3000)
 #   PLANS=1000 scripts/bench.sh       plans for `weave status` (default 1000)
-#   ONLY=runbook scripts/bench.sh     one group: plans runbook status plugins model bus
+#   ONLY=runbook scripts/bench.sh     one group: plans runbook status plugins model bus mcp
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -114,6 +114,11 @@ if want plugins; then
   pair "hook round trip vs bare gRPC, subprocess" p50-ns ./host/supervisor 'BenchmarkHookRoundTrip$' ./plugins/pluginhost 'BenchmarkBareGRPCUnixSubprocess$' 1s
   pair "hook round trip in process vs bare gRPC" p50-ns ./plugins/pluginhost 'BenchmarkHookRoundTripInProcess$' ./plugins/pluginhost 'BenchmarkBareGRPCUnix$' 1s
   pair "tool call through gate + hooks vs direct" ns/op ./host/tools 'BenchmarkToolCallThroughGate$' ./host/tools 'BenchmarkToolCallDirect$' 1s
+fi
+
+if want mcp; then
+  echo "== MCP (target: a call through the gate and hooks within 1.2x of the SDK's client alone)"
+  pair "MCP echo over stdio: gate + hooks vs SDK client" ns/op ./host/mcp 'BenchmarkMCPCallThroughGate$' ./host/mcp 'BenchmarkMCPCallDirect$' 1s
 fi
 
 if want model; then

@@ -16,6 +16,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/host/mcp"
 	"github.com/weavehq/weave/host/model"
 )
 
@@ -122,6 +123,8 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		_ = h.Close(context.WithoutCancel(ctx))
 	}
 
+	out = append(out, mcpChecks(ctx, g, &quiet)...)
+
 	out = append(out, modelCheck(ctx, cfg.Model))
 
 	if url := busface.URL(cfg, ""); url == "" {
@@ -187,3 +190,28 @@ const doctorModelTimeout = 10 * time.Second
 type nilWriter struct{}
 
 func (nilWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// mcpChecks starts each MCP server once: one check per server that does not
+// start, else one saying how many do.
+func mcpChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
+	list, err := mcpStatus(ctx, g, s, "")
+	if err != nil {
+		return []check{{Name: "mcp", Detail: err.Error(), Fix: "correct mcp_servers in the config or .mcp.json"}}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	var out []check
+	tools := 0
+	for _, st := range list {
+		tools += st.ToolCount
+		if st.State != mcp.StateReady {
+			out = append(out, check{Name: "mcp", Detail: fmt.Sprintf("%s (%s, from %s): %s", st.Name, st.Type, st.Source, st.Error),
+				Fix: "fix its entry or install it; `weave mcp test " + st.Name + "` tries it alone"})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, check{Name: "mcp", OK: true, Detail: fmt.Sprintf("%d server(s) start, %d tools", len(list), tools)})
+	}
+	return out
+}

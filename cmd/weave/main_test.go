@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/weavehq/weave/host/mcp/mcptest"
 	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
@@ -13,6 +14,8 @@ import (
 // itself to serve a built-in plugin, as the real binary does, and be the
 // runbook floor of the benchmarks.
 func TestMain(m *testing.M) {
+	// A stdio MCP server for the MCP tests, when one is asked for.
+	mcptest.ServeIfAsked()
 	if os.Getenv(floorEnv) != "" {
 		// The runbook floor of the benchmarks: plan and state paths.
 		if err := runFloor(os.Args[1], os.Args[2]); err != nil {

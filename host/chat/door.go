@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,6 +80,10 @@ type Options struct {
 	// System gives what is added to an agent's system prompt in every
 	// call (the project's instructions and skills); nil adds nothing.
 	System func(agent string) string
+	// Tools gives the tools the host offers an agent beside those it asks
+	// for (the MCP servers' it may use), added to each of its calls; nil:
+	// none.
+	Tools func(session, agent string) []plugins.ToolSpec
 }
 
 // Door is the model door: every model call of the host passes it. It
@@ -110,6 +115,8 @@ type Door struct {
 	// models holds, by session, the model a turn was told to use
 	// (UseModel).
 	models map[string]string
+	// extra gives the host's tools for an agent (Options.Tools); nil: none.
+	extra func(session, agent string) []plugins.ToolSpec
 
 	mu        sync.Mutex
 	observers map[int]func(Event)
@@ -135,7 +142,7 @@ func New(o Options) *Door {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans, system: o.System,
+	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans, system: o.System, extra: o.Tools,
 		observers: map[int]func(Event){}, pending: map[string][]string{}, convs: map[[2]string]*conversation{}}
 	d.idle = sync.NewCond(&d.mu)
 	d.provider, d.err = model.Open(cfg.Model, o.Getenv)
@@ -250,6 +257,11 @@ type turn struct {
 func (d *Door) Complete(ctx context.Context, session, agent string, req plugins.ChatRequest) (plugins.ChatResponse, error) {
 	if d.provider == nil {
 		return plugins.ChatResponse{}, d.err
+	}
+	if d.extra != nil {
+		if more := d.extra(session, agent); len(more) > 0 {
+			req.Tools = append(slices.Clip(req.Tools), more...)
+		}
 	}
 	tn := &turn{session: session, agent: agent, req: req}
 	if err := d.before(ctx, tn); err != nil {

@@ -92,6 +92,12 @@ type GateRow struct {
 	// Widened lists tools config added beyond the default row
 	// (agents.<name>.allow_widen: true).
 	Widened []string
+	// MCP names the MCP servers the role may use (config.MCPAll: every
+	// one), from agents.<name>.mcp, else every server for a role whose row
+	// has write or edit and none for a read-only role.
+	MCP []string
+	// MCPFromConfig says agents.<name>.mcp set MCP.
+	MCPFromConfig bool
 }
 
 // Gate enforces the capability matrix on every tool call. The matrix is a
@@ -188,6 +194,10 @@ func NewGate(cfg *config.Config, logger *slog.Logger, opts ...GateOption) (*Gate
 				logger.Debug("capability row narrowed by config", "agent", r.Name, "removed", row.Narrowed)
 			}
 		}
+		row.MCP, row.MCPFromConfig = mcpRow(row, mcpConfig(cfg, r, ac, ok))
+		if row.MCPFromConfig && len(row.MCP) > 0 && readOnlyRow(row) {
+			logger.Warn("MCP servers given to a read-only role by config", "agent", r.Name, "mcp", row.MCP)
+		}
 		g.rows[r.Name] = row
 	}
 	if len(errs) > 0 {
@@ -281,6 +291,15 @@ func (g *Gate) check(_ context.Context, project string, c Caller, tool string, a
 	}
 	if c.Agent != "" && !strings.EqualFold(c.Agent, agent) {
 		return deny("", "the caller %q does not match the end of its delegation chain (%s)", c.Agent, c)
+	}
+	if plugins.IsMCPTool(tool) {
+		if rule, p := g.chainProblem(chain); p != "" {
+			return deny(rule, "%s", p)
+		}
+		if p := g.mcpCeiling(chain, tool); p != "" {
+			return deny(RuleMatrix, "%s", p)
+		}
+		return nil
 	}
 	if !plugins.IsTool(tool) {
 		return deny("", "there is no tool %q; the tools are %s", tool, strings.Join(agents.ToolNames(), ", "))

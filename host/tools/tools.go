@@ -104,6 +104,7 @@ type Tools struct {
 	publish func(plugins.Event)
 	log     *slog.Logger
 	procs   *proc.Set // the process groups of bash calls; nil: untracked
+	mcp     MCP       // the MCP servers' tools; nil: none
 	// web is webfetch's address policy and how it resolves and dials
 	// (webfetch_policy.go).
 	web    webNet
@@ -404,6 +405,9 @@ func (t *Tools) execute(ctx context.Context, c Caller, session, tool string, arg
 }
 
 func (t *Tools) run(ctx context.Context, c Caller, session, tool string, args map[string]any) (plugins.ToolResult, error) {
+	if plugins.IsMCPTool(tool) {
+		return t.runMCP(ctx, c, session, tool, args)
+	}
 	impl, ok := registry[tool]
 	if !ok {
 		return failf("there is no tool %q", tool)
