@@ -41,6 +41,9 @@ type Config struct {
 	DisabledHooks []string                 `mapstructure:"disabled_hooks"`
 	Hook          HookConfig               `mapstructure:"hook"`
 	Tools         ToolsConfig              `mapstructure:"tools"`
+	// Permissions are the allow, ask and deny rules in Claude Code's
+	// syntax; every layer's lists add up.
+	Permissions PermissionsConfig `mapstructure:"-"`
 	Bus           BusConfig                `mapstructure:"bus"`
 }
 

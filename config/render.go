@@ -81,6 +81,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.hooks(c.Hooks)
 		case "plugins":
 			val = r.plugins(c.Plugins)
+		case "permissions":
+			val = r.permissions(c.Permissions)
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {

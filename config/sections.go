@@ -17,6 +17,7 @@ type layerPart struct {
 	custom     map[string]map[string]any
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
+	perms      *PermissionsConfig
 }
 
 // parseLayer validates one file's keys. It returns the scalar values by
@@ -43,6 +44,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.hooks = parseHooks(el, val)
 				case "plugins":
 					part.plugins = parsePlugins(el, val)
+				case "permissions":
+					part.perms = parsePermissions(el, val)
 				default:
 					if v, ok := convertKey(el, k, val); ok {
 						scalars[full] = v
@@ -446,6 +449,7 @@ type sections struct {
 	custom     map[string]map[string]any
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
+	perms      PermissionsConfig
 }
 
 func newSections() *sections {
@@ -478,6 +482,7 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 			s.hooks[event] = append(s.hooks[event], hm)
 		}
 	}
+	mergePermissions(&s.perms, part.perms, l, origin, src)
 	for _, p := range part.plugins {
 		i := slices.IndexFunc(s.plugins, func(q PluginConfig) bool { return q.Name == p.Name })
 		if i < 0 {
@@ -529,6 +534,7 @@ func (s *sections) apply(c *Config) {
 		c.CustomAgents[name] = a
 	}
 	c.Hooks = s.hooks
+	c.Permissions = s.perms
 	c.Plugins = s.plugins
 	if c.Plugins == nil {
 		c.Plugins = []PluginConfig{}

@@ -69,7 +69,13 @@ type openOptions struct {
 	getenv  func(string) string
 	verbose bool
 	skip    []int
+	asker   tools.Asker
 }
+
+// WithAsker sets who answers the permission questions of tool calls (the
+// person at a terminal, a bus peer); without one, a call that must be
+// asked is denied.
+func WithAsker(a tools.Asker) Option { return func(o *openOptions) { o.asker = a } }
 
 // WithLogger sets the host log; the default discards.
 func WithLogger(l *slog.Logger) Option { return func(o *openOptions) { o.logger = l } }
@@ -177,7 +183,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	}
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
 		Plans: h.planSnapshot})
-	if h.tools, err = h.newTools(); err != nil {
+	if h.tools, err = h.newTools(o.asker); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -186,13 +192,13 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 // newTools builds the tools of the host, tied to its delegation: over the
 // bus when there is one (the agents answer on agent:<role> while a run
 // serves them), else straight to the agent plugins.
-func (h *Host) newTools() (*tools.Tools, error) {
+func (h *Host) newTools(asker tools.Asker) (*tools.Tools, error) {
 	delegation := tools.WithAgents(func(role string) plugins.Agent { return h.sup.Agent(agents.AgentID(role)) })
 	if h.bus != nil {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool))
+		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool), tools.WithAsker(asker))
 }
 
 // Close stops everything the host started, in the reverse order of its

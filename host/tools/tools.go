@@ -17,6 +17,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/internal/permrule"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/internal/realpath"
 	"github.com/weavehq/weave/plans"
@@ -124,6 +125,11 @@ type Tools struct {
 	// owned is the plan whose checkboxes a run owns (OwnTicks), guarded by
 	// tick; nil outside a run.
 	owned *ownedPlan
+
+	// perms is the permission rules (permissions.go); asker answers their
+	// questions, nil: nobody can.
+	perms perms
+	asker Asker
 }
 
 // New returns the tools of project. cfg nil means defaults; pipeline
@@ -160,6 +166,14 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 	for _, o := range opts {
 		o(t)
 	}
+	policy, notes, err := loadPolicy(cfg, root)
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	for _, n := range notes {
+		t.log.Warn("permissions: " + n)
+	}
+	t.perms = perms{policy: policy, allowed: map[string]map[string]bool{}}
 	return t, nil
 }
 
@@ -234,6 +248,13 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 		return t.denied(caller, session, call.Tool, args, "gate", err), nil
 	}
+	// The permission rules, under the gate: a deny stops the call before
+	// any hook sees it; an ask is put once the hooks have had their say.
+	rules := t.perms.policy.Decide(call.Tool, args)
+	if rules.Verdict == permrule.Denied {
+		return *t.permit(ctx, caller, session, call.Tool, args, rules, ""), nil
+	}
+	hookAsk := ""
 	ev := plugins.Event{SessionID: session, Agent: caller.Role(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
 	var modifiedBy string
 	if t.pipeline != nil {
@@ -258,7 +279,11 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 				return t.denied(caller, session, call.Tool, args, "gate", err), nil
 			}
+			rules = t.perms.policy.Decide(call.Tool, args)
 		}
+	}
+	if res := t.permit(ctx, caller, session, call.Tool, args, rules, hookAsk); res != nil {
+		return *res, nil
 	}
 	if call.ID != "" {
 		ctx = context.WithValue(ctx, callIDKey{}, call.ID)

@@ -126,7 +126,7 @@ func changes(tool string) bool {
 // Decide weighs one call: deny rules, then ask rules, then the plan mode,
 // then allow rules, then the default mode.
 func (p *Policy) Decide(tool string, args map[string]any) Decision {
-	if p == nil {
+	if p.Empty() {
 		return Decision{}
 	}
 	c := p.call(tool, args)
