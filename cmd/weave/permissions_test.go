@@ -1,0 +1,177 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weavehq/weave/host/model/modeltest"
+)
+
+// bashTurns scripts a model that runs each command with bash, one call a
+// turn, and then says done.
+func bashTurns(cmds ...string) []modeltest.Turn {
+	var turns []modeltest.Turn
+	for _, c := range cmds {
+		turns = append(turns, modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "bash", Args: `{"command":` + strconvQuote(c) + `}`}}})
+	}
+	return append(turns, modeltest.Turn{Text: "done"})
+}
+
+// toolResultsOf is every tool result the model read, in order: the last
+// request carries them all.
+func toolResultsOf(t *testing.T, srv *modeltest.Server) []string {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model requests")
+	}
+	return requestToolResults(t, reqs[len(reqs)-1])
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+// A model scripted to run what the rules refuse, in chat -p where nobody
+// can answer: the deny rule and the ask rule each refuse the call, named
+// exactly, and the command never runs.
+func TestPermissionRulesInPrint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+
+	t.Run("deny and ask", func(t *testing.T) {
+		dir := project(t, nil)
+		writeConfig(t, dir, "permissions:\n  deny: [\"Bash(git push:*)\"]\n  ask: [\"Bash(touch:*)\"]\n")
+		srv := modeltest.NewServer(t, bashTurns("git push origin main; touch pushed", "touch asked", "echo fine > ran")...)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		want := []string{
+			"denied by permission rule Bash(git push:*) (deny)",
+			"denied: asked, no one to answer (rule Bash(touch:*))",
+			"",
+		}
+		got := toolResultsOf(t, srv)
+		if len(got) != 3 || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("the model reads %q, want exactly %q", got, want[:2])
+		}
+		if exists(dir, "pushed") || exists(dir, "asked") {
+			t.Error("a refused command ran")
+		}
+		if !exists(dir, "ran") {
+			t.Error("the command no rule names did not run: rules must not refuse what they do not match")
+		}
+		if !strings.Contains(errOut, "bash "+want[0]+"\n") || !strings.Contains(errOut, "bash "+want[1]+"\n") {
+			t.Errorf("stderr = %q, want both refusals shown", errOut)
+		}
+	})
+
+	t.Run("an allowed command does not carry another", func(t *testing.T) {
+		dir := project(t, nil)
+		writeConfig(t, dir, "permissions:\n  allow: [\"Bash(git status:*)\", \"Bash(echo *)\", \"Bash(touch allowed)\"]\n  defaultMode: default\n")
+		srv := modeltest.NewServer(t, bashTurns(
+			"touch allowed",
+			"git status; touch pwned1",
+			"git status && touch pwned2",
+			"git status | touch pwned3",
+			"git status $(touch pwned4)",
+			"echo `touch pwned5`",
+			"git status > pwned6",
+			"touch pwned7",
+		)...)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		if !exists(dir, "allowed") {
+			t.Errorf("the allowed command did not run; stderr:\n%s", errOut)
+		}
+		got := toolResultsOf(t, srv)
+		for i := 1; i <= 7; i++ {
+			name := "pwned" + string(rune('0'+i))
+			if exists(dir, name) {
+				t.Errorf("%s exists: a command past the allow rule ran", name)
+			}
+			if want := "denied: asked, no one to answer (defaultMode default: no allow rule matches)"; len(got) != 8 || got[i] != want {
+				t.Errorf("call %d: the model reads %q, want %q", i, got, want)
+				break
+			}
+		}
+	})
+
+	t.Run("a rule never widens a role", func(t *testing.T) {
+		dir := project(t, nil)
+		writeConfig(t, dir, "agents:\n  loom:\n    tools: [read, glob, grep, task]\npermissions:\n  allow: [\"Bash\", \"Write\", \"Edit(**)\"]\n  defaultMode: bypassPermissions\n")
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "bash", Args: `{"command":"touch widened"}`}}},
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "write", Args: `{"path":"w.txt","content":"x"}`}}},
+			modeltest.Turn{Text: "done"},
+		)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		want := []string{
+			"denied by the capability matrix (loom has no bash; config agents.loom.tools leaves it out)",
+			"denied by the capability matrix (loom has no write; config agents.loom.tools leaves it out)",
+		}
+		if got := toolResultsOf(t, srv); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("the model reads %q, want %q", got, want)
+		}
+		if exists(dir, "widened") || exists(dir, "w.txt") {
+			t.Error("an allow rule widened loom's row")
+		}
+	})
+
+	t.Run("rules from .claude/settings.json", func(t *testing.T) {
+		dir := project(t, nil)
+		if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		settings := `{"permissions": {"deny": ["Bash(rm:*)", "Read(.env)"], "additionalDirectories": ["../other"]},
+  "hooks": {}}`
+		if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), []byte(`{"permissions": {"ask": ["Write(notes/**)"]}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{".env", "keep.txt"} {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("SECRET=1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "bash", Args: `{"command":"cd . && rm -f keep.txt"}`}}},
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "read", Args: `{"path":".env"}`}}},
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "write", Args: `{"path":"notes/a.md","content":"x"}`}}},
+			modeltest.Turn{Text: "done"},
+		)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		want := []string{
+			"denied by permission rule Bash(rm:*) (deny)",
+			"denied by permission rule Read(.env) (deny)",
+			"denied: asked, no one to answer (rule Write(notes/**))",
+		}
+		if got := toolResultsOf(t, srv); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("the model reads %q, want %q", got, want)
+		}
+		if !exists(dir, "keep.txt") || exists(dir, "notes/a.md") {
+			t.Error("a refused call ran")
+		}
+		for _, r := range srv.Requests() {
+			if strings.Contains(string(r.Body), "SECRET=1") {
+				t.Error("the .env file reached the model")
+			}
+		}
+	})
+}
