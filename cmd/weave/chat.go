@@ -203,6 +203,12 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		ctx = context.WithoutCancel(ctx)
 	}
 	hostOpts := []host.Option{host.WithTools()}
+	var asker *termAsker
+	if opts.interactive {
+		// The person at the terminal answers the permission questions.
+		asker = newTermAsker()
+		hostOpts = append(hostOpts, host.WithAsker(asker))
+	}
 	if opts.Bus != "" {
 		hostOpts = append(hostOpts, host.WithBus(opts.Bus))
 	}
@@ -222,7 +228,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	}
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
 	if opts.interactive {
-		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands(), asker: asker}
 		return c.run(ctx, opts.Streams.In)
 	}
 	stop := h.ObserveModel(tr.observe)
@@ -348,6 +354,14 @@ func (t *transcript) endLine() {
 		fmt.Fprintln(t.out)
 	}
 	t.streamed.Reset()
+}
+
+// endLineNow ends the streamed text's line before something else is
+// shown (a permission question).
+func (t *transcript) endLineNow() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLine()
 }
 
 // endTurn ends a turn of the conversation: the streamed text ends its

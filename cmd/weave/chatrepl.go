@@ -28,6 +28,9 @@ type chatREPL struct {
 	streams  *Streams
 	tr       *transcript
 	commands []slashCommand
+	// asker is where the tool calls' permission questions come from; nil
+	// in a chat that asks nobody.
+	asker *termAsker
 	// done ends the conversation once the current line is handled.
 	done bool
 }
@@ -117,8 +120,30 @@ func (c *chatREPL) turn(ctx context.Context, line string, lines chan string, sig
 	var queued []string
 	interrupted, exit := false, false
 	watch := lines
+	var questions chan *termQuestion
+	if c.asker != nil {
+		questions = c.asker.questions
+	}
+	// asking is the permission question on screen: the next line typed
+	// answers it.
+	var asking *termQuestion
+	defer func() {
+		if asking != nil {
+			close(asking.gone)
+		}
+	}()
 	for {
 		select {
+		case q := <-questions:
+			c.tr.endLineNow()
+			q.show(c.streams.ErrOut)
+			if watch == nil {
+				close(q.gone)
+				fmt.Fprintln(c.streams.ErrOut)
+				continue
+			}
+			asking = q
+			questions = nil
 		case err := <-done:
 			c.tr.endTurn("")
 			switch {
@@ -138,6 +163,15 @@ func (c *chatREPL) turn(ctx context.Context, line string, lines chan string, sig
 			if !ok {
 				// Ctrl-D while the agent works: leave once it is done.
 				watch, lines, exit = nil, nil, true
+				if asking != nil {
+					close(asking.gone)
+					asking, questions = nil, c.asker.questions
+				}
+				continue
+			}
+			if asking != nil {
+				asking.line <- l
+				asking, questions = nil, c.asker.questions
 				continue
 			}
 			queued = append(queued, l)

@@ -175,3 +175,51 @@ func TestPermissionRulesInPrint(t *testing.T) {
 		}
 	})
 }
+
+// On a terminal the person answers: allow once, allow for the session
+// (the same command is not asked again), and deny with a reason that
+// the model reads in the tool result.
+func TestPermissionAskOnTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, nil)
+	writeConfig(t, dir, "permissions:\n  ask: [\"Bash(touch:*)\"]\n")
+	srv := modeltest.NewServer(t, append(bashTurns("touch one", "touch two", "touch two", "touch three"), modeltest.Turn{Text: "bye"})...)
+	c := startChat(t, bin, dir, chatEnv(t, srv))
+	c.err.waitFor(t, "the first prompt", chatPrompt, 1)
+	c.say(t, "make files")
+	c.err.waitFor(t, "the first question", askPrompt, 1)
+	if !strings.Contains(c.err.String(), `permission needed: loom wants bash "touch one" (rule Bash(touch:*))`) {
+		t.Errorf("the question does not say what asks; stderr:\n%s", c.err.String())
+	}
+	c.say(t, "y")
+	c.err.waitFor(t, "the second question", askPrompt, 2)
+	c.say(t, "a")
+	c.err.waitFor(t, "the third question", askPrompt, 3)
+	c.say(t, "n: not now, use make")
+	c.out.waitFor(t, "the answer", "done", 1)
+	c.err.waitFor(t, "the prompt after the turn", chatPrompt, 2)
+	if _, err := c.tty.Write([]byte{4}); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t)
+
+	for _, f := range []string{"one", "two"} {
+		if !exists(dir, f) {
+			t.Errorf("%s was allowed but not made", f)
+		}
+	}
+	if exists(dir, "three") {
+		t.Error("the denied command ran")
+	}
+	if n := strings.Count(c.err.String(), askPrompt); n != 3 {
+		t.Errorf("asked %d times, want 3 (touch two allowed for the session)", n)
+	}
+	got := toolResultsOf(t, srv)
+	want := "denied by the person asked (rule Bash(touch:*)): not now, use make"
+	if len(got) != 4 || got[3] != want {
+		t.Errorf("the model reads %q, want the last to be exactly %q", got, want)
+	}
+}
