@@ -70,6 +70,17 @@ type openOptions struct {
 	verbose bool
 	skip    []int
 	asker   tools.Asker
+	// askBus puts permission questions on the bus, waiting askTimeout.
+	askBus     bool
+	askTimeout time.Duration
+}
+
+// WithBusAsker puts the permission questions of tool calls on the bus
+// (ask:<session>, busface.Asker), each waiting at most timeout for a
+// peer's answer. It opens the bus as WithBus("") does unless WithBus
+// names one.
+func WithBusAsker(timeout time.Duration) Option {
+	return func(o *openOptions) { o.askBus, o.askTimeout, o.bus = true, timeout, true }
 }
 
 // WithAsker sets who answers the permission questions of tool calls (the
@@ -183,6 +194,9 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	}
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
 		Plans: h.planSnapshot})
+	if o.askBus {
+		o.asker = busface.Asker{Bus: h.bus, Timeout: o.askTimeout}
+	}
 	if h.tools, err = h.newTools(o.asker); err != nil {
 		return nil, err
 	}

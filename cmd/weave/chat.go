@@ -38,6 +38,8 @@ type chatOptions struct {
 	agentSet bool
 	// interactive is set when stdin is a terminal and there is no -p.
 	interactive bool
+	// Ask says who answers permission questions.
+	Ask askOptions
 }
 
 // resumeLatest is --resume given without an id.
@@ -107,6 +109,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
+	addAskFlags(cmd, &opts.Ask)
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT; the model events go to model:<session> there and the agents answer delegation there (default: no bus)")
 	return cmd
 }
@@ -204,11 +207,15 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	}
 	hostOpts := []host.Option{host.WithTools()}
 	var asker *termAsker
-	if opts.interactive {
+	if opts.interactive && (opts.Ask.Via == "" || opts.Ask.Via == askViaTerminal) {
 		// The person at the terminal answers the permission questions.
 		asker = newTermAsker()
-		hostOpts = append(hostOpts, host.WithAsker(asker))
 	}
+	askOpts, err := opts.Ask.hostOptions(asker)
+	if err != nil {
+		return err
+	}
+	hostOpts = append(hostOpts, askOpts...)
 	if opts.Bus != "" {
 		hostOpts = append(hostOpts, host.WithBus(opts.Bus))
 	}

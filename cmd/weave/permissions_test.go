@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/jsonrpc"
+	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/model/modeltest"
 )
 
@@ -221,5 +227,81 @@ func TestPermissionAskOnTerminal(t *testing.T) {
 	want := "denied by the person asked (rule Bash(touch:*)): not now, use make"
 	if len(got) != 4 || got[3] != want {
 		t.Errorf("the model reads %q, want the last to be exactly %q", got, want)
+	}
+}
+
+// With --ask-via bus the questions go to ask:<session>, where a peer with
+// the token answers: an allow runs the call, a deny reaches the model with
+// its reason; a peer without the token cannot even listen there; and a
+// question nobody answers in time is denied.
+func TestPermissionAskViaBus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	s := serveBus(t, "")
+	ctx := context.Background()
+
+	guest, err := jsonrpc.Dial(ctx, s.ws, jsonrpc.ClientInfo{Name: "guest", Version: "1"}, jsonrpc.WithClientID("guest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guest.Close()
+	if err := guest.Subscribe(ctx, "ask:*", func(context.Context, bus.Message) (bus.Ack, error) {
+		return bus.Ack{Processed: true, Result: json.RawMessage(`{"allow":true}`)}, nil
+	}, jsonrpc.SubscribeOptions{}); err == nil {
+		t.Fatal("a peer without the token subscribed to ask:*, where it could approve tool calls")
+	}
+
+	peer := dialPeer(t, s.ws, "approver")
+	questions := make(chan busface.AskRequest, 8)
+	hold := make(chan struct{})
+	defer close(hold)
+	if err := peer.Subscribe(ctx, "ask:*", func(hctx context.Context, m bus.Message) (bus.Ack, error) {
+		var q busface.AskRequest
+		if err := json.Unmarshal(m.Payload, &q); err != nil {
+			return bus.Ack{}, err
+		}
+		questions <- q
+		cmd, _ := q.Args["command"].(string)
+		switch cmd {
+		case "touch yes":
+			return bus.Ack{Processed: true, Result: json.RawMessage(`{"allow":true}`)}, nil
+		case "touch late":
+			select {
+			case <-hctx.Done():
+			case <-hold:
+			}
+			return bus.Ack{Processed: true, Result: json.RawMessage(`{"allow":true}`)}, nil
+		}
+		return bus.Ack{Processed: true, Result: json.RawMessage(`{"allow":false,"reason":"not on a Friday"}`)}, nil
+	}, jsonrpc.SubscribeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := project(t, nil)
+	writeConfig(t, dir, "permissions:\n  ask: [\"Bash(touch:*)\"]\n")
+	srv := modeltest.NewServer(t, bashTurns("touch yes", "touch no", "touch late")...)
+	env := append(chatEnv(t, srv), "XDG_RUNTIME_DIR="+os.Getenv("XDG_RUNTIME_DIR"))
+	code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "go", "--bus", s.ws, "--ask-via", "bus", "--ask-timeout", "2s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	q := bustest.Recv(t, "the first question", questions)
+	if q.Type != busface.AskRequestType || q.Tool != "bash" || q.Cause != "rule Bash(touch:*)" || q.Agent != "loom" || q.Session == "" {
+		t.Errorf("question = %+v, want bash asked by rule Bash(touch:*) for loom", q)
+	}
+	got := toolResultsOf(t, srv)
+	if len(got) != 3 {
+		t.Fatalf("the model reads %q, want 3 results", got)
+	}
+	if strings.HasPrefix(got[0], "denied") || !exists(dir, "yes") {
+		t.Errorf("the allowed call: %q, file made: %v", got[0], exists(dir, "yes"))
+	}
+	if want := "denied by bus peer approver (rule Bash(touch:*)): not on a Friday"; got[1] != want || exists(dir, "no") {
+		t.Errorf("the denied call reads %q, want %q (file made: %v)", got[1], want, exists(dir, "no"))
+	}
+	if want := "denied: asked, no answer on ask:" + q.Session + " within 2s (rule Bash(touch:*))"; got[2] != want || exists(dir, "late") {
+		t.Errorf("the unanswered call reads %q, want %q (file made: %v)", got[2], want, exists(dir, "late"))
 	}
 }
