@@ -44,7 +44,7 @@ type Config struct {
 	// Permissions are the allow, ask and deny rules in Claude Code's
 	// syntax; every layer's lists add up.
 	Permissions PermissionsConfig `mapstructure:"-"`
-	Bus           BusConfig                `mapstructure:"bus"`
+	Bus         BusConfig         `mapstructure:"bus"`
 }
 
 // LogConfig is the log section.

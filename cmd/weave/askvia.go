@@ -53,4 +53,3 @@ func (a askOptions) hostOptions(term *termAsker) ([]host.Option, error) {
 	}
 	return nil, usageErrorf("--ask-via %q: want %s, %s or %s", a.Via, askViaTerminal, askViaBus, askViaNone)
 }
-
