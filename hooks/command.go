@@ -353,10 +353,15 @@ func (h *CommandHook) interpret(ev plugins.Event, stdout []byte) (plugins.Decisi
 		case "deny":
 			return withContext(h.block(ev, orDefault(hs.PermissionDecisionReason, "denied by command hook "+h.spec.Name))), ""
 		case "ask":
-			// Weave runs unattended: nobody can answer a prompt.
+			// Someone is asked before the call runs (the person at weave
+			// chat's terminal, a bus peer); where nobody can answer, the
+			// call is denied.
 			reason := "needs approval"
 			if hs.PermissionDecisionReason != "" {
 				reason += ": " + hs.PermissionDecisionReason
+			}
+			if h.event == plugins.EventToolExecuteBefore {
+				return withContext(plugins.Decision{Action: plugins.Ask, Reason: reason}), ""
 			}
 			return withContext(h.block(ev, reason)), ""
 		case "", "allow", "defer":

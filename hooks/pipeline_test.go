@@ -75,6 +75,7 @@ type summary struct {
 	Text      string
 	Context   []string
 	Reports   []Report
+	Ask       bool
 }
 
 func summarize(o Outcome) summary {

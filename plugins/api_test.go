@@ -26,7 +26,7 @@ var authorAPI = []string{
 	"Serve", "ServeAgent", "ServeConfig", "ServeHook",
 	"Host", "Host.CallTool", "Host.Complete", "Host.Log", "Host.Progress", "Host.TickTask",
 	// Read and written: the protocol's values.
-	"Action", "Allow", "Block", "Modify",
+	"Action", "Allow", "Ask", "Block", "Modify",
 	"AgentRequest", "AgentResponse",
 	"ChatMessage", "ChatRequest", "ChatResponse", "ChatRole", "RoleAssistant", "RoleSystem", "RoleTool", "RoleUser",
 	"Decision", "Event", "Info", "Info.CheckTools", "Info.Handles", "Kind", "KindAgent", "KindHook", "Manifest",

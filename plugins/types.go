@@ -154,6 +154,11 @@ const (
 	Allow  Action = "allow"
 	Block  Action = "block"
 	Modify Action = "modify"
+	// Ask, on tool.execute.before, says the call needs approval: the person
+	// at weave chat's terminal, or a bus peer with --ask-via bus, is asked,
+	// and where nobody can answer the call is denied. On other events it
+	// blocks.
+	Ask Action = "ask"
 )
 
 // Decision is a hook's answer to an event. A hook that could not answer

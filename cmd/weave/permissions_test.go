@@ -78,6 +78,24 @@ func TestPermissionRulesInPrint(t *testing.T) {
 		}
 	})
 
+	t.Run("a hook asks", func(t *testing.T) {
+		dir := project(t, nil)
+		hook := `if grep -q "touch"; then printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"makes files"}}'; fi`
+		writeConfig(t, dir, "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: "+strconvQuote(hook)+"\n")
+		srv := modeltest.NewServer(t, bashTurns("touch hooked", "echo fine > ran")...)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		want := "denied: asked, no one to answer (hook command.PreToolUse.1: needs approval: makes files)"
+		if got := toolResultsOf(t, srv); len(got) != 2 || got[0] != want {
+			t.Errorf("the model reads %q, want first exactly %q", got, want)
+		}
+		if exists(dir, "hooked") || !exists(dir, "ran") {
+			t.Errorf("hooked made: %v (want false), ran made: %v (want true)", exists(dir, "hooked"), exists(dir, "ran"))
+		}
+	})
+
 	t.Run("an allowed command does not carry another", func(t *testing.T) {
 		dir := project(t, nil)
 		writeConfig(t, dir, "permissions:\n  allow: [\"Bash(git status:*)\", \"Bash(echo *)\", \"Bash(touch allowed)\"]\n  defaultMode: default\n")

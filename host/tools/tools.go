@@ -263,7 +263,14 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 		if ctx.Err() != nil {
 			return plugins.ToolResult{}, fmt.Errorf("%s: hooks before the call: %w", call.Tool, ctx.Err())
 		}
-		if err != nil || out.Blocked() {
+		if err == nil && out.Ask {
+			// A hook asks: the call runs only if someone approves it, and
+			// with what the hooks made of its arguments.
+			hookAsk = "hook " + out.Reason
+			if out.Args != nil && !reflect.DeepEqual(out.Args, args) {
+				out.Action = plugins.Modify
+			}
+		} else if err != nil || out.Blocked() {
 			return t.hookBlocked(caller, session, call.Tool, args, out, err), nil
 		}
 		if out.Action == plugins.Modify && out.Args != nil {
