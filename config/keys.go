@@ -98,7 +98,7 @@ var toolNames = plugins.ToolNames()
 // Claude Code hook event names accepted under hooks:. They are the hooks
 // package's (hooks.ClaudeEventNames), which config may not import; a test
 // in host fails when the two disagree.
-var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact"}
+var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact", "PermissionRequest"}
 
 // hookTypes are the hook types accepted under hooks: (hooks.ClaudeHookTypes).
 var hookTypes = []string{"command"}

@@ -96,6 +96,25 @@ func TestPermissionRulesInPrint(t *testing.T) {
 		}
 	})
 
+	t.Run("a PermissionRequest hook answers first", func(t *testing.T) {
+		dir := project(t, nil)
+		hook := `if grep -q "touch ok"; then printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'; else printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"only ok files"}}}'; fi`
+		writeConfig(t, dir, "permissions:\n  ask: [\"Bash(touch:*)\"]\nhooks:\n  PermissionRequest:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: "+strconvQuote(hook)+"\n")
+		srv := modeltest.NewServer(t, bashTurns("touch ok1", "touch bad")...)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		got := toolResultsOf(t, srv)
+		want := "blocked by hook command.PermissionRequest.1: only ok files"
+		if len(got) != 2 || strings.HasPrefix(got[0], "denied") || got[1] != want {
+			t.Errorf("the model reads %q, want the first allowed and the second exactly %q", got, want)
+		}
+		if !exists(dir, "ok1") || exists(dir, "bad") {
+			t.Errorf("ok1 made: %v (want true), bad made: %v (want false)", exists(dir, "ok1"), exists(dir, "bad"))
+		}
+	})
+
 	t.Run("an allowed command does not carry another", func(t *testing.T) {
 		dir := project(t, nil)
 		writeConfig(t, dir, "permissions:\n  allow: [\"Bash(git status:*)\", \"Bash(echo *)\", \"Bash(touch allowed)\"]\n  defaultMode: default\n")

@@ -97,6 +97,10 @@ func (t *Tools) permit(ctx context.Context, c Caller, session, tool string, args
 	if ok {
 		return nil
 	}
+	// A PermissionRequest hook answers first.
+	if res, decided := t.permissionHooks(ctx, c, session, tool, args, cause); decided {
+		return res
+	}
 	if t.asker == nil {
 		res := t.denied(c, session, tool, args, "permissions", fmt.Errorf("denied: asked, no one to answer (%s)", cause))
 		return &res
@@ -169,4 +173,32 @@ func subject(tool string, args map[string]any) string {
 		return p
 	}
 	return ""
+}
+
+// permissionHooks runs the permission.request hooks on a call that must be
+// asked: a block denies it in the hook's words, a modify approves it (as
+// asked: the hook's arguments are not applied). decided is false when no
+// hook answered, and the one asked decides.
+func (t *Tools) permissionHooks(ctx context.Context, c Caller, session, tool string, args map[string]any, cause string) (*plugins.ToolResult, bool) {
+	if t.pipeline == nil {
+		return nil, false
+	}
+	ev := plugins.Event{Name: plugins.EventPermissionRequest, SessionID: session, Agent: c.Role(), Cwd: t.project, Tool: tool,
+		Args: maps.Clone(args), Time: t.now(), Data: map[string]any{"cause": cause}}
+	if id := callID(ctx); id != "" {
+		ev.Data["tool_use_id"] = id
+	}
+	out, err := t.pipeline.Run(ctx, ev)
+	switch {
+	case err != nil:
+		res := t.denied(c, session, tool, args, "hooks", fmt.Errorf("denied: asked, the permission hooks failed: %v (%s)", err, cause))
+		return &res, true
+	case out.Blocked():
+		res := t.hookBlocked(c, session, tool, args, out, nil)
+		return &res, true
+	case out.Action == plugins.Modify:
+		t.log.Info("tool call allowed by a permission hook", "agent", c.String(), "tool", tool, "cause", cause, "hook", modifiers(out.Reports))
+		return nil, true
+	}
+	return nil, false
 }
