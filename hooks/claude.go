@@ -28,13 +28,13 @@ const (
 
 // claudeEvents maps Claude Code hook events to Weave events.
 var claudeEvents = map[string]string{
-	ClaudePreToolUse:       plugins.EventToolExecuteBefore,
-	ClaudePostToolUse:      plugins.EventToolExecuteAfter,
-	ClaudeUserPromptSubmit: plugins.EventChatMessage,
-	ClaudeStop:             plugins.EventSessionIdle,
-	ClaudeSessionStart:     plugins.EventSessionStart,
-	ClaudeSessionEnd:       plugins.EventSessionEnd,
-	ClaudePreCompact:       plugins.EventSessionCompacting,
+	ClaudePreToolUse:        plugins.EventToolExecuteBefore,
+	ClaudePostToolUse:       plugins.EventToolExecuteAfter,
+	ClaudeUserPromptSubmit:  plugins.EventChatMessage,
+	ClaudeStop:              plugins.EventSessionIdle,
+	ClaudeSessionStart:      plugins.EventSessionStart,
+	ClaudeSessionEnd:        plugins.EventSessionEnd,
+	ClaudePreCompact:        plugins.EventSessionCompacting,
 	ClaudePermissionRequest: plugins.EventPermissionRequest,
 }
 
