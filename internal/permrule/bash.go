@@ -120,10 +120,7 @@ func safeRedirect(s string, i int) bool {
 	if s[i] == '<' {
 		return false
 	}
-	rest := s[i+1:]
-	if strings.HasPrefix(rest, ">") {
-		rest = rest[1:]
-	}
+	rest := strings.TrimPrefix(s[i+1:], ">")
 	if strings.HasPrefix(rest, "&") {
 		rest = rest[1:]
 		return len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' && (len(rest) == 1 || !isWordByte(rest[1]))
