@@ -132,7 +132,7 @@ func (r renderer) permissions(p PermissionsConfig) *yaml.Node {
 		if len(f.list) == 0 {
 			continue
 		}
-		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
 		for i, s := range f.list {
 			n := scalarNode(s)
 			r.annotate(n, fmt.Sprintf("permissions.%s[%d]", f.name, i))

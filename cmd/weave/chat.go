@@ -59,6 +59,10 @@ are shown on stderr as they happen.
 On a terminal, weave chat is a conversation: type a message and press Enter;
 /help lists the slash commands (/start-work, /plan, /status, /agents,
 /compact, /exit).
+A tool call the permission rules ask about (the permissions section, see
+docs/permissions.md) is put to you: y runs it once, a for the session, any
+other answer refuses it and reaches the agent as the reason. With -p nobody
+is asked and such a call is refused, unless --ask-via bus puts it to a peer.
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
