@@ -245,6 +245,10 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	if args == nil {
 		args = map[string]any{}
 	}
+	if call.ID != "" {
+		// The call's id goes with it: to the permission hooks, the tool.
+		ctx = context.WithValue(ctx, callIDKey{}, call.ID)
+	}
 	if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 		return t.denied(caller, session, call.Tool, args, "gate", err), nil
 	}
@@ -291,9 +295,6 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	}
 	if res := t.permit(ctx, caller, session, call.Tool, args, rules, hookAsk); res != nil {
 		return *res, nil
-	}
-	if call.ID != "" {
-		ctx = context.WithValue(ctx, callIDKey{}, call.ID)
 	}
 	res, err := t.execute(ctx, caller, session, call.Tool, args)
 	if err != nil {
