@@ -69,6 +69,7 @@ var topics = [...]Topic{
 	{Pattern: "model:*", Owner: OwnerModel, Keep: KeepNone, Doc: "the host's streamed model events of a session (`model:<session-id>`); not kept"},
 	{Pattern: "agent:*", Owner: OwnerAgents, Keep: KeepNone, Protected: true, Launch: true, Doc: "requests to an agent, delegation included (`agent:<name>`)"},
 	{Pattern: "hook:*", Owner: OwnerHooks, Keep: KeepNone, Protected: true, Doc: "hook requests of the host; peers answer with a decision (`hook:<event>`)"},
+	{Pattern: "ask:*", Owner: OwnerHooks, Keep: KeepNone, Protected: true, Doc: "permission questions of a session's tool calls (`ask:<session>`, `weave chat --ask-via bus`); a peer answers allow or deny"},
 	{Pattern: "system:*", Owner: OwnerSystem, Keep: KeepNone, Protected: true, Doc: "the bus's own announcements, such as `system:dead-letter`"},
 	{Pattern: "thread.*.broadcast", Owner: OwnerCollab, Keep: KeepNone, Launch: true, Doc: "a thread's broadcast; reaches every participant (`thread.<id>.broadcast`)"},
 	{Pattern: "thread.*.reply", Owner: OwnerCollab, Keep: KeepNone, Launch: true, Doc: "replies in a thread (`thread.<id>.reply`)"},

@@ -94,10 +94,10 @@ func TestTopicTableCopies(t *testing.T) {
 }
 
 func TestTopicPrefixes(t *testing.T) {
-	if diff := cmp.Diff([]string{"agent:", "hook:", "system:"}, bus.ProtectedPrefixes()); diff != "" {
+	if diff := cmp.Diff([]string{"agent:", "hook:", "ask:", "system:"}, bus.ProtectedPrefixes()); diff != "" {
 		t.Errorf("ProtectedPrefixes() (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"loop:", "model:", "hook:", "system:"}, bus.NoLaunchPrefixes()); diff != "" {
+	if diff := cmp.Diff([]string{"loop:", "model:", "hook:", "ask:", "system:"}, bus.NoLaunchPrefixes()); diff != "" {
 		t.Errorf("NoLaunchPrefixes() (-want +got):\n%s", diff)
 	}
 	for _, tt := range []struct {

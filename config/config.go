@@ -45,6 +45,9 @@ type Config struct {
 	Bus           BusConfig                `mapstructure:"bus"`
 	// MCPServers are the MCP servers of mcp_servers, by name.
 	MCPServers map[string]MCPServerConfig `mapstructure:"-"`
+	// Permissions are the allow, ask and deny rules in Claude Code's
+	// syntax; every layer's lists add up.
+	Permissions PermissionsConfig `mapstructure:"-"`
 }
 
 // LogConfig is the log section.

@@ -126,7 +126,7 @@ func TestKeysMatchConfig(t *testing.T) {
 		}
 		covered[k.Name] = true
 	}
-	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers"}
+	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers", "Permissions": "permissions"}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
 		for i := range typ.NumField() {
@@ -136,7 +136,7 @@ func TestKeysMatchConfig(t *testing.T) {
 				name = sections[f.Name]
 			}
 			full := join(prefix, name)
-			if f.Type.Kind() == reflect.Struct {
+			if f.Type.Kind() == reflect.Struct && f.Tag.Get("mapstructure") != "-" {
 				walk(full, f.Type)
 				continue
 			}

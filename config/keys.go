@@ -102,7 +102,7 @@ var toolNames = plugins.ToolNames()
 // Claude Code hook event names accepted under hooks:. They are the hooks
 // package's (hooks.ClaudeEventNames), which config may not import; a test
 // in host fails when the two disagree.
-var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact"}
+var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact", "PermissionRequest"}
 
 // hookTypes are the hook types accepted under hooks: (hooks.ClaudeHookTypes).
 var hookTypes = []string{"command"}
@@ -269,6 +269,14 @@ func keyTable() []Key {
 			Doc: "Longest block reason kept from one hook decision, in bytes; the rest is cut (it is shown, logged and stored in state.json)."},
 		{Name: "hook.max_context_bytes", Kind: KindInt, Default: 1 * mib, check: minInt(1024),
 			Doc: "Longest context one hook decision may add for the model, in bytes; the rest is cut."},
+
+		{Name: "permissions", Kind: KindMap, Default: PermissionsConfig{},
+			Doc: "Permission rules in Claude Code's syntax, checked on every tool call under the roles' rows (a rule never widens a row): deny, then ask, then allow. ask puts the call to the person in weave chat (elsewhere it is denied, unless --ask-via bus). defaultMode: default asks, dontAsk denies, plan refuses bash, write, edit, webfetch and MCP calls no rule decides; unset or bypassPermissions leaves them to the rows; acceptEdits is default without asking for write and edit. Lists of every layer and of .claude/settings.json and .claude/settings.local.json add up. additionalDirectories and disableBypassPermissionsMode are accepted and not used.",
+			Example: `permissions:
+  allow: ["Bash(git status:*)", "Bash(go test *)", "Edit(src/**)"]
+  ask: ["Bash(rm:*)", "mcp__github__create_issue"]
+  deny: ["Bash(git push:*)", "Read(.env)", "WebFetch(domain:example.com)"]
+  defaultMode: default      # ask before any other bash, write, edit, webfetch`},
 
 		{Name: "tools.bash.timeout", Kind: KindDuration, Default: 2 * time.Minute, check: minDuration(1),
 			Doc: "Longest one bash tool call may run."},

@@ -85,6 +85,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.plugins(c.Plugins)
 		case "mcp_servers":
 			val = r.mcpServers(c.MCPServers)
+		case "permissions":
+			val = r.permissions(c.Permissions)
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {

@@ -18,6 +18,7 @@ type layerPart struct {
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
 	mcp        map[string]MCPServerConfig
+	perms      *PermissionsConfig
 }
 
 // parseLayer validates one file's keys. It returns the scalar values by
@@ -46,6 +47,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.plugins = parsePlugins(el, val)
 				case "mcp_servers":
 					part.mcp = parseMCPServers(el, val)
+				case "permissions":
+					part.perms = parsePermissions(el, val)
 				default:
 					if v, ok := convertKey(el, k, val); ok {
 						scalars[full] = v
@@ -453,6 +456,7 @@ type sections struct {
 	hooks      map[string][]HookMatcher
 	plugins    []PluginConfig
 	mcp        map[string]MCPServerConfig
+	perms      PermissionsConfig
 }
 
 func newSections() *sections {
@@ -485,6 +489,7 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 			s.hooks[event] = append(s.hooks[event], hm)
 		}
 	}
+	mergePermissions(&s.perms, part.perms, l, origin, src)
 	for _, p := range part.plugins {
 		i := slices.IndexFunc(s.plugins, func(q PluginConfig) bool { return q.Name == p.Name })
 		if i < 0 {
@@ -552,6 +557,7 @@ func (s *sections) apply(c *Config) {
 	if c.MCPServers == nil {
 		c.MCPServers = map[string]MCPServerConfig{}
 	}
+	c.Permissions = s.perms
 	c.Plugins = s.plugins
 	if c.Plugins == nil {
 		c.Plugins = []PluginConfig{}

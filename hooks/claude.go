@@ -23,22 +23,25 @@ const (
 	ClaudeSessionStart     = "SessionStart"
 	ClaudeSessionEnd       = "SessionEnd"
 	ClaudePreCompact       = "PreCompact"
+	// ClaudePermissionRequest is handled in permissionrequest.go.
+	ClaudePermissionRequest = "PermissionRequest"
 )
 
 // claudeEvents maps Claude Code hook events to Weave events.
 var claudeEvents = map[string]string{
-	ClaudePreToolUse:       plugins.EventToolExecuteBefore,
-	ClaudePostToolUse:      plugins.EventToolExecuteAfter,
-	ClaudeUserPromptSubmit: plugins.EventChatMessage,
-	ClaudeStop:             plugins.EventSessionIdle,
-	ClaudeSessionStart:     plugins.EventSessionStart,
-	ClaudeSessionEnd:       plugins.EventSessionEnd,
-	ClaudePreCompact:       plugins.EventSessionCompacting,
+	ClaudePreToolUse:        plugins.EventToolExecuteBefore,
+	ClaudePostToolUse:       plugins.EventToolExecuteAfter,
+	ClaudeUserPromptSubmit:  plugins.EventChatMessage,
+	ClaudeStop:              plugins.EventSessionIdle,
+	ClaudeSessionStart:      plugins.EventSessionStart,
+	ClaudeSessionEnd:        plugins.EventSessionEnd,
+	ClaudePreCompact:        plugins.EventSessionCompacting,
+	ClaudePermissionRequest: plugins.EventPermissionRequest,
 }
 
 // ClaudeEventNames lists the Claude Code events a command hook may name.
 func ClaudeEventNames() []string {
-	return []string{ClaudePreToolUse, ClaudePostToolUse, ClaudeUserPromptSubmit, ClaudeStop, ClaudeSessionStart, ClaudeSessionEnd, ClaudePreCompact}
+	return []string{ClaudePreToolUse, ClaudePostToolUse, ClaudeUserPromptSubmit, ClaudeStop, ClaudeSessionStart, ClaudeSessionEnd, ClaudePreCompact, ClaudePermissionRequest}
 }
 
 // ClaudeHookTypes lists the Claude Code hook types Weave runs: command
@@ -149,7 +152,7 @@ func ClaudeInput(ev plugins.Event, claudeEvent string) ([]byte, error) {
 		HookEventName:  claudeEvent,
 	}
 	switch claudeEvent {
-	case ClaudePreToolUse, ClaudePostToolUse:
+	case ClaudePreToolUse, ClaudePostToolUse, ClaudePermissionRequest:
 		in.ToolName = ClaudeToolName(ev.Tool)
 		in.ToolInput = ClaudeToolInput(ev.Tool, ev.Args, ev.Cwd)
 		if in.ToolInput == nil {

@@ -304,19 +304,24 @@ func (h *CommandHook) block(ev plugins.Event, reason string) plugins.Decision {
 
 // claudeOutput is the JSON a Claude Code hook may print on stdout.
 type claudeOutput struct {
-	Continue           *bool          `json:"continue"`
-	StopReason         string         `json:"stopReason"`
-	Decision           string         `json:"decision"`
-	Reason             string         `json:"reason"`
-	SystemMessage      string         `json:"systemMessage"`
-	UpdatedInput       map[string]any `json:"updatedInput"`
-	HookSpecificOutput *struct {
-		HookEventName            string         `json:"hookEventName"`
-		PermissionDecision       string         `json:"permissionDecision"`
-		PermissionDecisionReason string         `json:"permissionDecisionReason"`
-		AdditionalContext        string         `json:"additionalContext"`
-		UpdatedInput             map[string]any `json:"updatedInput"`
-	} `json:"hookSpecificOutput"`
+	Continue           *bool           `json:"continue"`
+	StopReason         string          `json:"stopReason"`
+	Decision           string          `json:"decision"`
+	Reason             string          `json:"reason"`
+	SystemMessage      string          `json:"systemMessage"`
+	UpdatedInput       map[string]any  `json:"updatedInput"`
+	HookSpecificOutput *claudeSpecific `json:"hookSpecificOutput"`
+}
+
+// claudeSpecific is a Claude Code hook's hookSpecificOutput.
+type claudeSpecific struct {
+	HookEventName            string         `json:"hookEventName"`
+	PermissionDecision       string         `json:"permissionDecision"`
+	PermissionDecisionReason string         `json:"permissionDecisionReason"`
+	AdditionalContext        string         `json:"additionalContext"`
+	UpdatedInput             map[string]any `json:"updatedInput"`
+	// Decision is PermissionRequest's answer (permissionrequest.go).
+	Decision *permissionDecision `json:"decision"`
 }
 
 // interpret reads the stdout of a command that exited 0.
@@ -359,15 +364,23 @@ func (h *CommandHook) interpret(ev plugins.Event, stdout []byte) (plugins.Decisi
 		// continue:false stops everything, Stop included: never a nudge.
 		return withContext(plugins.Decision{Action: plugins.Block, Reason: reason}), ""
 	}
+	if h.spec.Event == ClaudePermissionRequest {
+		return withContext(h.permissionRequest(ev, out.HookSpecificOutput)), ""
+	}
 	if hs := out.HookSpecificOutput; hs != nil {
 		switch hs.PermissionDecision {
 		case "deny":
 			return withContext(h.block(ev, orDefault(hs.PermissionDecisionReason, "denied by command hook "+h.spec.Name))), ""
 		case "ask":
-			// Weave runs unattended: nobody can answer a prompt.
+			// Someone is asked before the call runs (the person at weave
+			// chat's terminal, a bus peer); where nobody can answer, the
+			// call is denied.
 			reason := "needs approval"
 			if hs.PermissionDecisionReason != "" {
 				reason += ": " + hs.PermissionDecisionReason
+			}
+			if h.event == plugins.EventToolExecuteBefore {
+				return withContext(plugins.Decision{Action: plugins.Ask, Reason: reason}), ""
 			}
 			return withContext(h.block(ev, reason)), ""
 		case "", "allow", "defer":

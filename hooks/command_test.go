@@ -97,11 +97,11 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: "no network"}}},
 		},
 		{
-			name: "permissionDecision ask blocks as needing approval",
+			name: "permissionDecision ask asks, blocking where nobody is asked",
 			spec: CommandSpec{Event: "PreToolUse", Command: `cat >/dev/null; echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"pushes to main"}}'`},
 			ev:   bashEvent("git push"),
 			want: summary{Action: plugins.Block, BlockedBy: "cmd", Reason: "cmd: needs approval: pushes to main", Args: map[string]any{"command": "git push"},
-				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: "needs approval: pushes to main"}}},
+				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Ask, Reason: "needs approval: pushes to main"}}, Ask: true},
 		},
 		{
 			name: "additionalContext is delivered",

@@ -95,9 +95,12 @@
 //   - Exit 0: allow, honouring JSON on stdout: "continue": false blocks with
 //     stopReason; "decision": "block" blocks with reason;
 //     hookSpecificOutput.permissionDecision "deny" blocks with
-//     permissionDecisionReason; "ask" blocks with "needs approval: ..."
-//     because Weave runs unattended and nobody can answer; "allow" and
-//     "defer" allow; hookSpecificOutput.additionalContext is added context;
+//     permissionDecisionReason; "ask" on PreToolUse asks (plugins.Ask,
+//     reason "needs approval: ..."): the tool door puts the call to the
+//     person or a bus peer, and denies it where nobody can answer; "allow"
+//     and "defer" allow; on PermissionRequest, decision.behavior "allow"
+//     approves the call being asked about (a Modify on permission.request)
+//     and "deny" blocks it with decision.message; hookSpecificOutput.additionalContext is added context;
 //     updatedInput (in hookSpecificOutput or at the top level) modifies the
 //     tool arguments, merged over the current ones. Plain text on stdout is
 //     context for UserPromptSubmit and SessionStart, as in Claude Code, and

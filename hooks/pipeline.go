@@ -124,6 +124,10 @@ type Outcome struct {
 	// Context holds the context strings the hooks added, in run order.
 	Context []string `json:"context,omitempty"`
 	Reports []Report `json:"reports"`
+	// Ask is set when the block is a tool.execute.before hook's ask (the
+	// first one; a later block wins over it): the call may run if someone
+	// approves it. A caller that does not ask anyone blocks, as Action says.
+	Ask bool `json:"ask,omitempty"`
 }
 
 // Blocked reports whether the event must not proceed.
@@ -272,6 +276,7 @@ func (p *Pipeline) Run(ctx context.Context, ev plugins.Event) (Outcome, error) {
 		return out, fmt.Errorf("run hooks: unknown event %q (known: %s)", ev.Name, strings.Join(plugins.Events, ", "))
 	}
 	modified := false
+	askedBy, askReason := "", ""
 	for _, r := range p.byEvent[ev.Name] {
 		if !r.Info.Handles(ev.Name, ev.Tool) {
 			continue // the hook does not handle this tool: not called, not reported
@@ -299,7 +304,15 @@ func (p *Pipeline) Run(ctx context.Context, ev plugins.Event) (Outcome, error) {
 		if d.Context != "" {
 			out.Context = append(out.Context, d.Context)
 		}
+		if d.Action == plugins.Ask && ev.Name != plugins.EventToolExecuteBefore {
+			d.Action = plugins.Block
+		}
 		switch d.Action {
+		case plugins.Ask:
+			// Asked: the hooks after it still run, and a block wins.
+			if askedBy == "" {
+				askedBy, askReason = r.Info.Name, d.Reason
+			}
 		case plugins.Block:
 			out.Action = plugins.Block
 			out.BlockedBy = r.Info.Name
@@ -318,6 +331,11 @@ func (p *Pipeline) Run(ctx context.Context, ev plugins.Event) (Outcome, error) {
 			}
 		}
 		out.Reports = append(out.Reports, rep)
+	}
+	if out.Action != plugins.Block && askedBy != "" {
+		out.Action, out.Ask = plugins.Block, true
+		out.BlockedBy, out.Reason = askedBy, askedBy+": "+askReason
+		return out, nil
 	}
 	if out.Action != plugins.Block && modified {
 		out.Action = plugins.Modify
@@ -390,12 +408,15 @@ func (p *Pipeline) call(ctx context.Context, r Registered, ev plugins.Event) (Re
 
 	if res.err == nil {
 		if a := normalizeAction(res.d.Action); a == "" {
-			res.err = fmt.Errorf("unknown action %q (use allow, block or modify)", res.d.Action)
+			res.err = fmt.Errorf("unknown action %q (use allow, block, modify or ask)", res.d.Action)
 		} else {
 			res.d.Action = a
 		}
 	}
 	if res.err == nil {
+		if res.d.Action == plugins.Ask && strings.TrimSpace(res.d.Reason) == "" {
+			res.d.Reason = "needs approval"
+		}
 		if res.d.Action == plugins.Block && strings.TrimSpace(res.d.Reason) == "" {
 			res.d.Reason = "blocked (the hook gave no reason)"
 		}
@@ -437,7 +458,7 @@ func normalizeAction(a plugins.Action) plugins.Action {
 	switch a {
 	case "", plugins.Allow:
 		return plugins.Allow
-	case plugins.Block, plugins.Modify:
+	case plugins.Block, plugins.Modify, plugins.Ask:
 		return a
 	}
 	return ""

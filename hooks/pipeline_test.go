@@ -75,6 +75,7 @@ type summary struct {
 	Text      string
 	Context   []string
 	Reports   []Report
+	Ask       bool
 }
 
 func summarize(o Outcome) summary {
@@ -279,7 +280,7 @@ func TestPipelineRules(t *testing.T) {
 			},
 			ev: plugins.Event{Name: plugins.EventChatMessage},
 			want: summary{Action: plugins.Allow, Reports: []Report{
-				{Hook: "odd", Source: SourceBuiltin, Action: plugins.Allow, Policy: FailOpen, Error: `unknown action "maybe" (use allow, block or modify)`},
+				{Hook: "odd", Source: SourceBuiltin, Action: plugins.Allow, Policy: FailOpen, Error: `unknown action "maybe" (use allow, block, modify or ask)`},
 			}},
 			wantCalls: []string{"odd"},
 		},

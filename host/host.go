@@ -73,7 +73,24 @@ type openOptions struct {
 	getenv  func(string) string
 	verbose bool
 	skip    []int
+	asker   tools.Asker
+	// askBus puts permission questions on the bus, waiting askTimeout.
+	askBus     bool
+	askTimeout time.Duration
 }
+
+// WithBusAsker puts the permission questions of tool calls on the bus
+// (ask:<session>, busface.Asker), each waiting at most timeout for a
+// peer's answer. It opens the bus as WithBus("") does unless WithBus
+// names one.
+func WithBusAsker(timeout time.Duration) Option {
+	return func(o *openOptions) { o.askBus, o.askTimeout, o.bus = true, timeout, true }
+}
+
+// WithAsker sets who answers the permission questions of tool calls (the
+// person at a terminal, a bus peer); without one, a call that must be
+// asked is denied.
+func WithAsker(a tools.Asker) Option { return func(o *openOptions) { o.asker = a } }
 
 // WithLogger sets the host log; the default discards.
 func WithLogger(l *slog.Logger) Option { return func(o *openOptions) { o.logger = l } }
@@ -192,7 +209,10 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	}
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
 		Plans: h.planSnapshot, System: h.systemFor, Tools: extra})
-	if h.tools, err = h.newTools(); err != nil {
+	if o.askBus {
+		o.asker = busface.Asker{Bus: h.bus, Timeout: o.askTimeout}
+	}
+	if h.tools, err = h.newTools(o.asker); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -201,14 +221,14 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 // newTools builds the tools of the host, tied to its delegation: over the
 // bus when there is one (the agents answer on agent:<role> while a run
 // serves them), else straight to the agent plugins.
-func (h *Host) newTools() (*tools.Tools, error) {
+func (h *Host) newTools(asker tools.Asker) (*tools.Tools, error) {
 	delegation := tools.WithAgents(func(role string) plugins.Agent { return h.sup.Agent(agents.AgentID(role)) })
 	if h.bus != nil {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
 	opts := []tools.Option{tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
 		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool),
-		tools.WithSkills(h.guide.skills)}
+		tools.WithSkills(h.guide.skills), tools.WithAsker(asker)}
 	if h.mcp != nil {
 		opts = append(opts, tools.WithMCP(h.mcp))
 	}

@@ -155,7 +155,7 @@ func TestDeniedCallIsPublishedOnTheBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &Host{project: project, cfg: cfg, logger: slog.New(slog.DiscardHandler), gate: gate, bus: b, pipeline: pipeline}
-	if h.tools, err = h.newTools(); err != nil {
+	if h.tools, err = h.newTools(nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := run.StartWork(context.Background(), run.Options{Project: project, Name: "p", Hooks: pipeline, Tools: h.tools})

@@ -26,14 +26,14 @@ var authorAPI = []string{
 	"Serve", "ServeAgent", "ServeConfig", "ServeHook",
 	"Host", "Host.CallTool", "Host.Complete", "Host.Log", "Host.Progress", "Host.TickTask",
 	// Read and written: the protocol's values.
-	"Action", "Allow", "Block", "Modify",
+	"Action", "Allow", "Ask", "Block", "Modify",
 	"AgentRequest", "AgentResponse",
 	"ChatMessage", "ChatRequest", "ChatResponse", "ChatRole", "RoleAssistant", "RoleSystem", "RoleTool", "RoleUser",
 	"Decision", "Event", "Info", "Info.CheckTools", "Info.Handles", "Kind", "KindAgent", "KindHook", "Manifest",
 	"PlanProgress", "PlanTask", "TaskRef", "ToolCall", "ToolResult", "ToolSpec", "Usage",
 	"EnvPluginName", "ErrNoModel", "ErrPluginUnavailable", "ProtocolVersion",
 	// The hook events.
-	"EventChatMessage", "EventCommandExecuteBefore", "EventPlanTaskDone", "EventPlanTodosDone", "EventSessionCompacted",
+	"EventChatMessage", "EventCommandExecuteBefore", "EventPermissionRequest", "EventPlanTaskDone", "EventPlanTodosDone", "EventSessionCompacted",
 	"EventSessionCompacting", "EventSessionEnd", "EventSessionIdle", "EventSessionStart",
 	"EventToolExecuteAfter", "EventToolExecuteBefore", "Events",
 	// The host's tools, as an agent offers them to its model and a hook

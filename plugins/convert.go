@@ -224,9 +224,9 @@ func decisionFromProto(d *pb.Decision) (Decision, error) {
 	switch action {
 	case "":
 		action = Allow
-	case Allow, Block, Modify:
+	case Allow, Block, Modify, Ask:
 	default:
-		return Decision{}, fmt.Errorf("unknown decision action %q (want allow, block or modify)", action)
+		return Decision{}, fmt.Errorf("unknown decision action %q (want allow, block, modify or ask)", action)
 	}
 	return Decision{Action: action, Reason: d.GetReason(), Args: args, Text: d.GetText(), Context: d.GetContext()}, nil
 }

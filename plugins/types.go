@@ -33,6 +33,11 @@ const (
 	EventPlanTaskDone         = "plan.task.done"
 	EventPlanTodosDone        = "plan.todos.done"
 	EventSessionEnd           = "session.end"
+	// EventPermissionRequest fires when a tool call must be approved (a
+	// permission rule's or a hook's ask), before anyone is asked: Block
+	// denies it (Reason reaches the agent), Modify approves it, Allow
+	// leaves it to the one asked.
+	EventPermissionRequest = "permission.request"
 )
 
 // Events lists every hook event, in the order of a session's life.
@@ -48,6 +53,7 @@ var Events = []string{
 	EventPlanTaskDone,
 	EventPlanTodosDone,
 	EventSessionEnd,
+	EventPermissionRequest,
 }
 
 // Info describes a plugin. Hooks fill Events and Priority; agents fill Role.
@@ -75,7 +81,7 @@ type Info struct {
 // ToolEvent reports whether event carries a tool call (tool.execute.before
 // or tool.execute.after), the events Info.Tools can narrow.
 func ToolEvent(event string) bool {
-	return event == EventToolExecuteBefore || event == EventToolExecuteAfter
+	return event == EventToolExecuteBefore || event == EventToolExecuteAfter || event == EventPermissionRequest
 }
 
 // Handles reports whether a hook described by i is called on event for
@@ -168,6 +174,11 @@ const (
 	Allow  Action = "allow"
 	Block  Action = "block"
 	Modify Action = "modify"
+	// Ask, on tool.execute.before, says the call needs approval: the person
+	// at weave chat's terminal, or a bus peer with --ask-via bus, is asked,
+	// and where nobody can answer the call is denied. On other events it
+	// blocks.
+	Ask Action = "ask"
 )
 
 // Decision is a hook's answer to an event. A hook that could not answer

@@ -39,6 +39,8 @@ type chatOptions struct {
 	agentSet bool
 	// interactive is set when stdin is a terminal and there is no -p.
 	interactive bool
+	// Ask says who answers permission questions.
+	Ask askOptions
 }
 
 // resumeLatest is --resume given without an id.
@@ -63,6 +65,10 @@ the line (arrows, Home/End, Ctrl-A/E/K/U/W), recalls this project's earlier
 messages (Up/Down), and goes on to a new line of the same message after a
 trailing backslash or Alt-Enter. With colour on, the answer's markdown is
 rendered for the terminal.
+A tool call the permission rules ask about (the permissions section, see
+docs/permissions.md) is put to you: y runs it once, a for the session, any
+other answer refuses it and reaches the agent as the reason. With -p nobody
+is asked and such a call is refused, unless --ask-via bus puts it to a peer.
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
@@ -113,6 +119,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	cmd.Flags().StringVar(&opts.Resume, "resume", "", "continue a session: its ID, or the latest one without an ID (see `weave sessions list`)")
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
+	addAskFlags(cmd, &opts.Ask)
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT; the model events go to model:<session> there and the agents answer delegation there (default: no bus)")
 	return cmd
 }
@@ -227,6 +234,16 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		ctx = context.WithoutCancel(ctx)
 	}
 	hostOpts := []host.Option{host.WithTools()}
+	var asker *termAsker
+	if opts.interactive && (opts.Ask.Via == "" || opts.Ask.Via == askViaTerminal) {
+		// The person at the terminal answers the permission questions.
+		asker = newTermAsker()
+	}
+	askOpts, err := opts.Ask.hostOptions(asker)
+	if err != nil {
+		return err
+	}
+	hostOpts = append(hostOpts, askOpts...)
 	if opts.Bus != "" {
 		hostOpts = append(hostOpts, host.WithBus(opts.Bus))
 	}
@@ -257,12 +274,11 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	files, warnings := fileCommands(project, cfg, builtins)
 	printWarnings(opts.Streams.ErrOut, warnings)
 	if opts.interactive {
-		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: builtins, files: files}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: builtins, files: files, asker: asker}
 		c.in = chatInputFor(opts.Streams, project)
 		if _, ok := c.in.(*termEditor); ok {
 			tr.spin = &spinner{out: opts.Streams.ErrOut}
 		}
-		c.asker = &personAsker{in: c.in, errOut: opts.Streams.ErrOut, quiet: tr.spin.stop}
 		return c.run(ctx)
 	}
 	cmd, prompt, isFile, err := fileCommandPrompt(files, opts.Prompt)
@@ -428,6 +444,14 @@ func (t *transcript) endLine() {
 		fmt.Fprintln(t.out)
 	}
 	t.streamed.Reset()
+}
+
+// endLineNow ends the streamed text's line before something else is
+// shown (a permission question).
+func (t *transcript) endLineNow() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLine()
 }
 
 // endTurn ends a turn of the conversation: the streamed text ends its

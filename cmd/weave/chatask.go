@@ -4,105 +4,101 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/weavehq/weave/host/tools"
 )
 
-// permissionAsker asks whether a tool call that a rule marks "ask" may
-// run. It always decides: a question no one answers is a deny that says
-// why.
-type permissionAsker interface {
-	askPermission(ctx context.Context, q permissionQuestion) permissionAnswer
+// termAsker puts permission questions to the person at weave chat's
+// terminal. The conversation's loop (chatREPL.turn) takes each question,
+// shows it, and hands it the next line typed; questions from several
+// calls at once are asked one after another.
+type termAsker struct {
+	// one holds the terminal for one question at a time.
+	one       sync.Mutex
+	questions chan *termQuestion
 }
 
-// permissionQuestion is a tool call waiting for a person.
-type permissionQuestion struct {
-	// Agent makes the call; Tool and Args are the call.
-	Agent, Tool, Args string
-	// Rule is the rule that asks, as written ("Bash(git push:*)").
-	Rule string
+// termQuestion is a question shown at the terminal, waiting for its line.
+type termQuestion struct {
+	q    tools.Question
+	line chan string
+	// gone is closed when nobody can answer any more (Ctrl-D).
+	gone chan struct{}
 }
 
-// permissionDecision is the person's answer.
-type permissionDecision int
+func newTermAsker() *termAsker { return &termAsker{questions: make(chan *termQuestion)} }
 
-const (
-	// denyCall refuses the call; the reason reaches the model.
-	denyCall permissionDecision = iota
-	// allowOnce lets this call run.
-	allowOnce
-	// allowSession lets this call and calls matching the same rule run
-	// for the rest of the session.
-	allowSession
-)
-
-func (d permissionDecision) String() string {
-	switch d {
-	case allowOnce:
-		return "allow once"
-	case allowSession:
-		return "allow for this session"
+// AskPermission waits for the conversation to show q and for the person's
+// answer.
+func (a *termAsker) AskPermission(ctx context.Context, q tools.Question) (tools.Answer, error) {
+	a.one.Lock()
+	defer a.one.Unlock()
+	tq := &termQuestion{q: q, line: make(chan string, 1), gone: make(chan struct{})}
+	select {
+	case a.questions <- tq:
+	case <-ctx.Done():
+		return tools.Answer{}, ctx.Err()
 	}
-	return "deny"
-}
-
-// permissionAnswer is a decision, and for a deny the reason to give the
-// model ("" when the person gave none).
-type permissionAnswer struct {
-	Decision permissionDecision
-	Reason   string
-}
-
-// nobodyToAsk is the asker where no person can answer (chat -p, a run
-// without a terminal): every question is a deny naming the rule.
-type nobodyToAsk struct{}
-
-func (nobodyToAsk) askPermission(_ context.Context, q permissionQuestion) permissionAnswer {
-	return permissionAnswer{Decision: denyCall, Reason: fmt.Sprintf("denied: rule %s asks a person first, and no one is here to answer", q.Rule)}
-}
-
-// personAsker asks the person at the chat, in the chat's own input, one
-// question at a time.
-type personAsker struct {
-	in     chatInput
-	errOut io.Writer
-	// quiet stops what would draw over the question (the spinner).
-	quiet func()
-
-	mu sync.Mutex
-}
-
-// permissionChoices is the question's prompt.
-const permissionChoices = "allow? y = once, a = for this session, n = deny: "
-
-func (a *personAsker) askPermission(ctx context.Context, q permissionQuestion) permissionAnswer {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.quiet != nil {
-		a.quiet()
+	select {
+	case line := <-tq.line:
+		return parseAnswer(line), nil
+	case <-tq.gone:
+		return tools.Answer{}, tools.ErrNoOneToAnswer
+	case <-ctx.Done():
+		return tools.Answer{}, ctx.Err()
 	}
-	call := q.Tool
-	if q.Args != "" {
-		call += " " + q.Args
-	}
-	fmt.Fprintf(a.errOut, "\n%s wants to run %s\n  (rule %s asks you first)\n", q.Agent, call, q.Rule)
-	for {
-		ans, err := a.in.question(ctx, permissionChoices)
-		if err != nil {
-			return permissionAnswer{Decision: denyCall, Reason: "denied: the person did not answer"}
+}
+
+// askPrompt ends a permission question; the person's line answers it.
+const askPrompt = "allow? y once · a for this session · or type why not: "
+
+// show writes the question to w.
+func (tq *termQuestion) show(w io.Writer) {
+	who := tq.q.Caller.Role()
+	fmt.Fprintf(w, "\npermission needed: %s wants %s %s (%s)\n%s", who, tq.q.Tool, questionArgs(tq.q), tq.q.Cause, askPrompt)
+}
+
+// questionArgs shows what a call would do: the command, the path, the URL,
+// or the arguments.
+func questionArgs(q tools.Question) string {
+	for _, k := range []string{"command", "path", "url", "agent"} {
+		if s, ok := q.Args[k].(string); ok && s != "" {
+			return strconv.Quote(s)
 		}
-		switch strings.ToLower(strings.TrimSpace(ans)) {
-		case "y", "yes":
-			return permissionAnswer{Decision: allowOnce}
-		case "a", "always":
-			return permissionAnswer{Decision: allowSession}
-		case "n", "no":
-			reason, err := a.in.question(ctx, "why (sent to the agent; Enter for no reason): ")
-			if err != nil {
-				reason = ""
-			}
-			return permissionAnswer{Decision: denyCall, Reason: strings.TrimSpace(reason)}
-		}
-		fmt.Fprintln(a.errOut, "answer y, a or n")
 	}
+	var parts []string
+	for k, v := range q.Args {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+	}
+	return strings.Join(parts, " ")
 }
+
+// parseAnswer reads the person's line: y or yes allows once, a (always,
+// session) allows for the session, n or no denies, and anything else
+// denies with the line as the reason the model reads ("n: use make"
+// gives "use make").
+func parseAnswer(line string) tools.Answer {
+	line = strings.TrimSpace(line)
+	word, rest, _ := strings.Cut(line, " ")
+	switch strings.ToLower(strings.TrimRight(word, ":,.")) {
+	case "y", "yes":
+		if rest == "" {
+			return tools.Answer{Allow: true, By: "the person asked"}
+		}
+	case "a", "always", "session":
+		if rest == "" {
+			return tools.Answer{Allow: true, Session: true, By: "the person asked"}
+		}
+	case "n", "no":
+		if i := strings.IndexAny(line, " :"); i >= 0 {
+			return tools.Answer{By: "the person asked", Reason: strings.TrimSpace(strings.TrimLeft(line[i:], " :"))}
+		}
+		return tools.Answer{By: "the person asked"}
+	}
+	return tools.Answer{By: "the person asked", Reason: line}
+}
+
+var _ tools.Asker = (*termAsker)(nil)

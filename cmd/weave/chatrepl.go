@@ -29,9 +29,11 @@ type chatREPL struct {
 	commands []slashCommand
 	// files are the command files' commands, after the built-ins.
 	files []instructions.Command
-	// in is what the person types; asker asks them about a tool call.
-	in    chatInput
-	asker permissionAsker
+	// in is what the person types.
+	in chatInput
+	// asker is where the tool calls' permission questions come from; nil
+	// in a chat that asks nobody.
+	asker *termAsker
 	// done ends the conversation once the current line is handled.
 	done bool
 }
@@ -106,8 +108,31 @@ func (c *chatREPL) turn(ctx context.Context, line string, sigs <-chan os.Signal)
 	interrupted, exit, ended := false, false, false
 	watch, stopWatch := c.in.typed()
 	defer stopWatch()
+	var questions chan *termQuestion
+	if c.asker != nil {
+		questions = c.asker.questions
+	}
+	// asking is the permission question on screen: the next line typed
+	// answers it.
+	var asking *termQuestion
+	defer func() {
+		if asking != nil {
+			close(asking.gone)
+		}
+	}()
 	for {
 		select {
+		case q := <-questions:
+			c.tr.spin.stop() // the question is not drawn over
+			c.tr.endLineNow()
+			q.show(c.streams.ErrOut)
+			if watch == nil {
+				close(q.gone)
+				fmt.Fprintln(c.streams.ErrOut)
+				continue
+			}
+			asking = q
+			questions = nil
 		case err := <-done:
 			c.tr.endTurn("")
 			switch {
@@ -127,6 +152,15 @@ func (c *chatREPL) turn(ctx context.Context, line string, sigs <-chan os.Signal)
 			if !ok {
 				// Ctrl-D while the agent works: leave once it is done.
 				watch, ended, exit = nil, true, true
+				if asking != nil {
+					close(asking.gone)
+					asking, questions = nil, c.asker.questions
+				}
+				continue
+			}
+			if asking != nil {
+				asking.line <- l
+				asking, questions = nil, c.asker.questions
 				continue
 			}
 			queued = append(queued, l)

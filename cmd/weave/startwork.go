@@ -29,6 +29,8 @@ type startWorkOptions struct {
 	Bus string
 	// Overrides are config values set by flags.
 	Overrides map[string]any
+	// Ask says who answers permission questions (no one, or the bus).
+	Ask askOptions
 }
 
 func newCmdStartWork(g *globalOptions, s *Streams, runF func(context.Context, *startWorkOptions) error) *cobra.Command {
@@ -77,6 +79,7 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 			return startWorkRun(c.Context(), opts)
 		},
 	}
+	addAskFlags(cmd, &opts.Ask)
 	cmd.Flags().IntSliceVar(&opts.Skip, "skip", nil, "leave task N unchecked for a person to do (repeatable, or 2,5); tick it later with `weave task done`")
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "show the plan's template warnings on every run, not only when they change")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
@@ -98,7 +101,11 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err := cfg.CheckShell(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
+	askOpts, err := opts.Ask.hostOptions(nil)
+	if err != nil {
+		return err
+	}
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, append([]host.Option{host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...)}, askOpts...)...)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,18 @@
 //     absolute paths are resolved). A refusal is a result the agent reads
 //     (Denied, with what is allowed instead) and a tool.denied event, never a
 //     Go error.
+//     Then the permission rules (permissions.go, internal/permrule), which
+//     never widen the row: a deny rule refuses the call before any hook
+//     sees it ("denied by permission rule Bash(git push:*) (deny)").
 //  2. The tool.execute.before hooks. A block is a denial named after the
 //     hook; a modify changes the arguments, and the changed call passes the
 //     gate again: a hook may change the arguments, not the rules.
+//     A call an ask rule, the permissions' defaultMode or a hook's ask
+//     wants approved then goes to the permission.request hooks, then to the
+//     Asker (the person at the terminal, a bus peer); without one it is
+//     denied, naming what asked ("denied: asked, no one to answer (rule
+//     Bash(rm:*))"). An approval for the session covers the same command,
+//     file, host or tool for the rest of that session.
 //  3. The tool itself, one file per tool registering itself in init
 //     (read.go, bash.go, ...); a name outside the host's table of tools
 //     (plugins.Tools) panics at registration.

@@ -18,6 +18,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/instructions"
+	"github.com/weavehq/weave/internal/permrule"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/internal/realpath"
 	"github.com/weavehq/weave/plans"
@@ -131,6 +132,11 @@ type Tools struct {
 	// narrowed holds, by session, the tools a turn is narrowed to
 	// (Narrow).
 	narrowed map[string]narrowing
+
+	// perms is the permission rules (permissions.go); asker answers their
+	// questions, nil: nobody can.
+	perms perms
+	asker Asker
 }
 
 // New returns the tools of project. cfg nil means defaults; pipeline
@@ -167,6 +173,14 @@ func New(project string, cfg *config.Config, gate *Gate, pipeline Pipeline, opts
 	for _, o := range opts {
 		o(t)
 	}
+	policy, notes, err := loadPolicy(cfg, root)
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	for _, n := range notes {
+		t.log.Warn("permissions: " + n)
+	}
+	t.perms = perms{policy: policy, allowed: map[string]map[string]bool{}}
 	return t, nil
 }
 
@@ -238,12 +252,23 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	if args == nil {
 		args = map[string]any{}
 	}
+	if call.ID != "" {
+		// The call's id goes with it: to the permission hooks, the tool.
+		ctx = context.WithValue(ctx, callIDKey{}, call.ID)
+	}
 	if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 		return t.denied(caller, session, call.Tool, args, "gate", err), nil
 	}
 	if why := t.narrowedOut(session, call.Tool, args); why != "" {
 		return t.denied(caller, session, call.Tool, args, "allowed-tools", errors.New(why)), nil
 	}
+	// The permission rules, under the gate: a deny stops the call before
+	// any hook sees it; an ask is put once the hooks have had their say.
+	rules := t.perms.policy.Decide(call.Tool, args)
+	if rules.Verdict == permrule.Denied {
+		return *t.permit(ctx, caller, session, call.Tool, args, rules, ""), nil
+	}
+	hookAsk := ""
 	ev := plugins.Event{SessionID: session, Agent: caller.Role(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
 	var modifiedBy string
 	if t.pipeline != nil {
@@ -252,7 +277,14 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 		if ctx.Err() != nil {
 			return plugins.ToolResult{}, fmt.Errorf("%s: hooks before the call: %w", call.Tool, ctx.Err())
 		}
-		if err != nil || out.Blocked() {
+		if err == nil && out.Ask {
+			// A hook asks: the call runs only if someone approves it, and
+			// with what the hooks made of its arguments.
+			hookAsk = "hook " + out.Reason
+			if out.Args != nil && !reflect.DeepEqual(out.Args, args) {
+				out.Action = plugins.Modify
+			}
+		} else if err != nil || out.Blocked() {
 			return t.hookBlocked(caller, session, call.Tool, args, out, err), nil
 		}
 		if out.Action == plugins.Modify && out.Args != nil {
@@ -271,10 +303,11 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			if why := t.narrowedOut(session, call.Tool, args); why != "" {
 				return t.denied(caller, session, call.Tool, args, "allowed-tools", errors.New(why)), nil
 			}
+			rules = t.perms.policy.Decide(call.Tool, args)
 		}
 	}
-	if call.ID != "" {
-		ctx = context.WithValue(ctx, callIDKey{}, call.ID)
+	if res := t.permit(ctx, caller, session, call.Tool, args, rules, hookAsk); res != nil {
+		return *res, nil
 	}
 	res, err := t.execute(ctx, caller, session, call.Tool, args)
 	if err != nil {
