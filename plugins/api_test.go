@@ -41,6 +41,8 @@ var authorAPI = []string{
 	"IsTool", "LookupTool", "ToolBash", "ToolDef", "ToolDef.Spec", "ToolEdit", "ToolEvent", "ToolGlob",
 	"ToolGrep", "ToolNames", "ToolPath", "ToolPlanCheck", "ToolRead", "ToolSkill", "ToolTask", "ToolTodoWrite",
 	"ToolWebFetch", "ToolWrite", "Tools",
+	// MCP servers' tools, as a hook matches them (mcp__server__tool).
+	"IsMCPTool", "MCPPrefix", "MCPServerOf", "MCPToolName", "ToolMCPSearch",
 }
 
 // hostOnly are names the host's side exports from package pluginhost; each
