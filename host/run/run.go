@@ -298,7 +298,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.st.Warned = digest
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
-	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
+	// What SessionStart hooks add (a Claude hook's additionalContext or
+	// plain stdout) goes with the model's first prompt of the run.
+	r.forModel = append(r.forModel, r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name}).Context...)
 	res2, err := r.execute(ctx, p)
 	reason := string(res2.Status)
 	r.fire(context.WithoutCancel(ctx), plugins.Event{Name: plugins.EventSessionEnd, Plan: p.Name, Data: map[string]any{"reason": reason}})
