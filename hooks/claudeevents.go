@@ -30,6 +30,10 @@ type claudeBinding struct {
 	fires func(plugins.Event) bool
 	// input fills the event's own fields; nil adds none.
 	input func(*claudeInput, plugins.Event)
+	// tools, when set, are the only tools the hook runs for, whatever its
+	// matcher; matchOn is then what the matcher is matched against.
+	tools   []string
+	matchOn func(plugins.Event) string
 }
 
 // claudeEvents is the one registration of the Claude Code events Weave
@@ -46,6 +50,8 @@ var claudeEvents = map[string]claudeBinding{
 	ClaudePostToolUseFailure: postToolUseFailure,
 	ClaudePostCompact:        postCompact,
 	ClaudeTaskCompleted:      taskCompleted,
+	ClaudeSubagentStart:      subagentStart,
+	ClaudeSubagentStop:       subagentStop,
 }
 
 // ClaudeEventNames lists every Claude Code event config accepts: all the

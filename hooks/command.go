@@ -200,7 +200,11 @@ func (h *CommandHook) what() string {
 
 func (h *CommandHook) describe() plugins.Info {
 	info := plugins.Info{Name: h.spec.Name, Version: "command", Kind: plugins.KindHook, Events: []string{h.event}, Priority: h.spec.Priority}
-	if h.matcher != nil && plugins.ToolEvent(h.event) {
+	if b := claudeEvents[h.spec.Event]; b.tools != nil {
+		// The matcher picks among something else (a delegated agent):
+		// the hook declares the binding's tools.
+		info.Tools = map[string][]string{h.event: b.tools}
+	} else if h.matcher != nil && plugins.ToolEvent(h.event) {
 		// The matcher becomes the tools the hook declares, so that the
 		// pipeline skips this hook as it skips any hook that does not
 		// handle a tool.
@@ -240,6 +244,9 @@ func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Dec
 func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error) {
 	allow := plugins.Decision{Action: plugins.Allow}
 	if !h.desc.Handles(ev.Name, ev.Tool) || !claudeFires(h.spec.Event, ev) || !h.rule.matches(ev) {
+		return allow, "", nil
+	}
+	if on := claudeEvents[h.spec.Event].matchOn; on != nil && h.matcher != nil && !h.matcher.MatchString(on(ev)) {
 		return allow, "", nil
 	}
 	if h.spec.Once {
@@ -384,8 +391,12 @@ func (h *CommandHook) block(ev plugins.Event, reason string) plugins.Decision {
 	switch h.spec.Event {
 	case ClaudeStop:
 		return plugins.Decision{Action: plugins.Allow, Context: reason}
-	case ClaudeSessionStart, ClaudeSessionEnd:
+	case ClaudeSessionStart, ClaudeSessionEnd, ClaudeSubagentStart:
 		return plugins.Decision{Action: plugins.Allow}
+	case ClaudeSubagentStop:
+		// The delegated agent has ended; the reason goes to the model that
+		// delegated, beside the answer.
+		return plugins.Decision{Action: plugins.Allow, Context: reason}
 	}
 	return plugins.Decision{Action: plugins.Block, Reason: reason}
 }

@@ -26,6 +26,9 @@ const pastedClaudeHooks = `{
     "SubagentStop": [
       {"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/scripts/done.sh"}]}
     ],
+    "TeammateIdle": [
+      {"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/scripts/idle.sh", "async": true}]}
+    ],
     "PreToolUse": [
       {"matcher": "Bash", "hooks": [
         {"type": "command", "if": "Bash(git push*)", "command": "echo no pushing >&2; exit 2", "statusMessage": "checking the push"},
@@ -61,22 +64,25 @@ func TestPastedClaudeHooksFileLoadsWithWarnings(t *testing.T) {
 		t.Fatalf("weave hooks list: exit %d, want 0 (a pasted Claude hooks file loads)\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"warning: hooks.Notification: Weave does not fire this event",
-		"warning: hooks.SubagentStop: Weave does not fire this event",
+		"warning: hooks.TeammateIdle: Weave does not fire this event",
 		"warning: hooks.Stop[0].hooks[0]: Weave does not run prompt hooks",
 	} {
 		if strings.Count(errOut, want) != 1 {
 			t.Errorf("stderr does not say once %q:\n%s", want, errOut)
 		}
 	}
-	// What runs is listed: the two PreToolUse hooks and the PostCompact one.
-	if n := strings.Count(out, "\ncommand."); n != 3 {
-		t.Errorf("hooks list shows %d command hooks, want 3:\n%s", n, out)
-	}
-	for _, want := range []string{"command.PreToolUse.1", "command.PreToolUse.2", "command.PostCompact.3"} {
+	// What runs is listed: the two PreToolUse hooks, SubagentStop and
+	// PostCompact; Notification either runs or is warned about.
+	for _, want := range []string{"command.PreToolUse.", "command.SubagentStop.", "command.PostCompact."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("hooks list lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Count(out, "command.PreToolUse.") != 2 || strings.Contains(out, "command.TeammateIdle") {
+		t.Errorf("hooks list runs the wrong hooks:\n%s", out)
+	}
+	if !strings.Contains(out, "command.Notification.") && !strings.Contains(errOut, "warning: hooks.Notification: Weave does not fire this event") {
+		t.Errorf("Notification neither runs nor is warned about\nstdout: %s\nstderr: %s", out, errOut)
 	}
 }
 
@@ -186,6 +192,41 @@ func TestClaudeHooksInChat(t *testing.T) {
 		if in["prompt"] != "what does hello.txt say?" || in["cwd"] == "" || in["cwd"] == nil || in["session_id"] == "" ||
 			in["transcript_path"] == "" || in["hook_event_name"] != "UserPromptSubmit" || in["permission_mode"] == nil {
 			t.Errorf("UserPromptSubmit input = %v", in)
+		}
+	})
+
+	t.Run("SubagentStart and SubagentStop around a delegation, no UserPromptSubmit for its prompt", func(t *testing.T) {
+		dir := project(t, nil)
+		if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		claudeHooksConfig(t, dir, `{"hooks": {
+			"SubagentStart": [{"matcher": "thread", "hooks": [`+recordHook("start.jsonl")+`]}, {"matcher": "pattern", "hooks": [`+recordHook("other.jsonl")+`]}],
+			"SubagentStop": [{"matcher": "thread", "hooks": [`+recordHook("stop.jsonl")+`]}],
+			"UserPromptSubmit": [{"hooks": [`+recordHook("prompts.jsonl")+`]}]
+		}}`)
+		srv := modeltest.NewServer(t,
+			modeltest.Turn{ToolCalls: []modeltest.ToolCall{{ID: "call_task_5", Name: "task", Args: `{"agent":"thread","prompt":"what is in hello.txt?"}`}}},
+			modeltest.Turn{Text: "It says hi."},
+			modeltest.Turn{Text: "hello.txt says hi."},
+		)
+		code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "chat", "-p", "ask thread about hello.txt")
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		start := hookInputs(t, filepath.Join(dir, "start.jsonl"))
+		if len(start) != 1 || start[0]["agent_type"] != "thread" || start[0]["agent_id"] != "call_task_5" || start[0]["hook_event_name"] != "SubagentStart" {
+			t.Errorf("SubagentStart inputs = %v, want one for thread", start)
+		}
+		stop := hookInputs(t, filepath.Join(dir, "stop.jsonl"))
+		if len(stop) != 1 || stop[0]["agent_type"] != "thread" || stop[0]["last_assistant_message"] != "It says hi." {
+			t.Errorf("SubagentStop inputs = %v, want one with thread's answer", stop)
+		}
+		if other := hookInputs(t, filepath.Join(dir, "other.jsonl")); len(other) != 0 {
+			t.Errorf("a SubagentStart hook matching pattern ran for thread: %v", other)
+		}
+		if prompts := hookInputs(t, filepath.Join(dir, "prompts.jsonl")); len(prompts) != 1 || prompts[0]["prompt"] != "ask thread about hello.txt" {
+			t.Errorf("UserPromptSubmit inputs = %v, want the person's prompt only, not the delegation's", prompts)
 		}
 	})
 
