@@ -52,6 +52,7 @@ var claudeEvents = map[string]claudeBinding{
 	ClaudeTaskCompleted:      taskCompleted,
 	ClaudeSubagentStart:      subagentStart,
 	ClaudeSubagentStop:       subagentStop,
+	ClaudeNotification:       notification,
 }
 
 // ClaudeEventNames lists every Claude Code event config accepts: all the

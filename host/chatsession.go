@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -34,5 +35,20 @@ func (h *Host) SessionEnd(ctx context.Context, session, agent, reason string) {
 	if _, err := h.pipeline.Run(context.WithoutCancel(ctx), plugins.Event{Name: plugins.EventSessionEnd, SessionID: session, Agent: agent,
 		Cwd: h.project, Time: time.Now(), Data: map[string]any{"reason": reason}}); err != nil {
 		h.logger.Warn("session.end hooks failed", "session", session, "err", err)
+	}
+}
+
+// Notify tells the notification hooks (Claude Code's Notification) that a
+// person is needed in session: kind is a hooks.Notify* type
+// (hooks.NotifyPermissionPrompt as a permission prompt is shown), message
+// says why in a line. A hook's failure is logged, never fatal.
+func (h *Host) Notify(ctx context.Context, session, kind, message string) {
+	if h.pipeline == nil {
+		return
+	}
+	ev := hooks.NotificationEvent(kind, message)
+	ev.SessionID, ev.Cwd = session, h.project
+	if _, err := h.pipeline.Run(context.WithoutCancel(ctx), ev); err != nil {
+		h.logger.Warn("notification hooks failed", "session", session, "err", err)
 	}
 }

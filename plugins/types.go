@@ -32,7 +32,10 @@ const (
 	EventSessionCompacted     = "session.compacted"
 	EventPlanTaskDone         = "plan.task.done"
 	EventPlanTodosDone        = "plan.todos.done"
-	EventSessionEnd           = "session.end"
+	// EventNotification says a person is needed: a plan paused, a
+	// permission to give (data "notification_type", Message the text).
+	EventNotification = "notification"
+	EventSessionEnd   = "session.end"
 )
 
 // Events lists every hook event, in the order of a session's life.
@@ -47,6 +50,7 @@ var Events = []string{
 	EventSessionCompacted,
 	EventPlanTaskDone,
 	EventPlanTodosDone,
+	EventNotification,
 	EventSessionEnd,
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -303,4 +304,31 @@ func TestClaudeHooksInChat(t *testing.T) {
 			t.Errorf("the model was not told why its write was refused")
 		}
 	})
+}
+
+func TestClaudeHooksInStartWork(t *testing.T) {
+	// A task fails for good: the plan pauses and the Notification hook is
+	// told a person is needed; the ticked first task is a TaskCompleted.
+	plan := "# Half\n\n## TODOs\n\n- [ ] 1. Fine\n  ```sh\n  true\n  ```\n- [ ] 2. Broken\n  ```sh\n  exit 7\n  ```\n"
+	dir := project(t, map[string]string{"half": plan})
+	claudeHooksConfig(t, dir, `{"hooks": {
+		"Notification": [{"matcher": "plan_paused", "hooks": [`+recordHook("notes.jsonl")+`]}, {"matcher": "permission_prompt", "hooks": [`+recordHook("perm.jsonl")+`]}],
+		"TaskCompleted": [{"hooks": [`+recordHook("done.jsonl")+`]}]
+	}}`)
+	code, out, errOut := runWeave(t, weaveBin(t), dir, nil, "start-work", "half")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitFailed, out, errOut)
+	}
+	notes := hookInputs(t, filepath.Join(dir, "notes.jsonl"))
+	if len(notes) != 1 || notes[0]["hook_event_name"] != "Notification" || notes[0]["notification_type"] != "plan_paused" ||
+		!strings.Contains(fmt.Sprint(notes[0]["message"]), "plan half paused") || notes[0]["cwd"] == "" || notes[0]["session_id"] == "" {
+		t.Errorf("Notification inputs = %v, want one saying the plan paused", notes)
+	}
+	if perm := hookInputs(t, filepath.Join(dir, "perm.jsonl")); len(perm) != 0 {
+		t.Errorf("a permission_prompt Notification hook ran on a pause: %v", perm)
+	}
+	done := hookInputs(t, filepath.Join(dir, "done.jsonl"))
+	if len(done) != 1 || done[0]["hook_event_name"] != "TaskCompleted" || done[0]["task_id"] != "half#1" || done[0]["task_subject"] != "Fine" {
+		t.Errorf("TaskCompleted inputs = %v, want one for task 1", done)
+	}
 }
