@@ -238,7 +238,7 @@ func parseClaudeInput(b []byte) (plugins.Event, error) {
 	}
 	name, ok := WeaveEvent(in.HookEventName)
 	if !ok {
-		return plugins.Event{}, fmt.Errorf("unsupported hook_event_name %q (supported: %s)", in.HookEventName, strings.Join(ClaudeEventNames(), ", "))
+		return plugins.Event{}, fmt.Errorf("unsupported hook_event_name %q: Weave does not fire it (it fires %s)", in.HookEventName, strings.Join(ClaudeFiredEventNames(), ", "))
 	}
 	ev := plugins.Event{Name: name, SessionID: in.SessionID, Cwd: in.Cwd, Time: time.Now().UTC()}
 	data := map[string]any{}

@@ -119,7 +119,7 @@ type CommandHook struct {
 func NewCommandHook(spec CommandSpec, opts CommandOptions) (*CommandHook, error) {
 	ev, ok := WeaveEvent(spec.Event)
 	if !ok {
-		return nil, fmt.Errorf("command hook %q: unknown event %q (use one of: %s)", spec.Name, spec.Event, strings.Join(ClaudeEventNames(), ", "))
+		return nil, fmt.Errorf("command hook %q: unknown event %q (use one of: %s)", spec.Name, spec.Event, strings.Join(ClaudeFiredEventNames(), ", "))
 	}
 	if strings.TrimSpace(spec.Command) == "" && spec.URL == "" {
 		return nil, fmt.Errorf("command hook %q on %s: empty command", spec.Name, spec.Event)
