@@ -251,6 +251,12 @@ func (r renderer) hooks(hooks map[string][]HookMatcher) *yaml.Node {
 				if h.Once {
 					r.field(he, hk, "once", true)
 				}
+				if len(h.AllowedEnvVars) > 0 {
+					r.field(he, hk, "allowedEnvVars", h.AllowedEnvVars)
+				}
+				if h.StatusMessage != "" {
+					r.field(he, hk, "statusMessage", h.StatusMessage)
+				}
 				hs.Content = append(hs.Content, he)
 			}
 			e.Content = append(e.Content, keyNode("hooks"), hs)
