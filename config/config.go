@@ -186,11 +186,28 @@ type HookMatcher struct {
 	Hooks   []CommandHook
 }
 
-// CommandHook is one command of a HookMatcher.
+// CommandHook is one hook of a HookMatcher, in Claude Code's shape.
 type CommandHook struct {
-	Type    string // always "command"
-	Command string
-	Timeout int // seconds, as in Claude Code; 60 when not given
+	// Type is the handler: "command" and "http" run; "prompt", "agent" and
+	// "mcp_tool" are accepted, with a warning, and do not run.
+	Type    string
+	Command string // type command: run with sh -c
+	// URL and Headers are an http hook's: the event's JSON is POSTed to
+	// URL; a header value's $VAR or ${VAR} is replaced by the variable
+	// when AllowedEnvVars names it, else by nothing (as in Claude Code).
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
+	Timeout        int // seconds, as in Claude Code; 60 when not given
+	// If narrows a tool hook with a permission rule (Bash(git *),
+	// Edit(*.go)): the hook runs only for calls it matches.
+	If string
+	// Async runs the hook without waiting for it; its answer is ignored.
+	Async bool
+	// Once runs the hook once per session.
+	Once bool
+	// StatusMessage is shown while the hook runs (in the log for Weave).
+	StatusMessage string
 }
 
 // TimeoutDuration is Timeout as a time.Duration.

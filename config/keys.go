@@ -102,10 +102,19 @@ var toolNames = plugins.ToolNames()
 // Claude Code hook event names accepted under hooks:. They are the hooks
 // package's (hooks.ClaudeEventNames), which config may not import; a test
 // in host fails when the two disagree.
-var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact", "PermissionRequest"}
+var hookEvents = []string{
+	"SessionStart", "Setup", "UserPromptSubmit", "UserPromptExpansion",
+	"PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse",
+	"PostToolUseFailure", "PostToolBatch", "Notification", "SubagentStart",
+	"SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle", "Stop",
+	"StopFailure", "InstructionsLoaded", "ConfigChange", "CwdChanged",
+	"FileChanged", "WorktreeCreate", "WorktreeRemove", "PreCompact",
+	"PostCompact", "Elicitation", "ElicitationResult", "PreModelSwitch",
+	"PostModelSwitch", "MessageDisplay", "DirectoryAdded", "SessionEnd",
+}
 
 // hookTypes are the hook types accepted under hooks: (hooks.ClaudeHookTypes).
-var hookTypes = []string{"command"}
+var hookTypes = []string{"command", "http", "prompt", "agent", "mcp_tool"}
 
 // AgentNames are the names config accepts under agents:.
 func AgentNames() []string { return slices.Clone(agentNames) }
@@ -253,14 +262,24 @@ func keyTable() []Key {
       Authorization: Bearer ${DOCS_TOKEN}`},
 
 		{Name: "hooks", Kind: KindMap, Default: map[string][]HookMatcher{}, Allowed: hookEvents,
-			Doc: "Command hooks in Claude Code's settings shape: event -> [{matcher, hooks: [{type: command, command, timeout}]}]. Entries of all layers run.",
+			Doc: "Hooks in Claude Code's settings shape: event -> [{matcher, hooks: [{type, command | url, headers, allowedEnvVars, timeout, if, async, once, statusMessage}]}]. Every event Claude Code documents is accepted; one Weave does not fire, and the prompt, agent and mcp_tool types, are a warning and do not run. Entries of all layers run.",
 			Example: `hooks:
   PreToolUse:
     - matcher: Bash
       hooks:
         - type: command
           command: ./scripts/check-command.sh
-          timeout: 30             # seconds; default 60`},
+          timeout: 30             # seconds; default 60
+          if: Bash(git push*)     # only for the calls this rule matches
+  PostToolUse:
+    - matcher: Edit|Write
+      hooks:
+        - type: http              # POSTs the event's JSON; the answer is read as a command's stdout
+          url: http://127.0.0.1:8080/hooks
+          headers:
+            Authorization: Bearer $HOOK_TOKEN
+          allowedEnvVars: [HOOK_TOKEN]
+          async: true             # run without waiting`},
 		{Name: "disabled_hooks", Kind: KindStrings, Default: []string{},
 			Doc: "Hooks that do not run: a built-in by its short name (verification-reminder) or ID (weave.verification-reminder), a plugin or command hook by the name weave hooks list shows; an unknown name is an error. A later layer's list replaces an earlier one."},
 		{Name: "hook.timeout", Kind: KindDuration, Default: 10 * time.Second, check: minDuration(1),

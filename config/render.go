@@ -241,8 +241,37 @@ func (r renderer) hooks(hooks map[string][]HookMatcher) *yaml.Node {
 				hk := fmt.Sprintf("%s.hooks[%d]", key, j)
 				he := &yaml.Node{Kind: yaml.MappingNode}
 				r.field(he, hk, "type", h.Type)
-				r.field(he, hk, "command", h.Command)
+				if h.Command != "" {
+					r.field(he, hk, "command", h.Command)
+				}
+				if h.URL != "" {
+					r.field(he, hk, "url", h.URL)
+				}
+				if len(h.Headers) > 0 {
+					// Header values may carry $VAR references, never
+					// expanded here.
+					hn := &yaml.Node{Kind: yaml.MappingNode}
+					for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+						r.field(hn, hk+".headers", k, h.Headers[k])
+					}
+					he.Content = append(he.Content, keyNode("headers"), hn)
+				}
 				r.field(he, hk, "timeout", h.Timeout)
+				if h.If != "" {
+					r.field(he, hk, "if", h.If)
+				}
+				if h.Async {
+					r.field(he, hk, "async", true)
+				}
+				if h.Once {
+					r.field(he, hk, "once", true)
+				}
+				if len(h.AllowedEnvVars) > 0 {
+					r.field(he, hk, "allowedEnvVars", h.AllowedEnvVars)
+				}
+				if h.StatusMessage != "" {
+					r.field(he, hk, "statusMessage", h.StatusMessage)
+				}
 				hs.Content = append(hs.Content, he)
 			}
 			e.Content = append(e.Content, keyNode("hooks"), hs)

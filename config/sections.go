@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -225,14 +226,14 @@ func parseNamedFields(el *errorList, key string, raw any, allowed []string, fiel
 func parseHooks(el *errorList, raw any) map[string][]HookMatcher {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		el.add("hooks", "want a mapping of event names (%s) to lists, got %s", strings.Join(hookEvents, ", "), describe(raw))
+		el.add("hooks", "want a mapping of event names (PreToolUse, PostToolUse, ...) to lists, got %s", describe(raw))
 		return nil
 	}
 	out := map[string][]HookMatcher{}
 	for _, event := range slices.Sorted(maps.Keys(m)) {
 		key := "hooks." + event
 		if !slices.Contains(hookEvents, event) {
-			el.add(key, "unknown hook event; want one of %s%s", strings.Join(hookEvents, ", "), didYouMean(event, hookEvents))
+			el.add(key, "unknown hook event: Claude Code documents none by this name%s", didYouMean(event, hookEvents))
 			continue
 		}
 		if m[event] == nil {
@@ -298,6 +299,12 @@ func parseMatcher(el *errorList, key string, raw any) (HookMatcher, bool) {
 
 const defaultHookTimeout = 60 // seconds, as in Claude Code
 
+// commandHookKeys are the keys of one hook, as Claude Code documents them
+// (prompt, model, server, tool and input belong to the types Weave does not
+// run).
+var commandHookKeys = []string{"type", "command", "url", "headers", "allowedEnvVars", "timeout", "if", "async", "once", "statusMessage",
+	"prompt", "model", "server", "tool", "input"}
+
 func parseCommandHook(el *errorList, key string, raw any) (CommandHook, bool) {
 	ch := CommandHook{Timeout: defaultHookTimeout}
 	m, ok := raw.(map[string]any)
@@ -306,13 +313,27 @@ func parseCommandHook(el *errorList, key string, raw any) (CommandHook, bool) {
 		return ch, false
 	}
 	n := len(el.errs)
+	str := func(name string) (string, bool) {
+		s, ok := m[name].(string)
+		if !ok {
+			el.add(key+"."+name, "want a string, got %s", describe(m[name]))
+		}
+		return s, ok
+	}
+	boolean := func(name string) bool {
+		b, ok := m[name].(bool)
+		if !ok {
+			el.add(key+"."+name, "want true or false, got %s", describe(m[name]))
+		}
+		return b
+	}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		val := m[name]
 		switch name {
 		case "type":
 			s, ok := val.(string)
 			if !ok || !slices.Contains(hookTypes, s) {
-				el.add(key+".type", "%s is not supported; want %s", describe(val), strings.Join(hookTypes, " or "))
+				el.add(key+".type", "%s is not supported; want command or http (Claude Code's prompt, agent and mcp_tool are accepted but do not run)", describe(val))
 				continue
 			}
 			ch.Type = s
@@ -323,6 +344,42 @@ func parseCommandHook(el *errorList, key string, raw any) (CommandHook, bool) {
 				continue
 			}
 			ch.Command = s
+		case "url":
+			s, ok := val.(string)
+			if u, err := url.Parse(s); !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				el.add(key+".url", "want an http:// or https:// URL, got %s", describe(val))
+				continue
+			}
+			ch.URL = s
+		case "headers":
+			hm, ok := val.(map[string]any)
+			if !ok {
+				el.add(key+".headers", "want a mapping of header names to values, got %s", describe(val))
+				continue
+			}
+			ch.Headers = map[string]string{}
+			for k, v := range hm {
+				s, ok := v.(string)
+				if !ok {
+					el.add(key+".headers."+k, "want a string, got %s", describe(v))
+					continue
+				}
+				ch.Headers[k] = s
+			}
+		case "allowedEnvVars":
+			list, ok := val.([]any)
+			if !ok {
+				el.add(key+".allowedEnvVars", "want a list of variable names, got %s", describe(val))
+				continue
+			}
+			for _, v := range list {
+				s, ok := v.(string)
+				if !ok || s == "" {
+					el.add(key+".allowedEnvVars", "want variable names, got %s", describe(v))
+					continue
+				}
+				ch.AllowedEnvVars = append(ch.AllowedEnvVars, s)
+			}
 		case "timeout":
 			t, ok := toInt(val)
 			if !ok || t <= 0 {
@@ -330,15 +387,35 @@ func parseCommandHook(el *errorList, key string, raw any) (CommandHook, bool) {
 				continue
 			}
 			ch.Timeout = t
+		case "if":
+			if s, ok := str(name); ok {
+				ch.If = s
+			}
+		case "statusMessage":
+			if s, ok := str(name); ok {
+				ch.StatusMessage = s
+			}
+		case "async":
+			ch.Async = boolean(name)
+		case "once":
+			ch.Once = boolean(name)
+		case "prompt", "model", "server", "tool", "input":
+			// The keys of the types Weave does not run: accepted, unused.
 		default:
-			el.unknown(key, name, []string{"type", "command", "timeout"})
+			el.unknown(key, name, commandHookKeys)
 		}
 	}
-	if _, ok := m["type"]; !ok {
-		el.add(key+".type", "missing; want command")
-	}
-	if _, ok := m["command"]; !ok {
-		el.add(key+".command", "missing; want the command line to run")
+	switch _, has := m["type"]; {
+	case !has:
+		el.add(key+".type", "missing; want command or http")
+	case ch.Type == "command" && ch.Command == "":
+		if _, ok := m["command"]; !ok {
+			el.add(key+".command", "missing; want the command line to run")
+		}
+	case ch.Type == "http" && ch.URL == "":
+		if _, ok := m["url"]; !ok {
+			el.add(key+".url", "missing; want the URL to POST the event to")
+		}
 	}
 	return ch, len(el.errs) == n
 }

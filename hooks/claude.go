@@ -14,7 +14,9 @@ import (
 	"github.com/weavehq/weave/plugins"
 )
 
-// Claude Code hook event names.
+// Claude Code hook event names Weave fires. Every name Claude Code
+// documents is accepted in config (ClaudeEventNames, claudeevents.go); the
+// ones below run.
 const (
 	ClaudePreToolUse       = "PreToolUse"
 	ClaudePostToolUse      = "PostToolUse"
@@ -27,31 +29,11 @@ const (
 	ClaudePermissionRequest = "PermissionRequest"
 )
 
-// claudeEvents maps Claude Code hook events to Weave events.
-var claudeEvents = map[string]string{
-	ClaudePreToolUse:        plugins.EventToolExecuteBefore,
-	ClaudePostToolUse:       plugins.EventToolExecuteAfter,
-	ClaudeUserPromptSubmit:  plugins.EventChatMessage,
-	ClaudeStop:              plugins.EventSessionIdle,
-	ClaudeSessionStart:      plugins.EventSessionStart,
-	ClaudeSessionEnd:        plugins.EventSessionEnd,
-	ClaudePreCompact:        plugins.EventSessionCompacting,
-	ClaudePermissionRequest: plugins.EventPermissionRequest,
-}
-
-// ClaudeEventNames lists the Claude Code events a command hook may name.
-func ClaudeEventNames() []string {
-	return []string{ClaudePreToolUse, ClaudePostToolUse, ClaudeUserPromptSubmit, ClaudeStop, ClaudeSessionStart, ClaudeSessionEnd, ClaudePreCompact, ClaudePermissionRequest}
-}
-
-// ClaudeHookTypes lists the Claude Code hook types Weave runs: command
-// hooks only (no prompt hooks).
-func ClaudeHookTypes() []string { return []string{"command"} }
-
-// WeaveEvent returns the Weave event for a Claude Code hook event.
+// WeaveEvent returns the Weave event a Claude Code hook event fires on;
+// false for an event Weave does not fire.
 func WeaveEvent(claude string) (string, bool) {
-	ev, ok := claudeEvents[claude]
-	return ev, ok
+	b, ok := claudeEvents[claude]
+	return b.weave, ok
 }
 
 // ClaudeToolName returns Claude Code's name for a Weave tool (from the
@@ -133,6 +115,18 @@ type claudeInput struct {
 	Trigger        string         `json:"trigger,omitempty"`
 	// CustomInstructions is a pointer so PreCompact always carries it.
 	CustomInstructions *string `json:"custom_instructions,omitempty"`
+	// The fields of the events in their own files (claude_*.go).
+	Error                string `json:"error,omitempty"`
+	CompactSummary       string `json:"compact_summary,omitempty"`
+	TaskID               string `json:"task_id,omitempty"`
+	TaskSubject          string `json:"task_subject,omitempty"`
+	TaskDescription      string `json:"task_description,omitempty"`
+	AgentID              string `json:"agent_id,omitempty"`
+	AgentType            string `json:"agent_type,omitempty"`
+	LastAssistantMessage string `json:"last_assistant_message,omitempty"`
+	Message              string `json:"message,omitempty"`
+	Title                string `json:"title,omitempty"`
+	NotificationType     string `json:"notification_type,omitempty"`
 }
 
 func dataString(ev plugins.Event, key, def string) string {
@@ -187,6 +181,9 @@ func ClaudeInput(ev plugins.Event, claudeEvent string) ([]byte, error) {
 		in.Trigger = dataString(ev, "trigger", "auto")
 		ci := dataString(ev, "custom_instructions", "")
 		in.CustomInstructions = &ci
+	}
+	if b := claudeEvents[claudeEvent]; b.input != nil {
+		b.input(&in, ev)
 	}
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -260,7 +257,7 @@ func parseClaudeInput(b []byte) (plugins.Event, error) {
 	}
 	name, ok := WeaveEvent(in.HookEventName)
 	if !ok {
-		return plugins.Event{}, fmt.Errorf("unsupported hook_event_name %q (supported: %s)", in.HookEventName, strings.Join(ClaudeEventNames(), ", "))
+		return plugins.Event{}, fmt.Errorf("unsupported hook_event_name %q: Weave does not fire it (it fires %s)", in.HookEventName, strings.Join(ClaudeFiredEventNames(), ", "))
 	}
 	ev := plugins.Event{Name: name, SessionID: in.SessionID, Cwd: in.Cwd, Time: time.Now().UTC()}
 	data := map[string]any{}

@@ -8,11 +8,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The listed Claude events are exactly the mapped ones.
+// The fired Claude events are exactly the registered ones, and each is one
+// Claude Code documents.
 func TestClaudeEventNamesAgree(t *testing.T) {
-	listed := slices.Sorted(slices.Values(ClaudeEventNames()))
+	fired := slices.Sorted(slices.Values(ClaudeFiredEventNames()))
 	mapped := slices.Sorted(maps.Keys(claudeEvents))
-	if diff := cmp.Diff(mapped, listed); diff != "" {
-		t.Errorf("ClaudeEventNames vs claudeEvents (-mapped +listed):\n%s", diff)
+	if diff := cmp.Diff(mapped, fired); diff != "" {
+		t.Errorf("ClaudeFiredEventNames vs claudeEvents (-mapped +fired):\n%s", diff)
+	}
+	for _, ev := range mapped {
+		if !slices.Contains(ClaudeEventNames(), ev) {
+			t.Errorf("%s is fired but not in the documented list", ev)
+		}
 	}
 }

@@ -24,9 +24,16 @@ type ClaudeMatcherGroup struct {
 // ClaudeHookEntry is one hook of a matcher group. Timeout is in seconds, as
 // in Claude Code.
 type ClaudeHookEntry struct {
-	Type    string  `json:"type" yaml:"type" mapstructure:"type"`
-	Command string  `json:"command" yaml:"command" mapstructure:"command"`
-	Timeout float64 `json:"timeout,omitempty" yaml:"timeout,omitempty" mapstructure:"timeout"`
+	Type           string            `json:"type"`
+	Command        string            `json:"command,omitempty"`
+	URL            string            `json:"url,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	AllowedEnvVars []string          `json:"allowedEnvVars,omitempty"`
+	Timeout        float64           `json:"timeout,omitempty"`
+	If             string            `json:"if,omitempty"`
+	Async          bool              `json:"async,omitempty"`
+	Once           bool              `json:"once,omitempty"`
+	StatusMessage  string            `json:"statusMessage,omitempty"`
 }
 
 // ParseClaudeHooks reads a Claude Code settings file's JSON: either the
@@ -46,9 +53,10 @@ func ParseClaudeHooks(b []byte) (ClaudeHooks, error) {
 	return h, nil
 }
 
-// Specs turns the settings into command hook specs, in a fixed order: by
-// event (as ClaudeEventNames lists them), then as written. Unnamed specs
-// get their names from CommandHooks.
+// Specs turns the settings into hook specs, in a fixed order: by event (as
+// ClaudeEventNames lists them), then as written. Unnamed specs get their
+// names from CommandHooks. The events Weave does not fire and the handler
+// types it does not run are left out; Unrun names them.
 func (c ClaudeHooks) Specs() ([]CommandSpec, error) {
 	events := make([]string, 0, len(c))
 	for ev := range c {
@@ -66,14 +74,20 @@ func (c ClaudeHooks) Specs() ([]CommandSpec, error) {
 	var errs []error
 	for _, ev := range events {
 		if !slices.Contains(order, ev) {
-			errs = append(errs, fmt.Errorf("hooks.%s: unsupported event (supported: %s)", ev, strings.Join(order, ", ")))
+			errs = append(errs, fmt.Errorf("hooks.%s: unknown event: Claude Code documents none by this name", ev))
+			continue
+		}
+		if !ClaudeFired(ev) {
 			continue
 		}
 		for gi, g := range c[ev] {
 			for hi, h := range g.Hooks {
 				where := fmt.Sprintf("hooks.%s[%d].hooks[%d]", ev, gi, hi)
 				if h.Type != "" && !slices.Contains(ClaudeHookTypes(), h.Type) {
-					errs = append(errs, fmt.Errorf("%s: type %q is not supported; only \"command\" hooks run in Weave", where, h.Type))
+					errs = append(errs, fmt.Errorf("%s: type %q is not supported; want command or http", where, h.Type))
+					continue
+				}
+				if h.Type != "" && !slices.Contains(ClaudeRunTypes(), h.Type) {
 					continue
 				}
 				if h.Timeout < 0 {
@@ -81,15 +95,47 @@ func (c ClaudeHooks) Specs() ([]CommandSpec, error) {
 					continue
 				}
 				specs = append(specs, CommandSpec{
-					Event:   ev,
-					Matcher: g.Matcher,
-					Command: h.Command,
-					Timeout: time.Duration(h.Timeout * float64(time.Second)),
+					Event:          ev,
+					Matcher:        g.Matcher,
+					Command:        h.Command,
+					URL:            h.URL,
+					Headers:        h.Headers,
+					AllowedEnvVars: h.AllowedEnvVars,
+					Timeout:        time.Duration(h.Timeout * float64(time.Second)),
+					If:             h.If,
+					Async:          h.Async,
+					Once:           h.Once,
+					StatusMessage:  h.StatusMessage,
 				})
 			}
 		}
 	}
 	return specs, errors.Join(errs...)
+}
+
+// Unrun lists, one short line each, what the settings name that Weave
+// accepts but does not run: events it does not fire, handler types it does
+// not run.
+func (c ClaudeHooks) Unrun() []string {
+	var out []string
+	for _, ev := range ClaudeEventNames() {
+		groups, ok := c[ev]
+		if !ok {
+			continue
+		}
+		if !ClaudeFired(ev) {
+			out = append(out, fmt.Sprintf("hooks.%s: Weave does not fire this event; its hooks do not run", ev))
+			continue
+		}
+		for gi, g := range groups {
+			for hi, h := range g.Hooks {
+				if h.Type != "" && slices.Contains(ClaudeHookTypes(), h.Type) && !slices.Contains(ClaudeRunTypes(), h.Type) {
+					out = append(out, fmt.Sprintf("hooks.%s[%d].hooks[%d]: Weave does not run %s hooks; it does not run", ev, gi, hi, h.Type))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Find returns the hook named name, for `weave hooks test NAME`; a

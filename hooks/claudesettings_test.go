@@ -46,8 +46,8 @@ func TestParseClaudeHooks(t *testing.T) {
 
 func TestClaudeHooksErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{`{"Notification": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.Notification: unsupported event"},
-		{`{"PreToolUse": [{"hooks": [{"type": "prompt", "command": "x"}]}]}`, `hooks.PreToolUse[0].hooks[0]: type "prompt" is not supported`},
+		{`{"Notifcation": [{"hooks": [{"type": "command", "command": "x"}]}]}`, "hooks.Notifcation: unknown event"},
+		{`{"PreToolUse": [{"hooks": [{"type": "script", "command": "x"}]}]}`, `hooks.PreToolUse[0].hooks[0]: type "script" is not supported`},
 		{`{"PreToolUse": [{"hooks": [{"command": "x", "timeout": -1}]}]}`, "negative timeout"},
 	}
 	for _, tt := range tests {

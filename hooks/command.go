@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -44,8 +45,25 @@ type CommandSpec struct {
 	// name (Bash, Edit|Write, ...); "" or "*" matches every tool. It only
 	// applies to PreToolUse and PostToolUse.
 	Matcher string
-	// Command runs with `sh -c` in the project directory.
+	// Command runs with `sh -c` in the project directory (a command hook).
 	Command string
+	// URL makes it an http hook: the event's JSON is POSTed there, with
+	// Headers, whose $VAR and ${VAR} are replaced by the variables
+	// AllowedEnvVars names (by nothing for others); the answer's body is
+	// read as a command's stdout (http.go).
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
+	// If narrows a tool hook with a permission rule, "Bash(git push*)"
+	// (claudeif.go); "" runs on every call the matcher takes.
+	If string
+	// Async runs the hook without waiting: the event goes on at once and
+	// what the hook answers is only logged.
+	Async bool
+	// Once runs the hook on the first of its events in a session only.
+	Once bool
+	// StatusMessage says what the hook does while it runs (in the log).
+	StatusMessage string
 	// Timeout bounds one run; zero means DefaultCommandTimeout.
 	Timeout time.Duration
 	// Priority orders the hook among the others (lower first).
@@ -69,6 +87,18 @@ type CommandOptions struct {
 	// ends a hook in flight; nil runs it untracked. Either way nothing the
 	// hook starts outlives its run.
 	Procs *proc.Set
+	// PluginRoot is the folder of the plugin whose hooks.json brought the
+	// hooks, set as CLAUDE_PLUGIN_ROOT; "" for the project's own hooks,
+	// whose CLAUDE_PLUGIN_ROOT is the project directory, so that a hook
+	// pasted from a plugin finds "${CLAUDE_PLUGIN_ROOT}/scripts/..." in the
+	// project rather than at the root of the file system.
+	PluginRoot string
+	// Logf, when set, receives what an async hook ended with and a hook's
+	// statusMessage.
+	Logf func(format string, args ...any)
+	// HTTPClient posts http hooks; nil uses a plain client (the hook's
+	// timeout bounds each request).
+	HTTPClient *http.Client
 }
 
 // CommandHook runs a shell command as a hook, speaking Claude Code's hook
@@ -81,21 +111,32 @@ type CommandHook struct {
 	// desc is the hook's Info, computed once: the pipeline and Handle read
 	// it on every event.
 	desc plugins.Info
+	// rule is the spec's If, parsed.
+	rule *ifRule
+	// ran records the sessions a Once hook has run in.
+	ran sync.Map
 }
 
 // NewCommandHook checks spec and returns its hook.
 func NewCommandHook(spec CommandSpec, opts CommandOptions) (*CommandHook, error) {
 	ev, ok := WeaveEvent(spec.Event)
 	if !ok {
-		return nil, fmt.Errorf("command hook %q: unknown event %q (use one of: %s)", spec.Name, spec.Event, strings.Join(ClaudeEventNames(), ", "))
+		return nil, fmt.Errorf("command hook %q: unknown event %q (use one of: %s)", spec.Name, spec.Event, strings.Join(ClaudeFiredEventNames(), ", "))
 	}
-	if strings.TrimSpace(spec.Command) == "" {
+	if strings.TrimSpace(spec.Command) == "" && spec.URL == "" {
 		return nil, fmt.Errorf("command hook %q on %s: empty command", spec.Name, spec.Event)
+	}
+	var err error
+	var rule *ifRule
+	if spec.If != "" {
+		if rule, err = parseIf(spec.If); err != nil {
+			return nil, fmt.Errorf("hook %q on %s: if %q: %w", spec.Name, spec.Event, spec.If, err)
+		}
 	}
 	if spec.Timeout < 0 {
 		return nil, fmt.Errorf("command hook %q: negative timeout %s", spec.Name, spec.Timeout)
 	}
-	h := &CommandHook{spec: spec, event: ev, opts: opts}
+	h := &CommandHook{spec: spec, event: ev, opts: opts, rule: rule}
 	if m := spec.Matcher; m != "" && m != "*" {
 		re, err := regexp.Compile("^(?:" + m + ")$")
 		if err != nil {
@@ -145,15 +186,27 @@ func (h *CommandHook) Registered() Registered {
 		Timeout: h.spec.Timeout,
 		Fail:    fail,
 		Source:  SourceCommand,
-		Detail:  detail + ": " + h.spec.Command,
+		Detail:  detail + ": " + h.what(),
 	}
 }
 
 func (h *CommandHook) info() plugins.Info { return h.desc }
 
+// what is the command an http hook's URL.
+func (h *CommandHook) what() string {
+	if h.spec.URL != "" {
+		return "POST " + h.spec.URL
+	}
+	return h.spec.Command
+}
+
 func (h *CommandHook) describe() plugins.Info {
 	info := plugins.Info{Name: h.spec.Name, Version: "command", Kind: plugins.KindHook, Events: []string{h.event}, Priority: h.spec.Priority}
-	if h.matcher != nil && plugins.ToolEvent(h.event) {
+	if b := claudeEvents[h.spec.Event]; b.tools != nil {
+		// The matcher picks among something else (a delegated agent):
+		// the hook declares the binding's tools.
+		info.Tools = map[string][]string{h.event: b.tools}
+	} else if h.matcher != nil && plugins.ToolEvent(h.event) {
 		// The matcher becomes the tools the hook declares, so that the
 		// pipeline skips this hook as it skips any hook that does not
 		// handle a tool.
@@ -197,8 +250,17 @@ func (h *CommandHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Dec
 }
 
 func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plugins.Decision, string, error) {
-	if !h.desc.Handles(ev.Name, ev.Tool) {
-		return plugins.Decision{Action: plugins.Allow}, "", nil
+	allow := plugins.Decision{Action: plugins.Allow}
+	if !h.desc.Handles(ev.Name, ev.Tool) || !claudeFires(h.spec.Event, ev) || !h.rule.matches(ev) {
+		return allow, "", nil
+	}
+	if on := claudeEvents[h.spec.Event].matchOn; on != nil && h.matcher != nil && !h.matcher.MatchString(on(ev)) {
+		return allow, "", nil
+	}
+	if h.spec.Once {
+		if _, done := h.ran.LoadOrStore(ev.SessionID, true); done {
+			return allow, "", nil
+		}
 	}
 	if _, mcp := plugins.MCPServerOf(ev.Tool); mcp && h.matcher != nil && plugins.ToolEvent(ev.Name) && !h.matcher.MatchString(ev.Tool) {
 		return plugins.Decision{Action: plugins.Allow}, "", nil
@@ -206,6 +268,10 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	dir := h.opts.ProjectDir
 	if dir == "" {
 		dir = ev.Cwd
+	}
+	if ev.Cwd == "" {
+		// A hook always learns where it runs, as Claude Code's do.
+		ev.Cwd = dir
 	}
 	if p := transcriptPath(dir, ev.SessionID); p != "" && dataString(ev, "transcript_path", "") == "" {
 		ev.Data = maps.Clone(ev.Data)
@@ -218,57 +284,24 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 	if err != nil {
 		return plugins.Decision{}, "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.spec.Timeout)
-	defer cancel()
-	// Output past the limit ends the run as a timeout does: the kill
-	// sequence stops the hook's group, and the cause says why.
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-
-	cmd := exec.Command("sh", "-c", h.spec.Command)
-	cmd.Dir = dir
-	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env, Hide: h.opts.Hide,
-		Set: []string{"CLAUDE_PROJECT_DIR=" + dir, "WEAVE_PROJECT_DIR=" + dir}})
-	cmd.Stdin = bytes.NewReader(input)
-	stdout := &boundedOutput{stream: "stdout", limit: maxCommandOutput, over: stop}
-	stderr := &boundedOutput{stream: "stderr", limit: maxCommandOutput, over: stop}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// A background grandchild holding the pipes must not hold the hook
-	// where the group's leftovers cannot be killed at the shell's exit.
-	cmd.WaitDelay = time.Second
-
-	g, err := h.opts.Procs.Start(cmd, "command hook "+h.spec.Name)
+	if h.spec.Async {
+		// The event goes on at once; the hook runs on, bounded by its own
+		// timeout and tracked with the host's processes, and what it
+		// answers changes nothing.
+		go func() {
+			if _, _, _, err := h.run(context.WithoutCancel(ctx), dir, input); err != nil && h.opts.Logf != nil {
+				h.opts.Logf("async hook %s: %v", h.spec.Name, err)
+			}
+		}()
+		return allow, "", nil
+	}
+	stdout, errText, code, err := h.run(ctx, dir, input)
 	if err != nil {
-		return plugins.Decision{}, "", fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, err)
+		return plugins.Decision{}, "", err
 	}
-	// The hook's process group ends with the hook: on a timeout through the
-	// kill sequence, otherwise as soon as the shell exits.
-	runErr := g.Wait(ctx)
-	var over *outputLimitError
-	if errors.As(context.Cause(ctx), &over) {
-		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, over)
-	}
-	if ctx.Err() != nil {
-		return plugins.Decision{}, "", fmt.Errorf("command hook %s: %w", h.spec.Name, ctx.Err())
-	}
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case runErr == nil:
-	case errors.Is(runErr, exec.ErrWaitDelay) && cmd.ProcessState != nil:
-		// The shell exited but something it left running kept the pipes
-		// open; its exit status still stands.
-		code = cmd.ProcessState.ExitCode()
-	default:
-		if !errors.As(runErr, &ee) {
-			return plugins.Decision{}, "", fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, runErr)
-		}
-		code = ee.ExitCode()
-	}
-	errText := strings.TrimSpace(stderr.String())
 	switch code {
 	case 0:
-		d, note := h.interpret(ev, stdout.Bytes())
+		d, note := h.interpret(ev, stdout)
 		return d, note, nil
 	case 2:
 		reason := textcap.Cap(errText, MaxReason)
@@ -281,11 +314,84 @@ func (h *CommandHook) handleWithNote(ctx context.Context, ev plugins.Event) (plu
 		if code < 0 {
 			msg = fmt.Sprintf("command hook %s was killed by a signal", h.spec.Name)
 		}
+		if h.spec.URL != "" {
+			msg = fmt.Sprintf("http hook %s answered %s", h.spec.Name, errText)
+			errText = ""
+		}
 		if errText != "" {
 			msg += ": " + firstLines(errText, 5)
 		}
 		return plugins.Decision{}, "", errors.New(msg)
 	}
+}
+
+// run runs the hook once on input, an http hook by POSTing it, and
+// returns what a command would: its stdout, stderr and exit code.
+func (h *CommandHook) run(ctx context.Context, dir string, input []byte) (stdout []byte, stderr string, code int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, h.spec.Timeout)
+	defer cancel()
+	if h.spec.StatusMessage != "" && h.opts.Logf != nil {
+		h.opts.Logf("hook %s: %s", h.spec.Name, h.spec.StatusMessage)
+	}
+	if h.spec.URL != "" {
+		return h.post(ctx, input)
+	}
+	// Output past the limit ends the run as a timeout does: the kill
+	// sequence stops the hook's group, and the cause says why.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+
+	cmd := exec.Command("sh", "-c", h.spec.Command)
+	cmd.Dir = dir
+	cmd.Env = proc.Env(proc.CommandHook, proc.EnvOptions{Environ: h.opts.Env, Hide: h.opts.Hide, Set: h.envSet(dir)})
+	cmd.Stdin = bytes.NewReader(input)
+	out := &boundedOutput{stream: "stdout", limit: maxCommandOutput, over: stop}
+	errOut := &boundedOutput{stream: "stderr", limit: maxCommandOutput, over: stop}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	// A background grandchild holding the pipes must not hold the hook
+	// where the group's leftovers cannot be killed at the shell's exit.
+	cmd.WaitDelay = time.Second
+
+	g, err := h.opts.Procs.Start(cmd, "command hook "+h.spec.Name)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, err)
+	}
+	// The hook's process group ends with the hook: on a timeout through the
+	// kill sequence, otherwise as soon as the shell exits.
+	runErr := g.Wait(ctx)
+	var over *outputLimitError
+	if errors.As(context.Cause(ctx), &over) {
+		return nil, "", 0, fmt.Errorf("command hook %s: %w", h.spec.Name, over)
+	}
+	if ctx.Err() != nil {
+		return nil, "", 0, fmt.Errorf("command hook %s: %w", h.spec.Name, ctx.Err())
+	}
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+	case errors.Is(runErr, exec.ErrWaitDelay) && cmd.ProcessState != nil:
+		// The shell exited but something it left running kept the pipes
+		// open; its exit status still stands.
+		code = cmd.ProcessState.ExitCode()
+	default:
+		if !errors.As(runErr, &ee) {
+			return nil, "", 0, fmt.Errorf("command hook %s: run %q: %w", h.spec.Name, h.spec.Command, runErr)
+		}
+		code = ee.ExitCode()
+	}
+	return out.Bytes(), strings.TrimSpace(errOut.String()), code, nil
+}
+
+// envSet is what a command hook's environment gets on top of the
+// person's: CLAUDE_PROJECT_DIR as Claude Code sets it (the project's root),
+// WEAVE_PROJECT_DIR, and CLAUDE_PLUGIN_ROOT: the folder of the plugin
+// whose hooks.json brought the hook, the project for the project's own.
+func (h *CommandHook) envSet(dir string) []string {
+	root := h.opts.PluginRoot
+	if root == "" {
+		root = dir
+	}
+	return []string{"CLAUDE_PROJECT_DIR=" + dir, "WEAVE_PROJECT_DIR=" + dir, "CLAUDE_PLUGIN_ROOT=" + root}
 }
 
 // block turns Claude's "block" into a Weave decision. On Stop, Claude's block
@@ -296,8 +402,12 @@ func (h *CommandHook) block(ev plugins.Event, reason string) plugins.Decision {
 	switch h.spec.Event {
 	case ClaudeStop:
 		return plugins.Decision{Action: plugins.Allow, Context: reason}
-	case ClaudeSessionStart, ClaudeSessionEnd:
+	case ClaudeSessionStart, ClaudeSessionEnd, ClaudeSubagentStart:
 		return plugins.Decision{Action: plugins.Allow}
+	case ClaudeSubagentStop:
+		// The delegated agent has ended; the reason goes to the model that
+		// delegated, beside the answer.
+		return plugins.Decision{Action: plugins.Allow, Context: reason}
 	}
 	return plugins.Decision{Action: plugins.Block, Reason: reason}
 }

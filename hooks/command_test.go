@@ -126,7 +126,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 		},
 		{
 			name: "continue false stops with stopReason",
-			spec: CommandSpec{Event: "PostToolUse", Command: `cat >/dev/null; echo '{"continue":false,"stopReason":"build broke"}'`},
+			spec: CommandSpec{Event: "PostToolUseFailure", Command: `cat >/dev/null; echo '{"continue":false,"stopReason":"build broke"}'`},
 			ev:   plugins.Event{Name: plugins.EventToolExecuteAfter, Tool: plugins.ToolBash, Args: map[string]any{"command": "make"}, Result: &plugins.ToolResult{Output: "err", IsError: true, ExitCode: 2}},
 			want: summary{Action: plugins.Block, BlockedBy: "cmd", Reason: "cmd: build broke", Args: map[string]any{"command": "make"},
 				Reports: []Report{{Hook: "cmd", Source: SourceCommand, Action: plugins.Block, Reason: "build broke"}}},
@@ -223,18 +223,28 @@ func TestCommandHookInput(t *testing.T) {
 		{
 			name: "PostToolUse",
 			spec: CommandSpec{Event: "PostToolUse", Command: cmdline},
-			ev: plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s1", Tool: plugins.ToolBash, Args: map[string]any{"command": "false"},
-				Result: &plugins.ToolResult{Output: "oops", IsError: true, ExitCode: 1}},
+			ev: plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s1", Tool: plugins.ToolBash, Args: map[string]any{"command": "true"},
+				Result: &plugins.ToolResult{Output: "ok"}, Data: map[string]any{"tool_use_id": "toolu_1"}},
 			want: map[string]any{
 				"session_id": "s1", "transcript_path": transcript("s1"), "cwd": project, "permission_mode": "default", "hook_event_name": "PostToolUse",
-				"tool_name": "Bash", "tool_input": map[string]any{"command": "false"},
-				"tool_response": map[string]any{"output": "oops", "success": false, "is_error": true, "exit_code": float64(1)},
+				"tool_name": "Bash", "tool_input": map[string]any{"command": "true"}, "tool_use_id": "toolu_1",
+				"tool_response": map[string]any{"output": "ok", "success": true, "exit_code": float64(0)},
+			},
+		},
+		{
+			name: "PostToolUseFailure",
+			spec: CommandSpec{Event: "PostToolUseFailure", Command: cmdline},
+			ev: plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s1", Tool: plugins.ToolBash, Args: map[string]any{"command": "false"},
+				Result: &plugins.ToolResult{Output: "oops", IsError: true, ExitCode: 1}, Data: map[string]any{"tool_use_id": "toolu_2"}},
+			want: map[string]any{
+				"session_id": "s1", "transcript_path": transcript("s1"), "cwd": project, "permission_mode": "default", "hook_event_name": "PostToolUseFailure",
+				"tool_name": "Bash", "tool_input": map[string]any{"command": "false"}, "tool_use_id": "toolu_2", "error": "oops",
 			},
 		},
 		{
 			name: "UserPromptSubmit",
 			spec: CommandSpec{Event: "UserPromptSubmit", Command: cmdline},
-			ev:   plugins.Event{Name: plugins.EventChatMessage, SessionID: "s2", Message: "do it"},
+			ev:   plugins.Event{Name: plugins.EventChatMessage, SessionID: "s2", Message: "do it", Data: map[string]any{"source": "user"}},
 			want: map[string]any{"session_id": "s2", "transcript_path": transcript("s2"), "cwd": project, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "do it"},
 		},
 		{
@@ -252,7 +262,7 @@ func TestCommandHookInput(t *testing.T) {
 		{
 			name: "UserPromptSubmit without a session",
 			spec: CommandSpec{Event: "UserPromptSubmit", Command: cmdline},
-			ev:   plugins.Event{Name: plugins.EventChatMessage, Message: "do it"},
+			ev:   plugins.Event{Name: plugins.EventChatMessage, Message: "do it", Data: map[string]any{"source": "user"}},
 			want: map[string]any{"session_id": "", "transcript_path": "", "cwd": project, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "do it"},
 		},
 		{

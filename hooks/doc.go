@@ -17,17 +17,24 @@
 // The events are those of package plugins: session.start, chat.message,
 // command.execute.before, tool.execute.before, tool.execute.after,
 // session.idle, session.compacting, session.compacted, plan.task.done,
-// plan.todos.done and session.end. A hook receives only the events in its Info.Events.
+// plan.todos.done, notification and session.end. A hook receives only the
+// events in its Info.Events.
 //
 //   - Plugin hooks (go-plugin, and the built-ins served the same way) may
 //     subscribe to every event.
-//   - Command hooks see the seven events Claude Code has: PreToolUse
-//     (tool.execute.before), PostToolUse (tool.execute.after),
-//     UserPromptSubmit (chat.message), Stop (session.idle), SessionStart
-//     (session.start), SessionEnd (session.end) and PreCompact
-//     (session.compacting). command.execute.before, session.compacted,
-//     plan.task.done and plan.todos.done have no Claude counterpart and
-//     never reach them.
+//   - Command and http hooks speak Claude Code's protocol. Config accepts
+//     every event Claude Code documents (ClaudeEventNames); those Weave
+//     fires are registered once, in claudeEvents (claudeevents.go), each
+//     with the Weave event it runs on and, for the ones beside Claude Code's
+//     first seven, a file of its own (claude_<event>.go): PreToolUse
+//     (tool.execute.before), PostToolUse and PostToolUseFailure
+//     (tool.execute.after, by the result), UserPromptSubmit (chat.message,
+//     the person's only), Stop (session.idle), SessionStart, SessionEnd,
+//     PreCompact, PostCompact (session.compacted), SubagentStart and
+//     SubagentStop (the task tool's calls), Notification (notification) and
+//     TaskCompleted (plan.task.done). The others are a warning at load
+//     (ClaudeHooks.Unrun); command.execute.before and plan.todos.done never
+//     reach a command hook.
 //   - Bus peers see every event, as a hook subscribed to it.
 //
 // # Ordering

@@ -59,7 +59,7 @@ func TestLoadEventFileErrors(t *testing.T) {
 		{"no name", `{"session_id":"s"}`, `event has no "name"`},
 		{"unknown event", `{"name":"tool.before"}`, `unknown event "tool.before"`},
 		{"unknown field", `{"name":"chat.message","mesage":"hi"}`, `unknown field "mesage"`},
-		{"unknown claude event", `{"hook_event_name":"Notification"}`, `unsupported hook_event_name "Notification"`},
+		{"unknown claude event", `{"hook_event_name":"TeammateIdle"}`, `unsupported hook_event_name "TeammateIdle"`},
 		{"claude tool event without tool", `{"hook_event_name":"PreToolUse"}`, "has no tool_name"},
 	}
 	for _, tt := range tests {

@@ -57,7 +57,8 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: cfg.CredentialEnv()})
+	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: cfg.CredentialEnv(),
+		Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) }})
 	if err != nil {
 		return nil, err
 	}
@@ -103,17 +104,28 @@ func brokenPluginError(e supervisor.Entry, err error) error {
 // commandSpecs turns config `hooks:` (Claude Code's shape) into command hook
 // specs, through the same reading a pasted settings file gets.
 func commandSpecs(cfg *config.Config) ([]hooks.CommandSpec, error) {
+	return claudeHooks(cfg).Specs()
+}
+
+// UnrunHooks lists, one short line each, what config `hooks:` names that
+// Weave accepts but does not run (events it does not fire, handler types
+// it does not run), for a warning.
+func UnrunHooks(cfg *config.Config) []string { return claudeHooks(cfg).Unrun() }
+
+func claudeHooks(cfg *config.Config) hooks.ClaudeHooks {
 	ch := hooks.ClaudeHooks{}
 	for event, matchers := range cfg.Hooks {
 		for _, m := range matchers {
 			g := hooks.ClaudeMatcherGroup{Matcher: m.Matcher}
 			for _, h := range m.Hooks {
-				g.Hooks = append(g.Hooks, hooks.ClaudeHookEntry{Type: h.Type, Command: h.Command, Timeout: float64(h.Timeout)})
+				g.Hooks = append(g.Hooks, hooks.ClaudeHookEntry{Type: h.Type, Command: h.Command, URL: h.URL, Headers: h.Headers,
+					AllowedEnvVars: h.AllowedEnvVars, Timeout: float64(h.Timeout), If: h.If, Async: h.Async, Once: h.Once,
+					StatusMessage: h.StatusMessage})
 			}
 			ch[event] = append(ch[event], g)
 		}
 	}
-	return ch.Specs()
+	return ch
 }
 
 // newProjectSupervisor returns a supervisor that knows the project's

@@ -54,7 +54,7 @@ func TestNamesResolve(t *testing.T) {
 			}
 		}
 	}
-	for _, ev := range hooks.ClaudeEventNames() {
+	for _, ev := range hooks.ClaudeFiredEventNames() {
 		w, ok := hooks.WeaveEvent(ev)
 		if !ok || !slices.Contains(plugins.Events, w) {
 			t.Errorf("Claude event %s maps to %q (%v), which is not a Weave event", ev, w, ok)

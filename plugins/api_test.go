@@ -33,7 +33,7 @@ var authorAPI = []string{
 	"PlanProgress", "PlanTask", "TaskRef", "ToolCall", "ToolResult", "ToolSpec", "Usage",
 	"EnvPluginName", "ErrNoModel", "ErrPluginUnavailable", "ProtocolVersion",
 	// The hook events.
-	"EventChatMessage", "EventCommandExecuteBefore", "EventPermissionRequest", "EventPlanTaskDone", "EventPlanTodosDone", "EventSessionCompacted",
+	"EventChatMessage", "EventCommandExecuteBefore", "EventNotification", "EventPermissionRequest", "EventPlanTaskDone", "EventPlanTodosDone", "EventSessionCompacted",
 	"EventSessionCompacting", "EventSessionEnd", "EventSessionIdle", "EventSessionStart",
 	"EventToolExecuteAfter", "EventToolExecuteBefore", "Events",
 	// The host's tools, as an agent offers them to its model and a hook

@@ -32,7 +32,10 @@ const (
 	EventSessionCompacted     = "session.compacted"
 	EventPlanTaskDone         = "plan.task.done"
 	EventPlanTodosDone        = "plan.todos.done"
-	EventSessionEnd           = "session.end"
+	// EventNotification says a person is needed: a plan paused, a
+	// permission to give (data "notification_type", Message the text).
+	EventNotification = "notification"
+	EventSessionEnd   = "session.end"
 	// EventPermissionRequest fires when a tool call must be approved (a
 	// permission rule's or a hook's ask), before anyone is asked: Block
 	// denies it (Reason reaches the agent), Modify approves it, Allow
@@ -52,6 +55,7 @@ var Events = []string{
 	EventSessionCompacted,
 	EventPlanTaskDone,
 	EventPlanTodosDone,
+	EventNotification,
 	EventSessionEnd,
 	EventPermissionRequest,
 }

@@ -202,6 +202,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
+	warnUnrunHooks(opts.Streams.ErrOut, cfg)
 	// The project's roles: a custom agent with mode primary is asked too.
 	roster, err := tools.Roster(cfg)
 	if err != nil {
@@ -262,6 +263,17 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		}
 		defer func() { _ = stopAgents() }()
 	}
+	// Claude Code's SessionStart and SessionEnd hooks frame the
+	// conversation; what SessionStart says reaches the model first.
+	source, reason := "startup", "other"
+	if opts.Resume != "" {
+		source = "resume"
+	}
+	if opts.interactive {
+		reason = "prompt_input_exit"
+	}
+	h.SessionStart(ctx, session, role.Name, source)
+	defer h.SessionEnd(ctx, session, role.Name, reason)
 	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, session: session, json: opts.JSON}
 	if opts.Streams.Color && !opts.JSON {
 		md, err := newMarkdownStream(opts.Streams.Out, opts.Streams.Width, os.Getenv)

@@ -39,6 +39,7 @@ func projectHooks(ctx context.Context, g *globalOptions, s *Streams) (*host.Host
 	if err != nil {
 		return nil, err
 	}
+	warnUnrunHooks(s.ErrOut, cfg)
 	logger := slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return host.Open(ctx, project, cfg, host.WithLogger(logger), host.WithHooks())
 }

@@ -60,7 +60,9 @@ func openLoggedHost(ctx context.Context, project string, cfg *config.Config, opt
 		_ = logFile.Close()
 		return nil, nil, err
 	}
+	unfollow := followJobs(ctx, h)
 	return h, func() {
+		unfollow()
 		_ = h.Close(context.WithoutCancel(ctx))
 		_ = logFile.Close()
 	}, nil

@@ -19,7 +19,8 @@ func main() { os.Exit(Main()) }
 // and returns its exit code. SIGINT and SIGTERM cancel the command's
 // context; a running plan pauses. So does a reader of standard output or
 // error that goes away (`weave start-work | head`): weave stops writing to
-// it rather than dying of SIGPIPE.
+// it rather than dying of SIGPIPE. SIGTSTP (Ctrl-Z) stops weave with the
+// commands it runs in process groups of their own; SIGCONT continues them.
 func Main() int {
 	// On Linux weave adopts what its children orphan, so that it can end
 	// them on the way out: nothing a run starts outlives it.
@@ -34,6 +35,10 @@ func Main() int {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := SystemStreams()
+	// Ctrl-Z stops the blocks and bash calls a run started with weave.
+	jc, stopJobs := followJobControl(s.ErrOut)
+	defer stopJobs()
+	ctx = withJobControl(ctx, jc)
 	guardPipes(s, cancel)
 	return runArgs(ctx, s, os.Args[1:])
 }

@@ -101,6 +101,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err := cfg.CheckShell(); err != nil {
 		return usageErrorf("%v", err)
 	}
+	warnUnrunHooks(opts.Streams.ErrOut, cfg)
 	askOpts, err := opts.Ask.hostOptions(nil)
 	if err != nil {
 		return err

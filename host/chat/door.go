@@ -123,6 +123,11 @@ type Door struct {
 	nextObs   int
 	// pending holds context for a session's next call.
 	pending map[string][]string
+	// announced holds, per session, the person's messages the hooks heard
+	// through UserMessage before the turn that carries them: that turn's
+	// chat.message says so (data "announced"), so that a hook that acts
+	// once per prompt (UserPromptSubmit) does not act twice.
+	announced map[string][]string
 	// convs holds each agent's conversation by session and agent.
 	convs map[[2]string]*conversation
 	// idle is signalled, with mu, when a conversation has no call in
@@ -143,7 +148,7 @@ func New(o Options) *Door {
 		o.Getenv = os.Getenv
 	}
 	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans, system: o.System, extra: o.Tools,
-		observers: map[int]func(Event){}, pending: map[string][]string{}, convs: map[[2]string]*conversation{}}
+		observers: map[int]func(Event){}, pending: map[string][]string{}, announced: map[string][]string{}, convs: map[[2]string]*conversation{}}
 	d.idle = sync.NewCond(&d.mu)
 	d.provider, d.err = model.Open(cfg.Model, o.Getenv)
 	d.window = cfg.Model.ContextWindow
@@ -285,8 +290,12 @@ func (d *Door) before(ctx context.Context, tn *turn) error {
 	if n == 0 || msgs[n-1].Role != plugins.RoleUser {
 		return nil
 	}
+	data := map[string]any{"source": tools.MessageSource(ctx)}
+	if d.wasAnnounced(tn.session, msgs[n-1].Content) {
+		data["announced"] = true
+	}
 	out, err := d.fire(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: tn.session, Agent: tn.agent, Time: time.Now(),
-		Message: msgs[n-1].Content, Data: map[string]any{"source": tools.MessageSource(ctx)}})
+		Message: msgs[n-1].Content, Cwd: d.project, Data: data})
 	if err != nil {
 		return err
 	}
@@ -492,6 +501,9 @@ func (d *Door) UserMessage(ctx context.Context, session, agent, text string) err
 	if d.pipeline == nil {
 		return nil
 	}
+	d.mu.Lock()
+	d.announced[session] = append(d.announced[session], text)
+	d.mu.Unlock()
 	_, err := d.pipeline.Run(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: session, Agent: agent,
 		Cwd: d.project, Time: time.Now(), Message: text, Data: map[string]any{"source": "user", "queued": true}})
 	return err

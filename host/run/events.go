@@ -125,7 +125,8 @@ func (w *lineEmitter) flush() {
 // each from one place: command.execute.before as it resolves the plan,
 // session.start and session.end around the tasks, session.idle when an
 // agent's turn ends with its task open, plan.task.done as a task is ticked
-// and plan.todos.done once the plan's TODOs are. TestRunnerEvents fails
+// and plan.todos.done once the plan's TODOs are. (notification, when a run
+// pauses, is not among them: not every run fires it.) TestRunnerEvents fails
 // when this list and the runner's fire calls disagree.
 var runnerEvents = []string{
 	plugins.EventCommandExecuteBefore, plugins.EventSessionStart, plugins.EventSessionIdle,

@@ -298,7 +298,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.st.Warned = digest
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
-	r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name})
+	// What SessionStart hooks add (a Claude hook's additionalContext or
+	// plain stdout) goes with the model's first prompt of the run.
+	r.forModel = append(r.forModel, r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name}).Context...)
 	res2, err := r.execute(ctx, p)
 	reason := string(res2.Status)
 	r.fire(context.WithoutCancel(ctx), plugins.Event{Name: plugins.EventSessionEnd, Plan: p.Name, Data: map[string]any{"reason": reason}})
@@ -684,7 +686,19 @@ func (r *runner) pauseErr(p *plans.Plan, reason string) error {
 	r.res.Err = errors.New(reason)
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanPaused, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Reason: reason})
+	r.notifyPaused(p, reason)
 	return r.save()
+}
+
+// notifyPaused tells the notification hooks (Claude Code's Notification)
+// that a person is needed: the plan paused. They run even when the pause
+// comes from Ctrl-C, each within its own timeout.
+func (r *runner) notifyPaused(p *plans.Plan, reason string) {
+	name := ""
+	if p != nil {
+		name = p.Name
+	}
+	r.fire(context.Background(), hooks.NotificationEvent(hooks.NotifyPlanPaused, fmt.Sprintf("plan %s paused: %s", name, reason)))
 }
 
 func (r *runner) fail(p *plans.Plan, t *plans.Task, err error) (Result, error) {
@@ -715,6 +729,7 @@ func (r *runner) failErr(p *plans.Plan, t *plans.Task, err error) error {
 		ev.Task, ev.Title = taskNumber(*t), t.Title
 	}
 	r.o.Observe(ev)
+	r.notifyPaused(p, reason)
 	return r.save()
 }
 

@@ -81,6 +81,13 @@ func (d *agentDelegator) Delegate(ctx context.Context, caller Caller, session, a
 	}
 	callee := caller.Delegated(agent)
 	services := d.tools.Services(callee, session, Scope{}, logger.With("agent", agent, "chain", callee.String()))
+	if complete := services.ModelFunc; complete != nil {
+		// The delegated agent's prompt is the delegating model's text, not
+		// the person's: its chat.message hooks see source "delegation".
+		services.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
+			return complete(WithMessageSource(ctx, SourceDelegation), req)
+		}
+	}
 	resp, err := d.agent(agent).Handle(ctx, services, plugins.AgentRequest{SessionID: session, Prompt: prompt})
 	if err != nil {
 		return "", err

@@ -155,6 +155,10 @@ func WithMessageSource(ctx context.Context, source string) context.Context {
 	return context.WithValue(ctx, messageSourceKey{}, source)
 }
 
+// SourceDelegation marks the model calls of a delegated agent: its user
+// messages are the delegating model's prompt.
+const SourceDelegation = "delegation"
+
 // MessageSource is the source WithMessageSource gave ctx; "user" when none.
 func MessageSource(ctx context.Context) string {
 	if s, ok := ctx.Value(messageSourceKey{}).(string); ok && s != "" {

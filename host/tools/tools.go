@@ -270,6 +270,10 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	}
 	hookAsk := ""
 	ev := plugins.Event{SessionID: session, Agent: caller.Role(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
+	if call.ID != "" {
+		// Claude Code's hooks get the model's id of the call (tool_use_id).
+		ev.Data = map[string]any{"tool_use_id": call.ID}
+	}
 	var modifiedBy string
 	if t.pipeline != nil {
 		ev.Name, ev.Args = plugins.EventToolExecuteBefore, maps.Clone(args)

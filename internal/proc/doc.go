@@ -67,6 +67,14 @@
 // for the leader to exit, then sends SIGKILL to the group and waits for the
 // leader. When the leader exits by itself, whatever it left running in its
 // group is killed at once: a background child never outlives its command.
+// The SIGTERM is followed by SIGCONT, so that a stopped group acts on it.
+//
+// # Job control
+//
+// The groups are not in the terminal's foreground group, so Ctrl-Z, which
+// stops weave, would miss them. Set.Suspend stops every group of a set
+// (SIGSTOP), and any the set starts before Set.Continue, which continues
+// them (SIGCONT); cmd/weave calls them around its own stop.
 //
 // # Nothing outlives the run
 //

@@ -27,6 +27,9 @@ type Set struct {
 	mu     sync.Mutex
 	live   map[*Group]struct{}
 	closed bool
+	// suspended is set between Suspend and Continue: a group that starts
+	// meanwhile is stopped at once (jobcontrol.go).
+	suspended bool
 	// starting counts the Starts under way, which Close waits for: a
 	// group whose command has started but that is not yet in live would
 	// otherwise outlive Close.
@@ -103,6 +106,9 @@ func (s *Set) Start(cmd *exec.Cmd, what string) (*Group, error) {
 		s.live = make(map[*Group]struct{})
 	}
 	s.live[g] = struct{}{}
+	if s.suspended {
+		suspendGroup(g.pid)
+	}
 	s.mu.Unlock()
 	return g, nil
 }

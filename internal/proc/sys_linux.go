@@ -29,8 +29,15 @@ func ChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-func termGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+// termGroup sends SIGTERM, then SIGCONT: a group stopped with weave
+// (Ctrl-Z) acts on the SIGTERM only once continued.
+func termGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+}
+func killGroup(pgid int)     { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+func suspendGroup(pgid int)  { _ = syscall.Kill(-pgid, syscall.SIGSTOP) }
+func continueGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGCONT) }
 
 // leaderExit returns a channel closed when the process pid has exited,
 // without reaping it (waitid with WNOWAIT), so that cmd.Wait still gets its

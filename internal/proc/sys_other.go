@@ -24,6 +24,10 @@ func killGroup(pid int) {
 	}
 }
 
+// There is no job control to follow here.
+func suspendGroup(int)  {}
+func continueGroup(int) {}
+
 func leaderExit(int) <-chan struct{} { return nil }
 
 // BecomeSubreaper is Linux only.

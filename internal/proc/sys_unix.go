@@ -15,8 +15,15 @@ func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: tru
 // ChildAttr is for a child that stays in weave's process group.
 func ChildAttr() *syscall.SysProcAttr { return nil }
 
-func termGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+// termGroup sends SIGTERM, then SIGCONT: a group stopped with weave
+// (Ctrl-Z) acts on the SIGTERM only once continued.
+func termGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
+}
+func killGroup(pgid int)     { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+func suspendGroup(pgid int)  { _ = syscall.Kill(-pgid, syscall.SIGSTOP) }
+func continueGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGCONT) }
 
 // leaderExit cannot watch a process without reaping it here: the group's
 // leftovers are killed once cmd.Wait returns (after its WaitDelay).
