@@ -16,6 +16,7 @@ import (
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/model"
+	"github.com/weavehq/weave/internal/trust"
 )
 
 // check is one finding of weave doctor.
@@ -35,7 +36,9 @@ func newCmdDoctor(g *globalOptions, s *Streams) *cobra.Command {
 		Long: `Check what a run needs: the configuration loads, every plugin answers, the
 model provider answers and serves model.name (it lists its models, which
 costs no tokens; the key is never printed), and the bus
-named by bus.url answers. Exits 1 when a check fails.`,
+named by bus.url answers, after checking that the project's config is
+trusted (weave trust); an untrusted one ends the checks there, since they
+would act on it. Exits 1 when a check fails.`,
 		Example: `  weave doctor
   weave doctor --json | jq '.[] | select(.ok | not)'`,
 		Args: argsBetween(0, 0),
@@ -85,11 +88,20 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 	} else {
 		out = append(out, check{Name: "project", OK: true, Detail: project})
 	}
-	cfg, src, err := loadConfig(project, nil)
+	cfg, src, err := loadConfigUntrusted(project, nil)
 	if err != nil {
 		return append(out, check{Name: "config", Detail: err.Error(), Fix: "correct the key named above; `weave config show --sources` shows where each value comes from"})
 	}
 	out = append(out, check{Name: "config", OK: true, Detail: fmt.Sprintf("loads (%d file(s))", len(src.Files()))})
+	if project != "" {
+		// The checks below start plugins and hooks and call the model with
+		// this config, which only a trusted config may do.
+		tc := trustCheck(g, project)
+		out = append(out, tc)
+		if !tc.OK {
+			return out
+		}
+	}
 
 	quiet := *s
 	quiet.ErrOut = nilWriter{}
@@ -181,3 +193,20 @@ const doctorModelTimeout = 10 * time.Second
 type nilWriter struct{}
 
 func (nilWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// trustCheck says whether the project's config is trusted (WEAVE_TRUST=1
+// trusts it here, as it does for every command).
+func trustCheck(g *globalOptions, project string) check {
+	snap, err := g.gateConfig(project)
+	var untrusted *trust.UntrustedError
+	switch {
+	case errors.As(err, &untrusted):
+		return check{Name: "trust", Detail: "not trusted: " + strings.Join(untrusted.Changes.Files, ", "),
+			Fix: "review what changed and trust it: `weave trust`"}
+	case err != nil:
+		return check{Name: "trust", Detail: err.Error(), Fix: "`weave trust` records the trust again"}
+	case len(snap.Files) == 0:
+		return check{Name: "trust", OK: true, Detail: "nothing to trust (no project config)"}
+	}
+	return check{Name: "trust", OK: true, Detail: "trusted: " + strings.Join(snap.Rels(), ", ")}
+}

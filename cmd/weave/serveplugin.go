@@ -35,7 +35,7 @@ func newCmdServePlugin(s *Streams) *cobra.Command {
 // builtinRegistry holds every built-in plugin, configured for project (the
 // host passes its project in the environment).
 func builtinRegistry(project string) (*pluginhost.Registry, error) {
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := loadConfigUntrusted(project, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,9 @@
 // or COOKIE, or ends in KEY, TOKEN, SECRET or PASSWORD (APIKEY, AUTHTOKEN,
 // PGPASSWORD), or when its value is a URL carrying a password
 // (postgres://user:pass@host/db). PWD and OLDPWD are the working directory,
-// not secrets. What each child receives:
+// not secrets. No child of any role gets WEAVE_TRUST (TrustEnv), which
+// trusts a project's config for the weave a person set it for: a weave that
+// a child starts asks for trust like any other. What each child receives:
 //
 //	Plugin       only PATH, HOME, USER, LOGNAME, LANG, LC_*, TMPDIR, TZ,
 //	             XDG_CONFIG_HOME, XDG_DATA_HOME and the non-secret WEAVE_*

@@ -1,0 +1,184 @@
+package trust
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	toml "github.com/pelletier/go-toml/v2"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/safefile"
+)
+
+// Env is the environment variable that, set to 1 in the environment of
+// weave itself (a person's shell, a CI job), trusts the project config as
+// --trust does. internal/proc withholds it from every child, so a model's
+// bash call cannot pass it on to a weave it starts.
+const Env = proc.TrustEnv
+
+// maxFileSize bounds what is read of one file; config.Load refuses larger
+// ones too.
+const maxFileSize = 1 << 20
+
+// File is one trusted-config file as it is on disk now.
+type File struct {
+	// Rel is the path from the project root, slash-separated.
+	Rel string
+	// Digest is the hex sha256 of the file's bytes.
+	Digest string
+	// values are the file's flattened key paths with their values as
+	// shown to a person; "" when the file does not parse.
+	values map[string]string
+}
+
+// Snapshot is the trusted-config files of a project as they are on disk.
+type Snapshot struct {
+	// Project is the project's real absolute path.
+	Project string
+	// Files are the files that exist, in layout.TrustedFiles order.
+	Files []File
+}
+
+// Take reads the project's trusted-config files. A file that exists but
+// cannot be read is an error: it would otherwise be left out of the
+// digest and act unseen.
+func Take(project string) (*Snapshot, error) {
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return nil, fmt.Errorf("trust: resolve project %s: %w", project, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	s := &Snapshot{Project: abs}
+	for _, rel := range layout.TrustedFiles() {
+		p := filepath.Join(abs, filepath.FromSlash(rel))
+		data, err := safefile.ReadFile(p, maxFileSize)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s to check it is trusted: %w", rel, err)
+		}
+		sum := sha256.Sum256(data)
+		s.Files = append(s.Files, File{Rel: rel, Digest: hex.EncodeToString(sum[:]), values: flatten(rel, data)})
+	}
+	return s, nil
+}
+
+// Same reports whether two snapshots hold the same files with the same
+// bytes.
+func (s *Snapshot) Same(o *Snapshot) bool {
+	return slices.EqualFunc(s.Files, o.Files, func(a, b File) bool { return a.Rel == b.Rel && a.Digest == b.Digest })
+}
+
+// Rels are the paths of the snapshot's files.
+func (s *Snapshot) Rels() []string {
+	out := make([]string, len(s.Files))
+	for i, f := range s.Files {
+		out[i] = f.Rel
+	}
+	return out
+}
+
+// unparsed is the one key of a file that does not parse: its change is
+// shown as the file's.
+const unparsed = ""
+
+// flatten decodes a file by its name and returns its leaves by key path:
+// maps by dotted names, lists of maps by index, a list of plain values
+// whole ([read, write]), so that a tools row reads as one line.
+func flatten(rel string, data []byte) map[string]string {
+	var raw any
+	var err error
+	switch path.Ext(rel) {
+	case ".json":
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if len(bytes.TrimSpace(data)) > 0 {
+			err = dec.Decode(&raw)
+		}
+	case ".toml":
+		var m map[string]any
+		err = toml.Unmarshal(data, &m)
+		raw = m
+	default:
+		err = yaml.Unmarshal(data, &raw)
+	}
+	out := map[string]string{}
+	if err != nil {
+		out[unparsed] = "(the file does not parse)"
+		return out
+	}
+	walk(out, "", raw)
+	return out
+}
+
+func walk(out map[string]string, key string, v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if len(t) == 0 && key != "" {
+			out[key] = "{}"
+		}
+		for k, e := range t {
+			walk(out, join(key, k), e)
+		}
+	case map[any]any:
+		if len(t) == 0 && key != "" {
+			out[key] = "{}"
+		}
+		for k, e := range t {
+			walk(out, join(key, fmt.Sprint(k)), e)
+		}
+	case []any:
+		if !slices.ContainsFunc(t, isComposite) {
+			parts := make([]string, len(t))
+			for i, e := range t {
+				parts[i] = scalar(e)
+			}
+			out[key] = "[" + strings.Join(parts, ", ") + "]"
+			return
+		}
+		for i, e := range t {
+			walk(out, fmt.Sprintf("%s[%d]", key, i), e)
+		}
+	default:
+		out[key] = scalar(t)
+	}
+}
+
+func isComposite(v any) bool {
+	switch v.(type) {
+	case map[string]any, map[any]any, []any:
+		return true
+	}
+	return false
+}
+
+func join(key, name string) string {
+	if key == "" {
+		return name
+	}
+	return key + "." + name
+}
+
+func scalar(v any) string {
+	if v == nil {
+		return "null"
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
