@@ -161,10 +161,7 @@ func runCLIWith(t *testing.T, xdg string, args ...string) (int, string, string) 
 	}
 	done := make(chan result, 1)
 	t.Setenv("XDG_CONFIG_HOME", xdg)
-	if _, set := os.LookupEnv(trust.Env); !set {
-		t.Setenv(trust.Env, "1")
-		t.Setenv("XDG_STATE_HOME", t.TempDir())
-	}
+	trustInProcess(t)
 	go func() {
 		var out, errOut bytes.Buffer
 		code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
@@ -192,6 +189,17 @@ func cleanEnv(t testing.TB) []string {
 		env = append(env, kv)
 	}
 	return trustingEnv(t, append(env, "XDG_CONFIG_HOME="+t.TempDir()))
+}
+
+// trustInProcess is trustingEnv for weave run in this process: it sets
+// WEAVE_TRUST=1 and a state directory of the test's own, unless the test
+// set WEAVE_TRUST itself.
+func trustInProcess(t *testing.T) {
+	t.Helper()
+	if _, set := os.LookupEnv(trust.Env); !set {
+		t.Setenv(trust.Env, "1")
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+	}
 }
 
 // trustingEnv is env with the project config trusted, as a CI job trusts

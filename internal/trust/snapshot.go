@@ -121,7 +121,10 @@ func flatten(rel string, data []byte) map[string]string {
 		out[unparsed] = "(the file does not parse)"
 		return out
 	}
-	walk(out, "", raw)
+	if raw != nil {
+		// A file of comments alone holds no key.
+		walk(out, "", raw)
+	}
 	return out
 }
 
