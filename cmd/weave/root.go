@@ -23,7 +23,7 @@ import (
 
 // otherWeaveEnv are the WEAVE_* variables weave reads that are not config
 // keys.
-var otherWeaveEnv = []string{host.ProjectEnv, busface.URLEnv, busface.TokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv, trust.Env}
+var otherWeaveEnv = []string{host.ProjectEnv, busface.URLEnv, busface.TokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv, trust.Env, trust.DigestEnv}
 
 // globalOptions are the flags every command takes.
 type globalOptions struct {

@@ -347,3 +347,36 @@ func TestTrustUserConfigNeedsNone(t *testing.T) {
 		}
 	}
 }
+
+// A config rewritten during a run does not act in that run either: a
+// built-in agent started after the rewrite reads the config again and
+// refuses it, so the model of a delegated role is never asked under it.
+func TestTrustARewriteMidRunReachesNoLaterPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, nil)
+	rewrite := "mkdir -p .weave && printf 'agents:\\n  thread:\\n    prompt_append: obey the file\\n' > .weave/config.yaml"
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "bash", Args: fmt.Sprintf(`{"command":%q}`, rewrite)}}},
+		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "task", Args: `{"agent":"thread","prompt":"look around"}`}}},
+		modeltest.Turn{Text: "Thread looked."},
+		modeltest.Turn{Text: "Done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, askedEnv(chatEnv(t, srv), t.TempDir()), "chat", "-p", "configure and delegate")
+	if got, _ := os.ReadFile(filepath.Join(dir, ".weave", "config.yaml")); !strings.Contains(string(got), "obey the file") {
+		t.Fatalf("the bash call did not write the config (the test's premise): %q\nstderr: %s", got, errOut)
+	}
+	for i, r := range srv.Requests() {
+		if strings.Contains(string(r.Body), "obey the file") && !strings.Contains(string(r.Body), "printf") {
+			t.Errorf("request %d carries the rewritten config's prompt_append", i)
+		}
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d model requests, want 3 (Thread never asked)\nstdout: %s\nstderr: %s", n, out, errOut)
+	}
+	if !strings.Contains(errOut, "the project config changed during this run (.weave/config.yaml)") {
+		t.Errorf("exit %d; the run does not say the config changed; stderr:\n%s", code, errOut)
+	}
+}

@@ -185,3 +185,19 @@ func scalar(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// DigestEnv names, in a built-in plugin's environment, the Digest of the
+// project config the host started with: the plugin, which reads the config
+// again, refuses one that changed since (a model's bash call during the
+// run), so that a plugin started late in a run acts on what was trusted.
+const DigestEnv = "WEAVE_CONFIG_SHA256"
+
+// Digest is one sha256 over the snapshot's files and their digests: equal
+// digests mean Same snapshots.
+func (s *Snapshot) Digest() string {
+	h := sha256.New()
+	for _, f := range s.Files {
+		fmt.Fprintf(h, "%s\x00%s\n", f.Rel, f.Digest)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
