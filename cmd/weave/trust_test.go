@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/weavehq/weave/host/model/modeltest"
 )
@@ -378,5 +384,72 @@ func TestTrustARewriteMidRunReachesNoLaterPlugin(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "the project config changed during this run (.weave/config.yaml)") {
 		t.Errorf("exit %d; the run does not say the config changed; stderr:\n%s", code, errOut)
+	}
+}
+
+// trustOnTerminal runs `weave trust` with a terminal for its input, typing
+// answer, and returns its exit code and output.
+func trustOnTerminal(t *testing.T, bin, dir string, env []string, answer string) (int, string, string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--dir", dir, "trust")
+	var out, errOut bytes.Buffer
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, tty, &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = tty.Close()
+	// The line waits in the terminal until weave reads it; the echo is
+	// read and dropped.
+	if _, err := ptmx.Write([]byte(answer + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := ptmx.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, out.String(), errOut.String()
+}
+
+// On a terminal, weave trust shows the change and asks; only yes records.
+func TestTrustAsksOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, map[string]string{"ok": okPlan})
+	env := askedEnv(cleanEnv(t), t.TempDir())
+	writeConfig(t, dir, "runbook:\n  shell: /bin/sh\n")
+
+	code, out, errOut := trustOnTerminal(t, bin, dir, env, "n")
+	if code != exitFailed || !strings.Contains(out, "+ runbook.shell: /bin/sh") || !strings.Contains(errOut, "[y/N]") {
+		t.Fatalf("weave trust answered n = %d, want %d after showing the change and asking\nstdout: %s\nstderr: %s", code, exitFailed, out, errOut)
+	}
+	if code, _, errOut := runWeave(t, bin, dir, env, "start-work", "ok"); code != exitUsage {
+		t.Fatalf("start-work after answering n = %d, want %d; stderr:\n%s", code, exitUsage, errOut)
+	}
+	if code, out, errOut := trustOnTerminal(t, bin, dir, env, "y"); code != 0 || !strings.Contains(out, "trusted: .weave/config.yaml") {
+		t.Fatalf("weave trust answered y = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if code, out, errOut := runWeave(t, bin, dir, env, "start-work", "ok"); code != 0 {
+		t.Fatalf("start-work after answering y = %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
