@@ -68,10 +68,17 @@ func Compare(r *Record, s *Snapshot) Changes {
 			continue
 		case !ok:
 			c.Files = append(c.Files, f.Rel)
-			c.List = append(c.List, Change{Kind: Added, File: f.Rel, Whole: true})
+			ch := Change{Kind: Added, File: f.Rel, Whole: true}
+			if f.Script {
+				ch.Value = "hook script"
+			}
+			c.List = append(c.List, ch)
 			for _, k := range sortedKeys(f.values) {
 				c.List = append(c.List, Change{Kind: Added, File: f.Rel, Key: k, Value: f.values[k]})
 			}
+		case f.Script:
+			c.Files = append(c.Files, f.Rel)
+			c.List = append(c.List, Change{Kind: Changed, File: f.Rel, Whole: true, Value: "hook script"})
 		default:
 			c.Files = append(c.Files, f.Rel)
 			c.List = append(c.List, Change{Kind: Changed, File: f.Rel, Whole: true})

@@ -1,8 +1,9 @@
 // Package trust decides whether a project's config may act, as direnv's
 // `allow` does for an .envrc: the project files that run code or widen a
 // role (every format of .weave/config.*, .mcp.json, .claude/settings.json
-// and .claude/settings.local.json; layout.TrustedFiles) act only once a
-// person has trusted their exact bytes.
+// and .claude/settings.local.json; layout.TrustedFiles), and the hook
+// scripts inside the project that their command hooks name, act only once
+// a person has trusted their exact bytes.
 //
 // Guarantees:
 //

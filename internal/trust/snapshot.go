@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -37,6 +38,9 @@ type File struct {
 	Rel string
 	// Digest is the hex sha256 of the file's bytes.
 	Digest string
+	// Script marks a hook script a command hook of a config file names:
+	// trusted by its bytes, shown without keys.
+	Script bool
 	// values are the file's flattened key paths with their values as
 	// shown to a person; "" when the file does not parse.
 	values map[string]string
@@ -74,8 +78,80 @@ func Take(project string) (*Snapshot, error) {
 		sum := sha256.Sum256(data)
 		s.Files = append(s.Files, File{Rel: rel, Digest: hex.EncodeToString(sum[:]), values: flatten(rel, data)})
 	}
+	scripts, err := hookScripts(abs, s.Files)
+	if err != nil {
+		return nil, err
+	}
+	s.Files = append(s.Files, scripts...)
 	return s, nil
 }
+
+// hookCommand matches the key of a command hook's command, in Weave's
+// config and in Claude Code's settings alike.
+var hookCommand = regexp.MustCompile(`^hooks\.[^.]+\[\d+\]\.hooks\[\d+\]\.command$`)
+
+// hookScripts reads the files inside the project that the command hooks
+// of files name (a word of a command with a slash, $CLAUDE_PROJECT_DIR
+// and $WEAVE_PROJECT_DIR standing for the root): what such a hook runs is
+// in the script, so the script is trusted by its bytes too.
+func hookScripts(root string, files []File) ([]File, error) {
+	seen := map[string]bool{}
+	for _, f := range files {
+		seen[f.Rel] = true
+	}
+	var rels []string
+	for _, f := range files {
+		for k, v := range f.values {
+			if !hookCommand.MatchString(k) {
+				continue
+			}
+			for _, w := range strings.Fields(v) {
+				w = strings.Trim(w, `"';&|()`)
+				for _, name := range []string{"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "${WEAVE_PROJECT_DIR}", "$WEAVE_PROJECT_DIR"} {
+					w = strings.ReplaceAll(w, name, root)
+				}
+				if !strings.ContainsRune(w, '/') {
+					continue
+				}
+				p := filepath.FromSlash(w)
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(root, p)
+				}
+				if real, err := filepath.EvalSymlinks(p); err == nil {
+					p = real
+				}
+				rel, err := filepath.Rel(root, p)
+				if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+					continue
+				}
+				rel = filepath.ToSlash(rel)
+				if !seen[rel] {
+					seen[rel] = true
+					rels = append(rels, rel)
+				}
+			}
+		}
+	}
+	slices.Sort(rels)
+	var out []File
+	for _, rel := range rels {
+		data, err := safefile.ReadFile(filepath.Join(root, filepath.FromSlash(rel)), maxScriptSize)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, safefile.ErrNotRegular) {
+			// A directory (cd .weave/hooks) or a missing file runs
+			// nothing by itself; the command that names it is trusted.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the hook script %s to check it is trusted: %w", rel, err)
+		}
+		sum := sha256.Sum256(data)
+		out = append(out, File{Rel: rel, Digest: hex.EncodeToString(sum[:]), Script: true})
+	}
+	return out, nil
+}
+
+// maxScriptSize bounds what is read of one hook script.
+const maxScriptSize = 8 << 20
 
 // Same reports whether two snapshots hold the same files with the same
 // bytes.

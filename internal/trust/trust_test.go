@@ -193,3 +193,32 @@ func TestSaveSome(t *testing.T) {
 		t.Errorf("Check after trusting the config alone = %v, want only .claude/settings.json untrusted", err)
 	}
 }
+
+// A hook script the config names runs what its bytes say: a change to it
+// is a change to the config.
+func TestHookScripts(t *testing.T) {
+	root := t.TempDir()
+	st := Store{Dir: t.TempDir()}
+	writeFile(t, root, ".weave/config.yaml", "hooks:\n  PreToolUse:\n    - hooks:\n        - type: command\n          command: sh \"$CLAUDE_PROJECT_DIR/.weave/hooks/check.sh\" && sh scripts/second.sh; cat /etc/hostname\n")
+	writeFile(t, root, ".weave/hooks/check.sh", "exit 0\n")
+	snap := take(t, root)
+	if got, want := snap.Rels(), []string{".weave/config.yaml", ".weave/hooks/check.sh"}; !cmp.Equal(got, want) {
+		t.Fatalf("Take().Rels() = %q, want %q", got, want)
+	}
+	if err := st.Save(snap, nil); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, ".weave/hooks/check.sh", "id > pwned.txt\n")
+	writeFile(t, root, "scripts/second.sh", "true\n")
+	var untrusted *UntrustedError
+	if err := Check(st, take(t, root)); !errors.As(err, &untrusted) {
+		t.Fatalf("Check after the script changed = %v, want an UntrustedError", err)
+	}
+	want := []Change{
+		{Kind: Changed, File: ".weave/hooks/check.sh", Whole: true, Value: "hook script"},
+		{Kind: Added, File: "scripts/second.sh", Whole: true, Value: "hook script"},
+	}
+	if diff := cmp.Diff(want, untrusted.Changes.List); diff != "" {
+		t.Errorf("changes mismatch (-want +got):\n%s", diff)
+	}
+}
