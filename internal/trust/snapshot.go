@@ -105,8 +105,7 @@ func hookScripts(root string, files []File) ([]File, error) {
 			if !hookCommand.MatchString(k) {
 				continue
 			}
-			for _, w := range strings.Fields(v) {
-				w = strings.Trim(w, `"';&|()`)
+			for _, w := range scriptWords(v) {
 				for _, name := range []string{"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "${WEAVE_PROJECT_DIR}", "$WEAVE_PROJECT_DIR"} {
 					w = strings.ReplaceAll(w, name, root)
 				}
@@ -148,6 +147,52 @@ func hookScripts(root string, files []File) ([]File, error) {
 		out = append(out, File{Rel: rel, Digest: hex.EncodeToString(sum[:]), Script: true})
 	}
 	return out, nil
+}
+
+// interpreters run the script named by their first argument that is not
+// an option.
+var interpreters = []string{"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "node", "deno", "bun", "ruby", "perl", "php", "lua", "source", "."}
+
+// scriptWords are the words of a hook's command that name what it runs:
+// the command of each segment (split at ;, &, | and newlines, leading
+// VAR=value assignments skipped) and, after an interpreter (sh, python3,
+// ...), its first argument that is not an option. A file the command only
+// writes or reads (> log.txt, cat notes.md) is not one: it changes as the
+// hook runs and runs nothing.
+func scriptWords(command string) []string {
+	var out []string
+	segments := strings.FieldsFunc(command, func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' || r == '(' || r == ')' })
+	for _, seg := range segments {
+		words := strings.Fields(seg)
+		i := 0
+		for i < len(words) && strings.Contains(words[i], "=") && !strings.ContainsAny(words[i][:strings.Index(words[i], "=")], "/$\"'") {
+			i++
+		}
+		for _, cmd := range []string{"exec", "env", "command", "nohup", "time"} {
+			if i < len(words) && words[i] == cmd {
+				i++
+			}
+		}
+		if i >= len(words) {
+			continue
+		}
+		first := strings.Trim(words[i], `"'`)
+		out = append(out, first)
+		if !slices.Contains(interpreters, path.Base(first)) {
+			continue
+		}
+		for _, w := range words[i+1:] {
+			w = strings.Trim(w, `"'`)
+			if strings.HasPrefix(w, "-") {
+				continue
+			}
+			if !strings.HasPrefix(w, ">") && !strings.HasPrefix(w, "<") {
+				out = append(out, w)
+			}
+			break
+		}
+	}
+	return out
 }
 
 // maxScriptSize bounds what is read of one hook script.

@@ -222,3 +222,20 @@ func TestHookScripts(t *testing.T) {
 		t.Errorf("changes mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestScriptWords(t *testing.T) {
+	tests := []struct {
+		command string
+		want    []string
+	}{
+		{"cat >> .weave/prompts.jsonl; echo >> .weave/prompts.jsonl; touch .weave/heard", []string{"cat", "echo", "touch"}},
+		{"./hooks/guard.sh --strict", []string{"./hooks/guard.sh"}},
+		{`FOO=1 bash -e "$CLAUDE_PROJECT_DIR/.weave/hooks/a.sh" > out.log`, []string{"bash", "$CLAUDE_PROJECT_DIR/.weave/hooks/a.sh"}},
+		{"python3 -c 'import sys' && exec node tools/x.js | tee log/x.txt", []string{"python3", "import", "node", "tools/x.js", "tee"}},
+	}
+	for _, tt := range tests {
+		if got := scriptWords(tt.command); !cmp.Equal(got, tt.want) {
+			t.Errorf("scriptWords(%q) = %q, want %q", tt.command, got, tt.want)
+		}
+	}
+}
