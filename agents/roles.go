@@ -105,9 +105,11 @@ var promptFS embed.FS
 //   - plan_check ticks a task in a plan file, so it goes to the roles that
 //     execute plans: Tapestry, and Loom and Shuttle, which have every tool.
 //     Pattern writes plans but does not execute them, so it cannot tick.
+//   - skill (reads a skill's instructions, changes nothing) goes to every
+//     role, the read-only ones too.
 var (
 	allTools      = ToolNames()
-	readOnlyTools = []string{plugins.ToolRead, plugins.ToolBash, plugins.ToolGlob, plugins.ToolGrep, plugins.ToolWebFetch}
+	readOnlyTools = []string{plugins.ToolRead, plugins.ToolBash, plugins.ToolGlob, plugins.ToolGrep, plugins.ToolWebFetch, plugins.ToolSkill}
 )
 
 func without(tools []string, drop ...string) []string {

@@ -21,6 +21,7 @@ type Config struct {
 	Review           ReviewConfig           `mapstructure:"review"`
 	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
 	Delegation       DelegationConfig       `mapstructure:"delegation"`
+	Instructions     InstructionsConfig     `mapstructure:"instructions"`
 	// Agents holds overrides by agent name (loom, tapestry, ...); a missing
 	// name means the role's own settings.
 	Agents map[string]AgentConfig `mapstructure:"-"`
@@ -88,6 +89,13 @@ type DelegationConfig struct {
 	MaxDepth int `mapstructure:"max_depth"`
 }
 
+// InstructionsConfig says which files hold a project's instructions.
+type InstructionsConfig struct {
+	// Files are the instruction file names looked for in a directory, the
+	// first found winning.
+	Files []string `mapstructure:"files"`
+}
+
 // AgentConfig overrides one agent role.
 type AgentConfig struct {
 	// Tools narrows the role's capability row; empty means the default row.
@@ -106,6 +114,9 @@ type CategoryConfig struct {
 	// Tools narrows Shuttle's row for the category; empty keeps it.
 	Tools        []string
 	PromptAppend string
+	// Skills are the skills loaded into the category's Shuttle from its
+	// first request.
+	Skills []string
 }
 
 // CustomAgentConfig is one custom agent.
@@ -235,15 +246,50 @@ type BusConfig struct {
 	// whole.
 	MaxTotalSubscriptions int `mapstructure:"max_total_subscriptions"`
 	MaxConnections        int `mapstructure:"max_connections"`
-	MaxSessions           int `mapstructure:"max_sessions"`
-	MaxTopics             int `mapstructure:"max_topics"`
-	MaxStoreBytes         int `mapstructure:"max_store_bytes"`
+	// MaxGuestConnections is the token-less peers' share of
+	// MaxConnections; 0 means half.
+	MaxGuestConnections int `mapstructure:"max_guest_connections"`
+	MaxSessions         int `mapstructure:"max_sessions"`
+	MaxTopics           int `mapstructure:"max_topics"`
+	MaxStoreBytes       int `mapstructure:"max_store_bytes"`
 	// HTTPBodyTimeout and HTTPIdleTimeout cut slow and idle HTTP clients.
 	HTTPBodyTimeout time.Duration `mapstructure:"http_body_timeout"`
 	HTTPIdleTimeout time.Duration `mapstructure:"http_idle_timeout"`
 	// RequirePayloadType makes sendMessage refuse payloads without type.
 	RequirePayloadType bool   `mapstructure:"require_payload_type"`
 	Token              string `mapstructure:"token"`
+	// NATS says how the nats backend authenticates and secures its
+	// connection.
+	NATS NATSConfig `mapstructure:"nats"`
+}
+
+// CredentialEnv names the variables config says hold weave's secrets
+// (model.api_key_env, bus.nats.password_env, bus.nats.token_env), which no
+// child gets, not even a command hook that gets the person's environment.
+func (c *Config) CredentialEnv() []string {
+	var out []string
+	for _, name := range []string{c.Model.APIKeyEnv, c.Bus.NATS.PasswordEnv, c.Bus.NATS.TokenEnv} {
+		if name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// NATSConfig holds the nats backend's credentials and TLS. Secrets are
+// never values here: they are files or the names of variables.
+type NATSConfig struct {
+	CredsFile    string `mapstructure:"creds_file"`
+	NKeyFile     string `mapstructure:"nkey_file"`
+	User         string `mapstructure:"user"`
+	PasswordFile string `mapstructure:"password_file"`
+	PasswordEnv  string `mapstructure:"password_env"`
+	TokenFile    string `mapstructure:"token_file"`
+	TokenEnv     string `mapstructure:"token_env"`
+	CAFile       string `mapstructure:"ca_file"`
+	CertFile     string `mapstructure:"cert_file"`
+	KeyFile      string `mapstructure:"key_file"`
+	ServerName   string `mapstructure:"server_name"`
 }
 
 // Layer names where a value came from. Later layers override earlier ones.

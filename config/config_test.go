@@ -59,6 +59,7 @@ func TestDefaults(t *testing.T) {
 		WorkContinuation: WorkContinuationConfig{Enabled: false, MaxStaleNudges: 3},
 		ContextWindow:    ContextWindowConfig{WarnRatio: 0.80, CompactRatio: 0.95},
 		Delegation:       DelegationConfig{MaxDepth: 3},
+		Instructions:     InstructionsConfig{Files: []string{"AGENTS.md", "CLAUDE.md"}},
 		Agents:           map[string]AgentConfig{},
 		Categories:       map[string]CategoryConfig{},
 		CustomAgents:     map[string]CustomAgentConfig{},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/internal/netpolicy"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -43,7 +44,10 @@ type Key struct {
 	Allowed []string // enumerated values; for agents and hooks, the allowed names
 	Env     string   // the WEAVE_* variable that sets it; "" for map and list sections
 	Secret  bool     // rendered redacted by Render
-	Example string   // for map and list sections: a YAML example, shown commented in DefaultYAML
+	// CredentialURL says the value is a URL that may carry credentials:
+	// Render shows it with its user info redacted.
+	CredentialURL bool
+	Example       string // for map and list sections: a YAML example, shown commented in DefaultYAML
 
 	check func(v any) string // a problem with a converted value, or ""
 }
@@ -155,6 +159,8 @@ func keyTable() []Key {
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),
 			Doc: "Nudges without progress before the plan pauses."},
 
+		{Name: "instructions.files", Kind: KindStrings, Default: []string{"AGENTS.md", "CLAUDE.md"}, check: fileNames,
+			Doc: "Instruction file names looked for in a directory, the first found winning: the project root's and the user's ($XDG_CONFIG_HOME/weave/) are in every agent's first request; a subfolder's is added when an agent first reads or changes a file under it."},
 		{Name: "review.on_complete", Kind: KindBool, Default: false,
 			Doc: "Have Weft and Warp review a plan's work when it completes; a rejection makes start-work exit non-zero."},
 
@@ -179,15 +185,16 @@ func keyTable() []Key {
     tools: [read, bash]
     allow_widen: true           # needed when tools names a tool outside the row`},
 		{Name: "categories", Kind: KindMap, Default: map[string]CategoryConfig{},
-			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
+			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append, and skills: the skills loaded into its first request) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
 			Example: `categories:
   frontend:
     model: gpt-4.1-mini
     temperature: 0.3
     tools: [read, write, edit, bash, glob, grep, plan_check]
-    prompt_append: Use the design system in web/ui; no inline styles.`},
+    prompt_append: Use the design system in web/ui; no inline styles.
+    skills: [react-components]   # .weave/skills/react-components/SKILL.md`},
 		{Name: "custom_agents", Kind: KindMap, Default: map[string]CustomAgentConfig{},
-			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch), model, temperature, delegates (needs task in tools). weave agents list shows them.",
+			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch, skill), model, temperature, delegates (needs task in tools). weave agents list shows them.",
 			Example: `custom_agents:
   docs-writer:
     description: documentation pages need writing or updating
@@ -270,8 +277,30 @@ func keyTable() []Key {
 
 		{Name: "bus.backend", Kind: KindString, Default: "memory", Allowed: []string{"memory", "nats"},
 			Doc: "Message bus backend: memory (embedded) or nats."},
-		{Name: "bus.url", Kind: KindString, Default: "", check: optionalURL,
-			Doc: "Bus to join (nats:// for the nats backend, ws:// for a standalone weave bus); empty runs one in process."},
+		{Name: "bus.url", Kind: KindString, Default: "", check: optionalURL, CredentialURL: true,
+			Doc: "Bus to join (nats:// or tls:// for the nats backend, ws:// for a standalone weave bus); empty runs one in process. Credentials in the URL (nats://user:pass@host) work but are better given by the bus.nats.* keys; the URL is shown with them redacted and children get it without them."},
+		{Name: "bus.nats.creds_file", Kind: KindString, Default: "",
+			Doc: "NATS credentials file (user JWT and nkey seed, as nsc writes it) the nats backend authenticates with."},
+		{Name: "bus.nats.nkey_file", Kind: KindString, Default: "",
+			Doc: "File holding the NATS nkey seed (SU...) the nats backend authenticates with."},
+		{Name: "bus.nats.user", Kind: KindString, Default: "",
+			Doc: "NATS user name; its password comes from bus.nats.password_file or bus.nats.password_env."},
+		{Name: "bus.nats.password_file", Kind: KindString, Default: "",
+			Doc: "File holding the password of bus.nats.user (surrounding white space is dropped)."},
+		{Name: "bus.nats.password_env", Kind: KindString, Default: "", check: secretEnvName("NATS_PASSWORD"),
+			Doc: "Environment variable holding the password of bus.nats.user; its name must mark it secret (PASSWORD, TOKEN, SECRET, ...) so that no child of weave gets it."},
+		{Name: "bus.nats.token_file", Kind: KindString, Default: "",
+			Doc: "File holding the NATS authentication token (surrounding white space is dropped)."},
+		{Name: "bus.nats.token_env", Kind: KindString, Default: "", check: secretEnvName("NATS_TOKEN"),
+			Doc: "Environment variable holding the NATS authentication token; its name must mark it secret (TOKEN, PASSWORD, SECRET, ...) so that no child of weave gets it."},
+		{Name: "bus.nats.ca_file", Kind: KindString, Default: "",
+			Doc: "PEM file of the CA certificates that sign the NATS server's certificate; setting it (or a client certificate) turns TLS on."},
+		{Name: "bus.nats.cert_file", Kind: KindString, Default: "",
+			Doc: "PEM client certificate for NATS TLS (with bus.nats.key_file), when the server verifies clients."},
+		{Name: "bus.nats.key_file", Kind: KindString, Default: "",
+			Doc: "PEM private key of bus.nats.cert_file."},
+		{Name: "bus.nats.server_name", Kind: KindString, Default: "",
+			Doc: "Name the NATS server's certificate must carry, when it differs from the host in bus.url."},
 		{Name: "bus.default_policy", Kind: KindString, Default: "stopPropagationOnProcessed",
 			Allowed: []string{"stopPropagationOnProcessed", "stopPropagationOnStop", "continueAll"},
 			Doc:     "Propagation policy of a subscription that names none."},
@@ -299,6 +328,8 @@ func keyTable() []Key {
 			Doc: "Subscriptions all connections of a bus serve may hold together."},
 		{Name: "bus.max_connections", Kind: KindInt, Default: 1024, check: minInt(1),
 			Doc: "Open connections a bus serve accepts on each face (WebSocket, HTTP)."},
+		{Name: "bus.max_guest_connections", Kind: KindInt, Default: 0, check: minInt(0),
+			Doc: "Connections the peers without the bus token may hold together on each face of a bus serve (WebSocket connections, event streams of the HTTP face); 0 means half of bus.max_connections (a value at or above it too), so token holders always keep room."},
 		{Name: "bus.max_topics", Kind: KindInt, Default: 10000, check: minInt(1),
 			Doc: "Retained and append-only topics the embedded bus keeps; a publish that would keep one more fails."},
 		{Name: "bus.max_store_bytes", Kind: KindInt, Default: 256 * mib, check: minInt(1024),
@@ -502,6 +533,17 @@ func netRules(v any) string {
 	return ""
 }
 
+// fileNames wants plain file names, no folders: instruction files are
+// looked for in each folder.
+func fileNames(v any) string {
+	for _, n := range v.([]string) {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+			return fmt.Sprintf("%q is not a file name; want names like AGENTS.md", n)
+		}
+	}
+	return ""
+}
+
 func nonEmpty(v any) string {
 	if v.(string) == "" {
 		return "must not be empty"
@@ -564,12 +606,33 @@ func optionalURL(v any) string {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return fmt.Sprintf("%q is not a URL; want scheme://host[:port][/path] or empty", s)
+		return fmt.Sprintf("%q is not a URL; want scheme://host[:port][/path] or empty", proc.RedactURL(s))
 	}
 	return ""
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secretEnvName checks a key that names the variable holding a secret:
+// the name must be one the child environment policy withholds
+// (proc.IsSecret), so that the secret reaches no runbook block, tool call,
+// plugin or hook.
+func secretEnvName(example string) func(any) string {
+	return func(v any) string {
+		s := v.(string)
+		if s == "" {
+			return ""
+		}
+		if !envNameRE.MatchString(s) {
+			// The value is not echoed: it may be the secret itself.
+			return "is not an environment variable name; put the secret in a variable and name that variable here, e.g. " + example
+		}
+		if !proc.IsSecret(s, "") {
+			return fmt.Sprintf("%s does not look secret to weave, so children would get it: name a variable with PASSWORD, TOKEN or SECRET in it, e.g. %s", s, example)
+		}
+		return ""
+	}
+}
 
 func optionalEnvName(v any) string {
 	s := v.(string)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/weavehq/weave/internal/proc"
 )
 
 const redacted = "<redacted>"
@@ -94,6 +96,9 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			}
 			if k.Secret && val.Value != "" {
 				val.Value = redacted
+			}
+			if k.CredentialURL {
+				val.Value = proc.RedactURL(val.Value)
 			}
 			r.annotate(val, k.Name)
 		}

@@ -110,6 +110,7 @@ var categoryFields = []field{
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "tools", kind: KindStrings, allowed: toolNames},
 	{name: "prompt_append", kind: KindString},
+	{name: "skills", kind: KindStrings},
 }
 
 var customFields = []field{
@@ -510,6 +511,7 @@ func (s *sections) apply(c *Config) {
 		cc.Temperature = floatPtr(f["temperature"])
 		cc.Tools, _ = f["tools"].([]string)
 		cc.PromptAppend, _ = f["prompt_append"].(string)
+		cc.Skills, _ = f["skills"].([]string)
 		c.Categories[name] = cc
 	}
 	c.CustomAgents = make(map[string]CustomAgentConfig, len(s.custom))

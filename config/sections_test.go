@@ -343,3 +343,27 @@ func mustDuration(t *testing.T, s string) time.Duration {
 	}
 	return d
 }
+
+func TestInstructionsAndCategorySkills(t *testing.T) {
+	e := newEnv(t)
+	write(t, e.projectFile("config.yaml"), `instructions:
+  files: [CLAUDE.md, AGENTS.md]
+categories:
+  frontend:
+    skills: [css-rules, react]
+`)
+	c, _ := mustLoad(t, e.opts())
+	if diff := cmp.Diff([]string{"CLAUDE.md", "AGENTS.md"}, c.Instructions.Files); diff != "" {
+		t.Errorf("instructions.files (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"css-rules", "react"}, c.Categories["frontend"].Skills); diff != "" {
+		t.Errorf("categories.frontend.skills (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"instructions:\n  files: [docs/AGENTS.md]\n", "instructions:\n  files: [..]\n", "categories:\n  frontend:\n    skills: {a: b}\n"} {
+		e := newEnv(t)
+		write(t, e.projectFile("config.yaml"), bad)
+		if _, _, err := Load(e.opts()); err == nil {
+			t.Errorf("Load(%q) accepted it", bad)
+		}
+	}
+}

@@ -39,6 +39,10 @@ type BuiltinConfig struct {
 	PatternAgent string
 	// Timeout bounds each built-in hook; zero means the pipeline default.
 	Timeout time.Duration
+	// InstructionFiles are the instruction file names the rules injector
+	// looks for in a folder, the first found winning (instructions.files);
+	// nil means AGENTS.md, then CLAUDE.md.
+	InstructionFiles []string
 }
 
 // BuiltinHooks returns the built-in hooks configured by cfg, in no
@@ -58,7 +62,7 @@ func BuiltinHooks(cfg BuiltinConfig) []Registered {
 		NewPatternMDOnly(cfg.PatternAgent, cfg.ProjectDir),
 		NewKeywordDetector(),
 		NewContextWindowMonitor(cfg.ContextWarnRatio, cfg.ContextCompactRatio),
-		NewRulesInjector(cfg.ProjectDir),
+		NewRulesInjector(cfg.ProjectDir, cfg.InstructionFiles...),
 		NewWriteGuard(cfg.ProjectDir),
 		NewVerificationReminder(src, cfg.ProjectDir),
 		newWorkContinuation(src, cfg.ProjectDir, cfg.MaxNudges, cfg.WorkContinuation),

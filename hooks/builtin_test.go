@@ -491,47 +491,63 @@ func TestRulesInjector(t *testing.T) {
 		"project/AGENTS.md":           "root rules",
 		"project/main.go":             "x",
 		"project/svc/CLAUDE.md":       "svc claude",
-		"project/svc/.rules":          "svc rules",
+		"project/svc/AGENTS.md":       "svc agents",
+		"project/svc/deep/AGENTS.md":  "deep agents",
 		"project/svc/deep/er/file.go": "x",
 		"project/svc/deep/er/two.go":  "x",
+		"project/lib/CLAUDE.md":       "lib claude",
 		"project/lib/x.go":            "x",
 		"elsewhere/y.go":              "x",
+		"project/leak/AGENTS.md":      "->../../AGENTS.md",
 	})
 	h := NewRulesInjector("")
-	read := func(session, path string, res *plugins.ToolResult) string {
+	call := func(session, tool, path string, res *plugins.ToolResult) string {
 		t.Helper()
-		return handle(t, h, plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: session, Cwd: project, Tool: plugins.ToolRead, Args: map[string]any{"path": path}, Result: res}).Context
+		return handle(t, h, plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: session, Cwd: project, Tool: tool, Args: map[string]any{"path": path}, Result: res}).Context
 	}
 	steps := []struct {
-		session, path string
-		res           *plugins.ToolResult
-		want          []string
-		notWant       []string
+		session, tool, path string
+		res                 *plugins.ToolResult
+		want                []string
+		notWant             []string
 	}{
-		{"s1", "svc/deep/er/file.go", &plugins.ToolResult{IsError: true}, nil, []string{"rules"}},
-		{"s1", "svc/deep/er/file.go", nil, []string{"Rules from svc/CLAUDE.md", "svc claude", "Rules from svc/.rules", "svc rules"}, []string{"root rules"}},
-		{"s1", "svc/deep/er/two.go", nil, nil, []string{"rules", "claude"}},
-		{"s1", "lib/x.go", nil, []string{"Rules from AGENTS.md", "root rules"}, []string{"outside rules"}},
-		{"s1", "main.go", nil, nil, []string{"rules"}},
-		{"s2", filepath.Join(project, "main.go"), nil, []string{"root rules"}, nil},
-		{"s2", "../elsewhere/y.go", nil, nil, []string{"rules"}},
+		{"s1", plugins.ToolRead, "svc/deep/er/file.go", &plugins.ToolResult{IsError: true}, nil, []string{"rules", "agents"}},
+		// Every folder on the way, outermost first; AGENTS.md before
+		// CLAUDE.md in one folder; the root's is in the system prompt.
+		{"s1", plugins.ToolRead, "svc/deep/er/file.go", nil, []string{"Rules from svc/AGENTS.md", "svc agents", "Rules from svc/deep/AGENTS.md", "deep agents"}, []string{"root rules", "svc claude"}},
+		{"s1", plugins.ToolRead, "svc/deep/er/two.go", nil, nil, []string{"agents"}},
+		{"s1", plugins.ToolEdit, "lib/x.go", nil, []string{"Rules from lib/CLAUDE.md", "lib claude"}, []string{"outside rules"}},
+		{"s1", plugins.ToolRead, "main.go", nil, nil, []string{"rules"}},
+		{"s2", plugins.ToolWrite, filepath.Join(project, "svc", "new.go"), nil, []string{"svc agents"}, []string{"deep"}},
+		{"s2", plugins.ToolRead, "../elsewhere/y.go", nil, nil, []string{"rules"}},
+		{"s2", plugins.ToolRead, "leak/f.go", nil, nil, []string{"outside rules"}},
+		{"s2", plugins.ToolGrep, "lib/x.go", nil, nil, []string{"lib claude"}},
 	}
 	for i, s := range steps {
-		got := read(s.session, s.path, s.res)
+		got := call(s.session, s.tool, s.path, s.res)
 		for _, w := range s.want {
 			if !strings.Contains(got, w) {
-				t.Errorf("step %d: read %s (%s) context %q lacks %q", i+1, s.path, s.session, got, w)
+				t.Errorf("step %d: %s %s (%s) context %q lacks %q", i+1, s.tool, s.path, s.session, got, w)
 			}
 		}
 		for _, w := range s.notWant {
 			if strings.Contains(got, w) {
-				t.Errorf("step %d: read %s (%s) context %q should not hold %q", i+1, s.path, s.session, got, w)
+				t.Errorf("step %d: %s %s (%s) context %q should not hold %q", i+1, s.tool, s.path, s.session, got, w)
 			}
 		}
 	}
+	if got := call("s1", plugins.ToolRead, "svc/x.go", nil); got != "" {
+		t.Errorf("svc again in s1 gave %q, want nothing", got)
+	}
 	handle(t, h, plugins.Event{Name: plugins.EventSessionEnd, SessionID: "s1"})
-	if got := read("s1", "main.go", nil); !strings.Contains(got, "root rules") {
-		t.Errorf("after session end, read main.go gave %q, want root rules again", got)
+	if got := call("s1", plugins.ToolRead, "svc/x.go", nil); !strings.Contains(got, "svc agents") {
+		t.Errorf("after session end, read svc/x.go gave %q, want svc's rules again", got)
+	}
+	// Config names the files: CLAUDE.md alone.
+	only := NewRulesInjector("", "CLAUDE.md")
+	got := handle(t, only, plugins.Event{Name: plugins.EventToolExecuteAfter, SessionID: "s", Cwd: project, Tool: plugins.ToolRead, Args: map[string]any{"path": "svc/x.go"}}).Context
+	if !strings.Contains(got, "svc claude") || strings.Contains(got, "svc agents") {
+		t.Errorf("with names [CLAUDE.md], context %q, want svc/CLAUDE.md alone", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,6 +206,22 @@ func LoadEventFile(path string) (plugins.Event, error) {
 	ev, err := ParseEvent(b)
 	if err != nil {
 		return plugins.Event{}, fmt.Errorf("event file %s: %w", path, err)
+	}
+	return ev, nil
+}
+
+// ReadEvent reads a sample event from r (`--event -`), bounded as a file is.
+func ReadEvent(r io.Reader) (plugins.Event, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxEventFile+1))
+	if err != nil {
+		return plugins.Event{}, fmt.Errorf("read event from stdin: %w", err)
+	}
+	if len(b) > maxEventFile {
+		return plugins.Event{}, fmt.Errorf("event on stdin is over %d MiB", maxEventFile>>20)
+	}
+	ev, err := ParseEvent(b)
+	if err != nil {
+		return plugins.Event{}, fmt.Errorf("event on stdin: %w", err)
 	}
 	return ev, nil
 }

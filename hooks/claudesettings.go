@@ -92,7 +92,8 @@ func (c ClaudeHooks) Specs() ([]CommandSpec, error) {
 	return specs, errors.Join(errs...)
 }
 
-// Find returns the hook named name, for `weave hooks test NAME`.
+// Find returns the hook named name, for `weave hooks test NAME`; a
+// built-in hook may be named without its "weave." prefix.
 func Find(hooks []Registered, name string) (Registered, error) {
 	names := make([]string, 0, len(hooks))
 	for _, r := range hooks {
@@ -100,6 +101,11 @@ func Find(hooks []Registered, name string) (Registered, error) {
 			return r, nil
 		}
 		names = append(names, r.Info.Name)
+	}
+	for _, r := range hooks {
+		if r.Info.Name == "weave."+name {
+			return r, nil
+		}
 	}
 	sort.Strings(names)
 	return Registered{}, fmt.Errorf("no hook named %q (have: %s); `weave hooks list` shows them", name, strings.Join(names, ", "))

@@ -129,7 +129,9 @@
 //   - weave.keyword-detector turns "ultrawork"/"ulw" into an instruction.
 //   - weave.context-window-monitor warns on token use and, at the ratio
 //     where the host compacts, tells the agent so.
-//   - weave.rules-injector adds the nearest AGENTS.md, CLAUDE.md or .rules.
+//   - weave.rules-injector adds a subfolder's AGENTS.md (else CLAUDE.md) after a
+//     read, write or edit under it, once per session (the root's is in the
+//     system prompt).
 //   - weave.write-existing-file-guard requires reading before overwriting.
 //   - weave.verification-reminder points at the Verification section when
 //     a plan completes.

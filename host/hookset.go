@@ -34,6 +34,7 @@ func BuiltinHookConfig(project string, cfg *config.Config) hooks.BuiltinConfig {
 		ContextWarnRatio:    cfg.ContextWindow.WarnRatio,
 		ContextCompactRatio: cfg.ContextWindow.CompactRatio,
 		Timeout:             cfg.Hook.Timeout,
+		InstructionFiles:    cfg.Instructions.Files,
 	}
 }
 
@@ -57,7 +58,7 @@ func buildHooks(ctx context.Context, project string, cfg *config.Config, sup *su
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: []string{cfg.Model.APIKeyEnv}})
+	cmds, err := hooks.CommandHooks(specs, hooks.CommandOptions{ProjectDir: project, Procs: procs, Hide: cfg.CredentialEnv()})
 	if err != nil {
 		return nil, err
 	}

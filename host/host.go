@@ -45,6 +45,8 @@ type Host struct {
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
 	model    *chat.Door
+	// guide is what files tell the agents (instructions.go).
+	guide guidance
 
 	// guardDown records the first failure of a hook whose failure policy
 	// is closed; a run stops on it.
@@ -175,8 +177,12 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.pipeline, err = hooks.NewPipeline(h.hooks, h.hookOpts); err != nil {
 		return nil, err
 	}
+	h.guide = loadGuidance(project, cfg)
+	for _, w := range h.guide.warnings {
+		o.logger.Warn(w)
+	}
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
-		Plans: h.planSnapshot})
+		Plans: h.planSnapshot, System: h.systemFor})
 	if h.tools, err = h.newTools(); err != nil {
 		return nil, err
 	}
@@ -192,7 +198,8 @@ func (h *Host) newTools() (*tools.Tools, error) {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool))
+		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool),
+		tools.WithSkills(h.guide.skills))
 }
 
 // Close stops everything the host started, in the reverse order of its

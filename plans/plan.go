@@ -253,3 +253,24 @@ func (p *Plan) FindTitle(text string) (Task, []Task, bool) {
 	}
 	return Task{}, partial, false
 }
+
+// Ordinal is the number people and agents use for t: its own number, or,
+// for an unnumbered item (a Verification checkbox), its place in the plan.
+// The CLI, plan_check, the run's events and the listings all use it, so one
+// number names one task everywhere.
+func (t Task) Ordinal() int {
+	if t.Number > 0 {
+		return t.Number
+	}
+	return t.Index + 1
+}
+
+// ByOrdinal finds the task whose Ordinal is n.
+func (p *Plan) ByOrdinal(n int) (Task, bool) {
+	for _, t := range p.Tasks {
+		if t.Ordinal() == n {
+			return t, true
+		}
+	}
+	return Task{}, false
+}

@@ -39,7 +39,7 @@ var authorAPI = []string{
 	// The host's tools, as an agent offers them to its model and a hook
 	// matches them.
 	"IsTool", "LookupTool", "ToolBash", "ToolDef", "ToolDef.Spec", "ToolEdit", "ToolEvent", "ToolGlob",
-	"ToolGrep", "ToolNames", "ToolPath", "ToolPlanCheck", "ToolRead", "ToolTask", "ToolTodoWrite",
+	"ToolGrep", "ToolNames", "ToolPath", "ToolPlanCheck", "ToolRead", "ToolSkill", "ToolTask", "ToolTodoWrite",
 	"ToolWebFetch", "ToolWrite", "Tools",
 }
 

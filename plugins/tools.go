@@ -18,6 +18,7 @@ const (
 	ToolTask      = "task"
 	ToolTodoWrite = "todowrite"
 	ToolPlanCheck = "plan_check"
+	ToolSkill     = "skill"
 )
 
 // ToolDef is one tool of the host, as every part of Weave knows it: the
@@ -89,6 +90,9 @@ var toolTable = []ToolDef{
 	{Name: ToolPlanCheck, Claude: "PlanCheck",
 		Description: "Tick a task of a plan once it is done and verified.",
 		Schema:      `{"type":"object","properties":{"task":{"description":"the task's number or title"},"plan":{"type":"string","description":"plan name; default: the active plan"}},"required":["task"]}`},
+	{Name: ToolSkill, Claude: "Skill",
+		Description: "Load a skill's instructions by its name, as the system prompt lists the skills.",
+		Schema:      `{"type":"object","properties":{"name":{"type":"string","description":"the skill's name"}},"required":["name"]}`},
 }
 
 // Tools returns every tool of the host, in the matrix's column order. The

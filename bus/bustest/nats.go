@@ -3,6 +3,8 @@ package bustest
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -32,6 +34,31 @@ func StartNATS(t testing.TB) *NATS {
 		NoLog:     true,
 		NoSigs:    true,
 	}}
+	ns.Start()
+	ns.opts.Port = ns.srv.Addr().(*net.TCPAddr).Port
+	t.Cleanup(ns.Stop)
+	return ns
+}
+
+// StartNATSConfig starts a server from conf, a nats-server configuration
+// (accounts, users and their permissions, authorization, tls), listening
+// on a free loopback port with JetStream in a temp dir whatever conf says
+// about those. Paths in conf are taken as they are written. It is shut down
+// when the test ends.
+func StartNATSConfig(t testing.TB, conf string) *NATS {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("nats config: %v", err)
+	}
+	opts.Host, opts.Port = "127.0.0.1", server.RANDOM_PORT
+	opts.JetStream, opts.StoreDir = true, t.TempDir()
+	opts.NoLog, opts.NoSigs = true, true
+	ns := &NATS{t: t, opts: opts}
 	ns.Start()
 	ns.opts.Port = ns.srv.Addr().(*net.TCPAddr).Port
 	t.Cleanup(ns.Stop)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weavehq/weave/bus"
@@ -51,6 +52,12 @@ type Options struct {
 	// TokenFile names where peers find Token, for the error a peer without
 	// it gets.
 	TokenFile string
+	// MaxGuestStreams bounds the event streams the HTTP face serves at
+	// once to requests without Token (bus.max_guest_connections); 0 means
+	// no bound. A stream holds its connection for as long as it lasts, so
+	// without it peers that need no token could hold every connection of
+	// the face's listener.
+	MaxGuestStreams int
 	// Logger receives transport and bus errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now returns the current time (default time.Now).
@@ -107,6 +114,9 @@ type Broker struct {
 	idem     *idemWindow
 
 	stamps stamper // ids and ts of what the broker writes
+
+	// guestStreams counts the event streams served without the token.
+	guestStreams atomic.Int64
 }
 
 // NewBroker returns a broker on a memory bus of its own (opts.Bus is

@@ -125,6 +125,16 @@ func (b *Broker) httpEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	if b.opts.Token != "" && b.opts.MaxGuestStreams > 0 && !guard.Authorized(r, b.opts.Token) {
+		if !b.reserveGuestStream() {
+			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": fmt.Sprintf(
+				"the bus holds its limit of %d event streams without the bus token (bus.max_guest_connections; the rest of bus.max_connections is kept for token holders): close some, or send Authorization: Bearer <token>", b.opts.MaxGuestStreams)})
+			return
+		}
+		defer b.guestStreams.Add(-1)
+	}
 	rc := http.NewResponseController(w)
 	out := newOutbox(b.opts.QueueLen)
 	// A consumer that cannot keep up is cut off; it resumes by Last-Event-ID.
@@ -348,4 +358,18 @@ func (b *Broker) apiPostMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"status": "accepted", "message_ids": ids})
+}
+
+// reserveGuestStream takes one of the event streams kept for requests
+// without the token, or reports that they are all taken.
+func (b *Broker) reserveGuestStream() bool {
+	for {
+		n := b.guestStreams.Load()
+		if n >= int64(b.opts.MaxGuestStreams) {
+			return false
+		}
+		if b.guestStreams.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }

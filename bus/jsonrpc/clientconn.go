@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,16 +51,22 @@ var errTooBig = errors.New("message from the bus is over the frame limit")
 
 // dialConn connects to url and upgrades the connection to WebSocket.
 func dialConn(ctx context.Context, url string, header http.Header, tlsConfig *tls.Config, maxMsg int64) (*clientConn, error) {
-	status := 0
+	status, why := 0, ""
 	d := ws.Dialer{
-		TLSConfig:     tlsConfig,
-		Header:        ws.HandshakeHeaderHTTP(header),
-		OnStatusError: func(s int, _ []byte, _ io.Reader) { status = s },
+		TLSConfig: tlsConfig,
+		Header:    ws.HandshakeHeaderHTTP(header),
+		OnStatusError: func(s int, _ []byte, r io.Reader) {
+			status, why = s, refusalText(r)
+		},
 	}
 	nc, br, _, err := d.Dial(ctx, url)
 	if err != nil {
 		if status == http.StatusUnauthorized {
 			return nil, errUnauthorized
+		}
+		if why != "" {
+			// The server's words name the limit that refused us.
+			return nil, fmt.Errorf("%w: %s", err, why)
 		}
 		return nil, err
 	}
@@ -75,6 +83,18 @@ func dialConn(ctx context.Context, url string, header http.Header, tlsConfig *tl
 }
 
 var errUnauthorized = errors.New("unauthorized")
+
+// refusalText reads the body of a refused handshake's answer, bounded, as
+// one line.
+func refusalText(r io.Reader) string {
+	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(r, 16<<10)), nil)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	return strings.Join(strings.Fields(string(body)), " ")
+}
 
 // close closes the socket, saying goodbye first when it still can.
 func (c *clientConn) close() { c.sayClose(ws.StatusNormalClosure) }

@@ -35,7 +35,10 @@
 //     true when a subscriber asked for it. payload is any object;
 //     Options.RequirePayloadType (bus.require_payload_type) asks for a
 //     string payload.type (-32602 without). The message carries the sender's clientId in the
-//     header weave-client-id, set by the server. As a notification it runs
+//     header weave-client-id, set by the server over whatever the peer sent.
+//     It is a label for acks and logs, never authority: on a NATS bus any
+//     client allowed to publish writes its own headers, and rights come from
+//     the bus token here and from NATS permissions there. As a notification it runs
 //     the same walk and the result is dropped.
 //   - ping: {timestamp}.
 //
@@ -90,7 +93,11 @@
 // Options.OriginPatterns; Serve applies the HTTP policy of every face
 // (guard.Harden), and bus/serve serves this face with the others.
 //
-// On loopback a peer without the token joins as a guest. It cannot hold a
+// On loopback a peer without the token joins as a guest. Guests hold at
+// most Options.MaxGuestConnections connections together
+// (bus.max_guest_connections, half of bus.max_connections unless set), so
+// token holders always find room; past it a guest's handshake is answered
+// 503 naming the limit. It cannot hold a
 // subscription whose pattern can match a protected topic, whatever its
 // spelling (bus.PatternMayMatchProtected), nor send on one. Guests share
 // what all peers share: together they hold at most half of

@@ -23,7 +23,9 @@ import (
 )
 
 // ClientIDHeader is the message header holding the clientId of the
-// connection that sent the message.
+// connection that sent the message. The server sets it on what its peers
+// send; it names, it does not authorize: a message that came over NATS
+// carries whatever its publisher wrote there.
 const ClientIDHeader = "weave-client-id"
 
 // Defaults for zero Options fields.
@@ -78,6 +80,12 @@ type Options struct {
 	// MaxConnections bounds the open connections (bus.max_connections);
 	// past it a handshake is answered 503.
 	MaxConnections int
+	// MaxGuestConnections bounds the connections without the token
+	// together (bus.max_guest_connections); 0 means half of
+	// MaxConnections, so however many a guest opens, token holders (the
+	// host's hooks and agents, weave's own commands) still connect. Past
+	// it a guest's handshake is answered 503 naming the limit.
+	MaxGuestConnections int
 	// MaxTotalSubscriptions bounds the subscriptions of all connections
 	// together (bus.max_total_subscriptions).
 	MaxTotalSubscriptions int
@@ -130,6 +138,9 @@ type Server struct {
 	// of the connections without the token.
 	subs      atomic.Int64
 	guestSubs atomic.Int64
+	// guestConns counts the connections without the token, from the
+	// handshake to their end (reserveGuest).
+	guestConns atomic.Int64
 	// guests holds the kept topics that connections without the token
 	// have sent on (guestTopics).
 	guests guestTopics
@@ -163,6 +174,9 @@ func NewServer(b bus.Bus, opts Options) (*Server, error) {
 	}
 	if opts.AgentStartTimeout <= 0 {
 		opts.AgentStartTimeout = DefaultAgentStartTimeout
+	}
+	if opts.MaxGuestConnections <= 0 || opts.MaxGuestConnections >= opts.MaxConnections {
+		opts.MaxGuestConnections = max(1, opts.MaxConnections/2)
 	}
 	if opts.MaxGuestSubscriptions <= 0 {
 		opts.MaxGuestSubscriptions = max(1, opts.MaxTotalSubscriptions/2)
@@ -208,6 +222,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("the bus holds its limit of %d connections (bus.max_connections): close some or raise the limit", s.opts.MaxConnections), http.StatusServiceUnavailable)
 		return
 	}
+	if !trusted {
+		if !s.reserveGuest() {
+			// Connection: close gives the socket back at once: a refused
+			// guest must not keep a slot of the listener's cap either.
+			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("the bus holds its limit of %d connections without the bus token (bus.max_guest_connections; the rest of bus.max_connections is kept for token holders): close some, connect with %s, or raise the limit", s.opts.MaxGuestConnections, s.tokenWhere()), http.StatusServiceUnavailable)
+			return
+		}
+		defer s.guestConns.Add(-1)
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.opts.OriginPatterns})
 	if err != nil {
 		return // Accept has answered the client
@@ -219,6 +244,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.serve()
+}
+
+// reserveGuest takes one of the connections kept for peers without the
+// token, or reports that they are all taken.
+func (s *Server) reserveGuest() bool {
+	for {
+		n := s.guestConns.Load()
+		if n >= int64(s.opts.MaxGuestConnections) {
+			return false
+		}
+		if s.guestConns.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // forbidden answers a peer without the token that reached for a protected

@@ -11,7 +11,7 @@
 // processes:
 //
 //   - Publish delivers to local subscriptions, then publishes the message on
-//     weave.pub.<topic> on core NATS; every other Bus on the server delivers
+//     weave.pub.<class>.<topic> on core NATS; every other Bus on the server delivers
 //     it to its own subscriptions. Messages from one publisher reach each
 //     subscription in publish order (one NATS connection keeps order).
 //     Delivery to other processes is at most once: a process that is
@@ -64,4 +64,28 @@
 // spaces), so each topic is one subject token made by EncodeTopic:
 // letters, digits, '-' and '_' stay, every other byte becomes '=' and two hex
 // digits ("agent:w-1" is "agent=3Aw-1"). DecodeTopic reverses it.
+//
+// Before the topic comes its class: "agent", "hook" or "system" for the
+// protected topics (bus.ProtectedPrefixes), "open" for every other. A
+// publish goes on weave.pub.<class>.<topic>, a forwarded request on
+// weave.req.<class>.<instance>, so that NATS permissions can grant the
+// protected classes apart (docs/bus-nats.md has a least-privilege
+// configuration).
+//
+// # Who may do what
+//
+// On NATS the right to a topic is the right to its subjects, which the
+// server checks against the permissions of the user the connection
+// authenticated as. A Bus takes a forwarded publish or request only when
+// the message's topic is the one its subject names: a client allowed the
+// open subjects cannot slip agent:x inside one. No header of a message
+// (weave-client-id included) grants anything: any client allowed to publish
+// can write them.
+//
+// # Credentials
+//
+// WithAuth gives New a creds file, an nkey seed file, a user and password
+// or a token, and TLS (a CA, a client certificate, a server name). A URL
+// may still carry user info (nats://user:pass@host); every error, and
+// Redact for callers, shows it as ***.
 package natsbus

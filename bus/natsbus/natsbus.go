@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/internal/proc"
 )
 
 // originHeader names the bus process a forwarded publish came from, so the
@@ -82,8 +83,20 @@ var _ bus.Bus = (*Bus)(nil)
 // messages, retained and append-only topics, dead letters and the
 // subscription registry with every other bus on the same server. ctx bounds
 // the setup only.
-func New(ctx context.Context, url string, opts bus.Options) (*Bus, error) {
+//
+// The URL may carry credentials (nats://user:pass@host); errors show it
+// redacted (Redact). Options (WithAuth) give credentials and TLS without
+// putting them in the URL.
+func New(ctx context.Context, url string, opts bus.Options, with ...Option) (*Bus, error) {
 	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	var cc connectConfig
+	for _, o := range with {
+		o(&cc)
+	}
+	connOpts, err := cc.auth.options()
+	if err != nil {
 		return nil, err
 	}
 	opts = opts.WithDefaults()
@@ -105,7 +118,7 @@ func New(ctx context.Context, url string, opts bus.Options) (*Bus, error) {
 		replayed:  make(map[string]bool),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	if err := b.connect(ctx, url); err != nil {
+	if err := b.connect(ctx, url, connOpts); err != nil {
 		b.cancel()
 		_ = inner.Close()
 		if b.nc != nil {
@@ -116,19 +129,41 @@ func New(ctx context.Context, url string, opts bus.Options) (*Bus, error) {
 	return b, nil
 }
 
-func (b *Bus) connect(ctx context.Context, url string) error {
-	nc, err := nats.Connect(url,
+// Option changes how New connects.
+type Option func(*connectConfig)
+
+type connectConfig struct {
+	auth Auth
+}
+
+// WithAuth makes New authenticate and secure its connection as a says.
+func WithAuth(a Auth) Option { return func(c *connectConfig) { c.auth = a } }
+
+// Redact returns a NATS URL (or comma-separated list) as it may be shown:
+// any user info it carries replaced by "***".
+func Redact(url string) string { return proc.RedactURL(url) }
+
+func (b *Bus) connect(ctx context.Context, rawURL string, connOpts []nats.Option) error {
+	url := Redact(rawURL)
+	nc, err := nats.Connect(rawURL, append([]nats.Option{
 		nats.Name("weave-bus"),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(100*time.Millisecond),
+		nats.ReconnectWait(100 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 		nats.ReconnectHandler(func(*nats.Conn) {
 			if !b.closed.Load() {
 				go b.reregister()
 			}
 		}),
+		// A subscription the account's permissions refuse is reported
+		// here; the default handler would print to stderr.
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
+	}, connOpts...)...,
 	)
 	if err != nil {
+		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
+			return fmt.Errorf("connect to NATS at %s: the server refused the credentials: %w (give them with bus.nats.*; see docs/bus-nats.md)", url, err)
+		}
 		return fmt.Errorf("connect to NATS at %s: %w (is nats-server running with -js?)", url, err)
 	}
 	b.nc = nc
@@ -160,15 +195,20 @@ func (b *Bus) connect(ctx context.Context, url string) error {
 	if err := b.watchRegistry(ctx); err != nil {
 		return err
 	}
-	pub, err := nc.Subscribe(pubPrefix+">", b.onRemotePublish)
-	if err != nil {
-		return fmt.Errorf("subscribe to forwarded publishes: %w", err)
+	// One subscription per class: an account without the right to a
+	// protected class has that subscription refused by the server, and
+	// keeps the others.
+	for _, class := range classes() {
+		pub, err := nc.Subscribe(pubPrefix+class+".*", b.onRemotePublish)
+		if err != nil {
+			return fmt.Errorf("subscribe to forwarded publishes: %w", err)
+		}
+		req, err := nc.Subscribe(reqPrefix+class+"."+b.instance, b.onRemoteRequest)
+		if err != nil {
+			return fmt.Errorf("subscribe to forwarded requests: %w", err)
+		}
+		b.natsSubs = append(b.natsSubs, pub, req)
 	}
-	req, err := nc.Subscribe(reqPrefix+b.instance, b.onRemoteRequest)
-	if err != nil {
-		return fmt.Errorf("subscribe to forwarded requests: %w", err)
-	}
-	b.natsSubs = append(b.natsSubs, pub, req)
 	// FlushWithContext wants a deadline; a caller's context (a command's)
 	// may have none.
 	fctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
@@ -403,7 +443,7 @@ func (b *Bus) forward(m bus.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode message for %s: %w", m.Topic, err)
 	}
-	msg := &nats.Msg{Subject: pubPrefix + EncodeTopic(m.Topic), Data: data, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: pubSubject(m.Topic), Data: data, Header: nats.Header{}}
 	msg.Header.Set(originHeader, b.instance)
 	if err := b.nc.PublishMsg(msg); err != nil {
 		return fmt.Errorf("forward %s to other processes: %w", m.Topic, err)
@@ -418,6 +458,12 @@ func (b *Bus) onRemotePublish(msg *nats.Msg) {
 	var m bus.Message
 	if err := json.Unmarshal(msg.Data, &m); err != nil {
 		return // not ours: only buses publish under weave.pub
+	}
+	if msg.Subject != pubSubject(m.Topic) {
+		// The subject is what NATS permissions judged; a message whose
+		// topic is not the one its subject names (agent:x sent on an open
+		// subject) would carry a right its sender was not given.
+		return
 	}
 	_, _ = b.inner.Publish(b.ctx, m)
 }
@@ -538,7 +584,7 @@ func (b *Bus) requestRemote(ctx context.Context, t remoteTarget, m bus.Message) 
 	guard := time.Duration(t.matching*b.opts.MaxAttempts)*b.opts.RequestTimeout + b.opts.MaxRetryDelay
 	rctx, cancel := context.WithTimeout(ctx, guard)
 	defer cancel()
-	reply, err := b.nc.RequestWithContext(rctx, reqPrefix+t.instance, data)
+	reply, err := b.nc.RequestWithContext(rctx, reqSubject(m.Topic, t.instance), data)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
 			return bus.Result{}, err
@@ -560,6 +606,11 @@ func (b *Bus) onRemoteRequest(msg *nats.Msg) {
 	var rr remoteReply
 	if err := json.Unmarshal(msg.Data, &m); err != nil {
 		rr.Error = fmt.Sprintf("decode forwarded request: %v", err)
+	} else if msg.Subject != reqSubject(m.Topic, b.instance) {
+		// As in onRemotePublish: the right to a topic is the right to its
+		// subject, which NATS checked; a topic smuggled under another
+		// class is refused.
+		rr.Error = fmt.Sprintf("request on %s sent on %s: a topic's requests go on its own class of subject", m.Topic, msg.Subject)
 	} else {
 		// Handlers may take long; do not hold up the NATS dispatcher.
 		go func() {

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/weavehq/weave/bus"
 )
 
 // EncodeTopic maps a bus topic to a single NATS subject token. Letters,
@@ -68,6 +70,43 @@ const (
 	subsBucket     = "WEAVE_SUBS"
 	dlqBucket      = "WEAVE_DLQ"
 )
+
+// openClass is the class token of the topics every peer may use; the
+// protected topics (bus.ProtectedPrefixes) have their own, so that NATS
+// permissions can grant them apart: weave.pub.agent.>, weave.req.hook.*.
+const openClass = "open"
+
+// topicClass is the class token of topic's subjects: "agent", "hook" or
+// "system" for the protected topics, "open" for the rest.
+func topicClass(topic string) string {
+	for _, p := range bus.ProtectedPrefixes() {
+		if strings.HasPrefix(topic, p) {
+			return strings.TrimSuffix(p, ":")
+		}
+	}
+	return openClass
+}
+
+// classes are every class token, open first.
+func classes() []string {
+	out := []string{openClass}
+	for _, p := range bus.ProtectedPrefixes() {
+		out = append(out, strings.TrimSuffix(p, ":"))
+	}
+	return out
+}
+
+// pubSubject is where a publish on topic goes to the other processes:
+// weave.pub.<class>.<encoded topic>.
+func pubSubject(topic string) string {
+	return pubPrefix + topicClass(topic) + "." + EncodeTopic(topic)
+}
+
+// reqSubject is where a request on topic goes to the bus process
+// instance: weave.req.<class>.<instance>.
+func reqSubject(topic, instance string) string {
+	return reqPrefix + topicClass(topic) + "." + instance
+}
 
 // logStream names the stream of one append-only topic. Stream names cannot
 // hold every topic character and are bounded in length, so the name is a

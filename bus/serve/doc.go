@@ -23,7 +23,10 @@
 //     starts anything.
 //   - One HTTP policy. Every TCP face is served through guard.Harden: same
 //     origin, loopback Host names, header and body deadlines, idle
-//     timeouts and the connection cap (bus.max_connections).
+//     timeouts and the connection cap (bus.max_connections), of which peers
+//     without the token hold at most their share: WebSocket connections
+//     and envelope event streams (bus.max_guest_connections, half unless
+//     set).
 //   - The default handler (Options.AgentCommand) never starts an agent on
 //     the topics the topic table keeps from it (bus.MayLaunch); with it on,
 //     the oldest subscriptions on the host's topics there answer "not

@@ -78,9 +78,12 @@ type Limits struct {
 	MaxInFlight           int
 	MaxTotalSubscriptions int
 	MaxConnections        int
-	MaxSessions           int
-	BodyTimeout           time.Duration
-	IdleTimeout           time.Duration
+	// MaxGuestConnections is the WebSocket connections without the token
+	// may hold together; 0 means half of MaxConnections.
+	MaxGuestConnections int
+	MaxSessions         int
+	BodyTimeout         time.Duration
+	IdleTimeout         time.Duration
 }
 
 // Server is a running bus server: the faces Open started, until Close.
@@ -224,6 +227,7 @@ func (s *Server) serveWS(b bus.Bus, opts Options, token string, limits guard.HTT
 		MaxInFlight:           opts.Limits.MaxInFlight,
 		MaxTotalSubscriptions: opts.Limits.MaxTotalSubscriptions,
 		MaxConnections:        opts.Limits.MaxConnections,
+		MaxGuestConnections:   opts.Limits.MaxGuestConnections,
 		RequirePayloadType:    opts.RequirePayloadType,
 		AgentCommand:          opts.AgentCommand,
 		Workspace:             opts.Workspace,
@@ -260,6 +264,7 @@ func (s *Server) serveEnvelope(ctx context.Context, b bus.Bus, opts Options, tok
 	// what a session's agents do, and the reads stay open to local peers.
 	if opts.Token == "" {
 		eo.Token, eo.TokenFile = token, s.TokenFile
+		eo.MaxGuestStreams = guestShare(opts.Limits)
 	}
 	broker, err := envelope.Open(ctx, b, eo)
 	if err != nil {
@@ -310,4 +315,18 @@ func (s *Server) serveHTTP(ln net.Listener, loopback bool, h http.Handler, limit
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 	})
+}
+
+// guestShare is the connections peers without the token may hold together
+// on a face: Limits.MaxGuestConnections, or half of the face's cap when it
+// is unset or not below the cap.
+func guestShare(l Limits) int {
+	total := l.MaxConnections
+	if total <= 0 {
+		total = guard.DefaultMaxConnections
+	}
+	if l.MaxGuestConnections > 0 && l.MaxGuestConnections < total {
+		return l.MaxGuestConnections
+	}
+	return max(1, total/2)
 }

@@ -56,17 +56,17 @@ delegation:
 		f := strings.Fields(l)
 		rows[f[0]] = f
 	}
-	if diff := cmp.Diff([]string{"AGENT", "MODE", "TEMP", "read", "write", "edit", "bash", "glob", "grep", "webfetch", "task", "todowrite", "plan_check", "DELEGATES"}, strings.Fields(lines[0])); diff != "" {
+	if diff := cmp.Diff([]string{"AGENT", "MODE", "TEMP", "read", "write", "edit", "bash", "glob", "grep", "webfetch", "task", "todowrite", "plan_check", "skill", "DELEGATES"}, strings.Fields(lines[0])); diff != "" {
 		t.Errorf("header (-want +got):\n%s", diff)
 	}
 	tests := map[string][]string{
-		"loom":     {"loom", "primary", "0.3", "v", "v", "v", "v", "v", "v", "v", "v", "v", "v", "thread,spindle,pattern,weft,warp,shuttle"},
-		"tapestry": {"tapestry", "primary", "0.2", "v", "v", "v", "v", "v", "v", "v", "x", "v", "v", "-"},
-		"pattern":  {"pattern", "subagent", "0.1", "v", ".md*", ".md*", "v", "v", "v", "v", "x", "v", "x", "-"},
-		"thread":   {"thread", "subagent", "0.1", "v", "x", "x", "x-", "x-", "v", "x-", "x", "x", "x", "-"},
-		"weft":     {"weft", "subagent", "0.05", "v", "v+", "x", "x-", "x-", "v", "x-", "x", "x", "x", "-"},
-		"warp":     {"warp", "subagent", "0.1", "v", "x", "x", "v", "v", "v", "v", "x", "x", "x", "-"},
-		"shuttle":  {"shuttle", "subagent", "0.3", "v", "v", "v", "v", "v", "v", "v", "v", "v", "v", "-"},
+		"loom":     {"loom", "primary", "0.3", "v", "v", "v", "v", "v", "v", "v", "v", "v", "v", "v", "thread,spindle,pattern,weft,warp,shuttle"},
+		"tapestry": {"tapestry", "primary", "0.2", "v", "v", "v", "v", "v", "v", "v", "x", "v", "v", "v", "-"},
+		"pattern":  {"pattern", "subagent", "0.1", "v", ".md*", ".md*", "v", "v", "v", "v", "x", "v", "x", "v", "-"},
+		"thread":   {"thread", "subagent", "0.1", "v", "x", "x", "x-", "x-", "v", "x-", "x", "x", "x", "x-", "-"},
+		"weft":     {"weft", "subagent", "0.05", "v", "v+", "x", "x-", "x-", "v", "x-", "x", "x", "x", "x-", "-"},
+		"warp":     {"warp", "subagent", "0.1", "v", "x", "x", "v", "v", "v", "v", "x", "x", "x", "v", "-"},
+		"shuttle":  {"shuttle", "subagent", "0.3", "v", "v", "v", "v", "v", "v", "v", "v", "v", "v", "v", "-"},
 	}
 	for name, want := range tests {
 		if diff := cmp.Diff(want, rows[name]); diff != "" {
@@ -74,7 +74,7 @@ delegation:
 		}
 	}
 	for _, s := range []string{
-		"thread: narrowed by config (agents.thread.tools): without bash, glob, webfetch",
+		"thread: narrowed by config (agents.thread.tools): without bash, glob, webfetch, skill",
 		"weft: WIDENED by config (agents.weft.allow_widen): added write",
 		"nests at most 2 deep",
 		".md* only .md files under .weave/",
@@ -95,8 +95,8 @@ func TestAgentsListJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("agents list --json printed invalid JSON: %v\n%s", err, out)
 	}
-	if len(got.Agents) != 8 || got.MaxDepth != 3 || len(got.Tools) != 10 {
-		t.Fatalf("agents list --json = %d agents, max_depth %d, %d tools; want 8, 3, 10", len(got.Agents), got.MaxDepth, len(got.Tools))
+	if len(got.Agents) != 8 || got.MaxDepth != 3 || len(got.Tools) != 11 {
+		t.Fatalf("agents list --json = %d agents, max_depth %d, %d tools; want 8, 3, 11", len(got.Agents), got.MaxDepth, len(got.Tools))
 	}
 	pattern := got.Agents[2]
 	if pattern.Name != "pattern" || pattern.Matrix["write"] != cellScoped || pattern.Matrix["task"] != cellDenied || pattern.WriteScope != ".weave/**/*.md" {
@@ -105,8 +105,8 @@ func TestAgentsListJSON(t *testing.T) {
 	spindle := got.Agents[4]
 	want := agentEntry{Name: "spindle", Title: "External Researcher", Mode: "subagent", Temperature: 0.2, Model: "small-model", Delegates: []string{},
 		Matrix: map[string]string{"read": "allowed", "write": "denied", "edit": "denied", "bash": "denied", "glob": "denied", "grep": "denied",
-			"webfetch": "allowed", "task": "denied", "todowrite": "denied", "plan_check": "denied"},
-		Narrowed: []string{"bash", "glob", "grep"}}
+			"webfetch": "allowed", "task": "denied", "todowrite": "denied", "plan_check": "denied", "skill": "denied"},
+		Narrowed: []string{"bash", "glob", "grep", "skill"}}
 	if diff := cmp.Diff(want, spindle); diff != "" {
 		t.Errorf("spindle entry (-want +got):\n%s", diff)
 	}

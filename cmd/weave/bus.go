@@ -15,6 +15,7 @@ import (
 
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/loop"
+	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/bus/serve"
 	"github.com/weavehq/weave/host/busface"
 )
@@ -90,7 +91,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 		return err
 	}
 	if u := cfg.Bus.URL; strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://") {
-		return fmt.Errorf("bus.url is %s, another weave bus: bus serve runs its own; unset bus.url, or set bus.backend nats with a nats:// URL", u)
+		return fmt.Errorf("bus.url is %s, another weave bus: bus serve runs its own; unset bus.url, or set bus.backend nats with a nats:// URL", natsbus.Redact(u))
 	}
 	b, closeBus, err := busface.Open(ctx, cfg, "")
 	if err != nil {
@@ -108,6 +109,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 			MaxInFlight:           cfg.Bus.MaxInFlight,
 			MaxTotalSubscriptions: cfg.Bus.MaxTotalSubscriptions,
 			MaxConnections:        cfg.Bus.MaxConnections,
+			MaxGuestConnections:   cfg.Bus.MaxGuestConnections,
 			MaxSessions:           cfg.Bus.MaxSessions,
 			BodyTimeout:           cfg.Bus.HTTPBodyTimeout,
 			IdleTimeout:           cfg.Bus.HTTPIdleTimeout,
@@ -128,7 +130,7 @@ func busServeRun(ctx context.Context, opts *busServeOptions) error {
 	defer srv.Close()
 	backend := "memory"
 	if cfg.Bus.URL != "" {
-		backend = "nats " + cfg.Bus.URL
+		backend = "nats " + natsbus.Redact(cfg.Bus.URL)
 	}
 	fmt.Fprintf(opts.Streams.Out, "bus      %s\n", backend)
 	for _, f := range []struct{ name, where string }{{"ws", srv.WS}, {"uds", srv.UDS}, {"http", srv.HTTP}, {"token", srv.TokenFile}} {

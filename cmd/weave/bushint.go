@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host/busface"
 )
@@ -19,15 +20,16 @@ func openBusHinted(ctx context.Context, cfg *config.Config, u string) (bus.Bus, 
 	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) && !isNoNATS(err) {
 		return b, closeBus, err
 	}
-	hostport := u
+	shown := natsbus.Redact(u)
+	hostport := shown
 	if pu, perr := url.Parse(u); perr == nil && pu.Host != "" {
 		hostport = pu.Host
 	}
 	switch {
 	case len(u) > 7 && u[:7] == "nats://":
-		return nil, nil, fmt.Errorf("no bus at %s: is nats-server running there (with -js)? check --bus, bus.url or %s", u, busface.URLEnv)
+		return nil, nil, fmt.Errorf("no bus at %s: is nats-server running there (with -js)? check --bus, bus.url or %s", shown, busface.URLEnv)
 	default:
-		return nil, nil, fmt.Errorf("no bus at %s: is `weave bus serve --ws %s` running? check --bus, bus.url or %s", u, hostport, busface.URLEnv)
+		return nil, nil, fmt.Errorf("no bus at %s: is `weave bus serve --ws %s` running? check --bus, bus.url or %s", shown, hostport, busface.URLEnv)
 	}
 }
 

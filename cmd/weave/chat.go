@@ -21,6 +21,7 @@ import (
 	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/plugins"
 )
 
 type chatOptions struct {
@@ -56,7 +57,8 @@ are shown on stderr as they happen.
 
 On a terminal, weave chat is a conversation: type a message and press Enter;
 /help lists the slash commands (/start-work, /plan, /status, /agents,
-/compact, /exit).
+/compact, /exit) and the project's and your command files (.weave/commands/,
+.claude/commands/: /name args, also with -p "/name args").
 Ctrl-C interrupts the current answer; Ctrl-C again, Ctrl-C at the prompt, or
 Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 ` + "`weave chat --resume ID`" + ` continues it (without an ID, the latest one).
@@ -214,6 +216,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	// Said after the host has ended, as the last line of the run.
 	defer opts.reportConfigChange(project)
 	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
 	if h.Bus() != nil {
 		// With a bus, delegation goes over it: this chat's agents answer
 		// there, as a run's do.
@@ -223,13 +226,27 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		}
 		defer func() { _ = stopAgents() }()
 	}
-	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, json: opts.JSON}
+	tr := &transcript{out: opts.Streams.Out, errOut: opts.Streams.ErrOut, agent: role.Name, session: session, json: opts.JSON}
+	builtins := slashCommands()
+	files, warnings := fileCommands(project, cfg, builtins)
+	printWarnings(opts.Streams.ErrOut, warnings)
 	if opts.interactive {
-		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: slashCommands()}
+		c := &chatREPL{h: h, project: project, cfg: cfg, agent: role.Name, session: session, streams: opts.Streams, tr: tr, commands: builtins, files: files}
 		return c.run(ctx, opts.Streams.In)
 	}
+	cmd, prompt, isFile, err := fileCommandPrompt(files, opts.Prompt)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if !isFile {
+		prompt = opts.Prompt
+	}
+	var resp plugins.AgentResponse
 	stop := h.ObserveModel(tr.observe)
-	resp, err := h.Ask(ctx, role.Name, session, opts.Prompt)
+	err = withFileCommand(ctx, h, session, cmd, func(ctx context.Context) (err error) {
+		resp, err = h.Ask(ctx, role.Name, session, prompt)
+		return err
+	})
 	stop()
 	if err == nil && resp.Error != "" {
 		err = errors.New(resp.Error)
@@ -253,6 +270,7 @@ func primaryRoles(roster []agents.Role) []string {
 type transcript struct {
 	out, errOut io.Writer
 	agent       string
+	session     string
 	json        bool
 
 	mu sync.Mutex
@@ -369,9 +387,17 @@ func (t *transcript) finish(output string, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.json {
-		res := map[string]any{"type": "result", "output": output}
+		// The result names its session and agent, as the events before it
+		// do, so a script can resume the conversation from it alone.
+		res := struct {
+			Type    string `json:"type"`
+			Session string `json:"session"`
+			Agent   string `json:"agent"`
+			Output  string `json:"output"`
+			Error   string `json:"error,omitempty"`
+		}{Type: "result", Session: t.session, Agent: t.agent, Output: output}
 		if err != nil {
-			res["error"] = err.Error()
+			res.Error = err.Error()
 		}
 		_ = json.NewEncoder(t.out).Encode(res)
 	} else {

@@ -93,7 +93,7 @@ func TestChatThroughTheBinary(t *testing.T) {
 		for _, tl := range body.Tools {
 			tools = append(tools, tl.Function.Name)
 		}
-		if strings.Join(tools, ",") != "read,bash,glob,grep,webfetch" {
+		if strings.Join(tools, ",") != "read,bash,glob,grep,webfetch,skill" {
 			t.Errorf("thread was offered %v, want its row", tools)
 		}
 		// Loom's last request ties Thread's answer to the task call.
@@ -285,13 +285,16 @@ func TestChatThroughTheBinary(t *testing.T) {
 		var types []string
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			var ev struct {
-				Type, Text, Output string
-				ContextWindow      int `json:"context_window"`
+				Type, Text, Output, Session, Agent string
+				ContextWindow                      int `json:"context_window"`
 			}
 			if err := json.Unmarshal([]byte(line), &ev); err != nil {
 				t.Fatalf("line %q: %v", line, err)
 			}
 			types = append(types, ev.Type)
+			if ev.Type == "result" && (ev.Session == "" || ev.Agent != "loom" || ev.Output != "a b") {
+				t.Errorf("result event %s, want its session, agent loom and the output", line)
+			}
 			if ev.Type == "model.usage" && ev.ContextWindow != 128000 {
 				t.Errorf("model.usage context_window = %d, want the default 128000", ev.ContextWindow)
 			}

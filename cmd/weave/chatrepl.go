@@ -13,6 +13,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/host/instructions"
 	"github.com/weavehq/weave/internal/layout"
 )
 
@@ -28,6 +29,8 @@ type chatREPL struct {
 	streams  *Streams
 	tr       *transcript
 	commands []slashCommand
+	// files are the command files' commands, after the built-ins.
+	files []instructions.Command
 	// done ends the conversation once the current line is handled.
 	done bool
 }
@@ -158,10 +161,17 @@ func (c *chatREPL) handle(ctx context.Context, line string) error {
 	if strings.HasPrefix(line, "/") {
 		name, arg, _ := strings.Cut(line[1:], " ")
 		cmd, ok := c.command(name)
-		if !ok {
+		if ok {
+			return cmd.run(ctx, c, strings.TrimSpace(arg))
+		}
+		fc, prompt, isFile, err := fileCommandPrompt(c.files, line)
+		if err != nil {
+			return err
+		}
+		if !isFile {
 			return fmt.Errorf("unknown command /%s; commands: %s", name, c.commandNames())
 		}
-		return cmd.run(ctx, c, strings.TrimSpace(arg))
+		return withFileCommand(ctx, c.h, c.session, fc, func(ctx context.Context) error { return c.ask(ctx, c.agent, prompt) })
 	}
 	return c.ask(ctx, c.agent, line)
 }
@@ -192,9 +202,12 @@ func (c *chatREPL) command(name string) (slashCommand, bool) {
 }
 
 func (c *chatREPL) commandNames() string {
-	names := make([]string, len(c.commands))
-	for i, cmd := range c.commands {
-		names[i] = "/" + cmd.name
+	names := make([]string, 0, len(c.commands)+len(c.files))
+	for _, cmd := range c.commands {
+		names = append(names, "/"+cmd.name)
+	}
+	for _, f := range c.files {
+		names = append(names, "/"+f.Name)
 	}
 	return strings.Join(names, ", ")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
@@ -93,6 +94,11 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		return append(out, check{Name: "config", Detail: err.Error(), Fix: "correct the key named above; `weave config show --sources` shows where each value comes from"})
 	}
 	out = append(out, check{Name: "config", OK: true, Detail: fmt.Sprintf("loads (%d file(s))", len(src.Files()))})
+	if err := cfg.CheckShell(); err != nil {
+		out = append(out, check{Name: "shell", Detail: err.Error(), Fix: "install it, or set runbook.shell to sh or bash"})
+	} else {
+		out = append(out, check{Name: "shell", OK: true, Detail: "runbook.shell " + cmp.Or(cfg.Runbook.Shell, "sh") + " found"})
+	}
 	if project != "" {
 		// The checks below start plugins and hooks and call the model with
 		// this config, which only a trusted config may do.
@@ -136,7 +142,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		out = append(out, check{Name: "bus", Detail: err.Error()})
 	} else {
 		_ = closeBus()
-		out = append(out, check{Name: "bus", OK: true, Detail: url + " answers"})
+		out = append(out, check{Name: "bus", OK: true, Detail: natsbus.Redact(url) + " answers"})
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/plugins"
 )
 
 func newCmdHooks(g *globalOptions, s *Streams) *cobra.Command {
@@ -21,7 +22,7 @@ func newCmdHooks(g *globalOptions, s *Streams) *cobra.Command {
 		Use:   "hooks",
 		Short: "List the hooks of this project and try one on a sample event",
 		Example: `  weave hooks list
-  weave hooks test verification-reminder --event event.json`,
+  echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' | weave hooks test write-existing-file-guard --event -`,
 	}
 	cmd.AddCommand(newCmdHooksList(g, s), newCmdHooksTest(g, s))
 	return cmd
@@ -98,16 +99,20 @@ func newCmdHooksTest(g *globalOptions, s *Streams) *cobra.Command {
 FILE and print its decision. FILE holds a Weave event as JSON, or the JSON a
 Claude Code hook receives on stdin. Exits 0 whatever the decision; 1 when the
 hook could not be run.`,
-		Example: `  weave hooks test verification-reminder --event event.json
-  echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}' > e.json
-  weave hooks test PreToolUse[0] --event e.json --json`,
+		Example:           hooksTestExample,
 		Args:              argsBetween(1, 1),
 		ValidArgsFunction: completeHookNames(g, s),
 		RunE: func(c *cobra.Command, args []string) error {
 			if eventFile == "" {
 				return usageErrorf("hooks test needs --event FILE (a JSON event)")
 			}
-			ev, err := hooks.LoadEventFile(eventFile)
+			var ev plugins.Event
+			var err error
+			if eventFile == "-" {
+				ev, err = hooks.ReadEvent(s.In)
+			} else {
+				ev, err = hooks.LoadEventFile(eventFile)
+			}
 			if err != nil {
 				return err
 			}
@@ -142,7 +147,7 @@ hook could not be run.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&eventFile, "event", "", "JSON file with the event to send")
+	cmd.Flags().StringVar(&eventFile, "event", "", "JSON file with the event to send, or - for stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	return cmd
 }
@@ -176,3 +181,10 @@ func writeOutcome(w io.Writer, out hooks.Outcome) {
 		fmt.Fprintf(w, "report:   %s\n", line)
 	}
 }
+
+// hooksTestExample is `weave hooks test`'s example; a test runs it in a new
+// project, so it stays true.
+const hooksTestExample = `  weave hooks list
+  echo '{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"README.md","content":"x"}}' | weave hooks test write-existing-file-guard --event -
+  echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}' > e.json
+  weave hooks test weave.write-existing-file-guard --event e.json --json`

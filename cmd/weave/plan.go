@@ -246,13 +246,9 @@ func problemViews(ps []plans.Problem) []problemView {
 // modelTasks lists the unchecked tasks of p that need an agent model.
 func modelTasks(p *plans.Plan) []int {
 	out := []int{}
-	for i, t := range p.Tasks {
+	for _, t := range p.Tasks {
 		if !t.Done && !t.IsRunbook() {
-			n := t.Number
-			if n == 0 {
-				n = i + 1
-			}
-			out = append(out, n)
+			out = append(out, t.Ordinal())
 		}
 	}
 	return out

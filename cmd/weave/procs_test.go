@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -354,6 +355,26 @@ func TestStatusWatchTimerTicksBetweenChanges(t *testing.T) {
 		_ = run.Wait()
 	}()
 
+	// For scripts, the task in flight is one field per fact.
+	code, js, errOut := runCLI(t, "--dir", dir, "status", "--json")
+	var st struct {
+		Plans []struct {
+			Name    string
+			Current *struct {
+				Task       int    `json:"task"`
+				Title      string `json:"title"`
+				StartedAt  string `json:"started_at"`
+				ForSeconds *int64 `json:"for_seconds"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &st); code != 0 || err != nil || len(st.Plans) != 1 || st.Plans[0].Current == nil {
+		t.Fatalf("status --json = %d %v: %s %s", code, err, js, errOut)
+	}
+	if c := st.Plans[0].Current; c.Task != 1 || c.Title != "Wait" || c.StartedAt == "" || c.ForSeconds == nil {
+		t.Errorf("status --json current = %+v, want task 1, title Wait, started_at and for_seconds", c)
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan int, 1)
@@ -365,7 +386,7 @@ func TestStatusWatchTimerTicksBetweenChanges(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	// Two different timers in frames drawn while the files stand still.
 	seen := map[string]bool{}
-	timer := regexp.MustCompile(`in flight: 1 \(Wait\) \(for (\d+s)\)`)
+	timer := regexp.MustCompile(`in flight: task 1 \(Wait\), for (\d+s)`)
 	deadline := time.After(time.Minute)
 	for len(seen) < 2 {
 		select {

@@ -216,6 +216,8 @@ stopped after an interruption or a crash.`,
 		newCmdTrust(g, s),
 	)
 	addCobraExamples(root)
+	refuseUnknownSubcommands(root)
+	plainFlagUsages(root)
 	return root
 }
 

@@ -17,6 +17,10 @@ func helpSlash() slashCommand {
 				}
 				fmt.Fprintf(w, "%s\t%s\n", usage, cmd.help)
 			}
+			for _, f := range c.files {
+				usage, help := fileCommandUsage(f)
+				fmt.Fprintf(w, "%s\t%s\n", usage, help)
+			}
 			fmt.Fprintln(w, "Ctrl-C\tinterrupt the answer; again, or at the prompt, to leave")
 			fmt.Fprintln(w, "Ctrl-D\tleave")
 			return w.Flush()

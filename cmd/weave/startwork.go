@@ -96,6 +96,9 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckShell(); err != nil {
+		return usageErrorf("%v", err)
+	}
 	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
 	if err != nil {
 		return err
@@ -103,6 +106,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	defer opts.reportConfigChange(project)
 	// Every plugin ends with the run, however the run ends.
 	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := h.StartWork(ctx, opts.Name, view.Observe)
 	view.Close()

@@ -107,7 +107,13 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 		}{st, info, tokens})
 	}
 	writeStatus(opts.Streams, st, tokens)
-	writeLoopInfo(opts.Streams.Out, info, now)
+	// Piped, standard output holds only the plans' tab-separated lines;
+	// the loop's state is for the person, on standard error.
+	loopOut := opts.Streams.Out
+	if !opts.Streams.Terminal {
+		loopOut = opts.Streams.ErrOut
+	}
+	writeLoopInfo(loopOut, info, now)
 	return nil
 }
 
@@ -118,7 +124,11 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 	w, pal := s.Out, s.palette()
 	if st.Warning != "" {
-		pal.warning(w, st.Warning)
+		if s.Terminal {
+			pal.warning(w, st.Warning)
+		} else {
+			pal.warning(s.ErrOut, st.Warning)
+		}
 	}
 	if !s.Terminal {
 		for _, p := range st.Plans {
@@ -126,7 +136,7 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 			if p.Active {
 				active = "active"
 			}
-			detail := p.Current
+			detail := p.Current.Text()
 			if detail == "" {
 				detail = p.PausedReason
 			}
@@ -154,8 +164,8 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 		if p.Invalid != "" {
 			fmt.Fprintf(w, "    invalid: %s\n", p.Invalid)
 		}
-		if p.Active && p.Current != "" {
-			fmt.Fprintf(w, "    in flight: %s\n", p.Current)
+		if p.Active && p.Current != nil {
+			fmt.Fprintf(w, "    in flight: %s\n", p.Current.Text())
 		}
 		if p.Active && p.PausedReason != "" {
 			fmt.Fprintf(w, "    %s %s\n", pal.warn.Render("paused:"), p.PausedReason)

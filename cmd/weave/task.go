@@ -120,7 +120,7 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	if forced {
 		h.Logger().Warn("a person ticked a task past its verify blocks (task done --force)", "plan", np.Name, "task", task.Label(), "verify", verified)
 	}
-	recorded, err := recordPerson(store, np, task, done, forced)
+	recorded, err := recordPerson(store, np, task, done, forced, pr.Complete())
 	if err != nil {
 		return err
 	}
@@ -172,8 +172,9 @@ func taskArg(t plans.Task) string {
 }
 
 // recordPerson notes in state.json, when p is the active plan, that a
-// person ticked (or unticked) the task.
-func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced bool) (string, error) {
+// person ticked (or unticked) the task. A tick that completes the plan ends
+// its pause: a finished plan is finished, not paused on a stale error.
+func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced, complete bool) (string, error) {
 	st, _, err := store.Load()
 	if err != nil || st == nil || !st.IsActive(p.Path) {
 		return "", err
@@ -183,6 +184,9 @@ func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced 
 	rec.By = ""
 	if done {
 		rec.By = plans.ByPerson
+	}
+	if done && complete {
+		st.Paused, st.PausedReason, st.LastError, st.InFlight = false, "", "", nil
 	}
 	if err := store.Save(st); err != nil {
 		return "", err
@@ -200,10 +204,8 @@ func recordPerson(store *plans.Store, p *plans.Plan, t plans.Task, done, forced 
 // containing the text, case-insensitive).
 func pickTask(p *plans.Plan, which string) (plans.Task, error) {
 	if n, err := strconv.Atoi(which); err == nil {
-		for i, t := range p.Tasks {
-			if t.Number == n || (t.Number == 0 && i+1 == n) {
-				return t, nil
-			}
+		if t, ok := p.ByOrdinal(n); ok {
+			return t, nil
 		}
 		return plans.Task{}, fmt.Errorf("plan %s has no task %d (it has %d tasks; see `weave plan show %s`)", p.Name, n, len(p.Tasks), p.Name)
 	}
@@ -225,15 +227,11 @@ func completeTaskNumbers(g *globalOptions, plan string, checked bool) []string {
 		return nil
 	}
 	var out []string
-	for i, t := range p.Tasks {
+	for _, t := range p.Tasks {
 		if t.Done != checked {
 			continue
 		}
-		n := t.Number
-		if n == 0 {
-			n = i + 1
-		}
-		out = append(out, fmt.Sprintf("%d\t%s", n, t.Title))
+		out = append(out, fmt.Sprintf("%d\t%s", t.Ordinal(), t.Title))
 	}
 	return out
 }

@@ -39,6 +39,24 @@ func TestTaskDoneAndUndoByAPerson(t *testing.T) {
 	if !found {
 		t.Errorf("state.json does not record a task done by a person: %s", raw)
 	}
+	// The person's tick finished the plan: it is complete, not paused on
+	// the error of the failed run.
+	r = runBin(t, nil, "", "--dir", dir, "status", "--json")
+	var status struct {
+		Plans []struct {
+			Name, State  string
+			LastError    string `json:"last_error"`
+			PausedReason string `json:"paused_reason"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &status); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.out)
+	}
+	for _, p := range status.Plans {
+		if p.Name == "p" && (p.State != "complete" || p.LastError != "" || p.PausedReason != "") {
+			t.Errorf("status of p after the last task was ticked by hand = %+v, want complete with no error", p)
+		}
+	}
 	if r := runBin(t, nil, "", "--dir", dir, "task", "done", "p", "2"); r.code != 0 || !strings.Contains(r.out, "already ticked") {
 		t.Errorf("task done twice = %d %q, want 0 and already ticked", r.code, r.out)
 	}

@@ -514,3 +514,27 @@ func TestTickDoorRunbookVerifyBlockAsStarted(t *testing.T) {
 		t.Errorf("plan =\n%s\nwant task 1 ticked and task 2 not: its original verify block fails", p)
 	}
 }
+
+// A Verification item has one number everywhere: the one `weave task done`
+// takes and `status` shows is the one plan_check takes from the model.
+func TestPlanCheckTakesAVerificationItemByItsNumber(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# V\n\n## TODOs\n\n- [x] 1. Set up\n\n## Verification\n\n" +
+		"- [ ] The greeting says hello\n"
+	dir := project(t, map[string]string{"v": plan})
+	srv := modeltest.NewServer(t,
+		tool("write", `{"path":"greeting.txt","content":"hello\n"}`),
+		tool("plan_check", `{"task":2}`),
+		modeltest.Turn{Text: "Verified."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "v", "--retries", "0")
+	if code != 0 {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\ntool results: %q", code, out, errOut, toolResults(t, srv))
+	}
+	if p := planOf(t, dir, "v"); !strings.Contains(p, "- [x] The greeting says hello") {
+		t.Errorf("plan =\n%s\nwant the Verification item ticked through plan_check {\"task\":2}", p)
+	}
+}

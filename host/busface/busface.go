@@ -152,9 +152,13 @@ func Open(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func() 
 	}
 	switch busScheme(url) {
 	case "nats", "tls":
-		b, err := natsbus.New(ctx, url, opts)
+		auth, err := NATSAuth(cfg, url)
 		if err != nil {
-			return nil, nil, fmt.Errorf("join the nats bus at %s: %w", url, err)
+			return nil, nil, err
+		}
+		b, err := natsbus.New(ctx, url, opts, natsbus.WithAuth(auth))
+		if err != nil {
+			return nil, nil, fmt.Errorf("join the nats bus at %s: %w", natsbus.Redact(url), err)
 		}
 		return b, b.Close, nil
 	case "ws", "wss":
@@ -171,7 +175,7 @@ func Open(ctx context.Context, cfg *config.Config, url string) (bus.Bus, func() 
 		}
 		return r, r.Close, nil
 	}
-	return nil, nil, fmt.Errorf("bus URL %q: use nats://HOST:PORT for a nats server or ws://HOST:PORT for a `weave bus serve`", url)
+	return nil, nil, fmt.Errorf("bus URL %q: use nats://HOST:PORT for a nats server or ws://HOST:PORT for a `weave bus serve`", natsbus.Redact(url))
 }
 
 func busScheme(raw string) string {
@@ -504,7 +508,7 @@ func LoopStatus(ctx context.Context, cfg *config.Config, url string, now time.Ti
 	defer closeBus()
 	e, stale, err := run.LoopState(ctx, b, now)
 	if err != nil {
-		return nil, fmt.Errorf("loop state on %s: %w", url, err)
+		return nil, fmt.Errorf("loop state on %s: %w", natsbus.Redact(url), err)
 	}
-	return &LoopInfo{Bus: url, Event: e, Stale: stale}, nil
+	return &LoopInfo{Bus: natsbus.Redact(url), Event: e, Stale: stale}, nil
 }

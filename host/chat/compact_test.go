@@ -236,7 +236,7 @@ func writeFile(t *testing.T, dir, name, body string) {
 // conversation back.
 func TestCompactionAtTheRatio(t *testing.T) {
 	project := runtest.NewProject(t, nil)
-	aText, bText, cText := strings.Repeat("alpha ", 100), strings.Repeat("bravo ", 100), strings.Repeat("charlie ", 10)
+	aText, bText, cText := strings.Repeat("alpha ", 100), strings.Repeat("bravo ", 80), strings.Repeat("charlie ", 10)
 	writeFile(t, project, "a.txt", aText)
 	writeFile(t, project, "b.txt", bText)
 	writeFile(t, project, "c.txt", cText)

@@ -76,6 +76,9 @@ type Options struct {
 	// Plans gives the work state of a session that a compaction's summary
 	// carries; nil: none.
 	Plans func(session string) PlanSnapshot
+	// System gives what is added to an agent's system prompt in every
+	// call (the project's instructions and skills); nil adds nothing.
+	System func(agent string) string
 }
 
 // Door is the model door: every model call of the host passes it. It
@@ -102,6 +105,11 @@ type Door struct {
 	sessions  *sessionLog
 	// plans reads the work state a summary carries; nil: none.
 	plans func(session string) PlanSnapshot
+	// system adds to an agent's system prompt; nil: nothing.
+	system func(agent string) string
+	// models holds, by session, the model a turn was told to use
+	// (UseModel).
+	models map[string]string
 
 	mu        sync.Mutex
 	observers map[int]func(Event)
@@ -127,7 +135,7 @@ func New(o Options) *Door {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans,
+	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans, system: o.System,
 		observers: map[int]func(Event){}, pending: map[string][]string{}, convs: map[[2]string]*conversation{}}
 	d.idle = sync.NewCond(&d.mu)
 	d.provider, d.err = model.Open(cfg.Model, o.Getenv)
@@ -178,6 +186,27 @@ func (d *Door) emit(ctx context.Context, ev Event) {
 	}
 	if _, err := d.bus.Publish(context.WithoutCancel(ctx), bus.Message{Topic: bus.ModelTopic(ev.Session), Payload: payload}); err != nil {
 		d.logger.Debug("publish model event", "err", err)
+	}
+}
+
+// UseModel has session's calls use model until restore is called (a
+// command file's model: front matter).
+func (d *Door) UseModel(session, model string) (restore func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.models == nil {
+		d.models = map[string]string{}
+	}
+	prev := d.models[session]
+	d.models[session] = model
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if prev == "" {
+			delete(d.models, session)
+		} else {
+			d.models[session] = prev
+		}
 	}
 }
 
@@ -315,6 +344,16 @@ func (d *Door) send(ctx context.Context, tn *turn) (plugins.ChatResponse, error)
 	d.mu.Unlock()
 	sent := tn.req
 	sent.Messages = eff
+	d.mu.Lock()
+	if m := d.models[tn.session]; m != "" {
+		sent.Model = m
+	}
+	d.mu.Unlock()
+	if d.system != nil {
+		if add := d.system(tn.agent); add != "" {
+			sent.System = strings.TrimRight(sent.System, "\n") + "\n\n" + add
+		}
+	}
 	if n := len(eff); n > 0 && len(tn.add) > 0 {
 		// Hooks speak to the model as Claude Code's do: a reminder
 		// beside the newest message, for this call only.

@@ -39,6 +39,7 @@ func newAnthropic(s Settings) Provider {
 		option.WithBaseURL(base),
 		option.WithHTTPClient(s.HTTPClient),
 		option.WithMaxRetries(s.MaxRetries),
+		anthropicCounter(),
 	}
 	if s.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(s.APIKey))

@@ -58,8 +58,9 @@ func (e *APIError) contextTooLong() bool {
 }
 
 // explain adds to a provider error what the person should change. It never
-// includes the key, only the name of the variable that holds it.
-func explain(ctx context.Context, err error, s Settings, modelName string) error {
+// includes the key, only the name of the variable that holds it. sent is
+// how many requests the call made, retries included.
+func explain(ctx context.Context, err error, s Settings, modelName string, sent int32) error {
 	var api *APIError
 	if !errors.As(err, &api) {
 		where := s.BaseURL
@@ -78,7 +79,7 @@ func explain(ctx context.Context, err error, s Settings, modelName string) error
 		if ctx.Err() != nil {
 			return err
 		}
-		return fmt.Errorf("%s model call to %s failed after %d retries: %w (check model.base_url and the network)", s.Provider, where, s.MaxRetries, err)
+		return fmt.Errorf("%s model call to %s failed %s: %w (check model.base_url and the network)", s.Provider, where, attemptsText(sent), err)
 	}
 	switch {
 	case api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden:
@@ -91,9 +92,9 @@ func explain(ctx context.Context, err error, s Settings, modelName string) error
 	case api.contextTooLong():
 		api.Advice = "the conversation no longer fits the model's context window: start a new session, compact it, or lower context_window.compact_ratio / set model.context_window to the model's real size"
 	case api.Status == http.StatusTooManyRequests:
-		api.Advice = fmt.Sprintf("still rate limited after %d retries: wait, or raise the account's limits", s.MaxRetries)
+		api.Advice = fmt.Sprintf("still rate limited %s: wait, or raise the account's limits", attemptsText(sent))
 	case api.Status >= 500:
-		api.Advice = fmt.Sprintf("the provider failed after %d retries: try again later", s.MaxRetries)
+		api.Advice = fmt.Sprintf("the provider failed %s: try again later", attemptsText(sent))
 	case api.Status == http.StatusBadRequest:
 		api.Advice = "the provider rejected the request: check model.name and model.max_tokens"
 	}

@@ -172,6 +172,7 @@ func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta 
 	if req.Model == "" {
 		req.Model = b.s.Name
 	}
+	ctx, sent := withAttempts(ctx)
 	var resp plugins.ChatResponse
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -190,7 +191,7 @@ func (b bounded) Complete(ctx context.Context, req plugins.ChatRequest, onDelta 
 		if errors.Is(err, ErrStreamCut) && ctx.Err() == nil {
 			err = fmt.Errorf("%w (tried %d times)", err, b.s.MaxRetries+1)
 		}
-		return resp, explain(ctx, err, b.s, req.Model)
+		return resp, explain(ctx, err, b.s, req.Model, sent.Load())
 	}
 	if resp.Model == "" {
 		resp.Model = req.Model
@@ -311,9 +312,10 @@ func Models(ctx context.Context, p Provider) ([]string, error) {
 		ctx, cancel = context.WithTimeout(ctx, b.s.Timeout)
 		defer cancel()
 	}
+	ctx, sent := withAttempts(ctx)
 	names, err := l.Models(ctx)
 	if err != nil {
-		return nil, explain(ctx, err, b.s, b.s.Name)
+		return nil, explain(ctx, err, b.s, b.s.Name, sent.Load())
 	}
 	return names, nil
 }

@@ -3,9 +3,12 @@ package model_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -335,7 +338,7 @@ func TestErrorsSayWhatToChange(t *testing.T) {
 		{"404", modeltest.Turn{Status: 404, Error: "model: test-model", ErrorType: "model_not_found"}, []string{"404", `"test-model"`, "model.name"}, nil},
 		{"context", modeltest.Turn{Status: 400, Error: "prompt is too long: 210000 tokens > 200000 maximum", ErrorType: "context_length_exceeded"},
 			[]string{"400", "context window", "compact"}, model.ErrContextTooLong},
-		{"500 after retries", modeltest.Turn{Status: 500, Error: "boom", RetryAfter: "0"}, []string{"500", "after 2 retries"}, nil},
+		{"500 after retries", modeltest.Turn{Status: 500, Error: "boom", RetryAfter: "0"}, []string{"500", "after 3 requests"}, nil},
 	}
 	for _, kind := range providers {
 		for _, tt := range tests {
@@ -472,5 +475,43 @@ func TestModelsListsWhatTheServerServes(t *testing.T) {
 	}
 	if srv.Remaining() != 0 || len(srv.Requests()) != 0 {
 		t.Error("listing models used scripted turns")
+	}
+}
+
+// An error says how many requests the call made, not how many retries
+// were allowed: a provider that says not to retry is asked once.
+func TestErrorCountsTheRequestsMade(t *testing.T) {
+	for _, kind := range providers {
+		t.Run(kind, func(t *testing.T) {
+			var hits atomic.Int32
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Should-Retry", "false")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"down for maintenance"}}`))
+			}))
+			t.Cleanup(ts.Close)
+			base := ts.URL
+			if kind == "openai" {
+				base += "/v1"
+			}
+			s, err := model.FromConfig(config.ModelConfig{Provider: kind, Name: "test-model", BaseURL: base, APIKeyEnv: "K"},
+				func(string) string { return testKey })
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := model.New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Complete(ctx(t), userChat("hi"), nil)
+			if err == nil {
+				t.Fatal("Complete() succeeded on a 503")
+			}
+			if n := hits.Load(); n != 1 || !strings.Contains(err.Error(), "on its only request") || strings.Contains(err.Error(), "retries") {
+				t.Errorf("%d request(s); error %q, want one request said as such", n, err)
+			}
+		})
 	}
 }

@@ -736,12 +736,7 @@ func logName(t plans.Task) string {
 	return fmt.Sprintf("%03d-%s", n, slug)
 }
 
-func taskNumber(t plans.Task) int {
-	if t.Number > 0 {
-		return t.Number
-	}
-	return t.Index + 1
-}
+func taskNumber(t plans.Task) int { return t.Ordinal() }
 
 func problemText(p *plans.Plan, pr plans.Problem) string {
 	if pr.Line > 0 {

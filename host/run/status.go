@@ -22,11 +22,11 @@ type PlanStatus struct {
 	State string `json:"state"`
 	// Invalid says why the plan cannot run (past the size or nesting
 	// bound); State is then "invalid".
-	Invalid      string `json:"invalid,omitempty"`
-	Current      string `json:"current,omitempty"`
-	PausedReason string `json:"paused_reason,omitempty"`
-	LastError    string `json:"last_error,omitempty"`
-	PID          int    `json:"pid,omitempty"`
+	Invalid      string   `json:"invalid,omitempty"`
+	Current      *Current `json:"current,omitempty"`
+	PausedReason string   `json:"paused_reason,omitempty"`
+	LastError    string   `json:"last_error,omitempty"`
+	PID          int      `json:"pid,omitempty"`
 	// Sessions are the latest sessions that ran the active plan, oldest
 	// first (state.json's session_ids).
 	Sessions  []string `json:"sessions,omitempty"`
@@ -71,7 +71,10 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 		if st.IsActive(p.Path) {
 			ps.Active = true
 			out.Active = p.Name
-			ps.LastError = st.LastError
+			if !pr.Complete() {
+				// A finished plan's last error is history, not its state.
+				ps.LastError = st.LastError
+			}
 			ps.Sessions = st.SessionIDs
 			if !st.UpdatedAt.IsZero() {
 				ps.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339)
@@ -80,19 +83,57 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 			case pid > 0:
 				ps.State, ps.PID = "running", pid
 				if st.InFlight != nil {
-					ps.Current = fmt.Sprintf("%s (for %s)", st.InFlight.Label(), now.Sub(st.InFlight.StartedAt).Truncate(time.Second))
+					ps.Current = currentOf(st.InFlight, now, false)
 				}
-			case st.Paused:
+			case st.Paused && !pr.Complete():
 				ps.State, ps.PausedReason = "paused", st.PausedReason
 			case !pr.Complete():
 				// Recorded as active but nobody drives it: the last run died.
 				ps.State = "active"
 				if st.InFlight != nil {
-					ps.Current = st.InFlight.Label() + " (interrupted)"
+					ps.Current = currentOf(st.InFlight, now, true)
 				}
 			}
 		}
 		out.Plans = append(out.Plans, ps)
 	}
 	return out, nil
+}
+
+// Current is the task in flight, one field per fact, for scripts;
+// Text puts it in words for people.
+type Current struct {
+	// Task is the task's number (its place in the plan for an unnumbered
+	// Verification item), as `weave task done` takes it.
+	Task  int    `json:"task"`
+	Title string `json:"title"`
+	// StartedAt is when the task started, RFC 3339.
+	StartedAt string `json:"started_at,omitempty"`
+	// ForSeconds is how long it has run, in whole seconds.
+	ForSeconds int64 `json:"for_seconds"`
+	// Interrupted says no process drives it: the run that started it died.
+	Interrupted bool `json:"interrupted,omitempty"`
+
+	label string
+}
+
+func currentOf(f *plans.InFlight, now time.Time, interrupted bool) *Current {
+	c := &Current{Task: f.Number, Title: f.Title, Interrupted: interrupted, label: "task " + f.Label()}
+	if !f.StartedAt.IsZero() {
+		c.StartedAt = f.StartedAt.UTC().Format(time.RFC3339)
+		c.ForSeconds = int64(now.Sub(f.StartedAt) / time.Second)
+	}
+	return c
+}
+
+// Text is the task in flight as a person reads it: "task 1 (Tick tock),
+// for 2s", or "... (interrupted)".
+func (c *Current) Text() string {
+	if c == nil {
+		return ""
+	}
+	if c.Interrupted {
+		return c.label + " (interrupted)"
+	}
+	return fmt.Sprintf("%s, for %s", c.label, time.Duration(c.ForSeconds)*time.Second)
 }

@@ -157,7 +157,7 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	}
 	cmd := t.command(argv)
 	cmd.Dir = t.root
-	cmd.Env = proc.Env(role, proc.EnvOptions{Hide: []string{t.cfg.Model.APIKeyEnv}})
+	cmd.Env = proc.Env(role, proc.EnvOptions{Hide: t.cfg.CredentialEnv()})
 	cmd.Stdout, cmd.Stderr = sink, sink
 	// A background child that keeps the output pipe open must not hold the
 	// call once bash itself has exited where the group cannot be watched.

@@ -19,21 +19,21 @@ import (
 
 // specMatrix is the capability matrix of the spec (agent-interactions.md),
 // with Warp in the read-only group and the two tools the spec does not list
-// (todowrite, plan_check) as decided in agents/roles.go. Columns:
+// (todowrite, plan_check, skill) as decided in agents/roles.go. Columns:
 //
-//	read write edit bash glob grep webfetch task todowrite plan_check
+//	read write edit bash glob grep webfetch task todowrite plan_check skill
 //
 // v: allowed; x: denied; m: only .md files under .weave/; d: in the row, but
 // the role has nobody to delegate to.
 var specMatrix = map[string]string{
-	"loom":     "v v v v v v v v v v",
-	"tapestry": "v v v v v v v x v v",
-	"pattern":  "v m m v v v v x v x",
-	"thread":   "v x x v v v v x x x",
-	"spindle":  "v x x v v v v x x x",
-	"weft":     "v x x v v v v x x x",
-	"warp":     "v x x v v v v x x x",
-	"shuttle":  "v v v v v v v d v v",
+	"loom":     "v v v v v v v v v v v",
+	"tapestry": "v v v v v v v x v v v",
+	"pattern":  "v m m v v v v x v x v",
+	"thread":   "v x x v v v v x x x v",
+	"spindle":  "v x x v v v v x x x v",
+	"weft":     "v x x v v v v x x x v",
+	"warp":     "v x x v v v v x x x v",
+	"shuttle":  "v v v v v v v d v v v",
 }
 
 // cellArgs are arguments that make a call of tool acceptable when the tool
@@ -349,7 +349,7 @@ func TestGateConfigNarrowAndWiden(t *testing.T) {
 			t.Fatalf("NewGate: %v", err)
 		}
 		row := g.Rows()[3]
-		want := GateRow{Role: row.Role, Tools: []string{"read", "grep"}, Narrowed: []string{"bash", "glob", "webfetch"}}
+		want := GateRow{Role: row.Role, Tools: []string{"read", "grep"}, Narrowed: []string{"bash", "glob", "webfetch", "skill"}}
 		if diff := cmp.Diff(want, row); diff != "" {
 			t.Errorf("Rows()[thread] (-want +got):\n%s", diff)
 		}
@@ -422,7 +422,7 @@ func TestGateAllowed(t *testing.T) {
 		caller Caller
 		want   []string
 	}{
-		{Caller{Agent: "thread"}, []string{"read", "bash", "glob", "grep", "webfetch"}},
+		{Caller{Agent: "thread"}, []string{"read", "bash", "glob", "grep", "webfetch", "skill"}},
 		{Caller{Agent: "thread", Chain: []string{"loom", "thread"}}, []string{"read", "grep"}},
 		{Caller{Agent: "loom"}, []string{"read", "grep", "task"}},
 		{Caller{Agent: "thread", Chain: []string{"tapestry", "thread"}}, nil},

@@ -30,6 +30,8 @@ import (
 //	.weave/cache/              cache          what the host trusts it computed
 //	.weave/logs/               logs           the host's and the tasks' logs
 //	.claude/settings*.json     Claude settings hooks and permissions Claude Code reads
+//	.weave/commands/,          command files  slash commands: prompts, allowed-tools, model
+//	.claude/commands/
 //	.mcp.json                  MCP servers    servers the host starts
 //	a hook script              hook script    a file a configured command hook names
 //
@@ -49,6 +51,7 @@ var hostOwnedDirs = []struct{ dir, rule string }{
 	{"plugins", "plugins"},
 	{"cache", "cache"},
 	{"logs", "logs"},
+	{"commands", "command files"},
 }
 
 // hostOwnedRule is the rule under which the file at rel (slash-separated,
@@ -75,6 +78,9 @@ func hostOwnedRule(rel string, scripts []string) string {
 	if rest, ok := strings.CutPrefix(low, ".claude/"); ok && !strings.Contains(rest, "/") &&
 		strings.HasPrefix(rest, "settings") && strings.HasSuffix(rest, ".json") {
 		return "Claude settings"
+	}
+	if low == ".claude/commands" || strings.HasPrefix(low, ".claude/commands/") {
+		return "command files"
 	}
 	if low == ".mcp.json" {
 		return "MCP servers"

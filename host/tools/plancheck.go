@@ -233,9 +233,17 @@ func findTask(p *plans.Plan, raw any) (plans.Task, plugins.ToolResult, bool) {
 		n, isNum = i, true
 	}
 	if isNum {
-		for _, tk := range p.Tasks {
-			if tk.Number == n {
-				return tk, plugins.ToolResult{}, false
+		if tk, ok := p.ByOrdinal(n); ok {
+			return tk, plugins.ToolResult{}, false
+		}
+		if n == 0 {
+			// An agent that passes the handed task's Number as it came (0
+			// for an unnumbered Verification item) still names it; the
+			// door then checks it is the task handed.
+			for _, tk := range p.Tasks {
+				if tk.Number == 0 && !tk.Done {
+					return tk, plugins.ToolResult{}, false
+				}
 			}
 		}
 		return fail("plan_check: %s has no task numbered %d (%s)", p.Name, n, taskList(p))
@@ -261,11 +269,7 @@ func taskList(p *plans.Plan) string {
 	}
 	var parts []string
 	for _, tk := range p.Tasks {
-		if tk.Number > 0 {
-			parts = append(parts, fmt.Sprintf("%d. %s", tk.Number, tk.Title))
-		} else {
-			parts = append(parts, tk.Title)
-		}
+		parts = append(parts, fmt.Sprintf("%d. %s", tk.Ordinal(), tk.Title))
 	}
 	return "its tasks: " + strings.Join(parts, "; ")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/instructions"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/internal/realpath"
 	"github.com/weavehq/weave/plans"
@@ -124,6 +125,11 @@ type Tools struct {
 	// owned is the plan whose checkboxes a run owns (OwnTicks), guarded by
 	// tick; nil outside a run.
 	owned *ownedPlan
+	// skills are what the skill tool loads (WithSkills).
+	skills []instructions.Skill
+	// narrowed holds, by session, the tools a turn is narrowed to
+	// (Narrow).
+	narrowed map[string]narrowing
 }
 
 // New returns the tools of project. cfg nil means defaults; pipeline
@@ -234,6 +240,9 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 		return t.denied(caller, session, call.Tool, args, "gate", err), nil
 	}
+	if why := t.narrowedOut(session, call.Tool, args); why != "" {
+		return t.denied(caller, session, call.Tool, args, "allowed-tools", errors.New(why)), nil
+	}
 	ev := plugins.Event{SessionID: session, Agent: caller.Role(), Cwd: t.project, Tool: call.Tool, Time: t.now()}
 	var modifiedBy string
 	if t.pipeline != nil {
@@ -257,6 +266,9 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 			// A hook may change the arguments, not the rules: check again.
 			if err := t.gate.check(ctx, t.root, caller, call.Tool, args); err != nil {
 				return t.denied(caller, session, call.Tool, args, "gate", err), nil
+			}
+			if why := t.narrowedOut(session, call.Tool, args); why != "" {
+				return t.denied(caller, session, call.Tool, args, "allowed-tools", errors.New(why)), nil
 			}
 		}
 	}

@@ -72,6 +72,12 @@ func Env(role Role, o EnvOptions) []string {
 		if !ok || k == "" || slices.Contains(o.Hide, k) || k == TrustEnv {
 			continue
 		}
+		if strings.HasPrefix(strings.ToUpper(k), "WEAVE_") && HasURLCredentials(v) {
+			// WEAVE_BUS_URL may carry the bus's credentials: a child may
+			// dial the bus, but only as what it can authenticate itself.
+			v = StripURLCredentials(v)
+			kv = k + "=" + v
+		}
 		switch role {
 		case CommandHook:
 			// A line of the person's own config gets the person's

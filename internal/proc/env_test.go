@@ -92,3 +92,49 @@ func TestEnvPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvNATSCredentials: the bus URL reaches every child without its
+// credentials, and the bus.nats.* variables that name secrets or their
+// files reach none.
+func TestEnvNATSCredentials(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin",
+		"WEAVE_BUS_URL=nats://tok-url-6612@127.0.0.1:4222",
+		"WEAVE_BUS_NATS_CREDS_FILE=/home/u/weave.creds",
+		"WEAVE_BUS_NATS_NKEY_FILE=/home/u/weave.nk",
+		"WEAVE_BUS_NATS_PASSWORD_FILE=/home/u/pw",
+		"WEAVE_BUS_NATS_PASSWORD_ENV=NATS_PASSWORD",
+		"WEAVE_BUS_NATS_TOKEN_FILE=/home/u/tok",
+		"WEAVE_BUS_NATS_TOKEN_ENV=NATS_TOKEN",
+		"WEAVE_BUS_NATS_KEY_FILE=/home/u/client.key",
+		"NATS_PASSWORD=pw-6612",
+		"NATS_TOKEN=tok-6612",
+	}
+	for _, role := range []Role{Plugin, CommandHook, Block, BashTool, Git} {
+		env := strings.Join(Env(role, EnvOptions{Environ: environ, Hide: []string{"NATS_PASSWORD", "NATS_TOKEN"}}), "\n")
+		for _, s := range []string{"tok-url-6612", "/home/u/", "pw-6612", "tok-6612", "NATS_PASSWORD", "NATS_TOKEN"} {
+			if strings.Contains(env, s) {
+				t.Errorf("Env(%s) passes %q:\n%s", role, s, env)
+			}
+		}
+		if !strings.Contains(env, "WEAVE_BUS_URL=nats://127.0.0.1:4222") {
+			t.Errorf("Env(%s) lacks the bus URL without credentials:\n%s", role, env)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://127.0.0.1:4222":             "nats://127.0.0.1:4222",
+		"nats://u:p@h:4222":                 "nats://***@h:4222",
+		"nats://tok@h:4222":                 "nats://***@h:4222",
+		"nats://u:p%zz@h:1,nats://u:p@h2:2": "nats://***@h:1,nats://***@h2:2",
+		"ws://h:1/path@x":                   "ws://h:1/path@x",
+		"tls://a:b@c@h:4222":                "tls://***@h:4222",
+		"not a url user@host":               "not a url user@host",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
