@@ -399,6 +399,10 @@ func DefaultYAML() []byte {
 # (log.level -> WEAVE_LOG_LEVEL), command-line flags.
 # Durations are Go durations: 30s, 5m, 1h30m. See the effective result with
 # "weave config show --sources".
+#
+# This file acts only as you last trusted it: after you (or a git pull, or
+# an agent) change it, start-work and chat stop until you run "weave trust",
+# which shows what changed (docs/trust.md).
 `)
 	var open []string // the sections currently open
 	for _, k := range keyTable() {

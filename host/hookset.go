@@ -14,6 +14,7 @@ import (
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/trust"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 )
@@ -178,6 +179,16 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 	if err != nil {
 		return nil, err
 	}
+	// Each built-in reads the config again: it is told which config the
+	// host started with, and refuses another (package trust).
+	digest := ""
+	if project != "" {
+		snap, err := trust.Take(project)
+		if err != nil {
+			return nil, err
+		}
+		digest = snap.Digest()
+	}
 	var out []supervisor.Entry
 	add := func(id string, kind plugins.Kind) error {
 		entry, err := supervisor.BuiltinEntry(id)
@@ -187,6 +198,9 @@ func builtinEntries(project string, cfg *config.Config) ([]supervisor.Entry, err
 		entry.Kind = kind
 		entry.Dir = project
 		entry.Env = map[string]string{ProjectEnv: project}
+		if digest != "" {
+			entry.Env[trust.DigestEnv] = digest
+		}
 		out = append(out, entry)
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 func runAgents(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	trustInProcess(t)
 	var out, errOut bytes.Buffer
 	cmd := newCmdAgents(&globalOptions{Dir: dir}, &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	cmd.SetArgs(args)

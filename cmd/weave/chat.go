@@ -120,6 +120,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	cmd.Flags().Lookup("resume").NoOptDefVal = resumeLatest
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
 	addAskFlags(cmd, &opts.Ask)
+	cmd.Flags().BoolVar(&g.TrustNow, "trust", false, "trust the project config as it is (shown on stderr) for this run and the next, as `weave trust --yes` does")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT; the model events go to model:<session> there and the agents answer delegation there (default: no bus)")
 	return cmd
 }
@@ -198,7 +199,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := opts.loadConfig(project, nil)
 	if err != nil {
 		return err
 	}
@@ -252,6 +253,8 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
+	// Said after the host has ended, as the last line of the run.
+	defer opts.reportConfigChange(project)
 	defer closeHost()
 	printWarnings(opts.Streams.ErrOut, h.Warnings())
 	if h.Bus() != nil {

@@ -23,11 +23,11 @@ const chatKey = "sk-chat-test-key-98765"
 // config, the model settings in WEAVE_MODEL_*, the key in its own variable.
 func chatEnv(t *testing.T, srv *modeltest.Server) []string {
 	t.Helper()
-	return []string{
+	return trustingEnv(t, []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(),
 		"WEAVE_MODEL_PROVIDER=openai", "WEAVE_MODEL_NAME=fake-model", "WEAVE_MODEL_BASE_URL=" + srv.OpenAIURL(),
 		"WEAVE_MODEL_API_KEY_ENV=WEAVE_TEST_MODEL_KEY", "WEAVE_TEST_MODEL_KEY=" + chatKey,
-	}
+	})
 }
 
 // TestChatThroughTheBinary runs weave chat -p as a process against the fake

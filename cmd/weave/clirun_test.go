@@ -4,6 +4,12 @@ package main
 // built binary (runBin, runBinIn, runJSON, runWeave, all through runCmd),
 // or as a started process to signal (weaveCmd, startWatch). Each bounds a
 // run that hangs with a failure guard only a real hang reaches.
+//
+// Each trusts the project config it runs with, as a CI job does: it sets
+// WEAVE_TRUST=1 and a state directory of the test's own
+// (XDG_STATE_HOME), unless the environment it is given sets WEAVE_TRUST
+// itself. The trust gate's own tests set WEAVE_TRUST= (empty) to be asked
+// as a person is (trust_test.go).
 
 import (
 	"bytes"
@@ -17,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weavehq/weave/internal/trust"
 )
 
 var (
@@ -98,14 +106,14 @@ func runJSON(t *testing.T, v any, args ...string) binResult {
 	return r
 }
 
-// runWeave runs bin in dir with exactly the environment env, killing it if
-// it hangs past two minutes.
+// runWeave runs bin in dir with the environment env (and the trust the
+// runners give, see trustingEnv), killing it if it hangs past two minutes.
 func runWeave(t *testing.T, bin, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, trustingEnv(t, env)
 	r := runCmd(t, cmd)
 	return r.code, r.out, r.err
 }
@@ -153,6 +161,7 @@ func runCLIWith(t *testing.T, xdg string, args ...string) (int, string, string) 
 	}
 	done := make(chan result, 1)
 	t.Setenv("XDG_CONFIG_HOME", xdg)
+	trustInProcess(t)
 	go func() {
 		var out, errOut bytes.Buffer
 		code := runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
@@ -174,19 +183,44 @@ func cleanEnv(t testing.TB) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "WEAVE_") || k == "NO_COLOR" || k == "CLICOLOR_FORCE" || k == "XDG_CONFIG_HOME" {
+		if strings.HasPrefix(k, "WEAVE_") || k == "NO_COLOR" || k == "CLICOLOR_FORCE" || k == "XDG_CONFIG_HOME" || k == "XDG_STATE_HOME" {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "XDG_CONFIG_HOME="+t.TempDir())
+	return trustingEnv(t, append(env, "XDG_CONFIG_HOME="+t.TempDir()))
+}
+
+// trustInProcess is trustingEnv for weave run in this process: it sets
+// WEAVE_TRUST=1 and a state directory of the test's own, unless the test
+// set WEAVE_TRUST itself.
+func trustInProcess(t *testing.T) {
+	t.Helper()
+	if _, set := os.LookupEnv(trust.Env); !set {
+		t.Setenv(trust.Env, "1")
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+	}
+}
+
+// trustingEnv is env with the project config trusted, as a CI job trusts
+// it: WEAVE_TRUST=1 and a state directory of the test's own, so that no
+// record lands in the user's. An env that sets WEAVE_TRUST (to anything,
+// "" included) is the test's own choice and is kept as it is.
+func trustingEnv(t testing.TB, env []string) []string {
+	t.Helper()
+	for _, kv := range env {
+		if strings.HasPrefix(kv, trust.Env+"=") {
+			return env
+		}
+	}
+	return append(env, trust.Env+"=1", "XDG_STATE_HOME="+t.TempDir())
 }
 
 // weaveCmd is weave --dir dir args..., with its own user config directory.
 func weaveCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(weaveBin(t), append([]string{"--dir", dir}, args...)...)
-	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...)
+	cmd.Env = trustingEnv(t, append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir()), env...))
 	return cmd
 }
 

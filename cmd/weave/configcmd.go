@@ -29,7 +29,12 @@ plus "_ms" (runbook.block_timeout is runbook.block_timeout_ms), and with
   weave config show --json | jq .runbook.retries`,
 		Args: argsBetween(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
-			_, cfg, src, err := g.optionalProjectConfig()
+			// Showing a config acts on nothing: no trust is needed.
+			project, err := g.optionalProject()
+			if err != nil {
+				return err
+			}
+			cfg, src, err := loadConfigUntrusted(project, nil)
 			if err != nil {
 				return err
 			}

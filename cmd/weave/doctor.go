@@ -18,6 +18,7 @@ import (
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/mcp"
 	"github.com/weavehq/weave/host/model"
+	"github.com/weavehq/weave/internal/trust"
 )
 
 // check is one finding of weave doctor.
@@ -37,7 +38,9 @@ func newCmdDoctor(g *globalOptions, s *Streams) *cobra.Command {
 		Long: `Check what a run needs: the configuration loads, every plugin answers, the
 model provider answers and serves model.name (it lists its models, which
 costs no tokens; the key is never printed), and the bus
-named by bus.url answers. Exits 1 when a check fails.`,
+named by bus.url answers, after checking that the project's config is
+trusted (weave trust); an untrusted one ends the checks there, since they
+would act on it. Exits 1 when a check fails.`,
 		Example: `  weave doctor
   weave doctor --json | jq '.[] | select(.ok | not)'`,
 		Args: argsBetween(0, 0),
@@ -87,7 +90,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 	} else {
 		out = append(out, check{Name: "project", OK: true, Detail: project})
 	}
-	cfg, src, err := loadConfig(project, nil)
+	cfg, src, err := loadConfigUntrusted(project, nil)
 	if err != nil {
 		return append(out, check{Name: "config", Detail: err.Error(), Fix: "correct the key named above; `weave config show --sources` shows where each value comes from"})
 	}
@@ -96,6 +99,15 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		out = append(out, check{Name: "shell", Detail: err.Error(), Fix: "install it, or set runbook.shell to sh or bash"})
 	} else {
 		out = append(out, check{Name: "shell", OK: true, Detail: "runbook.shell " + cmp.Or(cfg.Runbook.Shell, "sh") + " found"})
+	}
+	if project != "" {
+		// The checks below start plugins and hooks and call the model with
+		// this config, which only a trusted config may do.
+		tc := trustCheck(g, project)
+		out = append(out, tc)
+		if !tc.OK {
+			return out
+		}
 	}
 
 	quiet := *s
@@ -214,4 +226,21 @@ func mcpChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 		out = append(out, check{Name: "mcp", OK: true, Detail: fmt.Sprintf("%d server(s) start, %d tools", len(list), tools)})
 	}
 	return out
+}
+
+// trustCheck says whether the project's config is trusted (WEAVE_TRUST=1
+// trusts it here, as it does for every command).
+func trustCheck(g *globalOptions, project string) check {
+	snap, err := g.gateConfig(project)
+	var untrusted *trust.UntrustedError
+	switch {
+	case errors.As(err, &untrusted):
+		return check{Name: "trust", Detail: "not trusted: " + strings.Join(untrusted.Changes.Files, ", "),
+			Fix: "review what changed and trust it: `weave trust`"}
+	case err != nil:
+		return check{Name: "trust", Detail: err.Error(), Fix: "`weave trust` records the trust again"}
+	case len(snap.Files) == 0:
+		return check{Name: "trust", OK: true, Detail: "nothing to trust (no project config)"}
+	}
+	return check{Name: "trust", OK: true, Detail: "trusted: " + strings.Join(snap.Rels(), ", ")}
 }

@@ -35,7 +35,7 @@ func projectHooks(ctx context.Context, g *globalOptions, s *Streams) (*host.Host
 	if err != nil {
 		return nil, err
 	}
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := g.loadConfig(project, nil)
 	if err != nil {
 		return nil, err
 	}

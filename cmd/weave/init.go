@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +16,7 @@ import (
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/trust"
 )
 
 //go:embed templates/hello-weave.md
@@ -100,6 +103,13 @@ func initRun(opts *initOptions) error {
 			return err
 		default:
 			fmt.Fprintf(opts.Streams.Out, "created %s\n", rel)
+			if f.path == l.Config() {
+				// The person asked for this config: it is trusted as
+				// written, and only it.
+				if err := trustWritten(dir, f.data); err != nil {
+					fmt.Fprintf(opts.Streams.ErrOut, "warning: %v; run `weave trust` before the first start\n", err)
+				}
+			}
 		}
 	}
 	fmt.Fprintln(opts.Streams.Out, "next: weave start-work hello-weave")
@@ -117,4 +127,20 @@ func writeNew(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// trustWritten records the project config init wrote as trusted, if the
+// file still holds exactly data.
+func trustWritten(project string, data []byte) error {
+	snap, err := trust.Take(project)
+	if err != nil {
+		return err
+	}
+	want := sha256.Sum256(data)
+	for _, f := range snap.Files {
+		if f.Rel == layout.DirName+"/config.yaml" && f.Digest == hex.EncodeToString(want[:]) {
+			return trust.UserStore(nil).Save(snap, []string{f.Rel})
+		}
+	}
+	return nil
 }

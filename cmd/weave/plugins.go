@@ -112,7 +112,7 @@ func listPlugins(ctx context.Context, g *globalOptions, s *Streams) ([]pluginLis
 	if err != nil {
 		return nil, err
 	}
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := g.loadConfig(project, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/weavehq/weave/host/model/modeltest"
+	"github.com/weavehq/weave/internal/trust"
 )
 
 // plantedSecrets are put in weave's environment: the model key, the bus
@@ -117,6 +118,9 @@ func TestNoSecretThroughProc(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(base, "home"), "XDG_CONFIG_HOME=" + filepath.Join(base, "xdg"),
 		"WEAVE_MODEL_PROVIDER=openai", "WEAVE_MODEL_NAME=fake-model", "WEAVE_MODEL_BASE_URL=" + srv.OpenAIURL(),
 		"WEAVE_MODEL_API_KEY_ENV=WEAVE_TEST_MODEL_KEY", "WEAVE_RECORD_FILE=" + record,
+		// The hooks above are this test's own config: trusted, as a CI job
+		// trusts its project's (the record lands under HOME).
+		trust.Env + "=1",
 	}
 	for k, v := range plantedSecrets {
 		env = append(env, k+"="+v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/model"
+	"github.com/weavehq/weave/internal/trust"
 	"github.com/weavehq/weave/plans"
 	"github.com/weavehq/weave/plugins"
 	"github.com/weavehq/weave/plugins/pluginhost"
@@ -21,7 +23,7 @@ import (
 
 // otherWeaveEnv are the WEAVE_* variables weave reads that are not config
 // keys.
-var otherWeaveEnv = []string{host.ProjectEnv, busface.URLEnv, busface.TokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv}
+var otherWeaveEnv = []string{host.ProjectEnv, busface.URLEnv, busface.TokenEnv, plugins.EnvPluginName, pluginhost.EnvHostPID, weaveSrcEnv, trust.Env, trust.DigestEnv}
 
 // globalOptions are the flags every command takes.
 type globalOptions struct {
@@ -32,6 +34,15 @@ type globalOptions struct {
 	Color string
 	// JQ is --jq: a jq expression applied to the command's --json output.
 	JQ string
+	// TrustNow is --trust (start-work, chat): trust the project config as
+	// it is, for this run and the next.
+	TrustNow bool
+
+	// errOut is where the trust gate says it trusted a config.
+	errOut io.Writer
+	// trusted is the project config the gate let act, compared with the
+	// files at the end of a run (see trust.go).
+	trusted *trust.Snapshot
 }
 
 // projectWithModel finds the project and loads its config for a command
@@ -42,7 +53,7 @@ func (g *globalOptions) projectWithModel(what string) (string, *config.Config, e
 	if err != nil {
 		return "", nil, err
 	}
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := g.loadConfig(project, nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -92,22 +103,32 @@ func (g *globalOptions) findPlan(name string) (string, *plans.Plan, error) {
 }
 
 // optionalProjectConfig loads the configuration of the project, or, outside
-// any project, of the user and environment layers alone.
+// any project, of the user and environment layers alone; the project's
+// must be trusted.
 func (g *globalOptions) optionalProjectConfig() (string, *config.Config, *config.Sources, error) {
-	project, err := g.project()
-	if errors.Is(err, host.ErrNoProject) {
-		project, err = "", nil
-	}
+	project, err := g.optionalProject()
 	if err != nil {
 		return "", nil, nil, err
 	}
-	cfg, src, err := loadConfig(project, nil)
+	cfg, src, err := g.loadConfig(project, nil)
 	return project, cfg, src, err
 }
 
-// loadConfig loads the layered configuration for project (which may be
-// empty), with the flags of cmd that were set by the user applied last.
-func loadConfig(project string, flags map[string]any) (*config.Config, *config.Sources, error) {
+// optionalProject is the project, or "" outside any project.
+func (g *globalOptions) optionalProject() (string, error) {
+	project, err := g.project()
+	if errors.Is(err, host.ErrNoProject) {
+		return "", nil
+	}
+	return project, err
+}
+
+// loadConfigUntrusted loads the layered configuration for project (which
+// may be empty), with the flags of cmd that were set by the user applied
+// last, without asking whether the project's config is trusted: for
+// commands that only show it, and for the plugins a gated host starts.
+// Everything that acts on a config loads it through g.loadConfig.
+func loadConfigUntrusted(project string, flags map[string]any) (*config.Config, *config.Sources, error) {
 	return config.Load(config.Options{ProjectDir: project, Environ: os.Environ(), Flags: flags})
 }
 
@@ -126,7 +147,7 @@ func flagOverrides(fs *pflag.FlagSet, keys map[string]string) map[string]any {
 }
 
 func newRootCmd(ctx context.Context, s *Streams) *cobra.Command {
-	g := &globalOptions{}
+	g := &globalOptions{errOut: s.ErrOut}
 	root := &cobra.Command{
 		Use:   "weave",
 		Short: "Run markdown plans with AI coding agents, resumably",
@@ -193,6 +214,7 @@ stopped after an interruption or a crash.`,
 		newCmdVersion(s),
 		newCmdTask(g, s),
 		newCmdDoctor(g, s),
+		newCmdTrust(g, s),
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host"
+	"github.com/weavehq/weave/internal/trust"
 	"github.com/weavehq/weave/plugins/pluginhost"
 )
 
@@ -35,9 +38,20 @@ func newCmdServePlugin(s *Streams) *cobra.Command {
 // builtinRegistry holds every built-in plugin, configured for project (the
 // host passes its project in the environment).
 func builtinRegistry(project string) (*pluginhost.Registry, error) {
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := loadConfigUntrusted(project, nil)
 	if err != nil {
 		return nil, err
+	}
+	if want := os.Getenv(trust.DigestEnv); want != "" {
+		// The host checked that this config was trusted when it started;
+		// a config changed since (a model's bash call) is not taken.
+		snap, err := trust.Take(project)
+		if err != nil {
+			return nil, err
+		}
+		if snap.Digest() != want {
+			return nil, fmt.Errorf("the project config changed during this run (%s); the next start stops until you run `weave trust`", strings.Join(snap.Rels(), ", "))
+		}
 	}
 	reg := pluginhost.NewRegistry()
 	for _, r := range hooks.BuiltinHooks(host.BuiltinHookConfig(project, cfg)) {

@@ -85,6 +85,7 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON event per line instead of the live view")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT (default: bus.url, WEAVE_BUS_URL, else the embedded bus)")
 	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
+	cmd.Flags().BoolVar(&g.TrustNow, "trust", false, "trust the project config as it is (shown on stderr) for this run and the next, as `weave trust --yes` does")
 	cmd.Flags().Duration("block-timeout", 0, "bound on one shell block, 0 for none (runbook.block_timeout)")
 	return cmd
 }
@@ -94,7 +95,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(project, opts.Overrides)
+	cfg, _, err := opts.loadConfig(project, opts.Overrides)
 	if err != nil {
 		return err
 	}
@@ -110,6 +111,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
+	defer opts.reportConfigChange(project)
 	// Every plugin ends with the run, however the run ends.
 	defer closeHost()
 	printWarnings(opts.Streams.ErrOut, h.Warnings())

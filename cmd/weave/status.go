@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/trust"
 )
 
 type statusOptions struct {
@@ -71,7 +73,7 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 	// The loop state lives on a bus shared with the run; without one there
 	// is nothing to read, and an unreachable bus is a warning, not a failure.
 	var info *busface.LoopInfo
-	cfg, _, cerr := loadConfig(project, nil)
+	cfg, _, cerr := opts.loadConfig(project, nil)
 	if cerr == nil {
 		if info, err = busface.LoopStatus(ctx, cfg, opts.Bus, now); err != nil {
 			fmt.Fprintf(opts.Streams.ErrOut, "warning: %v\n", err)
@@ -80,7 +82,12 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 	// A broken config is shown after the status, which is still worth
 	// seeing, and fails the command: a run would refuse to start.
 	defer func() {
-		if cerr != nil && err == nil {
+		var untrusted *trust.UntrustedError
+		switch {
+		case cerr == nil || err != nil:
+		case errors.As(cerr, &untrusted):
+			err = cerr
+		default:
 			err = &exitError{code: exitFailed, err: fmt.Errorf("the configuration is broken, so runs cannot start: %w", cerr)}
 		}
 	}()

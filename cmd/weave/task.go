@@ -80,7 +80,7 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 		return err
 	}
 	defer release()
-	cfg, _, err := loadConfig(project, nil)
+	cfg, _, err := g.loadConfig(project, nil)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,11 @@
 // user's config and data directories. Every path weave reads or writes is
 // spelled here once.
 //
-// The user directories follow the XDG Base Directory rule, for config and
-// data alike: $XDG_CONFIG_HOME/weave and $XDG_DATA_HOME/weave when those are
-// absolute paths (a relative value is ignored, as the spec says), else
-// ~/.config/weave and ~/.local/share/weave. Plugin binaries a user installs
+// The user directories follow the XDG Base Directory rule, for config, data
+// and state alike: $XDG_CONFIG_HOME/weave, $XDG_DATA_HOME/weave and
+// $XDG_STATE_HOME/weave when those are absolute paths (a relative value is
+// ignored, as the spec says), else ~/.config/weave, ~/.local/share/weave and
+// ~/.local/state/weave. Plugin binaries a user installs
 // live under the data directory, as gh keeps its extensions; the older
 // config-directory location is still read.
 package layout
@@ -68,6 +69,17 @@ const StateFile = "state.json"
 // Config is .weave/config.yaml, the project's config file.
 func (p Project) Config() string { return filepath.Join(p.Dir(), "config.yaml") }
 
+// TrustedFiles are the project's config files that run code or widen a
+// role, relative to the root and slash-separated: every format of
+// .weave/config.*, Claude Code's project settings and the project's MCP
+// servers. They act only once trusted (package trust).
+func TrustedFiles() []string {
+	return []string{
+		DirName + "/config.yaml", DirName + "/config.yml", DirName + "/config.json", DirName + "/config.toml",
+		".mcp.json", ".claude/settings.json", ".claude/settings.local.json",
+	}
+}
+
 // Ignore is .weave/.gitignore.
 func (p Project) Ignore() string { return filepath.Join(p.Dir(), ".gitignore") }
 
@@ -107,6 +119,18 @@ type User struct {
 	Config string
 	// Data is $XDG_DATA_HOME/weave or ~/.local/share/weave.
 	Data string
+	// State is $XDG_STATE_HOME/weave or ~/.local/state/weave: what weave
+	// keeps for the user alone, outside every project.
+	State string
+}
+
+// Trust is the directory of the user's trust records, one per project:
+// State/trust/.
+func (u User) Trust() string {
+	if u.State == "" {
+		return ""
+	}
+	return filepath.Join(u.State, "trust")
 }
 
 // UserFrom resolves the user's layout from an environment in os.Environ()
@@ -129,6 +153,7 @@ func UserFrom(environ []string) User {
 	return User{
 		Config: xdgDir(lookup("XDG_CONFIG_HOME"), home, ".config"),
 		Data:   xdgDir(lookup("XDG_DATA_HOME"), home, filepath.Join(".local", "share")),
+		State:  xdgDir(lookup("XDG_STATE_HOME"), home, filepath.Join(".local", "state")),
 	}
 }
 

@@ -13,10 +13,10 @@ func TestUserFrom(t *testing.T) {
 		environ []string
 		want    User
 	}{
-		{"defaults under HOME", []string{"HOME=/h"}, User{Config: "/h/.config/weave", Data: "/h/.local/share/weave"}},
-		{"absolute XDG wins", []string{"HOME=/h", "XDG_CONFIG_HOME=/c", "XDG_DATA_HOME=/d"}, User{Config: "/c/weave", Data: "/d/weave"}},
-		{"relative XDG is ignored, for config and data alike", []string{"HOME=/h", "XDG_CONFIG_HOME=relative/cfg", "XDG_DATA_HOME=rel/data"},
-			User{Config: "/h/.config/weave", Data: "/h/.local/share/weave"}},
+		{"defaults under HOME", []string{"HOME=/h"}, User{Config: "/h/.config/weave", Data: "/h/.local/share/weave", State: "/h/.local/state/weave"}},
+		{"absolute XDG wins", []string{"HOME=/h", "XDG_CONFIG_HOME=/c", "XDG_DATA_HOME=/d", "XDG_STATE_HOME=/s"}, User{Config: "/c/weave", Data: "/d/weave", State: "/s/weave"}},
+		{"relative XDG is ignored, for config, data and state alike", []string{"HOME=/h", "XDG_CONFIG_HOME=relative/cfg", "XDG_DATA_HOME=rel/data", "XDG_STATE_HOME=rel/state"},
+			User{Config: "/h/.config/weave", Data: "/h/.local/share/weave", State: "/h/.local/state/weave"}},
 		{"nothing known", []string{}, User{}},
 		{"XDG without HOME", []string{"XDG_DATA_HOME=/d"}, User{Data: "/d/weave"}},
 	}

@@ -19,7 +19,10 @@
 // removed: a child may dial the bus, but only as itself. The variables
 // config names for the bus's secrets (bus.nats.password_env, token_env) are
 // withheld like model.api_key_env, and config refuses a name this policy
-// would not judge secret. What each child receives:
+// would not judge secret. No child of any role gets WEAVE_TRUST (TrustEnv),
+// which trusts a project's config for the weave a person set it for: a
+// weave that a child starts asks for trust like any other. What each child
+// receives:
 //
 //	Plugin       only PATH, HOME, USER, LOGNAME, LANG, LC_*, TMPDIR, TZ,
 //	             XDG_CONFIG_HOME, XDG_DATA_HOME and the non-secret WEAVE_*

@@ -52,6 +52,11 @@ type EnvOptions struct {
 	Set []string
 }
 
+// TrustEnv is WEAVE_TRUST, which trusts a project's config for the weave
+// it is set for (package trust). No child gets it, whatever its role: a
+// weave that a model's bash call starts must ask like any other.
+const TrustEnv = "WEAVE_TRUST"
+
 // pluginNames are the host variables a plugin gets besides WEAVE_* ones.
 var pluginNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "TZ", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "SYSTEMROOT"}
 
@@ -64,7 +69,7 @@ func Env(role Role, o EnvOptions) []string {
 	env := make([]string, 0, len(environ)+len(o.Set))
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || slices.Contains(o.Hide, k) {
+		if !ok || k == "" || slices.Contains(o.Hide, k) || k == TrustEnv {
 			continue
 		}
 		if strings.HasPrefix(strings.ToUpper(k), "WEAVE_") && HasURLCredentials(v) {

@@ -42,7 +42,7 @@ func TestIsSecret(t *testing.T) {
 // fakeEnviron is a host environment with fake secrets of every kind.
 var fakeEnviron = []string{
 	"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_TIME=C", "PWD=/work",
-	"WEAVE_LOG_LEVEL=debug", "WEAVE_BUS_TOKEN=fake-bus-token",
+	"WEAVE_LOG_LEVEL=debug", "WEAVE_TRUST=1", "WEAVE_BUS_TOKEN=fake-bus-token",
 	"ANTHROPIC_API_KEY=fake-anthropic", "MY_MODEL_CRED=fake-model",
 	"DB_PASS=fake-pass", "MYSQL_PWD=fake-pwd", "SENTRY_DSN=https://fake-dsn@sentry.example/1",
 	"DATABASE_URL=postgres://app:fake-url-pass@localhost/app",
@@ -84,7 +84,7 @@ func TestEnvPolicy(t *testing.T) {
 					t.Errorf("Env(%s) lacks %q:\n%s", tt.role, w, joined)
 				}
 			}
-			for _, name := range tt.dontWant {
+			for _, name := range append(tt.dontWant, TrustEnv) {
 				if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
 					t.Errorf("Env(%s) passes %s:\n%s", tt.role, name, joined)
 				}
