@@ -35,6 +35,7 @@ type Host struct {
 	logger  *slog.Logger
 	verbose bool
 	skip    []int
+	notice  func(string) // the tools' messages for the person; nil: the log only
 
 	sup      *supervisor.Supervisor
 	procs    *proc.Set
@@ -69,6 +70,7 @@ type openOptions struct {
 	getenv  func(string) string
 	verbose bool
 	skip    []int
+	notice  func(string)
 }
 
 // WithLogger sets the host log; the default discards.
@@ -88,6 +90,10 @@ func WithVerbose(v bool) Option { return func(o *openOptions) { o.verbose = v } 
 
 // WithSkip has runs leave the tasks numbered skip unchecked, for a person.
 func WithSkip(skip ...int) Option { return func(o *openOptions) { o.skip = skip } }
+
+// WithNotice sets where the tools' messages for the person go (the one
+// warning of a run whose bash calls cannot be sandboxed).
+func WithNotice(f func(string)) Option { return func(o *openOptions) { o.notice = f } }
 
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
@@ -116,7 +122,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.getenv == nil {
 		o.getenv = os.Getenv
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger, verbose: o.verbose, skip: o.skip}
+	h := &Host{project: project, cfg: cfg, logger: o.logger, verbose: o.verbose, skip: o.skip, notice: o.notice}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -192,7 +198,7 @@ func (h *Host) newTools() (*tools.Tools, error) {
 		delegation = tools.WithDelegator(busface.Delegator{Bus: h.bus})
 	}
 	return tools.New(h.project, h.cfg, h.gate, h.pipeline, tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
-		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool))
+		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool), tools.WithNotice(h.notice))
 }
 
 // Close stops everything the host started, in the reverse order of its

@@ -202,7 +202,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		// the host lives on past the signal that cancels ctx.
 		ctx = context.WithoutCancel(ctx)
 	}
-	hostOpts := []host.Option{host.WithTools()}
+	hostOpts := []host.Option{host.WithTools(), host.WithNotice(noticeTo(opts.Streams.ErrOut))}
 	if opts.Bus != "" {
 		hostOpts = append(hostOpts, host.WithBus(opts.Bus))
 	}

@@ -367,3 +367,24 @@ func TestSandboxNoSecretThroughProc(t *testing.T) {
 		})
 	}
 }
+
+// weave doctor says which sandbox mode is in force and whether bash can be
+// sandboxed here.
+func TestDoctorSaysTheSandbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	needSandbox(t, weaveBin(t))
+	for _, tc := range []struct{ yaml, want string }{
+		{"", "ok   sandbox  auto (sandbox.mode): bash runs in a sandbox here, network deny"},
+		{"sandbox:\n  mode: strict\n  network: allow\n", "ok   sandbox  strict (sandbox.mode): bash runs in a sandbox here, network allow"},
+		{"sandbox:\n  mode: off\n", "ok   sandbox  off (sandbox.mode): bash runs without a sandbox"},
+	} {
+		dir := project(t, nil)
+		writeConfig(t, dir, tc.yaml)
+		r := runBin(t, nil, "", "--dir", dir, "doctor")
+		if !strings.Contains(r.out, tc.want+"\n") {
+			t.Errorf("doctor with %q lacks %q:\n%s", tc.yaml, tc.want, r.out)
+		}
+	}
+}

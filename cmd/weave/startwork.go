@@ -95,7 +95,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
-	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithBus(opts.Bus), host.WithTools(), host.WithNotice(noticeTo(opts.Streams.ErrOut)), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...))
 	if err != nil {
 		return err
 	}

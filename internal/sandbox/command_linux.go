@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,10 +32,7 @@ type Cmd struct {
 // binary that links this package (os.Executable of weave, or a test
 // binary).
 func Command(exe string, s Spec) (*Cmd, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: encode the spec: %w", err)
-	}
+	b := s.Encode()
 	fd, err := unix.MemfdCreate("weave-sandbox-spec", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: spec file: %w", err)

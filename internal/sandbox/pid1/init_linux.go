@@ -1,18 +1,17 @@
 //go:build linux
 
-package sandbox
+package pid1
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"path"
 	"runtime"
 	"syscall"
-
-	"golang.org/x/sys/unix"
+	"unsafe"
 )
 
 // A binary started as a sandbox's init is that and nothing else: it never
@@ -40,7 +39,7 @@ func runInit() int {
 	// Capabilities, no_new_privs and the parent-death signal are per
 	// thread: the command is started from this one, which drops them.
 	runtime.LockOSThread()
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	_ = prctl(prSetDumpable, 0)
 	syscall.CloseOnExec(fdSpec)
 	syscall.CloseOnExec(fdStatus)
 	status := os.NewFile(fdStatus, "sandbox-status")
@@ -49,22 +48,25 @@ func runInit() int {
 		status.Close()
 		return code
 	}
-	var s Spec
 	specFile := os.NewFile(fdSpec, "sandbox-spec")
-	err := json.NewDecoder(specFile).Decode(&s)
+	data, err := io.ReadAll(specFile)
 	specFile.Close()
+	var s Spec
+	if err == nil {
+		s, err = Decode(data)
+	}
 	if err != nil {
-		return fail(exitSetup, fmt.Errorf("read the spec: %w", err))
+		return fail(ExitSetup, fmt.Errorf("read the spec: %w", err))
 	}
 	if err := build(s); err != nil {
-		return fail(exitSetup, err)
+		return fail(ExitSetup, err)
 	}
 	if s.Probe {
 		status.Close()
 		return 0
 	}
 	if err := dropPrivileges(); err != nil {
-		return fail(exitSetup, err)
+		return fail(ExitSetup, err)
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGCONT, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -74,7 +76,7 @@ func runInit() int {
 		Sys: &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
-		return fail(exitStart, fmt.Errorf("start %s: %w", s.Path, err))
+		return fail(ExitStart, fmt.Errorf("start %s: %w", s.Path, err))
 	}
 	status.Close()
 	go func() {
@@ -89,7 +91,7 @@ func runInit() int {
 			continue
 		}
 		if err != nil {
-			return exitStart
+			return ExitStart
 		}
 		if got != pid {
 			continue // an orphan, reaped
@@ -111,25 +113,27 @@ func build(s Spec) error {
 		what string
 		do   func() error
 	}{
-		{"make the mounts private", func() error { return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") }},
-		{"mount the base tmpfs", func() error { return unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700") }},
+		{"make the mounts private", func() error { return syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, "") }},
+		{"mount the base tmpfs", func() error {
+			return syscall.Mount("tmpfs", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0700")
+		}},
 		{"make the base", func() error { return errors.Join(os.Mkdir("/tmp/new", 0o700), os.Mkdir("/tmp/old", 0o700)) }},
-		{"pivot to the base", func() error { return unix.PivotRoot("/tmp", "/tmp/old") }},
+		{"pivot to the base", func() error { return syscall.PivotRoot("/tmp", "/tmp/old") }},
 		{"enter the base", func() error { return os.Chdir("/") }},
-		{"bind the host's file system", func() error { return unix.Mount("/old", "/new", "", unix.MS_BIND|unix.MS_REC, "") }},
+		{"bind the host's file system", func() error { return syscall.Mount("/old", "/new", "", syscall.MS_BIND|syscall.MS_REC, "") }},
 		{"make it read-only", func() error { return readOnly("/new") }},
 		{"mount a private /tmp", func() error {
-			return unix.Mount("tmpfs", "/new/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+			return syscall.Mount("tmpfs", "/new/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777")
 		}},
 		{"mount a private /dev/shm", func() error {
 			if _, err := os.Stat("/new/dev/shm"); err != nil {
 				return nil
 			}
-			return unix.Mount("tmpfs", "/new/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+			return syscall.Mount("tmpfs", "/new/dev/shm", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777")
 		}},
 		{"bind the writable paths", func() error {
 			for _, p := range s.Writable {
-				if err := bind(filepath.Clean(p), true); err != nil {
+				if err := bind(path.Clean(p), true); err != nil {
 					return err
 				}
 			}
@@ -140,14 +144,14 @@ func build(s Spec) error {
 				return nil
 			}
 			for _, l := range s.Layers {
-				if err := bind(filepath.Join(s.Root, filepath.FromSlash(l.Rel)), l.Writable); err != nil {
+				if err := bind(path.Join(s.Root, l.Rel), l.Writable); err != nil {
 					return err
 				}
 			}
 			return nil
 		}},
 		{"mount a private /proc", func() error {
-			return unix.Mount("proc", "/new/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+			return syscall.Mount("proc", "/new/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
 		}},
 		{"bring up the loopback interface", func() error {
 			if s.Network {
@@ -156,8 +160,8 @@ func build(s Spec) error {
 			return loopbackUp()
 		}},
 		{"enter the view", func() error { return os.Chdir("/new") }},
-		{"pivot to the view", func() error { return unix.PivotRoot(".", ".") }},
-		{"drop the base", func() error { return unix.Unmount(".", unix.MNT_DETACH) }},
+		{"pivot to the view", func() error { return syscall.PivotRoot(".", ".") }},
+		{"drop the base", func() error { return syscall.Unmount(".", syscall.MNT_DETACH) }},
 		{"enter the root", func() error { return os.Chdir("/") }},
 	}
 	for _, st := range steps {
@@ -172,18 +176,28 @@ func build(s Spec) error {
 // mount_setattr (Linux 5.12) does it in one call; there is no fallback,
 // and a kernel without it has no sandbox.
 func readOnly(p string) error {
-	err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
-	if errors.Is(err, unix.ENOSYS) {
-		return fmt.Errorf("%w: the kernel lacks mount_setattr (Linux 5.12)", err)
+	b, err := syscall.BytePtrFromString(p)
+	if err != nil {
+		return err
 	}
-	return err
+	attr := mountAttr{attrSet: mountAttrRdonly}
+	dirfd := atFdcwd
+	_, _, errno := syscall.Syscall6(sysMountSetattr, uintptr(dirfd), uintptr(unsafe.Pointer(b)), atRecursive,
+		uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	switch {
+	case errno == syscall.ENOSYS:
+		return fmt.Errorf("%w: the kernel lacks mount_setattr (Linux 5.12)", errno)
+	case errno != 0:
+		return errno
+	}
+	return nil
 }
 
 // bind binds the host's path p (under /old) at the same place in the view
 // (under /new), writable or read-only. A p missing on the host is skipped;
 // a mount point missing in the view (the view's /tmp is empty) is made.
 func bind(p string, writable bool) error {
-	src, dst := filepath.Join("/old", p), filepath.Join("/new", p)
+	src, dst := path.Join("/old", p), path.Join("/new", p)
 	fi, err := os.Stat(src)
 	if err != nil {
 		return nil
@@ -191,7 +205,7 @@ func bind(p string, writable bool) error {
 	if _, err := os.Lstat(dst); err != nil {
 		if fi.IsDir() {
 			err = os.MkdirAll(dst, 0o755)
-		} else if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+		} else if err = os.MkdirAll(path.Dir(dst), 0o755); err == nil {
 			var f *os.File
 			if f, err = os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				err = f.Close()
@@ -201,7 +215,7 @@ func bind(p string, writable bool) error {
 			return fmt.Errorf("make a mount point for %s: %w", p, err)
 		}
 	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	if err := syscall.Mount(src, dst, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", p, err)
 	}
 	if writable {
@@ -217,20 +231,18 @@ func bind(p string, writable bool) error {
 // loopbackUp brings up lo in the sandbox's own network namespace, so that
 // a command can still talk to itself.
 func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
+	defer syscall.Close(fd)
+	var ifr ifreq
+	copy(ifr.name[:], "lo")
+	if err := ioctl(fd, syscall.SIOCGIFFLAGS, &ifr); err != nil {
 		return err
 	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+	ifr.flags |= syscall.IFF_UP
+	return ioctl(fd, syscall.SIOCSIFFLAGS, &ifr)
 }
 
 // dropPrivileges leaves this thread, and so the command it starts, with
@@ -238,24 +250,69 @@ func loopbackUp() error {
 // so that nothing in the sandbox can remount a path writable or gain a
 // capability through a set-user-ID or file-capability binary.
 func dropPrivileges() error {
-	for c := 0; c <= unix.CAP_LAST_CAP+16; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			if errors.Is(err, unix.EINVAL) {
+	for c := 0; c < 64; c++ {
+		if err := prctl(prCapbsetDrop, uintptr(c)); err != nil {
+			if errors.Is(err, syscall.EINVAL) {
 				break // past the kernel's last capability
 			}
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+	if err := prctl(prCapAmbient, prCapAmbientClearAll); err != nil {
 		return fmt.Errorf("clear the ambient capabilities: %w", err)
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("drop the capabilities: %w", err)
+	hdr := capHeader{version: linuxCapabilityVersion3}
+	var data [2]capData
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return fmt.Errorf("drop the capabilities: %w", errno)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+	if err := prctl(prSetNoNewPrivs, 1); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	return nil
+}
+
+// The kernel's interfaces the syscall package lacks (linux/prctl.h,
+// linux/capability.h, linux/mount.h, net/if.h).
+const (
+	prSetDumpable           = 4
+	prCapbsetDrop           = 24
+	prSetNoNewPrivs         = 38
+	prCapAmbient            = 47
+	prCapAmbientClearAll    = 4
+	linuxCapabilityVersion3 = 0x20080522
+	sysMountSetattr         = 442 // the same number on every architecture
+	atFdcwd                 = int(-100)
+	atRecursive             = 0x8000
+	mountAttrRdonly         = 0x1
+)
+
+type mountAttr struct{ attrSet, attrClr, propagation, usernsFd uint64 }
+
+type capHeader struct {
+	version uint32
+	pid     int32
+}
+
+type capData struct{ effective, permitted, inheritable uint32 }
+
+type ifreq struct {
+	name  [syscall.IFNAMSIZ]byte
+	flags uint16
+	_     [22]byte
+}
+
+// prctl is prctl(2) with one argument, on this thread.
+func prctl(option, arg uintptr) error {
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, option, arg, 0, 0, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func ioctl(fd int, req uintptr, ifr *ifreq) error {
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), req, uintptr(unsafe.Pointer(ifr))); errno != 0 {
+		return errno
 	}
 	return nil
 }
