@@ -388,3 +388,80 @@ func TestDoctorSaysTheSandbox(t *testing.T) {
 		}
 	}
 }
+
+// Tapestry carrying out a plan task writes the project from bash, but not
+// the rules of the run: config and state stay as they were.
+func TestSandboxTapestryHostOwned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	needSandbox(t, bin)
+	dir := project(t, map[string]string{"greeting": prosePlan})
+	cfg := "tools:\n  bash:\n    timeout: 1m\n"
+	writeConfig(t, dir, cfg)
+	script := `echo hello > greeting.txt
+echo 'agents: {tapestry: {tools: [read, write, edit, bash, glob, grep, webfetch, todowrite, plan_check]}}' >> .weave/config.yaml || echo config refused
+sed -i 's/greeting/pwned/' .weave/state.json || echo state refused`
+	srv := modeltest.NewServer(t,
+		tool("bash", fmt.Sprintf(`{"command":%q}`, script)),
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "Task 1 is done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "greeting")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "greeting.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("tapestry's bash did not write the project: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".weave", "config.yaml")); string(b) != cfg {
+		t.Errorf(".weave/config.yaml = %q, want it unchanged", b)
+	}
+	// A finished run leaves no state behind; a state the bash call
+	// changed would show its mark.
+	if state, _ := os.ReadFile(filepath.Join(dir, ".weave", "state.json")); strings.Contains(string(state), "pwned") {
+		t.Errorf(".weave/state.json = %q: changed by the model's bash", state)
+	}
+	got := strings.Join(requestToolResults(t, srv.Requests()[1]), "\n")
+	for _, want := range []string{"config refused", "state refused", "\nread-only sandbox: bash may write only the project"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the model reads %q, want %q in it", got, want)
+		}
+	}
+}
+
+// A runbook block is the person's: it runs outside the sandbox unless
+// sandbox.blocks says otherwise; sandbox.writable opens a path outside the
+// project to sandboxed bash.
+func TestSandboxBlocksAndWritable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	needSandbox(t, bin)
+	outside := t.TempDir()
+	plan := fmt.Sprintf("# Out\n\n## TODOs\n\n- [ ] 1. Write outside\n  ```sh\n  echo out > %s/out.txt\n  ```\n", outside)
+	for _, tc := range []struct {
+		name, yaml string
+		code       int
+	}{
+		{"blocks outside the sandbox", "", exitOK},
+		{"blocks in the sandbox", "sandbox:\n  blocks: true\n", exitFailed},
+		{"blocks in the sandbox, the path writable", "sandbox:\n  blocks: true\n  writable: [" + outside + "]\n", exitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(filepath.Join(outside, "out.txt"))
+			dir := project(t, map[string]string{"out": plan})
+			writeConfig(t, dir, tc.yaml)
+			code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "out")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
+			}
+			_, err := os.Stat(filepath.Join(outside, "out.txt"))
+			if wrote := err == nil; wrote != (tc.code == exitOK) {
+				t.Errorf("the block wrote outside the project: %v, want %v", wrote, tc.code == exitOK)
+			}
+		})
+	}
+}
