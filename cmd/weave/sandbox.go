@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/internal/sandbox"
@@ -17,10 +16,7 @@ func sandboxCheck(ctx context.Context, sc config.SandboxConfig) check {
 	if sc.Mode == "off" {
 		return check{Name: "sandbox", OK: true, Detail: "off (sandbox.mode): bash runs without a sandbox"}
 	}
-	exe, err := os.Executable()
-	if err == nil {
-		err = sandbox.Probe(ctx, exe)
-	}
+	err := sandbox.Probe(ctx, sandbox.SelfExe)
 	if err == nil {
 		return check{Name: "sandbox", OK: true, Detail: fmt.Sprintf("%s (sandbox.mode): bash runs in a sandbox here, network %s", sc.Mode, sc.Network)}
 	}

@@ -42,9 +42,11 @@ func TestSandboxReadOnlyRole(t *testing.T) {
 	bin := buildWeave(t)
 	needSandbox(t, bin)
 	dir := project(t, nil)
+	tmpFile := fmt.Sprintf("/tmp/weave-thread-%d.txt", os.Getpid())
+	t.Cleanup(func() { os.Remove(tmpFile) })
 	srv := modeltest.NewServer(t,
 		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "task", Args: `{"agent":"thread","prompt":"write x.txt"}`}}},
-		bashTurn("echo x > x.txt; echo y > /tmp/thread-tmp.txt && echo tmp written"),
+		bashTurn("echo x > x.txt; echo y > "+tmpFile+" && echo tmp written"),
 		modeltest.Turn{Text: "I could not write."},
 		modeltest.Turn{Text: "Thread could not write."},
 	)
@@ -67,7 +69,7 @@ func TestSandboxReadOnlyRole(t *testing.T) {
 	if len(got) == 1 && !strings.Contains(got[0], "tmp written") {
 		t.Errorf("thread's model reads %q: its private /tmp should be writable", got)
 	}
-	if _, err := os.Stat("/tmp/thread-tmp.txt"); err == nil {
+	if _, err := os.Stat(tmpFile); err == nil {
 		t.Error("the sandbox's /tmp is the host's")
 	}
 }

@@ -69,11 +69,9 @@ func (t *Tools) SandboxStatus(ctx context.Context) (mode string, unavailable err
 // sandboxAvailable probes, once, whether a sandbox can be built here.
 func (t *Tools) sandboxAvailable(ctx context.Context) error {
 	t.sb.once.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			t.sb.err = fmt.Errorf("sandbox: find weave's own binary: %w", err)
-			return
-		}
+		// weave's own binary, even if its file was replaced since it
+		// started (an upgrade during a run).
+		exe := sandbox.SelfExe
 		t.sb.exe = exe
 		probe := t.sb.probe
 		if probe == nil {

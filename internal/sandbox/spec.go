@@ -13,3 +13,7 @@ type Spec = pid1.Spec
 // Layer is one path of the project bound writable or read-only (see
 // pid1.Layer).
 type Layer = pid1.Layer
+
+// SelfExe is the running binary, as a sandbox's init is started from it:
+// the file it was started from, even if that was replaced since.
+const SelfExe = "/proc/self/exe"
