@@ -42,12 +42,29 @@ type Config struct {
 	DisabledHooks []string                 `mapstructure:"disabled_hooks"`
 	Hook          HookConfig               `mapstructure:"hook"`
 	Tools         ToolsConfig              `mapstructure:"tools"`
+	Sandbox       SandboxConfig            `mapstructure:"sandbox"`
 	Bus           BusConfig                `mapstructure:"bus"`
 	// MCPServers are the MCP servers of mcp_servers, by name.
 	MCPServers map[string]MCPServerConfig `mapstructure:"-"`
 	// Permissions are the allow, ask and deny rules in Claude Code's
 	// syntax; every layer's lists add up.
 	Permissions PermissionsConfig `mapstructure:"-"`
+}
+
+// SandboxConfig governs the sandbox the bash tool runs in (docs/sandbox.md).
+type SandboxConfig struct {
+	// Mode is auto (sandbox where the machine allows it, else warn once
+	// and run bash as it is), strict (refuse bash where it cannot be
+	// sandboxed) or off.
+	Mode string `mapstructure:"mode"`
+	// Network is deny (only a loopback of its own) or allow (the host's).
+	Network string `mapstructure:"network"`
+	// Blocks runs a plan's runbook and verify blocks in the sandbox too,
+	// with the project writable.
+	Blocks bool `mapstructure:"blocks"`
+	// Writable are more paths (absolute, or ~/ for the home directory)
+	// that bash may write, such as a build cache.
+	Writable []string `mapstructure:"writable"`
 }
 
 // LogConfig is the log section.

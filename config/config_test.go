@@ -77,6 +77,7 @@ func TestDefaults(t *testing.T) {
 			WebFetch:    WebFetchToolConfig{Enabled: true, Timeout: 30 * time.Second, MaxBytes: 5 << 20, Allow: []string{}, Deny: []string{}},
 			Read:        ReadToolConfig{MaxBytes: 1 << 20},
 		},
+		Sandbox: SandboxConfig{Mode: "auto", Network: "deny", Writable: []string{}},
 		Bus: BusConfig{
 			Backend: "memory", DefaultPolicy: "stopPropagationOnProcessed", MaxAttempts: 3,
 			RequestTimeout: 30 * time.Second, IdempotencyWindow: 10 * time.Minute, QueueSize: 1024, MaxLogMessages: 100000, MaxDeadLetters: 10000,

@@ -317,6 +317,15 @@ func keyTable() []Key {
 		{Name: "tools.max_parallel", Kind: KindInt, Default: 4, check: minInt(1),
 			Doc: "How many tool calls of one session run at once (an agent may ask for many in one turn); the rest wait, in the order they came, until one ends."},
 
+		{Name: "sandbox.mode", Kind: KindString, Default: "auto", Allowed: []string{"auto", "strict", "off"},
+			Doc: "How bash tool calls are sandboxed (Linux user namespaces; docs/sandbox.md): auto sandboxes where the machine allows it and otherwise warns once per run and runs bash as it is, strict refuses bash where no sandbox is possible, off never sandboxes. In the sandbox the project is writable but for its host-owned files (read-only for roles without write and edit), the rest of the file system is read-only, /tmp and /proc are private, and nothing outlives the call."},
+		{Name: "sandbox.network", Kind: KindString, Default: "deny", Allowed: []string{"deny", "allow"},
+			Doc: "Whether sandboxed bash reaches the network: deny gives it a loopback interface of its own and nothing else; allow keeps the host's network."},
+		{Name: "sandbox.blocks", Kind: KindBool, Default: false,
+			Doc: "Run a plan's runbook and verify blocks in the sandbox too (with the project writable but for its host-owned files); by default only the bash calls a model makes are sandboxed."},
+		{Name: "sandbox.writable", Kind: KindStrings, Default: []string{}, check: sandboxPaths,
+			Doc: "More paths sandboxed bash may write, absolute or ~/ for the home directory (a build cache such as ~/.cache/go-build); a path that does not exist is left out."},
+
 		{Name: "bus.backend", Kind: KindString, Default: "memory", Allowed: []string{"memory", "nats"},
 			Doc: "Message bus backend: memory (embedded) or nats."},
 		{Name: "bus.url", Kind: KindString, Default: "", check: optionalURL, CredentialURL: true,
@@ -581,6 +590,16 @@ func fileNames(v any) string {
 	for _, n := range v.([]string) {
 		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
 			return fmt.Sprintf("%q is not a file name; want names like AGENTS.md", n)
+		}
+	}
+	return ""
+}
+
+// sandboxPaths wants every path absolute or under ~/.
+func sandboxPaths(v any) string {
+	for i, s := range v.([]string) {
+		if !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~/") {
+			return fmt.Sprintf("item %d: %q is neither absolute nor under ~/", i, s)
 		}
 	}
 	return ""

@@ -36,6 +36,7 @@ type Host struct {
 	logger  *slog.Logger
 	verbose bool
 	skip    []int
+	notice  func(string) // the tools' messages for the person; nil: the log only
 
 	sup      *supervisor.Supervisor
 	procs    *proc.Set
@@ -77,6 +78,7 @@ type openOptions struct {
 	// askBus puts permission questions on the bus, waiting askTimeout.
 	askBus     bool
 	askTimeout time.Duration
+	notice     func(string)
 }
 
 // WithBusAsker puts the permission questions of tool calls on the bus
@@ -110,6 +112,10 @@ func WithVerbose(v bool) Option { return func(o *openOptions) { o.verbose = v } 
 // WithSkip has runs leave the tasks numbered skip unchecked, for a person.
 func WithSkip(skip ...int) Option { return func(o *openOptions) { o.skip = skip } }
 
+// WithNotice sets where the tools' messages for the person go (the one
+// warning of a run whose bash calls cannot be sandboxed).
+func WithNotice(f func(string)) Option { return func(o *openOptions) { o.notice = f } }
+
 // WithHooks gathers every hook of the project: the built-ins, the command
 // hooks of config, and the hook plugins, which describe themselves (each is
 // started once). With a bus, peers on the bus act as hooks too.
@@ -137,7 +143,7 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if o.getenv == nil {
 		o.getenv = os.Getenv
 	}
-	h := &Host{project: project, cfg: cfg, logger: o.logger, verbose: o.verbose, skip: o.skip}
+	h := &Host{project: project, cfg: cfg, logger: o.logger, verbose: o.verbose, skip: o.skip, notice: o.notice}
 	defer func() {
 		if err != nil {
 			_ = h.Close(context.WithoutCancel(ctx))
@@ -228,7 +234,7 @@ func (h *Host) newTools(asker tools.Asker) (*tools.Tools, error) {
 	}
 	opts := []tools.Option{tools.WithLogger(h.logger), tools.WithProcs(h.procs), delegation, tools.WithEventFunc(h.denied),
 		tools.WithModel(h.model.ModelFunc), tools.WithSessionLinks(h.model.Link), tools.WithWatch(h.model.WatchTool),
-		tools.WithSkills(h.guide.skills), tools.WithAsker(asker)}
+		tools.WithSkills(h.guide.skills), tools.WithAsker(asker), tools.WithNotice(h.notice)}
 	if h.mcp != nil {
 		opts = append(opts, tools.WithMCP(h.mcp))
 	}

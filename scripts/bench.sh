@@ -9,7 +9,7 @@
 #   PAIRS=5 scripts/bench.sh          more pairs
 #   TASKS=100,1000 scripts/bench.sh   runbook sizes (default 100,300,1000,3000)
 #   PLANS=1000 scripts/bench.sh       plans for `weave status` (default 1000)
-#   ONLY=runbook scripts/bench.sh     one group: plans runbook status plugins model bus mcp
+#   ONLY=runbook scripts/bench.sh     one group: plans runbook status plugins sandbox model bus mcp
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -119,6 +119,16 @@ fi
 if want mcp; then
   echo "== MCP (target: a call through the gate and hooks within 1.2x of the SDK's client alone)"
   pair "MCP echo over stdio: gate + hooks vs SDK client" ns/op ./host/mcp 'BenchmarkMCPCallThroughGate$' ./host/mcp 'BenchmarkMCPCallDirect$' 1s
+fi
+
+if want sandbox; then
+  echo "== Sandbox (target: a sandboxed bash call costs at most 15 ms more than an unsandboxed one)"
+  # The wall time of a call on a loaded machine is mostly waiting for a CPU;
+  # its CPU time (weave's and its children's) is printed beside it.
+  pair "bash \`true\` sandboxed vs unsandboxed" ns/op ./cmd/weave 'BenchmarkBashSandboxed$' ./cmd/weave 'BenchmarkBashUnsandboxed$' 50x
+  printf '  %-46s %s ms (bound 15 ms)\n' "sandbox overhead per call, wall" "$(awk -v a="$pa" -v b="$pb" 'BEGIN { printf "%.1f", (a - b) / 1e6 }')"
+  pair "bash \`true\` sandboxed vs unsandboxed, CPU" cpu-ns/op ./cmd/weave 'BenchmarkBashSandboxed$' ./cmd/weave 'BenchmarkBashUnsandboxed$' 50x
+  printf '  %-46s %s ms (bound 15 ms)\n' "sandbox overhead per call, CPU" "$(awk -v a="$pa" -v b="$pb" 'BEGIN { printf "%.1f", (a - b) / 1e6 }')"
 fi
 
 if want model; then

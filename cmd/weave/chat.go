@@ -235,7 +235,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		// the host lives on past the signal that cancels ctx.
 		ctx = context.WithoutCancel(ctx)
 	}
-	hostOpts := []host.Option{host.WithTools()}
+	hostOpts := []host.Option{host.WithTools(), host.WithNotice(noticeTo(opts.Streams.ErrOut))}
 	var asker *termAsker
 	if opts.interactive && (opts.Ask.Via == "" || opts.Ask.Via == askViaTerminal) {
 		// The person at the terminal answers the permission questions.

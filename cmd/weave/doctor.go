@@ -138,6 +138,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 	out = append(out, mcpChecks(ctx, g, &quiet)...)
 
 	out = append(out, modelCheck(ctx, cfg.Model))
+	out = append(out, sandboxCheck(ctx, cfg.Sandbox))
 
 	if url := busface.URL(cfg, ""); url == "" {
 		out = append(out, check{Name: "bus", OK: true, Detail: "embedded (no bus.url)"})

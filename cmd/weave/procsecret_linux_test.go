@@ -89,7 +89,10 @@ func TestNoSecretThroughProc(t *testing.T) {
 	record := filepath.Join(dir, "plugin-read.txt")
 	buildGo(t, "./cmd/weave/testdata/procreader", filepath.Join(dir, ".weave", "plugins", "procreader"))
 	hook := `{ tr '\0' '\n' < /proc/$PPID/environ; } > "$WEAVE_PROJECT_DIR/hook-read.txt" 2>&1; echo "hook ran under $PPID" >> "$WEAVE_PROJECT_DIR/hook-read.txt"`
-	cfg := "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: " + strconvQuote(hook) + "\n"
+	// The bash call runs outside the sandbox here, as where none can be
+	// built: the non-dumpable host is what refuses it (the sandboxed read
+	// is TestSandboxNoSecretThroughProc's).
+	cfg := "sandbox:\n  mode: off\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: " + strconvQuote(hook) + "\n"
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

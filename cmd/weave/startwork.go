@@ -107,7 +107,7 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	if err != nil {
 		return err
 	}
-	h, closeHost, err := openLoggedHost(ctx, project, cfg, append([]host.Option{host.WithBus(opts.Bus), host.WithTools(), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...)}, askOpts...)...)
+	h, closeHost, err := openLoggedHost(ctx, project, cfg, append([]host.Option{host.WithBus(opts.Bus), host.WithTools(), host.WithNotice(noticeTo(opts.Streams.ErrOut)), host.WithVerbose(opts.Verbose), host.WithSkip(opts.Skip...)}, askOpts...)...)
 	if err != nil {
 		return err
 	}

@@ -466,6 +466,9 @@ func TestTapestryPluginKilledMidTaskIsRestarted(t *testing.T) {
 	// for the call's result. The bracket keeps the shell's own command
 	// line from matching the pattern.
 	kill := `pkill -KILL -P $PPID -f "__plugin weave[.]agent[.]tapestry"; echo killed`
+	// The sandbox would hide the plugin from the model's bash: the test
+	// runs it outside, as on a machine without one.
+	writeConfig(t, dir, "sandbox:\n  mode: off\n")
 	srv := modeltest.NewServer(t,
 		tool("bash", `{"command":`+strconvQuote(kill)+`}`),
 		tool("plan_check", `{"task":1}`),

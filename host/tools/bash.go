@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/internal/proc"
+	"github.com/weavehq/weave/internal/sandbox"
 	"github.com/weavehq/weave/plugins"
 )
 
 func init() {
-	register(plugins.ToolBash, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) { return t.bash(ctx, c.args) })
+	register(plugins.ToolBash, func(ctx context.Context, t *Tools, c call) (plugins.ToolResult, error) {
+		return t.bash(ctx, c.caller, c.args)
+	})
 }
 
 // cappedBuffer keeps the first max bytes written and counts the rest. The
@@ -118,7 +121,7 @@ func (t *Tools) command(argv []string) *exec.Cmd {
 	return cmd
 }
 
-func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResult, error) {
+func (t *Tools) bash(ctx context.Context, caller Caller, args map[string]any) (plugins.ToolResult, error) {
 	command, err := stringArg(args, argCommand, true)
 	if err != nil {
 		return plugins.ToolResult{}, err
@@ -155,16 +158,40 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	if scope.timeoutSet {
 		role = proc.Block
 	}
+	// A runbook block the host's executor runs, or a verify block its tick
+	// door runs, is the person's; everything else is a model's.
+	block := (scope.handed != nil && scope.handed.Runbook) || ctx.Value(blockKey{}) != nil
+	sb := t.planSandbox(ctx, caller, block)
+	if sb.refusal != "" {
+		return refused(sb.refusal)
+	}
 	cmd := t.command(argv)
 	cmd.Dir = t.root
 	cmd.Env = proc.Env(role, proc.EnvOptions{Hide: t.cfg.CredentialEnv()})
+	var boxed *sandbox.Cmd
+	if sb.use {
+		if boxed, err = t.sandboxed(sb, cmd); err != nil {
+			return plugins.ToolResult{}, fmt.Errorf("bash: %w", err)
+		}
+		cmd = boxed.Cmd
+	}
 	cmd.Stdout, cmd.Stderr = sink, sink
 	// A background child that keeps the output pipe open must not hold the
 	// call once bash itself has exited where the group cannot be watched.
 	cmd.WaitDelay = proc.DefaultGrace
 	g, err := t.procs.Start(cmd, role.String()+": "+firstLine(command))
 	if err != nil {
+		if boxed != nil {
+			boxed.Abort()
+			err = sandbox.StartError(err)
+		}
 		return plugins.ToolResult{}, fmt.Errorf("bash: start: %w", err)
+	}
+	if boxed != nil {
+		if err := boxed.Ready(); err != nil {
+			_ = g.Wait(ctx)
+			return plugins.ToolResult{}, fmt.Errorf("bash: %w", err)
+		}
 	}
 	// The kill sequence runs on a timeout or a cancellation, and whatever the
 	// command left running in its group ends with it.
@@ -202,6 +229,10 @@ func (t *Tools) bash(ctx context.Context, args map[string]any) (plugins.ToolResu
 	}
 	if code != 0 {
 		text += fmt.Sprintf("\n[exit code %d]\n", code)
+	}
+	if sb.use && strings.Contains(text, roNote) {
+		// The model learns why its write failed, and what it may write.
+		text = strings.TrimRight(text, "\n") + "\n" + sb.note + "\n"
 	}
 	return plugins.ToolResult{Output: text, IsError: code != 0, ExitCode: code}, nil
 }

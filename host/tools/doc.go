@@ -96,7 +96,15 @@
 //	                                                         together) capped at tools.bash.max_output_bytes;
 //	                                                         exit code in ExitCode; killed with everything it
 //	                                                         started on timeout (tools.bash.timeout, which the
-//	                                                         argument can only shorten) or cancellation
+//	                                                         argument can only shorten) or cancellation;
+//	                                                         on Linux in a sandbox (sandbox.go,
+//	                                                         internal/sandbox, docs/sandbox.md): the project
+//	                                                         writable but its host-owned files (read-only
+//	                                                         for roles without write and edit), the rest
+//	                                                         read-only, private /tmp and /proc, no network
+//	                                                         unless sandbox.network allows it; a write it
+//	                                                         refused ends the result with a line
+//	                                                         "read-only sandbox: ..."
 //	glob        pattern (doublestar, "**" crosses dirs),    matching files, sorted, relative to the
 //	            path? (directory to search from)             project, at most 1000
 //	grep        pattern (RE2), path? (file or directory),   file:line:text, at most 500 matches; skips .git,

@@ -15,9 +15,9 @@ import (
 
 // The host-owned files: the rules a run obeys and the record it keeps. The
 // write and edit tools of every role refuse them, whatever the role's row
-// and write scope allow; a later bash sandbox makes them read-only there
-// (until then the tick door puts back a plan's checkboxes that a bash call
-// changed during a run). The one list, matched on the real path relative
+// and write scope allow; the bash sandbox (sandbox.go) makes them
+// read-only there (and the tick door puts back a plan's checkboxes that a
+// bash call changed during a run). The one list, matched on the real path relative
 // to the project root, case-insensitively (as macOS's file system
 // compares names):
 //

@@ -281,6 +281,9 @@ func (t *Tools) AsStarted(ctx context.Context, p *plans.Plan, task plans.Task) (
 // none), else the refusal of the tick, which names the block, its exit
 // code and its output.
 func (t *Tools) Verify(ctx context.Context, caller Caller, session string, task plans.Task) (string, error) {
+	// A verify block is the person's, as a runbook block is: the sandbox
+	// holds it only with sandbox.blocks.
+	ctx = context.WithValue(ctx, blockKey{}, true)
 	for _, b := range task.VerifyBlocks() {
 		// Whoever watches the caller's commands (a run's view) sees the
 		// block run, as an agent's own bash call shows.

@@ -111,6 +111,8 @@ type Tools struct {
 	web    webNet
 	now    func() time.Time
 	shells sync.Map // shell name -> its path on PATH (Tools.command)
+	// sb is the bash tool's sandbox: probed once (sandbox.go).
+	sb sandboxing
 	// slots bounds the calls of one session that run at once
 	// (tools.max_parallel); the rest wait in arrival order.
 	slots *slots

@@ -320,7 +320,9 @@ func pidFromFile(t *testing.T, path string) int {
 }
 
 func TestToolBashTimeoutKillsGrandchildren(t *testing.T) {
-	e := newToolsEnv(t, nil, nil)
+	// The pids this test reads are the host's: outside the sandbox, whose
+	// own kill of everything is sandbox_linux_test.go's.
+	e := newToolsEnv(t, func(c *config.Config) { c.Sandbox.Mode = "off" }, nil)
 	// bash starts a shell that starts a sleep: the sleep is a grandchild.
 	cmd := `bash -c 'sleep 300 & echo $! > gc.pid; wait' ; echo never`
 	// A machine too busy to start the shells within the timeout is given a
@@ -342,7 +344,9 @@ func TestToolBashTimeoutKillsGrandchildren(t *testing.T) {
 }
 
 func TestToolBashBackgroundChildDoesNotHoldTheCall(t *testing.T) {
-	e := newToolsEnv(t, nil, nil)
+	// The pids this test reads are the host's: outside the sandbox, whose
+	// own kill of everything is sandbox_linux_test.go's.
+	e := newToolsEnv(t, func(c *config.Config) { c.Sandbox.Mode = "off" }, nil)
 	res := e.call(t, asTapestry, "bash", map[string]any{"command": "sleep 300 & echo $! > bg.pid; echo started"})
 	if res.IsError || res.ExitCode != 0 || res.Output != "started\n" {
 		t.Errorf("bash with a background child = %+v, want output %q and success", res, "started\n")
@@ -357,7 +361,9 @@ func TestToolBashConfigTimeoutBoundsTheArgument(t *testing.T) {
 }
 
 func TestToolBashCancelKillsTheGroup(t *testing.T) {
-	e := newToolsEnv(t, nil, nil)
+	// The pids this test reads are the host's: outside the sandbox, whose
+	// own kill of everything is sandbox_linux_test.go's.
+	e := newToolsEnv(t, func(c *config.Config) { c.Sandbox.Mode = "off" }, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)

@@ -54,7 +54,10 @@
 //	CommandHook  nothing more than its own environment, which already has
 //	             the person's secrets less weave's credentials.
 //	Block        nothing ($PPID is weave; its environ is refused).
-//	BashTool     nothing ($PPID is weave; its environ is refused).
+//	BashTool     nothing: in the sandbox (internal/sandbox) no host process
+//	             is visible and $PPID is the sandbox's init, which has no
+//	             environment and is not dumpable; without one, $PPID is
+//	             weave and its environ is refused.
 //	Git          nothing.
 //
 // A child that runs as root reads everything whatever weave does, and off

@@ -80,7 +80,7 @@ func (s *Set) Start(cmd *exec.Cmd, what string) (*Group, error) {
 		s.mu.Unlock()
 		defer s.starting.Done()
 	}
-	cmd.SysProcAttr = groupAttr()
+	cmd.SysProcAttr = groupAttrOn(cmd.SysProcAttr)
 	if s != nil && s.ledger != nil {
 		// The group is recorded only once it has started; a host killed in
 		// between would leave it unrecorded. The mark in its environment,

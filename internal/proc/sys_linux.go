@@ -23,6 +23,16 @@ func groupAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
+// groupAttrOn adds groupAttr's settings to the attributes a caller gave
+// (a sandbox's namespaces), or returns groupAttr's when it gave none.
+func groupAttrOn(a *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if a == nil {
+		return groupAttr()
+	}
+	a.Setpgid, a.Pgid, a.Pdeathsig = true, 0, syscall.SIGKILL
+	return a
+}
+
 // ChildAttr is for a child that stays in weave's process group (a plugin):
 // only the parent-death signal.
 func ChildAttr() *syscall.SysProcAttr {

@@ -13,6 +13,10 @@ import (
 // and killed.
 func groupAttr() *syscall.SysProcAttr { return nil }
 
+// groupAttrOn keeps the attributes a caller gave: there is no group to ask
+// for here.
+func groupAttrOn(a *syscall.SysProcAttr) *syscall.SysProcAttr { return a }
+
 // ChildAttr has nothing to ask for here.
 func ChildAttr() *syscall.SysProcAttr { return nil }
 

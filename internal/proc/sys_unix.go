@@ -12,6 +12,16 @@ import (
 // signal to ask for off Linux; Set.Close and the ledger end the groups.
 func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
+// groupAttrOn adds groupAttr's settings to the attributes a caller gave,
+// or returns groupAttr's when it gave none.
+func groupAttrOn(a *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if a == nil {
+		return groupAttr()
+	}
+	a.Setpgid, a.Pgid = true, 0
+	return a
+}
+
 // ChildAttr is for a child that stays in weave's process group.
 func ChildAttr() *syscall.SysProcAttr { return nil }
 
