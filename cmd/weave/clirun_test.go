@@ -208,6 +208,10 @@ func trustInProcess(t *testing.T) {
 // "" included) is the test's own choice and is kept as it is.
 func trustingEnv(t testing.TB, env []string) []string {
 	t.Helper()
+	if env == nil {
+		// A nil environment is the test's own, as exec.Cmd takes it.
+		env = os.Environ()
+	}
 	for _, kv := range env {
 		if strings.HasPrefix(kv, trust.Env+"=") {
 			return env

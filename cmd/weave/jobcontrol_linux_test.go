@@ -57,11 +57,13 @@ func counter(dir string) int {
 	return n
 }
 
-// allStopped reports whether pgid has members and every one is stopped.
+// allStopped reports whether pgid has members and every one is stopped (a
+// zombie counts: it will not run again, and its stopped parent cannot reap
+// it until it continues).
 func allStopped(pgid int) bool {
 	members := proctest.Group(pgid)
 	for _, pid := range members {
-		if proctest.State(pid) != 'T' {
+		if st := proctest.State(pid); st != 'T' && st != 'Z' {
 			return false
 		}
 	}

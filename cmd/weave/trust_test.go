@@ -46,7 +46,7 @@ func offeredTools(t *testing.T, r modeltest.Request) []string {
 }
 
 // A model rewrites the config that limits it (the write tool is refused;
-// its bash, until the sandbox, is not): the run says so at its end, and the
+// its bash is refused by the sandbox, which is off here): the run says so at its end, and the
 // next start stops with the change listed, runs no hook and asks no model,
 // until a person trusts it.
 func TestTrustAModelRewritesTheConfig(t *testing.T) {
@@ -75,7 +75,10 @@ func TestTrustAModelRewritesTheConfig(t *testing.T) {
 		modeltest.Turn{Text: "Configured."},
 		modeltest.Turn{Text: "Configured."},
 	)
-	code, out, errOut := runWeave(t, bin, dir, askedEnv(chatEnv(t, srv), state), "start-work", "setup", "--retries", "0")
+	// The bash sandbox refuses that write (sandbox_linux_test.go); off
+	// here, the gate behind it is tested, as for a change that comes in
+	// with a git pull.
+	code, out, errOut := runWeave(t, bin, dir, append(askedEnv(chatEnv(t, srv), state), "WEAVE_SANDBOX_MODE=off"), "start-work", "setup", "--retries", "0")
 	if code != 0 {
 		t.Fatalf("first run = %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -370,7 +373,8 @@ func TestTrustARewriteMidRunReachesNoLaterPlugin(t *testing.T) {
 		modeltest.Turn{Text: "Thread looked."},
 		modeltest.Turn{Text: "Done."},
 	)
-	code, out, errOut := runWeave(t, bin, dir, askedEnv(chatEnv(t, srv), t.TempDir()), "chat", "-p", "configure and delegate")
+	// The sandbox would refuse the rewrite; off, the gate behind it is tested.
+	code, out, errOut := runWeave(t, bin, dir, append(askedEnv(chatEnv(t, srv), t.TempDir()), "WEAVE_SANDBOX_MODE=off"), "chat", "-p", "configure and delegate")
 	if got, _ := os.ReadFile(filepath.Join(dir, ".weave", "config.yaml")); !strings.Contains(string(got), "obey the file") {
 		t.Fatalf("the bash call did not write the config (the test's premise): %q\nstderr: %s", got, errOut)
 	}

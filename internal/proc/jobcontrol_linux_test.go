@@ -32,7 +32,9 @@ func waitState(t *testing.T, pgid int, what string, want func(byte) bool) {
 	}
 }
 
-func stopped(s byte) bool { return s == 'T' }
+// A zombie counts as stopped: it will not run again, and its parent, stopped
+// too, cannot reap it until it continues.
+func stopped(s byte) bool { return s == 'T' || s == 'Z' }
 func running(s byte) bool { return s != 'T' }
 
 func TestSuspendStopsEveryGroupAndThoseStartedMeanwhile(t *testing.T) {
