@@ -193,6 +193,7 @@ stopped after an interruption or a crash.`,
 		newCmdVersion(s),
 		newCmdTask(g, s),
 		newCmdDoctor(g, s),
+		newCmdFakeModel(s),
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)
