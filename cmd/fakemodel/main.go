@@ -1,6 +1,7 @@
 // Command fakemodel serves a scripted fake model that speaks the OpenAI Chat
 // Completions and Anthropic Messages wire formats, for trying weave, hooks
-// and plugins without a provider account:
+// and plugins without a provider account (`weave fakemodel` is the same
+// command in the weave binary):
 //
 //	go run ./cmd/fakemodel --script turns.json
 //
@@ -12,9 +13,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,42 +20,11 @@ import (
 	"github.com/weavehq/weave/host/model/modeltest"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fakemodel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	script := fs.String("script", "", "JSON file of turns to answer, in order (required)")
-	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
-	quiet := fs.Bool("quiet", false, "do not print a line per request")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *script == "" {
-		fmt.Fprintln(stderr, "fakemodel: --script FILE is required (a JSON array of turns; see docs/fake-model.md)")
-		return 2
-	}
-	turns, err := modeltest.LoadScript(*script)
-	if err != nil {
-		fmt.Fprintf(stderr, "fakemodel: %v\n", err)
-		return 1
-	}
-	var log io.Writer = stderr
-	if *quiet {
-		log = nil
-	}
-	srv, err := modeltest.Listen(*addr, turns, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "fakemodel: %v\n", err)
-		return 1
-	}
-	defer srv.Close()
+func main() {
 	// The signals are caught before the URL is printed: whoever reads it
 	// may ask and then stop the server before this goroutine runs again.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	fmt.Fprintln(stdout, srv.URL)
-	fmt.Fprintf(stderr, "fakemodel: %d turns; openai base_url %s, anthropic base_url %s\n", len(turns), srv.OpenAIURL(), srv.URL)
-	<-ctx.Done()
-	return 0
+	code := modeltest.Main(ctx, "fakemodel", os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -215,6 +215,7 @@ stopped after an interruption or a crash.`,
 		newCmdTask(g, s),
 		newCmdDoctor(g, s),
 		newCmdTrust(g, s),
+		newCmdFakeModel(s),
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)

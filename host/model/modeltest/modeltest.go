@@ -10,9 +10,11 @@
 //	)
 //	// model.base_url: srv.OpenAIURL() for provider openai, srv.URL for anthropic.
 //
-// Each request, whatever its format, takes the next turn (the next one it
-// matches, for turns with Match set). A request past the end of the script is answered 500 with x-should-retry: false, so that SDK
-// clients fail at once and say so. A turn's Fault breaks its answer as
+// Each request, whatever its format, takes the next turn it matches (a turn
+// may be kept for an agent, for the answer to a tool result, or for any
+// request whose body contains a text), else a default turn, which is never
+// used up. A request nothing is left for is answered 500 with
+// x-should-retry: false, so that SDK clients fail at once and say so. A turn's Fault breaks its answer as
 // broken or hostile endpoints do (fault.go): without end, huge, cut, dropped
 // or garbage. The command cmd/fakemodel serves a script from a JSON file.
 package modeltest
@@ -76,6 +78,17 @@ type Turn struct {
 	// it (a role's name in its system prompt, say), so that agents asked
 	// at once each get their own answer whatever order they ask in.
 	Match string `json:"match,omitempty"`
+	// Agent, when set, keeps the turn for a request of that agent (its
+	// system prompt says "You are Tapestry"), case-insensitive.
+	Agent string `json:"agent,omitempty"`
+	// AfterTool, when set, keeps the turn for a request whose last message
+	// is a tool result containing this text: the answer to what a tool
+	// call returned.
+	AfterTool string `json:"after_tool,omitempty"`
+	// Default makes the turn never used up: it answers every request no
+	// other turn is left for (that it matches, with Match, Agent or
+	// AfterTool), instead of the 500 that ends a script.
+	Default bool `json:"default,omitempty"`
 }
 
 // ToolCall is one scripted tool call. Args is a JSON object; ID is made up
@@ -282,8 +295,8 @@ func (s *Server) Remaining() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, u := range s.used {
-		if !u {
+	for i, u := range s.used {
+		if !u && !s.turns[i].Default {
 			n++
 		}
 	}
@@ -350,14 +363,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	idx := -1
-	var turn Turn
-	for i, t := range s.turns {
-		if !s.used[i] && (t.Match == "" || bytes.Contains(body, []byte(t.Match))) {
-			idx, turn, s.used[i] = i, t, true
-			break
-		}
-	}
+	idx, turn := s.pick(format, body)
 	req := Request{Format: format, Path: r.URL.Path, Stream: head.Stream, Model: head.Model, APIKey: key,
 		Header: r.Header.Clone(), Body: body, Turn: idx, Time: time.Now()}
 	s.reqs = append(s.reqs, req)

@@ -71,3 +71,73 @@ func TestMatchKeepsATurnForItsRequest(t *testing.T) {
 		t.Errorf("Remaining() = %d, want 0", n)
 	}
 }
+
+// post sends body to the server in format and returns the answer's text.
+func post(t *testing.T, srv *Server, format, body string) (string, int) {
+	t.Helper()
+	url := srv.OpenAIURL() + "/chat/completions"
+	if format == "anthropic" {
+		url = srv.URL + "/v1/messages"
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+		Content []struct{ Text string } `json:"content"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	switch {
+	case len(out.Choices) == 1:
+		return out.Choices[0].Message.Content, resp.StatusCode
+	case len(out.Content) > 0:
+		return out.Content[0].Text, resp.StatusCode
+	}
+	return "", resp.StatusCode
+}
+
+// A script answers what it did not foresee: a turn kept for an agent, one
+// kept for the answer to a tool result (in both formats), and a default
+// turn that is never used up, so an extra request shifts nothing.
+func TestTurnsForAgentsToolResultsAndDefault(t *testing.T) {
+	srv := NewServer(t,
+		Turn{Text: "tapestry starts", Agent: "tapestry"},
+		Turn{Text: "read it", AfterTool: "hello from the file"},
+		Turn{Text: "anthropic read it", AfterTool: "anthropic file"},
+		Turn{Text: "fallback", Default: true},
+	)
+	openai := func(system, last string) string {
+		return `{"model":"m","messages":[{"role":"system","content":"` + system + `"},` + last + `]}`
+	}
+	user := `{"role":"user","content":"hi"}`
+	tool := `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"hello from the file"}`
+
+	// An extra request first: the default answers it, and shifts nothing.
+	if got, _ := post(t, srv, "openai", openai("You are Loom.", user)); got != "fallback" {
+		t.Errorf("an unforeseen request got %q, want the default", got)
+	}
+	if got, _ := post(t, srv, "openai", openai("You are Tapestry.", user)); got != "tapestry starts" {
+		t.Errorf("tapestry got %q, want its turn", got)
+	}
+	if got, _ := post(t, srv, "openai", openai("You are Tapestry.", tool)); got != "read it" {
+		t.Errorf("the answer to the read got %q, want the after_tool turn", got)
+	}
+	anth := `{"model":"m","max_tokens":10,"system":"You are Thread.","messages":[{"role":"user","content":"x"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"the anthropic file says hi"}]}]}]}`
+	if got, _ := post(t, srv, "anthropic", anth); got != "anthropic read it" {
+		t.Errorf("the Anthropic answer to a tool result got %q, want its after_tool turn", got)
+	}
+	for range 3 {
+		if got, code := post(t, srv, "openai", openai("You are Tapestry.", user)); got != "fallback" || code != http.StatusOK {
+			t.Errorf("a request past the script got %q (%d), want the default again", got, code)
+		}
+	}
+	if n := srv.Remaining(); n != 0 {
+		t.Errorf("Remaining() = %d, want 0 (a default turn is not counted)", n)
+	}
+}
