@@ -32,6 +32,7 @@ for target in $targets; do
   echo "building $name"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stage/$exe" ./cmd/weave
   cp README.md LICENSE "$stage/"
+  cp -R docs "$stage/docs"   # the front page links its pages
   if [ "$os" = windows ]; then
     (cd "$dist" && zip -qr "$name.zip" "$name")
   else

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// What README and docs/hooks.md promise each child process: a command hook
+// What docs/hooks.md and docs/plugins.md promise each child process: a command hook
 // gets the user's full environment (as Claude Code's hooks do), a runbook
 // block gets it without secrets, and Bash's tool_input carries shell and
 // errexit beyond Claude Code's fields.

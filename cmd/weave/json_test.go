@@ -90,14 +90,14 @@ func TestJSONDurationsAreMilliseconds(t *testing.T) {
 	}
 }
 
-// Every event type a run can print is in README.
-func TestREADMEListsEveryEventType(t *testing.T) {
+// Every event type a run can print is in docs/commands.md.
+func TestDocsListEveryEventType(t *testing.T) {
 	root := repoRoot(t)
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, "host", "run", "events.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "commands.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestREADMEListsEveryEventType(t *testing.T) {
 		typ, _ := strconv.Unquote(lit.Value)
 		n++
 		if !strings.Contains(string(readme), "| `"+typ+"` |") {
-			t.Errorf("README's table of start-work --json events lacks %q (%s)", typ, vs.Names[0].Name)
+			t.Errorf("docs/commands.md's table of start-work --json events lacks %q (%s)", typ, vs.Names[0].Name)
 		}
 		return true
 	})
