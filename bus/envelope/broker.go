@@ -442,7 +442,13 @@ func (b *Broker) idemScope(env Envelope) (*idemWindow, string) {
 		_ = json.Unmarshal(env.Payload, &p)
 		key, _ = p.GroupID.(string)
 		if env.Type == TypeRelaySubmit {
-			key, _ = p.RelayID.(string)
+			// One relay takes a submit per turn of its owner's model and
+			// one more to end it, all under its relay_id: only a resend of
+			// the very same envelope is a repeat.
+			key = ""
+			if id, _ := p.RelayID.(string); id != "" {
+				key = id + "\x00" + env.ID
+			}
 		}
 	}
 	if key == "" {
