@@ -814,6 +814,8 @@ func checkAction(a Action) *Error {
 		if strings.TrimSpace(a.Command) == "" {
 			return errorf(CodeInvalidRequest, "control action needs a command (new, compact, interrupt or review)")
 		}
+	case ActionWait:
+		return errorf(CodeInvalidRequest, "a wait action goes in relay.submit, where the owner waits for its targets; action.submit delivers message and control actions")
 	case "":
 		return errorf(CodeInvalidRequest, "action needs a type: message or control")
 	default:
