@@ -238,12 +238,11 @@ type actionState struct {
 	event     *Envelope // the per-target action.submit event carrying it
 }
 
-// relayState follows one relay.submit until relay.done.
+// relayState follows one relay from its first relay.submit until its
+// owner ends it.
 type relayState struct {
-	owner   string
-	pending int // actions without a terminal result
-	failed  int
-	done    bool
+	owner string
+	done  bool
 }
 
 // stream is one follower of a session's events: an events.stream on a

@@ -155,27 +155,12 @@ func (b *Broker) failPending(ctx context.Context, s *session, match func(*action
 	return nil
 }
 
-// result records an action.result event, and relay.done when it was the
-// last action of a relay to finish.
+// result records an action.result event. A relay does not end with its
+// actions: its owner ends it (relay.submit with done, or relay.done), since
+// codex-weave's TUI keeps a relay open across its model's turns until then.
 func (b *Broker) result(ctx context.Context, s *session, ev Envelope, r Result) error {
-	st := s.actions[r.GroupID+"\x00"+r.ActionID]
 	ev.Type, ev.Payload = TypeActionResult, mustJSON(r)
-	if _, err := b.emit(ctx, s, ev); err != nil {
-		return err
-	}
-	if st == nil || st.action.RelayID == "" || isReply(st.action) {
-		return nil
-	}
-	rs := s.relays[st.action.RelayID]
-	if rs == nil || rs.done || rs.pending > 0 {
-		return nil
-	}
-	summary := "every action of the relay finished"
-	if rs.failed > 0 {
-		summary = fmt.Sprintf("the relay finished; %d action(s) did not complete", rs.failed)
-	}
-	_, err := b.emit(ctx, s, Envelope{Type: TypeRelayDone, Src: BusSrc, Dst: rs.owner,
-		Payload: mustJSON(RelayDone{RelayID: st.action.RelayID, Summary: summary})})
+	_, err := b.emit(ctx, s, ev)
 	return err
 }
 

@@ -51,8 +51,8 @@
 // agent.added, agent.removed and agent.updated, its own action.result
 // events (src "bus") for actions it rejects or abandons, and relay.done
 // (src "bus", dst the relay's owner) when the owner ends a relay (a
-// relay.submit carrying done, or relay.done) or every action of it has
-// finished. A relay takes one relay.submit per turn under its relay_id;
+// relay.submit carrying done, or relay.done); a relay whose actions all
+// finished stays open for the owner's next turn. A relay takes one relay.submit per turn under its relay_id;
 // a wait action in it is reported in relay.accepted's targets map and
 // delivered to no one.
 //

@@ -32,6 +32,11 @@ func TestHTTPRelayTurns(t *testing.T) {
 		tb.Actions[0].Type != ActionMessage || tb.Actions[1].Type != ActionWait || tb.Actions[1].PlanStepID != "step_1" {
 		t.Fatalf("first turn accepted = %+v, targets[agent-b] = %+v; want the message and the wait under agent-b", first, tb)
 	}
+	// The target finishes the only delivered action: the relay stays open
+	// for the owner's next turn (the TUI keeps it until relay.done).
+	_, r := post(t, srv, []byte(`{"v":1,"type":"action.result","id":"hr","ts":"2026-01-02T03:04:06.500Z","src":"agent-b","session":"`+s+
+		`","payload":{"group_id":"relay-h","action_id":"relay-h/0","action_index":0,"status":"completed"}}`))
+	mustOK(t, r)
 	second := accepted("h2", `{"actions":[{"command":"new","dst":"agent-b","plan_step_id":"step_2","type":"control"}],"relay_id":"relay-h","targets":["agent-b"]}`)
 	if second.Status != "accepted" || second.Targets["agent-b"] == nil || second.Targets["agent-b"].Actions[0].Command != "new" {
 		t.Fatalf("second turn under the same relay_id = %+v; want it accepted as a new turn", second)
@@ -50,7 +55,7 @@ func TestHTTPRelayTurns(t *testing.T) {
 		break
 	}
 	// The ended relay takes no more actions.
-	_, r := post(t, srv, frame("h4", `{"actions":[{"dst":"agent-b","text":"more","type":"message"}],"relay_id":"relay-h"}`))
+	_, r = post(t, srv, frame("h4", `{"actions":[{"dst":"agent-b","text":"more","type":"message"}],"relay_id":"relay-h"}`))
 	if r.Status != StatusError || r.Error == nil || r.Error.Code != CodeConflict || !strings.Contains(r.Error.Message, "ended") {
 		t.Fatalf("submit to an ended relay = %+v; want a conflict saying it ended", r)
 	}
