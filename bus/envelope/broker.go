@@ -238,12 +238,11 @@ type actionState struct {
 	event     *Envelope // the per-target action.submit event carrying it
 }
 
-// relayState follows one relay.submit until relay.done.
+// relayState follows one relay from its first relay.submit until its
+// owner ends it.
 type relayState struct {
-	owner   string
-	pending int // actions without a terminal result
-	failed  int
-	done    bool
+	owner string
+	done  bool
 }
 
 // stream is one follower of a session's events: an events.stream on a
@@ -442,7 +441,13 @@ func (b *Broker) idemScope(env Envelope) (*idemWindow, string) {
 		_ = json.Unmarshal(env.Payload, &p)
 		key, _ = p.GroupID.(string)
 		if env.Type == TypeRelaySubmit {
-			key, _ = p.RelayID.(string)
+			// One relay takes a submit per turn of its owner's model and
+			// one more to end it, all under its relay_id: only a resend of
+			// the very same envelope is a repeat.
+			key = ""
+			if id, _ := p.RelayID.(string); id != "" {
+				key = id + "\x00" + env.ID
+			}
 		}
 	}
 	if key == "" {

@@ -155,27 +155,12 @@ func (b *Broker) failPending(ctx context.Context, s *session, match func(*action
 	return nil
 }
 
-// result records an action.result event, and relay.done when it was the
-// last action of a relay to finish.
+// result records an action.result event. A relay does not end with its
+// actions: its owner ends it (relay.submit with done, or relay.done), since
+// codex-weave's TUI keeps a relay open across its model's turns until then.
 func (b *Broker) result(ctx context.Context, s *session, ev Envelope, r Result) error {
-	st := s.actions[r.GroupID+"\x00"+r.ActionID]
 	ev.Type, ev.Payload = TypeActionResult, mustJSON(r)
-	if _, err := b.emit(ctx, s, ev); err != nil {
-		return err
-	}
-	if st == nil || st.action.RelayID == "" || isReply(st.action) {
-		return nil
-	}
-	rs := s.relays[st.action.RelayID]
-	if rs == nil || rs.done || rs.pending > 0 {
-		return nil
-	}
-	summary := "every action of the relay finished"
-	if rs.failed > 0 {
-		summary = fmt.Sprintf("the relay finished; %d action(s) did not complete", rs.failed)
-	}
-	_, err := b.emit(ctx, s, Envelope{Type: TypeRelayDone, Src: BusSrc, Dst: rs.owner,
-		Payload: mustJSON(RelayDone{RelayID: st.action.RelayID, Summary: summary})})
+	_, err := b.emit(ctx, s, ev)
 	return err
 }
 
@@ -615,7 +600,11 @@ func (b *Broker) deliver(ctx context.Context, s *session, env Envelope, p Submit
 // ordered actions for its targets, delivered as action.submit events per
 // target with the sender recorded as the conversation's owner. Unlike
 // action.submit, an action that cannot be delivered does not stop the
-// others: it is listed in failures. The reply's payload is relay.accepted.
+// others: it is listed in failures. The reply's payload is relay.accepted,
+// with a targets map saying what each target got. The owner submits again
+// under the same relay_id for each turn of its model, and ends the relay
+// with a submit carrying done. A wait action is delivered to no one: it is
+// reported back under each target it waits for.
 func (b *Broker) relaySubmit(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
 	s, p, err := inSession[RelaySubmit](b, ctx, env, false)
 	if err != nil {
@@ -624,11 +613,33 @@ func (b *Broker) relaySubmit(ctx context.Context, _ *conn, env Envelope) (any, f
 	if strings.TrimSpace(p.RelayID) == "" {
 		return nil, nil, errorf(CodeInvalidRequest, "relay.submit needs payload.relay_id")
 	}
-	if len(p.Actions) == 0 {
-		return nil, nil, errorf(CodeInvalidRequest, "relay.submit needs a non-empty payload.actions")
+	r := s.relays[p.RelayID]
+	if r != nil && r.owner != env.Src {
+		return nil, nil, errorf(CodeForbidden, "relay %q was sent by %q; only it submits to that relay", p.RelayID, r.owner)
 	}
-	if s.relays[p.RelayID] != nil || s.groups[p.RelayID] > 0 {
+	if p.Done != nil {
+		if len(p.Actions) > 0 {
+			return nil, nil, errorf(CodeInvalidRequest, "relay.submit with done ends relay %q and carries no actions; send the actions first", p.RelayID)
+		}
+		if err := b.endRelay(ctx, s, env.Src, p.RelayID, p.Done.Summary); err != nil {
+			return nil, nil, err
+		}
+		return RelayAccepted{RelayID: p.RelayID, Status: "accepted", Failures: []RelayFailure{}, Targets: map[string]*RelayTarget{}}, nil, nil
+	}
+	if len(p.Actions) == 0 {
+		return nil, nil, errorf(CodeInvalidRequest, "relay.submit needs a non-empty payload.actions (or done to end the relay)")
+	}
+	if r != nil && r.done {
+		return nil, nil, errorf(CodeConflict, "relay %q has ended; start a new relay with a new relay_id", p.RelayID)
+	}
+	if r == nil && s.groups[p.RelayID] > 0 {
 		return nil, nil, errorf(CodeConflict, "relay_id %q was already used in this session; use a new relay_id", p.RelayID)
+	}
+	// Each submit of a relay is its own group, so that its action ids
+	// (group/index) never meet an earlier turn's.
+	groupID := p.RelayID
+	for n := 2; s.groups[groupID] > 0; n++ {
+		groupID = fmt.Sprintf("%s#%d", p.RelayID, n)
 	}
 	rc := &Context{ContextID: p.RelayID, OwnerID: env.Src}
 	if p.Context != nil && p.Context.ContextID != "" {
@@ -637,12 +648,29 @@ func (b *Broker) relaySubmit(ctx context.Context, _ *conn, env Envelope) (any, f
 	if err := s.checkOwner(env.Src, rc, nil); err != nil {
 		return nil, nil, err
 	}
-	out := RelayAccepted{RelayID: p.RelayID, Failures: []RelayFailure{}}
-	sub := Submit{GroupID: p.RelayID, Context: rc, TaskID: p.TaskID}
+	out := RelayAccepted{RelayID: p.RelayID, Failures: []RelayFailure{}, Targets: map[string]*RelayTarget{}}
+	target := func(id string) *RelayTarget {
+		t := out.Targets[id]
+		if t == nil {
+			t = &RelayTarget{ContextID: rc.ContextID, TaskID: p.TaskID, GroupID: groupID, Actions: []RelayTargetAction{}}
+			out.Targets[id] = t
+		}
+		return t
+	}
+	sub := Submit{GroupID: groupID, Context: rc, TaskID: p.TaskID}
 	var targets []*agent
+	var waits []Action
 	ids, indexes := make(map[string]bool), make(map[int]bool)
 	for i, a := range p.Actions {
-		a = relayAction(p.RelayID, i, a)
+		a = relayAction(groupID, p.RelayID, i, a)
+		if a.Type == ActionWait {
+			if cerr := s.checkWait(a); cerr != nil {
+				out.Failures = append(out.Failures, RelayFailure{Dst: strings.Join(a.Targets, ","), ActionIndex: i, Code: cerr.Code, Message: cerr.Message})
+				continue
+			}
+			waits = append(waits, a)
+			continue
+		}
 		ag, cerr := s.checkAction(a, ids, indexes)
 		if cerr != nil {
 			out.Failures = append(out.Failures, RelayFailure{Dst: a.Dst, ActionIndex: i, Code: cerr.Code, Message: cerr.Message})
@@ -653,17 +681,32 @@ func (b *Broker) relaySubmit(ctx context.Context, _ *conn, env Envelope) (any, f
 	}
 	s.correlateReplies(sub.Actions)
 	if len(targets) > 0 {
-		sent, _, err := b.deliver(ctx, s, env, sub, targets)
+		sent, rejected, err := b.deliver(ctx, s, env, sub, targets)
 		if err != nil {
 			return nil, nil, err
 		}
 		out.TargetCount = len(sent)
+		for i, a := range sub.Actions {
+			if slices.Contains(rejected, a.ActionID) {
+				continue
+			}
+			t := target(targets[i].info.ID)
+			t.Actions = append(t.Actions, RelayTargetAction{ActionID: a.ActionID, ActionIndex: a.Index(), Type: a.Type,
+				PlanStepID: a.PlanStepID, ExpectsReply: a.ExpectsReply, Command: a.Command})
+		}
 	}
-	out.ActionCount = len(sub.Actions)
+	for _, a := range waits {
+		for _, ref := range a.Targets {
+			ag, _ := s.resolve(ref) // checkWait resolved every one
+			t := target(ag.info.ID)
+			t.Actions = append(t.Actions, RelayTargetAction{ActionID: a.ActionID, ActionIndex: a.Index(), Type: ActionWait, PlanStepID: a.PlanStepID})
+		}
+	}
+	out.ActionCount = len(sub.Actions) + len(waits)
 	switch {
 	case len(out.Failures) == 0:
 		out.Status = "accepted"
-	case len(sub.Actions) > 0:
+	case out.ActionCount > 0:
 		out.Status = "partial"
 	default:
 		out.Status = "rejected"
@@ -671,12 +714,26 @@ func (b *Broker) relaySubmit(ctx context.Context, _ *conn, env Envelope) (any, f
 	return out, nil, nil
 }
 
+// checkWait validates a wait action: it names at least one target, each an
+// agent of the session.
+func (s *session) checkWait(a Action) *Error {
+	if len(a.Targets) == 0 {
+		return errorf(CodeInvalidRequest, "wait action needs targets (the agents whose replies it waits for)")
+	}
+	for _, ref := range a.Targets {
+		if _, err := s.resolve(ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // relayAction fills what a relay action may leave out: its id and index
 // (from its position), its type (message) and kind (user), and ties it to
 // the relay.
-func relayAction(relayID string, i int, a Action) Action {
+func relayAction(groupID, relayID string, i int, a Action) Action {
 	if a.ActionID == "" {
-		a.ActionID = fmt.Sprintf("%s/%d", relayID, i)
+		a.ActionID = fmt.Sprintf("%s/%d", groupID, i)
 	}
 	if a.ActionIndex == nil {
 		a.ActionIndex = IntPtr(i)
@@ -691,9 +748,7 @@ func relayAction(relayID string, i int, a Action) Action {
 	return a
 }
 
-// relayDone ends a relay from its owner's side (the model said task_done):
-// relay.done goes to everyone in the session. A relay the bus already
-// announced as done is not announced again.
+// relayDone ends a relay from its owner's side (the model said task_done).
 func (b *Broker) relayDone(ctx context.Context, _ *conn, env Envelope) (any, func(), error) {
 	s, p, err := inSession[RelayDone](b, ctx, env, false)
 	if err != nil {
@@ -706,12 +761,28 @@ func (b *Broker) relayDone(ctx context.Context, _ *conn, env Envelope) (any, fun
 	if r.owner != env.Src {
 		return nil, nil, errorf(CodeForbidden, "only %q, who sent relay %q, ends it", r.owner, p.RelayID)
 	}
-	if !r.done {
-		if _, err := b.emit(ctx, s, Envelope{Type: TypeRelayDone, ID: env.ID, Src: env.Src, Payload: mustJSON(p)}); err != nil {
-			return nil, nil, err
-		}
+	if err := b.endRelay(ctx, s, env.Src, p.RelayID, p.Summary); err != nil {
+		return nil, nil, err
 	}
 	return p, nil, nil
+}
+
+// endRelay announces the end of owner's relay with relay.done from the bus
+// addressed to the owner (codex-weave's client drops a relay.done without
+// dst, and one from itself). A relay already announced as done is not
+// announced again; one that never delivered an action ends all the same.
+func (b *Broker) endRelay(ctx context.Context, s *session, owner, relayID, summary string) error {
+	r := s.relays[relayID]
+	if r != nil && r.done {
+		return nil
+	}
+	if r == nil {
+		r = &relayState{owner: owner}
+		s.relays[relayID] = r
+	}
+	_, err := b.emit(ctx, s, Envelope{Type: TypeRelayDone, Src: BusSrc, Dst: owner,
+		Payload: mustJSON(RelayDone{RelayID: relayID, Summary: strings.TrimSpace(summary)})})
+	return err
 }
 
 // checkAction validates one action's own fields.
@@ -728,6 +799,8 @@ func checkAction(a Action) *Error {
 		if strings.TrimSpace(a.Command) == "" {
 			return errorf(CodeInvalidRequest, "control action needs a command (new, compact, interrupt or review)")
 		}
+	case ActionWait:
+		return errorf(CodeInvalidRequest, "a wait action goes in relay.submit, where the owner waits for its targets; action.submit delivers message and control actions")
 	case "":
 		return errorf(CodeInvalidRequest, "action needs a type: message or control")
 	default:

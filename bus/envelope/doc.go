@@ -50,7 +50,11 @@
 // events clients send, the bus records session.created, session.closed,
 // agent.added, agent.removed and agent.updated, its own action.result
 // events (src "bus") for actions it rejects or abandons, and relay.done
-// when every action of a relay has finished.
+// (src "bus", dst the relay's owner) when the owner ends a relay (a
+// relay.submit carrying done, or relay.done); a relay whose actions all
+// finished stays open for the owner's next turn. A relay takes one relay.submit per turn under its relay_id;
+// a wait action in it is reported in relay.accepted's targets map and
+// delivered to no one.
 //
 // events.stream with follow acknowledges and then pushes events.record
 // frames (corr = the request id, the event in payload): only new events, or
@@ -90,8 +94,9 @@
 //     (action.result "rejected") rather than delivered; MayRelay gives the
 //     runtime the same kind-based rule.
 //   - Duplicates. A command repeated with the same idempotency_key (for
-//     action.submit, the group_id when no key is set) gets the first reply
-//     again with status "duplicate" and changes nothing.
+//     action.submit, the group_id when no key is set; for relay.submit, the
+//     same envelope id) gets the first reply again with status "duplicate"
+//     and changes nothing.
 //   - seq on requests. A connection's seq values must increase; a stale one is
 //     refused.
 //

@@ -215,9 +215,13 @@ type Action struct {
 	// RelayID and PlanStepID tie an action to the relay that sent it and
 	// the plan step it serves (relay.submit); the bus copies them onto
 	// replies to that action.
-	RelayID      string `json:"relay_id,omitempty"`
-	PlanStepID   string `json:"plan_step_id,omitempty"`
-	ExpectsReply bool   `json:"expects_reply,omitempty"`
+	RelayID    string `json:"relay_id,omitempty"`
+	PlanStepID string `json:"plan_step_id,omitempty"`
+	// ExpectsReply is kept as sent: codex-weave's TUI reads a missing
+	// value as true, so an explicit false must survive.
+	ExpectsReply *bool `json:"expects_reply,omitempty"`
+	// Targets are the agents a wait action waits for (ids or names).
+	Targets []string `json:"targets,omitempty"`
 }
 
 // Index returns the action's action_index, or -1 when it is missing.
@@ -240,6 +244,10 @@ type Submit struct {
 const (
 	ActionMessage = "message"
 	ActionControl = "control"
+	// ActionWait, only in relay.submit, is the owner saying it waits for
+	// its targets' replies (codex-weave's TUI tracks it from the
+	// relay.accepted targets map); it is delivered to no one.
+	ActionWait = "wait"
 
 	KindUser    = "user"
 	KindReply   = "reply"
@@ -335,6 +343,10 @@ type RelaySubmit struct {
 	Actions []Action `json:"actions"`
 	Context *Context `json:"context,omitempty"`
 	TaskID  string   `json:"task_id,omitempty"`
+	// Done ends the relay instead (codex-weave's TUI sends
+	// {"relay_id":..., "done":{"relay_id":..., "summary":...}} with no
+	// actions); the bus answers with relay.done to the owner.
+	Done *RelayDone `json:"done,omitempty"`
 }
 
 // RelayAccepted is the payload of relay.submit's reply.
@@ -347,6 +359,28 @@ type RelayAccepted struct {
 	// RetryAfterMS is never set by this bus (it does not throttle); the
 	// field is part of the reply clients read.
 	RetryAfterMS int `json:"retry_after_ms,omitempty"`
+	// Targets maps each target agent's id to what this submit gave it, as
+	// codex-weave's TUI reads it to track pending actions, waits and plan
+	// steps.
+	Targets map[string]*RelayTarget `json:"targets"`
+}
+
+// RelayTarget is one target's share of a relay.submit.
+type RelayTarget struct {
+	ContextID string              `json:"context_id,omitempty"`
+	TaskID    string              `json:"task_id,omitempty"`
+	GroupID   string              `json:"group_id"`
+	Actions   []RelayTargetAction `json:"actions"`
+}
+
+// RelayTargetAction is one accepted action of a target, wait included.
+type RelayTargetAction struct {
+	ActionID     string `json:"action_id"`
+	ActionIndex  int    `json:"action_index"`
+	Type         string `json:"type"`
+	PlanStepID   string `json:"plan_step_id,omitempty"`
+	ExpectsReply *bool  `json:"expects_reply,omitempty"`
+	Command      string `json:"command,omitempty"`
 }
 
 // RelayFailure is one action of a relay that was not delivered.

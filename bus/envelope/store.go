@@ -271,12 +271,9 @@ func (b *Broker) applySubmit(s *session, ev Envelope) {
 	for _, a := range p.Actions {
 		s.remember(&actionState{action: a, groupID: p.GroupID, submitter: ev.Src, target: ev.Dst, event: evp})
 		if a.RelayID != "" && !isReply(a) { // replies are correlated, not part of it
-			r := s.relays[a.RelayID]
-			if r == nil {
-				r = &relayState{owner: ev.Src}
-				s.relays[a.RelayID] = r
+			if s.relays[a.RelayID] == nil {
+				s.relays[a.RelayID] = &relayState{owner: ev.Src}
 			}
-			r.pending++
 		}
 	}
 }
@@ -306,12 +303,6 @@ func (b *Broker) applyResult(s *session, ev Envelope) {
 	}
 	s.finish(st, p.Status)
 	s.compactActions()
-	if r := s.relays[st.action.RelayID]; r != nil && st.action.RelayID != "" && !isReply(st.action) {
-		r.pending--
-		if p.Status != ResultCompleted {
-			r.failed++
-		}
-	}
 }
 
 // snapshot writes the session's info and agents to their retained topics.

@@ -613,13 +613,15 @@ func (c *conn) dispatch(in incoming) (any, *Error) {
 	switch in.method {
 	case "initialize":
 		return c.initialize(in.params)
-	case "ping":
-		return pingResult{Timestamp: time.Now().UTC().Format(time.RFC3339)}, nil
 	}
+	// ping too waits for the handshake: bub's server answers it -32001
+	// before initialize, and its clients expect that.
 	if !c.initialized.Load() {
 		return nil, &Error{Code: CodeNotInitialized, Message: "Not initialized", Data: "send initialize first"}
 	}
 	switch in.method {
+	case "ping":
+		return pingResult{Timestamp: time.Now().UTC().Format(time.RFC3339)}, nil
 	case "subscribe":
 		return c.subscribe(in.params)
 	case "unsubscribe":

@@ -102,7 +102,8 @@ func TestHandshake(t *testing.T) {
 		{"subscribe before initialize", `{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"topic":"a:*"}}`, -32001},
 		{"sendMessage before initialize", `{"jsonrpc":"2.0","id":1,"method":"sendMessage","params":{"topic":"a:1","payload":{"type":"x"}}}`, -32001},
 		{"unsubscribe before initialize", `{"jsonrpc":"2.0","id":1,"method":"unsubscribe","params":{"topic":"a:*"}}`, -32001},
-		{"ping before initialize", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 0},
+		// bub's server answers ping before initialize -32001 too.
+		{"ping before initialize", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}`, -32001},
 		{"no params", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, -32002},
 		{"no clientId", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"a","version":"1"}}}`, -32002},
 		{"clientId with space", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientId":"a b","clientInfo":{"name":"a","version":"1"}}}`, -32002},
@@ -126,6 +127,9 @@ func TestHandshake(t *testing.T) {
 	again := r.roundTrip(strings.Replace(initFrame, `"clientId":"c1"`, `"clientId":"c2"`, 1))
 	if diff := cmp.Diff(want, again); diff != "" {
 		t.Errorf("second initialize (-want +got):\n%s", diff)
+	}
+	if got := errCode(r.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}`)); got != 0 {
+		t.Errorf("ping after initialize: error code = %v, want a result", got)
 	}
 }
 
