@@ -74,6 +74,12 @@ type Writer struct {
 	mu       sync.Mutex
 	lastMS   int64
 	lastRand [10]byte
+	// topics caches topic ids found or written in the log at logPath,
+	// valid while the log has not shrunk below logSize (append-only, so a
+	// topic's first record stays first).
+	topics  map[string]string
+	logPath string
+	logSize int64
 }
 
 // NewWriter returns a Writer for the store of project (found as jwz finds
@@ -130,12 +136,17 @@ func (w *Writer) Post(ctx context.Context, topic string, body []byte) (string, e
 	defer unlock()
 
 	logPath := filepath.Join(dir, LogFile)
-	topicID, err := findTopic(logPath, topic)
-	if err != nil {
-		return "", err
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if fi, err := os.Stat(logPath); w.logPath != logPath || err != nil || fi.Size() < w.logSize {
+		w.topics, w.logPath, w.logSize = map[string]string{}, logPath, 0
+	}
+	topicID := w.topics[topic]
+	if topicID == "" {
+		if topicID, err = findTopic(logPath, topic); err != nil {
+			return "", err
+		}
+	}
 	var out bytes.Buffer
 	if topicID == "" {
 		ms, id := w.next()
@@ -149,9 +160,11 @@ func (w *Writer) Post(ctx context.Context, topic string, body []byte) (string, e
 	if err := writeLine(&out, msg); err != nil {
 		return "", err
 	}
-	if err := appendSync(logPath, out.Bytes()); err != nil {
+	size, err := appendSync(logPath, out.Bytes())
+	if err != nil {
 		return "", err
 	}
+	w.topics[topic], w.logSize = topicID, size
 	return id, nil
 }
 
@@ -230,25 +243,28 @@ func findTopic(logPath, name string) (string, error) {
 // appendSync writes data at the end of the log in one write and fsyncs it.
 // A log whose last line lacks its newline (a writer that died mid-line) is
 // given one first, so the new records start on a line of their own.
-func appendSync(logPath string, data []byte) error {
+// It returns the log's size after the write.
+func appendSync(logPath string, data []byte) (int64, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("open jwz log: %w", err)
+		return 0, fmt.Errorf("open jwz log: %w", err)
 	}
 	defer f.Close()
+	var size int64
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		size = fi.Size()
 		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+		if _, err := f.ReadAt(last, size-1); err == nil && last[0] != '\n' {
 			data = append([]byte{'\n'}, data...)
 		}
 	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("append to jwz log: %w", err)
+		return 0, fmt.Errorf("append to jwz log: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync jwz log: %w", err)
+		return 0, fmt.Errorf("sync jwz log: %w", err)
 	}
-	return nil
+	return size + int64(len(data)), nil
 }
 
 func writeLine(buf *bytes.Buffer, v any) error {

@@ -278,3 +278,34 @@ func TestULIDEncoding(t *testing.T) {
 		t.Errorf("max ulid = %s", got)
 	}
 }
+
+// A store removed between two posts is made again, topic record first.
+func TestPostAfterTheStoreIsRemoved(t *testing.T) {
+	project := t.TempDir()
+	w := NewWriter(project, nil)
+	ctx := context.Background()
+	if _, err := w.Post(ctx, "loop:current", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(project, ".jwz")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Post(ctx, "loop:current", []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	got := readStore(t, filepath.Join(project, ".jwz"))
+	if len(got["loop:current"]) != 1 || got["loop:current"][0].Body != "two" {
+		t.Errorf("store = %+v", got)
+	}
+}
+
+func BenchmarkPost(b *testing.B) {
+	project := b.TempDir()
+	w := NewWriter(project, nil)
+	body := []byte(`{"schema":0,"event":"STATE","run_id":"loop-1-2","updated_at":"2024-12-21T10:00:00Z","stack":[{"id":"loop-1-2","mode":"loop","iter":1,"max":2,"prompt_file":"/p.md"}]}`)
+	for b.Loop() {
+		if _, err := w.Post(context.Background(), "loop:current", body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
