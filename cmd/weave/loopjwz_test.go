@@ -10,7 +10,7 @@ import (
 	"github.com/weavehq/weave/bus/loop"
 )
 
-// With loop.jwz on, start-work appends its loop events to the project's
+// With loop.jwz on (or --jwz), start-work appends its loop events to the project's
 // jwz store: a failed task leaves a resumable ABORT, the resumed run a
 // DONE, each a whole record idle's TUI reads. A model-written garbage
 // line already in the log does not make Weave's records unreadable.
@@ -42,7 +42,11 @@ func TestStartWorkWritesLoopEventsToJWZ(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ok"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runWeave(t, bin, dir, env, "start-work", "p")
+	// The resumed run has the flag in place of the key.
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte("runbook:\n  retries: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runWeave(t, bin, dir, env, "start-work", "p", "--jwz")
 	if code != 0 {
 		t.Fatalf("resume: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
