@@ -19,6 +19,7 @@ type Config struct {
 	Runbook          RunbookConfig          `mapstructure:"runbook"`
 	WorkContinuation WorkContinuationConfig `mapstructure:"work_continuation"`
 	Review           ReviewConfig           `mapstructure:"review"`
+	Loop             LoopConfig             `mapstructure:"loop"`
 	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
 	Delegation       DelegationConfig       `mapstructure:"delegation"`
 	Instructions     InstructionsConfig     `mapstructure:"instructions"`
@@ -97,6 +98,13 @@ type WorkContinuationConfig struct {
 type ReviewConfig struct {
 	// OnComplete has a plan reviewed when its last task is ticked.
 	OnComplete bool `mapstructure:"on_complete"`
+}
+
+// LoopConfig governs where a run's loop events go besides the bus.
+type LoopConfig struct {
+	// JWZ appends them to the project's jwz store (.jwz/messages.jsonl),
+	// as `jwz post loop:current` would, for idle and `jwz read`.
+	JWZ bool `mapstructure:"jwz"`
 }
 
 // ContextWindowConfig holds the context-window monitor's thresholds;

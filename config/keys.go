@@ -170,6 +170,8 @@ func keyTable() []Key {
 
 		{Name: "instructions.files", Kind: KindStrings, Default: []string{"AGENTS.md", "CLAUDE.md"}, check: fileNames,
 			Doc: "Instruction file names looked for in a directory, the first found winning: the project root's and the user's ($XDG_CONFIG_HOME/weave/) are in every agent's first request; a subfolder's is added when an agent first reads or changes a file under it."},
+		{Name: "loop.jwz", Kind: KindBool, Default: false,
+			Doc: "Also append a run's loop events (STATE, DONE, ABORT on loop:current, ANCHOR on loop:anchor) to the project's jwz store, .jwz/messages.jsonl (created when missing), as `jwz post` would, for idle's TUI and `jwz read`."},
 		{Name: "review.on_complete", Kind: KindBool, Default: false,
 			Doc: "Have Weft and Warp review a plan's work when it completes; a rejection makes start-work exit non-zero."},
 

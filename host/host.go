@@ -14,6 +14,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/jwz"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/busface"
@@ -361,8 +362,16 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 	if h.cfg.Review.OnComplete {
 		o.Review = h.reviewFinished
 	}
+	var loopOpts []run.LoopOption
+	if h.cfg.Loop.JWZ {
+		role := "loop"
+		loopOpts = append(loopOpts, run.LoopToJWZ(jwz.NewWriter(h.project, &jwz.Sender{ID: "weave", Name: "weave", Role: &role})))
+	}
+	if h.bus == nil && len(loopOpts) > 0 {
+		o.Observe = run.LoopObserver(ctx, nil, h.project, h.logger, observe, loopOpts...)
+	}
 	if h.bus != nil {
-		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe)
+		o.Observe = run.LoopObserver(ctx, h.bus, h.project, h.logger, observe, loopOpts...)
 		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {
 			return busface.ServeAgents(ctx, h.bus, h.sup, h.gate.Names(), busface.ToolServices(h.tools, session, h.logger))
 		}

@@ -2,10 +2,19 @@
 // ABORT on the retained topic loop:current, and ANCHOR recovery snapshots on
 // the append-only topic loop:anchor.
 //
-// Writers emit schema 0. Readers accept schema 0 and 1 (the same fields:
-// schema 1 is what the reference implementation wrote before v0 was
-// formalised) and ignore unknown fields, as the schema's evolution rules
-// require. Decode validates what it reads, so a reader gets either a
+// Writers emit schema 0. Readers accept schema 0, 1 and 2 (the same fields:
+// schema 1 is what idle wrote before v0 was formalised, schema 2 what it
+// wrote with prompt_blob in place of prompt_file) and ignore unknown fields,
+// as the schema's evolution rules require. Readers also take what idle
+// writes beyond the document: DONE with reason STUCK or ABORT, ABORT with
+// reason ERROR.
+//
+// Weave adds two optional fields (additive, so schema 0 still): a frame's
+// prompt_blob, the content address "sha256:<hex>" of its prompt file (the id
+// `jwz blob put` gives that content), and an ABORT's resumable, true when
+// the loop only paused and can be resumed (a failed task, a continuation
+// pause, Ctrl-C). A reader that ignores resumable sees the ABORT the
+// document describes. Decode validates what it reads, so a reader gets either a
 // well-formed event or an error that says which field is wrong.
 package loop
 
@@ -66,6 +75,12 @@ const (
 	ReasonNoMoreIssues  = "NO_MORE_ISSUES"
 	ReasonMaxIssues     = "MAX_ISSUES"
 	ReasonUserCancelled = "USER_CANCELLED" // ABORT only; omitted for internal errors
+
+	// Reasons idle writes that the document does not list; readers
+	// accept them, Weave does not write them.
+	ReasonStuck = "STUCK" // DONE: the agent said it is stuck
+	ReasonAbort = "ABORT" // DONE: idle clearing the state after an ABORT
+	ReasonError = "ERROR" // ABORT: an internal error, named
 )
 
 // Frame is one level of the execution stack; the last frame is the current
@@ -76,6 +91,9 @@ type Frame struct {
 	Iter       int    `json:"iter"`
 	Max        int    `json:"max"`
 	PromptFile string `json:"prompt_file"`
+	// PromptBlob is idle's field: the prompt's content address,
+	// "sha256:<hex>". Readers accept a frame with either field.
+	PromptBlob string `json:"prompt_blob,omitempty"`
 
 	Filter string `json:"filter,omitempty"`
 
@@ -102,7 +120,9 @@ func (f Frame) Validate() error {
 	if f.Iter < 1 || f.Iter > f.Max {
 		errs = append(errs, fmt.Errorf("iter %d is outside 1..max (%d)", f.Iter, f.Max))
 	}
-	if !filepath.IsAbs(f.PromptFile) {
+	switch {
+	case f.PromptFile == "" && f.PromptBlob != "":
+	case !filepath.IsAbs(f.PromptFile):
 		errs = append(errs, fmt.Errorf("prompt_file %q is not an absolute path", f.PromptFile))
 	}
 	if f.Mode == ModeIssue {
@@ -132,7 +152,11 @@ type Event struct {
 	RunID     string    `json:"run_id,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	Reason    string    `json:"reason,omitempty"`
-	Stack     []Frame   `json:"stack"`
+	// Resumable marks an ABORT that is a pause: the loop stopped (a task
+	// failed, a continuation pause, Ctrl-C) and can be resumed where it
+	// stopped. Absent on a loop that is over.
+	Resumable bool    `json:"resumable,omitempty"`
+	Stack     []Frame `json:"stack"`
 }
 
 // NewState returns a STATE event for run runID at time at.
@@ -152,10 +176,22 @@ func NewAbort(reason string) Event {
 	return Event{Schema: Schema, Kind: KindAbort, Reason: reason, Stack: []Frame{}}
 }
 
+// NewPause returns the ABORT of a loop that paused and can be resumed:
+// resumable is set; reason is ReasonUserCancelled when a person stopped
+// it, empty when it stopped on its own (a failure, a continuation pause).
+func NewPause(reason string) Event {
+	e := NewAbort(reason)
+	e.Resumable = true
+	return e
+}
+
 // Validate checks the required fields of the event's kind.
 func (e Event) Validate() error {
-	if e.Schema != 0 && e.Schema != 1 {
-		return fmt.Errorf("loop event schema %d is not supported (want 0 or 1)", e.Schema)
+	if e.Schema < 0 || e.Schema > 2 {
+		return fmt.Errorf("loop event schema %d is not supported (want 0, 1 or 2)", e.Schema)
+	}
+	if e.Resumable && e.Kind != KindAbort {
+		return fmt.Errorf("%s event is resumable; only an ABORT can be", e.Kind)
 	}
 	switch e.Kind {
 	case KindState:
@@ -175,16 +211,16 @@ func (e Event) Validate() error {
 		}
 	case KindDone:
 		switch e.Reason {
-		case ReasonComplete, ReasonMaxIterations, ReasonNoMoreIssues, ReasonMaxIssues:
+		case ReasonComplete, ReasonMaxIterations, ReasonNoMoreIssues, ReasonMaxIssues, ReasonStuck, ReasonAbort:
 		default:
-			return fmt.Errorf("DONE event reason %q is not one of %s, %s, %s, %s", e.Reason, ReasonComplete, ReasonMaxIterations, ReasonNoMoreIssues, ReasonMaxIssues)
+			return fmt.Errorf("DONE event reason %q is not one of %s, %s, %s, %s, %s, %s", e.Reason, ReasonComplete, ReasonMaxIterations, ReasonNoMoreIssues, ReasonMaxIssues, ReasonStuck, ReasonAbort)
 		}
 		if len(e.Stack) != 0 {
 			return fmt.Errorf("DONE event stack has %d frames, want none", len(e.Stack))
 		}
 	case KindAbort:
-		if e.Reason != "" && e.Reason != ReasonUserCancelled {
-			return fmt.Errorf("ABORT event reason %q is not %s (omit it for internal errors)", e.Reason, ReasonUserCancelled)
+		if e.Reason != "" && e.Reason != ReasonUserCancelled && e.Reason != ReasonError {
+			return fmt.Errorf("ABORT event reason %q is not %s or %s (or omitted for internal errors)", e.Reason, ReasonUserCancelled, ReasonError)
 		}
 		if len(e.Stack) != 0 {
 			return fmt.Errorf("ABORT event stack has %d frames, want none", len(e.Stack))

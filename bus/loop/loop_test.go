@@ -109,6 +109,26 @@ func TestDecode(t *testing.T) {
 			Stack: []Frame{{ID: "loop-1703123456-12345", Mode: ModeLoop, Iter: 3, Max: 10, PromptFile: "/tmp/idle-loop-xxx/prompt.txt"}},
 		}},
 	}
+	// What idle writes beyond the document (its stop hook and /loop
+	// command): DONE with STUCK or ABORT, ABORT with ERROR, schema 2 frames
+	// that carry prompt_blob and no prompt_file, its frame flags.
+	tests = append(tests, []struct {
+		name string
+		in   string
+		want Event
+	}{
+		{"idle DONE STUCK", `{"schema":1,"event":"DONE","reason":"STUCK","stack":[]}`,
+			Event{Schema: 1, Kind: KindDone, Reason: ReasonStuck, Stack: []Frame{}}},
+		{"idle DONE ABORT", `{"schema":1,"event":"DONE","reason":"ABORT","stack":[]}`,
+			Event{Schema: 1, Kind: KindDone, Reason: ReasonAbort, Stack: []Frame{}}},
+		{"idle ABORT ERROR", `{"schema":1,"event":"ABORT","reason":"ERROR","stack":[]}`,
+			Event{Schema: 1, Kind: KindAbort, Reason: ReasonError, Stack: []Frame{}}},
+		{"idle schema 2 prompt_blob", `{"schema":2,"event":"STATE","run_id":"loop-1703123456-12345","updated_at":"2024-12-21T10:00:00Z","stack":[{"id":"loop-1703123456-12345","mode":"loop","iter":3,"max":10,"prompt_blob":"sha256:abc","reviewed":true,"checkpoint_reviewed":false}]}`,
+			Event{Schema: 2, Kind: KindState, RunID: "loop-1703123456-12345", UpdatedAt: at("2024-12-21T10:00:00Z"),
+				Stack: []Frame{{ID: "loop-1703123456-12345", Mode: ModeLoop, Iter: 3, Max: 10, PromptBlob: "sha256:abc"}}}},
+		{"resumable ABORT", `{"schema":0,"event":"ABORT","resumable":true,"stack":[]}`,
+			Event{Kind: KindAbort, Resumable: true, Stack: []Frame{}}},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Decode([]byte(tt.in))
@@ -128,7 +148,9 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"not JSON", `{"schema":`, "decode loop event"},
 		{"no schema", `{"event":"DONE","reason":"COMPLETE","stack":[]}`, "no schema"},
-		{"schema 2", `{"schema":2,"event":"DONE","reason":"COMPLETE","stack":[]}`, "schema 2"},
+		{"schema 3", `{"schema":3,"event":"DONE","reason":"COMPLETE","stack":[]}`, "schema 3"},
+		{"resumable DONE", `{"schema":0,"event":"DONE","reason":"COMPLETE","resumable":true,"stack":[]}`, "resumable"},
+		{"frame with neither prompt", `{"schema":0,"event":"STATE","run_id":"loop-1-2","updated_at":"2024-12-21T10:00:00Z","stack":[{"id":"a","mode":"loop","iter":1,"max":2}]}`, "prompt_file"},
 		{"no stack", `{"schema":0,"event":"DONE","reason":"COMPLETE"}`, "no stack"},
 		{"null stack", `{"schema":0,"event":"DONE","reason":"COMPLETE","stack":null}`, "no stack"},
 		{"unknown kind", `{"schema":0,"event":"PAUSE","stack":[]}`, "PAUSE"},
@@ -172,6 +194,10 @@ func TestEncode(t *testing.T) {
 		{"DONE has an empty stack", NewDone(ReasonComplete), doneEvent},
 		{"ABORT cancelled", NewAbort(ReasonUserCancelled), abortCancelled},
 		{"ABORT internal omits reason", NewAbort(""), abortInternal},
+		{"a pause is a resumable ABORT", NewPause(""), `{"schema":0,"event":"ABORT","resumable":true,"stack":[]}`},
+		{"a cancelled pause", NewPause(ReasonUserCancelled), `{"schema":0,"event":"ABORT","reason":"USER_CANCELLED","resumable":true,"stack":[]}`},
+		{"prompt_blob beside prompt_file", NewState("loop-1-2", at("2024-12-21T10:00:00Z"), Frame{ID: "loop-1-2", Mode: ModeLoop, Iter: 1, Max: 2, PromptFile: "/p.md", PromptBlob: "sha256:00"}),
+			`{"schema":0,"event":"STATE","run_id":"loop-1-2","updated_at":"2024-12-21T10:00:00Z","stack":[{"id":"loop-1-2","mode":"loop","iter":1,"max":2,"prompt_file":"/p.md","prompt_blob":"sha256:00"}]}`},
 		{"schema forced to 0", Event{Schema: 1, Kind: KindDone, Reason: ReasonMaxIterations}, `{"schema":0,"event":"DONE","reason":"MAX_ITERATIONS","stack":[]}`},
 	}
 	for _, tt := range tests {

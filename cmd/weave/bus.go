@@ -268,12 +268,16 @@ func writeLoopInfo(w io.Writer, info *busface.LoopInfo, now time.Time) {
 	case e.Kind == loop.KindState:
 		f, _ := e.Top()
 		ago := now.Sub(e.UpdatedAt).Truncate(time.Second)
-		fmt.Fprintf(w, "loop: running, iteration %d of %d (run %s, updated %s ago)\n", f.Iter, f.Max, e.RunID, ago)
+		fmt.Fprintf(w, "loop: running, task %d of %d (run %s, updated %s ago)\n", f.Iter, f.Max, e.RunID, ago)
 		if info.Stale {
 			fmt.Fprintf(w, "      stale: no update for over %s; the run that wrote it is presumed dead\n", loop.StateTTL)
 		}
 	case e.Kind == loop.KindDone:
 		fmt.Fprintf(w, "loop: done (%s)\n", e.Reason)
+	case e.Resumable && e.Reason == loop.ReasonUserCancelled:
+		fmt.Fprintln(w, "loop: paused by the user; `weave start-work` resumes it")
+	case e.Resumable:
+		fmt.Fprintln(w, "loop: paused (a task failed or the run paused); `weave start-work` resumes it")
 	case e.Reason != "":
 		fmt.Fprintf(w, "loop: aborted (%s)\n", e.Reason)
 	default:

@@ -365,6 +365,8 @@ func TestWriteLoopInfo(t *testing.T) {
 	done := loop.NewDone(loop.ReasonComplete)
 	cancelled := loop.NewAbort(loop.ReasonUserCancelled)
 	failed := loop.NewAbort("")
+	interrupted := loop.NewPause(loop.ReasonUserCancelled)
+	paused := loop.NewPause("")
 	tests := []struct {
 		name string
 		info *busface.LoopInfo
@@ -372,11 +374,13 @@ func TestWriteLoopInfo(t *testing.T) {
 	}{
 		{"no bus", nil, ""},
 		{"nothing yet", &busface.LoopInfo{Bus: "ws://b"}, "loop: nothing published on loop:current at ws://b\n"},
-		{"running", &busface.LoopInfo{Event: &state}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n"},
-		{"stale", &busface.LoopInfo{Event: &state, Stale: true}, "loop: running, iteration 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n      stale: no update for over 2h0m0s; the run that wrote it is presumed dead\n"},
+		{"running", &busface.LoopInfo{Event: &state}, "loop: running, task 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n"},
+		{"stale", &busface.LoopInfo{Event: &state, Stale: true}, "loop: running, task 2 of 5 (run loop-1700000000-42, updated 3m0s ago)\n      stale: no update for over 2h0m0s; the run that wrote it is presumed dead\n"},
 		{"done", &busface.LoopInfo{Event: &done}, "loop: done (COMPLETE)\n"},
 		{"cancelled", &busface.LoopInfo{Event: &cancelled}, "loop: aborted (USER_CANCELLED)\n"},
 		{"failed", &busface.LoopInfo{Event: &failed}, "loop: aborted (a task failed)\n"},
+		{"interrupted", &busface.LoopInfo{Event: &interrupted}, "loop: paused by the user; `weave start-work` resumes it\n"},
+		{"paused", &busface.LoopInfo{Event: &paused}, "loop: paused (a task failed or the run paused); `weave start-work` resumes it\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,6 +72,7 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 			opts.Overrides = flagOverrides(c.Flags(), map[string]string{
 				"retries":       "runbook.retries",
 				"block-timeout": "runbook.block_timeout",
+				"jwz":           "loop.jwz",
 			})
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -87,6 +88,7 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
 	cmd.Flags().BoolVar(&g.TrustNow, "trust", false, "trust the project config as it is (shown on stderr) for this run and the next, as `weave trust --yes` does")
 	cmd.Flags().Duration("block-timeout", 0, "bound on one shell block, 0 for none (runbook.block_timeout)")
+	cmd.Flags().Bool("jwz", false, "also append the run's loop events to the project's jwz store, .jwz/messages.jsonl, for idle and `jwz read` (loop.jwz)")
 	return cmd
 }
 

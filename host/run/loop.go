@@ -3,6 +3,8 @@ package run
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/jwz"
 	"github.com/weavehq/weave/bus/loop"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
@@ -36,21 +39,27 @@ const loopPublishTimeout = 5 * time.Second
 //   - STATE on loop:current (retained) on plan.started, task.started and
 //     task.done: run id loop-<unix>-<pid> from the start of the run, one
 //     frame of mode "loop", iter = tasks completed + 1 (at most the total),
-//     max = the plan's task count, prompt_file = the plan file;
+//     max = the plan's task count, prompt_file = the plan file,
+//     prompt_blob = its content address (sha256:<hex>);
 //   - DONE with reason COMPLETE on plan.done;
-//   - ABORT on plan.paused: reason USER_CANCELLED when the user interrupted
-//     the run, none when a task failed;
+//   - ABORT with resumable true on plan.paused (the plan can be resumed
+//     where it stopped): reason USER_CANCELLED when the user interrupted
+//     the run, none when a task failed or the run paused on its own;
 //   - ANCHOR on loop:anchor on plan.paused and plan.done: goal (plan and
 //     task), iteration done/total, progress (the last three commits, when
 //     project is a git repository), modified_files (git status), next_step.
 //
 // Every event is validated with package loop before it is published.
 // Publishing errors go to logger (nil discards) and never stop the run.
-func LoopObserver(ctx context.Context, b bus.Bus, project string, logger *slog.Logger, next Observer) Observer {
+// b may be nil when the events go only where opts send them.
+func LoopObserver(ctx context.Context, b bus.Bus, project string, logger *slog.Logger, next Observer, opts ...LoopOption) Observer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	lo := &loopObserver{ctx: context.WithoutCancel(ctx), b: b, project: project, log: logger, pid: os.Getpid()}
+	for _, o := range opts {
+		o(lo)
+	}
 	return func(ev Event) {
 		if next != nil {
 			next(ev)
@@ -59,9 +68,20 @@ func LoopObserver(ctx context.Context, b bus.Bus, project string, logger *slog.L
 	}
 }
 
+// A LoopOption adds a destination to LoopObserver.
+type LoopOption func(*loopObserver)
+
+// LoopToJWZ has the loop events also appended to the project's jwz store
+// by w, as `jwz post` would: STATE, DONE and ABORT on loop:current, ANCHOR
+// on loop:anchor, each body the event's JSON (without the bus's type).
+func LoopToJWZ(w *jwz.Writer) LoopOption {
+	return func(lo *loopObserver) { lo.jwz = w }
+}
+
 type loopObserver struct {
 	ctx     context.Context
 	b       bus.Bus
+	jwz     *jwz.Writer
 	project string
 	log     *slog.Logger
 	pid     int
@@ -93,7 +113,7 @@ func (lo *loopObserver) observe(ev Event) {
 		if ev.Reason == "interrupted" {
 			reason = loop.ReasonUserCancelled
 		}
-		lo.publish(loop.NewAbort(reason))
+		lo.publish(loop.NewPause(reason))
 		lo.anchor(ev, fmt.Sprintf("Run `weave start-work %s` to resume at task %d", ev.Plan, min(ev.Completed+1, max(ev.Total, 1))))
 	}
 }
@@ -105,7 +125,7 @@ func (lo *loopObserver) state(ev Event) {
 		lo.planPath = planFile(lo.project, ev.Plan)
 	}
 	iter := min(ev.Completed+1, ev.Total)
-	f := loop.Frame{ID: lo.runID, Mode: loop.ModeLoop, Iter: iter, Max: ev.Total, PromptFile: lo.planPath}
+	f := loop.Frame{ID: lo.runID, Mode: loop.ModeLoop, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: blobID(lo.planPath)}
 	lo.publish(loop.NewState(lo.runID, ev.Time, f))
 }
 
@@ -127,9 +147,39 @@ func (lo *loopObserver) anchor(ev Event, nextStep string) {
 		goal += ", " + lo.lastTask
 	}
 	a := NewAnchor(lo.project, goal, ev.Completed, ev.Total, nextStep, ev.Time)
-	if err := PublishAnchor(lo.ctx, lo.b, a); err != nil {
-		lo.log.Warn("loop anchor not published", "err", err)
+	if lo.b != nil {
+		if err := PublishAnchor(lo.ctx, lo.b, a); err != nil {
+			lo.log.Warn("loop anchor not published", "err", err)
+		}
 	}
+	if lo.jwz != nil {
+		data, err := loop.EncodeAnchor(a)
+		if err != nil {
+			lo.log.Warn("loop anchor not published: invalid", "err", err)
+			return
+		}
+		lo.post(loop.TopicAnchor, data)
+	}
+}
+
+// post appends a loop event to the jwz store; a failure is logged.
+func (lo *loopObserver) post(topic string, data []byte) {
+	ctx, cancel := context.WithTimeout(lo.ctx, loopPublishTimeout)
+	defer cancel()
+	if _, err := lo.jwz.Post(ctx, topic, data); err != nil {
+		lo.log.Warn("loop event not written to jwz", "topic", topic, "err", err)
+	}
+}
+
+// blobID is the content address of the file at path, "sha256:<hex>" (the
+// id `jwz blob put` gives the same bytes), or "" when it cannot be read.
+func blobID(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // NewAnchor is the recovery snapshot of project at t: goal, iteration
@@ -170,6 +220,12 @@ func publishTyped(ctx context.Context, b bus.Bus, topic string, data []byte, typ
 }
 
 func (lo *loopObserver) send(topic string, data []byte, typ string) {
+	if lo.jwz != nil {
+		lo.post(topic, data)
+	}
+	if lo.b == nil {
+		return
+	}
 	if err := publishTyped(lo.ctx, lo.b, topic, data, typ); err != nil {
 		lo.log.Warn("loop event not published", "topic", topic, "err", err)
 	}
