@@ -34,7 +34,7 @@ func Join(ctx context.Context, socket, session, role string, h Host, ready func(
 	if id == "" {
 		return errors.New("join a session: no role named")
 	}
-	a := &agent{c: c, h: h, id: id, session: session, convs: make(map[string]*conv)}
+	a := &agent{c: c, h: h, id: id, session: session, convs: make(map[string]*conv), byRelay: make(map[string]*conv)}
 	events := c.Events()
 	if err := a.do(ctx, envelope.TypeAgentAdd, "", map[string]string{"id": id, "name": id}); err != nil {
 		return fmt.Errorf("add %s to session %s: %w", id, session, err)
@@ -68,17 +68,32 @@ type agent struct {
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	convs map[string]*conv
+	// byRelay finds the conversation a relay was sent from, by relay id:
+	// the replies to a relay carry its context, not the conversation's.
+	byRelay map[string]*conv
 }
 
 // conv is one conversation: its Weave session, its queue of turns and the
 // turn in progress.
 type conv struct {
-	key     string
-	weave   string
-	gen     int
-	turns   chan func(context.Context)
-	cancel  context.CancelFunc // the turn in progress
-	started bool
+	key    string
+	weave  string
+	gen    int
+	turns  chan func(context.Context)
+	cancel context.CancelFunc // the turn in progress
+	// relays are the relays the agent sent in this conversation that are
+	// still open, and origin the turn that started them: its answer goes
+	// to origin's sender once the agent says task_done (or answers in
+	// plain text, which ends a relay too).
+	relays []string
+	origin *turnOf
+}
+
+// turnOf is the action a turn answers.
+type turnOf struct {
+	src string
+	p   envelope.Submit
+	act envelope.Action
 }
 
 func (a *agent) do(ctx context.Context, typ, dst string, payload any) error {
@@ -133,14 +148,19 @@ func (a *agent) submitted(ctx context.Context, ev envelope.Envelope) {
 	if p.Context != nil && p.Context.ContextID != "" {
 		key = p.Context.ContextID
 	}
-	cv := a.conv(ctx, key)
+	a.mu.Lock()
+	cv := a.byRelay[key]
+	a.mu.Unlock()
+	if cv == nil {
+		cv = a.conv(ctx, key)
+	}
 	for _, act := range p.Actions {
 		if act.Dst != a.id {
 			continue
 		}
 		if act.Type == envelope.ActionControl && act.Command == envelope.CommandInterrupt {
 			// An interrupt jumps the queue: it acts on the turn in progress.
-			a.interrupt(ctx, cv, p, act)
+			a.interrupt(ctx, cv, ev.Src, p, act)
 			continue
 		}
 		select {
@@ -156,27 +176,37 @@ func (a *agent) result(ctx context.Context, dst string, p envelope.Submit, act e
 		ActionIndex: act.ActionIndex, Status: status, Detail: detail, Data: data})
 }
 
-func (a *agent) interrupt(ctx context.Context, cv *conv, p envelope.Submit, act envelope.Action) {
+func (a *agent) interrupt(ctx context.Context, cv *conv, src string, p envelope.Submit, act envelope.Action) {
 	a.mu.Lock()
 	cancel := cv.cancel
 	a.mu.Unlock()
 	if cancel == nil {
-		a.result(ctx, "", p, act, envelope.ResultCompleted, "no turn in progress", nil)
+		a.result(ctx, src, p, act, envelope.ResultRejected, "no turn in progress", nil)
 		return
 	}
 	cancel()
-	a.result(ctx, "", p, act, envelope.ResultCompleted, "the turn in progress was interrupted", nil)
+	a.result(ctx, src, p, act, envelope.ResultCompleted, "the turn in progress was interrupted", nil)
 }
 
 // act carries out one action of the conversation, in turn.
 func (a *agent) act(ctx context.Context, cv *conv, src string, p envelope.Submit, act envelope.Action) {
-	a.result(ctx, src, p, act, envelope.ResultAccepted, "", nil)
+	if act.Type == envelope.ActionControl && act.Command != envelope.CommandReview {
+		a.result(ctx, src, p, act, envelope.ResultAccepted, "", nil)
+	}
 	a.mu.Lock()
 	weave := cv.weave
 	a.mu.Unlock()
 	switch {
 	case act.Type == envelope.ActionMessage:
-		a.turn(ctx, cv, src, p, act, a.id, weave, act.Text)
+		prompt := act.Text
+		if act.Kind == envelope.KindReply {
+			from := act.SenderName
+			if from == "" {
+				from = src
+			}
+			prompt = fmt.Sprintf("%s replied:\n%s", from, act.Text)
+		}
+		a.turn(ctx, cv, src, p, act, a.id, weave, prompt)
 	case act.Command == envelope.CommandNew:
 		a.mu.Lock()
 		cv.gen++
@@ -209,6 +239,8 @@ func (a *agent) turn(ctx context.Context, cv *conv, src string, p envelope.Submi
 	a.mu.Lock()
 	cv.cancel = cancel
 	a.mu.Unlock()
+	// Accepted once an interrupt can reach the turn.
+	a.result(ctx, src, p, act, envelope.ResultAccepted, "", nil)
 	defer func() {
 		a.mu.Lock()
 		cv.cancel = nil
@@ -227,13 +259,85 @@ func (a *agent) turn(ctx context.Context, cv *conv, src string, p envelope.Submi
 		a.result(ctx, src, p, act, envelope.ResultError, resp.Error, nil)
 		return
 	}
-	text := resp.Output
+	if role != a.id {
+		// Weft's review is plain text for the one who asked.
+		a.answer(ctx, turnOf{src, p, act}, src, p, act, resp.Output)
+		return
+	}
+	a.output(ctx, cv, turnOf{src, p, act}, resp.Output)
+}
+
+// output carries out the agent's answer to a turn as the source
+// document's relay output: relay_actions become a relay.submit from the
+// agent to the session's other agents (whose replies come back as turns),
+// task_done or plain text ends the open relays (relay.done) and answers
+// whoever started them, else whoever the turn answers.
+func (a *agent) output(ctx context.Context, cv *conv, t turnOf, output string) {
+	out, err := envelope.ParseRelayOutput(output)
+	if err != nil {
+		// A malformed relay output is shown as written rather than lost.
+		out = envelope.RelayOutput{Kind: envelope.OutputLocal, Text: output}
+	}
+	a.mu.Lock()
+	origin, relays := cv.origin, cv.relays
+	a.mu.Unlock()
+	if out.Kind == envelope.OutputRelayActions {
+		id := envelope.NewID()
+		rs := envelope.RelaySubmit{RelayID: id, TaskID: t.p.TaskID}
+		for i, ra := range out.Actions {
+			rs.Actions = append(rs.Actions, envelope.Action{Type: ra.Type, Dst: ra.Dst, Text: ra.Text, Plan: ra.Plan,
+				Command: ra.Command, Args: ra.Args, ActionIndex: envelope.IntPtr(i), SenderName: a.id})
+		}
+		if err := a.do(ctx, envelope.TypeRelaySubmit, "", rs); err != nil {
+			a.result(ctx, t.src, t.p, t.act, envelope.ResultError, "relay: "+err.Error(), nil)
+			return
+		}
+		a.mu.Lock()
+		cv.relays = append(cv.relays, id)
+		a.byRelay[id] = cv
+		if cv.origin == nil && t.act.Kind != envelope.KindReply {
+			cv.origin = &t
+		}
+		a.mu.Unlock()
+		a.result(ctx, t.src, t.p, t.act, envelope.ResultCompleted, "relayed as "+id, nil)
+		return
+	}
+	text := out.Text
+	if out.Kind == envelope.OutputTaskDone {
+		text = out.Summary
+	}
+	if len(relays) > 0 {
+		for _, id := range relays {
+			_ = a.do(ctx, envelope.TypeRelayDone, "", envelope.RelayDone{RelayID: id, Summary: text})
+		}
+		a.mu.Lock()
+		for _, id := range relays {
+			delete(a.byRelay, id)
+		}
+		cv.relays, cv.origin = nil, nil
+		a.mu.Unlock()
+	}
+	to := t
+	if origin != nil {
+		to = *origin
+	}
+	if to.act.Kind == envelope.KindReply {
+		// Answering a reply with a reply is the ping-pong the loop guard
+		// stops: the answer stays in the agent's conversation.
+		a.result(ctx, t.src, t.p, t.act, envelope.ResultCompleted, "", nil)
+		return
+	}
+	a.answer(ctx, to, t.src, t.p, t.act, text)
+}
+
+// answer replies text to the action of to and ends the turn's action.
+func (a *agent) answer(ctx context.Context, to turnOf, src string, p envelope.Submit, act envelope.Action, text string) {
 	if strings.TrimSpace(text) == "" {
 		text = "(no answer)"
 	}
-	reply := envelope.Submit{GroupID: envelope.NewID(), Context: p.Context, TaskID: p.TaskID, Actions: []envelope.Action{{
-		Type: envelope.ActionMessage, Kind: envelope.KindReply, Dst: src, ActionID: envelope.NewID(), ActionIndex: envelope.IntPtr(0),
-		Text: text, SenderName: role, ReplyToActionID: act.ActionID}}}
+	reply := envelope.Submit{GroupID: envelope.NewID(), Context: to.p.Context, TaskID: to.p.TaskID, Actions: []envelope.Action{{
+		Type: envelope.ActionMessage, Kind: envelope.KindReply, Dst: to.src, ActionID: envelope.NewID(), ActionIndex: envelope.IntPtr(0),
+		Text: text, SenderName: a.id, ReplyToActionID: to.act.ActionID}}}
 	if err := a.do(ctx, envelope.TypeActionSubmit, "", reply); err != nil {
 		a.result(ctx, src, p, act, envelope.ResultError, "send the answer: "+err.Error(), nil)
 		return

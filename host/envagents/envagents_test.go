@@ -392,3 +392,42 @@ func TestReviewAsksWeft(t *testing.T) {
 		t.Fatalf("Weft was not asked with the review's args")
 	}
 }
+
+// TestLoomRelaysToAnotherAgent: Loom's answer in the source document's
+// relay output reaches the named agent as a relay, that agent's reply is
+// Loom's next turn, and Loom's task_done ends the relay and answers the
+// user.
+func TestLoomRelaysToAnotherAgent(t *testing.T) {
+	w := newWorld(t,
+		modeltest.Turn{Agent: "loom", Text: `{"type":"relay_actions","actions":[{"type":"message","dst":"worker","text":"count the files"}]}`},
+		modeltest.Turn{Agent: "loom", AfterTool: "", Match: "worker replied", Text: `{"type":"task_done","summary":"There are 3 files."}`})
+	u := newSocketUser(t, w)
+	worker, err := envelope.Dial(context.Background(), w.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	wu := &socketUser{t: t, c: worker, session: w.session}
+	_ = worker.Events()
+	do(t, worker, envelope.TypeAgentAdd, "worker", w.session, "", map[string]string{"id": "worker", "name": "worker"})
+
+	u.submit(userAction("a1", "How many files?"))
+	got := wu.until("Loom's relayed action", func(ev envelope.Envelope) bool {
+		return ev.Type == envelope.TypeActionSubmit && ev.Src == "loom" && ev.Dst == "worker"
+	})
+	var p envelope.Submit
+	if err := got.Decode(&p); err != nil || len(p.Actions) != 1 || p.Actions[0].Text != "count the files" || p.Actions[0].RelayID == "" {
+		t.Fatalf("relayed action = %s, want Loom's message with its relay_id", got.Payload)
+	}
+	reply := envelope.Submit{GroupID: "g-w1", Context: p.Context, Actions: []envelope.Action{{Type: envelope.ActionMessage, Kind: envelope.KindReply,
+		Dst: "loom", ActionID: "w1", ActionIndex: envelope.IntPtr(0), Text: "3 files", ReplyToActionID: p.Actions[0].ActionID}}}
+	do(t, worker, envelope.TypeActionSubmit, "worker", w.session, "", reply)
+	wu.until("the relay's end", func(ev envelope.Envelope) bool { return ev.Type == envelope.TypeRelayDone })
+	if got := replyText(t, u.until("Loom's answer", replyTo("a1"))); got != "There are 3 files." {
+		t.Fatalf("answer = %q, want task_done's summary", got)
+	}
+	reqs := w.srv.Requests()
+	if !bytes.Contains(reqs[len(reqs)-1].Body, []byte("3 files")) {
+		t.Fatal("the worker's reply did not reach Loom's model")
+	}
+}
