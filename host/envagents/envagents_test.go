@@ -431,3 +431,48 @@ func TestLoomRelaysToAnotherAgent(t *testing.T) {
 		t.Fatal("the worker's reply did not reach Loom's model")
 	}
 }
+
+// TestOnlyTheOwnerControlsLoomsConversation: a peer in the session tries to
+// interrupt a conversation with Loom it did not start, with the
+// conversation's context and without one; the turn lives on.
+func TestOnlyTheOwnerControlsLoomsConversation(t *testing.T) {
+	hold := make(chan struct{})
+	w := newWorld(t, modeltest.Turn{Agent: "loom", Text: "a long answer", Hold: hold})
+	u := newSocketUser(t, w)
+	u.submit(userAction("a1", "Think."))
+	u.until("accepted", resultOf("a1", envelope.ResultAccepted))
+
+	ic, err := envelope.Dial(context.Background(), w.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ic.Close()
+	intruder := &socketUser{t: t, c: ic, session: w.session}
+	_ = ic.Events()
+	do(t, ic, envelope.TypeAgentAdd, "intruder", w.session, "", map[string]string{"id": "intruder"})
+
+	// With the owner's context: the bus refuses it.
+	env, _ := envelope.New(envelope.TypeActionSubmit, "intruder", controlAction("x1", envelope.CommandInterrupt))
+	env.Session = w.session
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	rep, err := ic.Do(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := rep.Err().(*envelope.Error); !ok || e.Code != envelope.CodeForbidden {
+		t.Fatalf("an intruder's interrupt in the owner's conversation = %v, want forbidden", rep.Err())
+	}
+	// Without a context it is the intruder's own conversation, where no
+	// turn runs.
+	own := controlAction("x2", envelope.CommandInterrupt)
+	own.Context = nil
+	do(t, ic, envelope.TypeActionSubmit, "intruder", w.session, "", own)
+	intruder.until("the intruder's interrupt rejected", resultOf("x2", envelope.ResultRejected))
+
+	close(hold)
+	if got := replyText(t, u.until("Loom's answer", replyTo("a1"))); got != "a long answer" {
+		t.Fatalf("answer = %q, want the held turn's", got)
+	}
+	u.until("completed", resultOf("a1", envelope.ResultCompleted))
+}
