@@ -19,7 +19,8 @@
 //     answer.
 //
 // Conversations are kept per context_id (per sender without one), each its
-// own Weave session, so two owners never share one. Who may send follow-ups
+// own Weave session, so two owners never share one; at most MaxConversations
+// of them. Who may send follow-ups
 // is the bus's rule (envelope.Broker: only a conversation's owner sends
 // non-reply actions in it); a reply from anyone is taken as a turn, because
 // replies are how other agents answer.

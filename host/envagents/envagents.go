@@ -18,6 +18,12 @@ type Host interface {
 	Compact(ctx context.Context, session, agent string) error
 }
 
+// MaxConversations bounds the conversations one agent keeps in a session
+// (each holds a queue and its history in the host), so peers that open
+// conversation after conversation cannot grow it without end. An action
+// that would open one more ends "rejected".
+const MaxConversations = 256
+
 // ReviewRole is the role "review" asks.
 const ReviewRole = "weft"
 
@@ -114,6 +120,9 @@ func (a *agent) conv(ctx context.Context, key string) *conv {
 	defer a.mu.Unlock()
 	cv := a.convs[key]
 	if cv == nil {
+		if len(a.convs) >= MaxConversations {
+			return nil
+		}
 		cv = &conv{key: key, turns: make(chan func(context.Context), 64)}
 		cv.weave = a.weaveSession(cv)
 		a.convs[key] = cv
@@ -156,6 +165,10 @@ func (a *agent) submitted(ctx context.Context, ev envelope.Envelope) {
 	}
 	for _, act := range p.Actions {
 		if act.Dst != a.id {
+			continue
+		}
+		if cv == nil {
+			a.result(ctx, ev.Src, p, act, envelope.ResultRejected, fmt.Sprintf("%s holds %d conversations in this session, its most; continue one of them (its context_id)", a.id, MaxConversations), nil)
 			continue
 		}
 		if act.Type == envelope.ActionControl && act.Command == envelope.CommandInterrupt {

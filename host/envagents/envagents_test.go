@@ -476,3 +476,29 @@ func TestOnlyTheOwnerControlsLoomsConversation(t *testing.T) {
 	}
 	u.until("completed", resultOf("a1", envelope.ResultCompleted))
 }
+
+// TestConversationsAreBounded: a peer opening conversation after
+// conversation with Loom is refused past MaxConversations, and the
+// conversations already open still work.
+func TestConversationsAreBounded(t *testing.T) {
+	w := newWorld(t, modeltest.Turn{Agent: "loom", Text: "still here"})
+	u := newSocketUser(t, w)
+	for i := range envagents.MaxConversations + 1 {
+		sub := controlAction(fmt.Sprintf("b%d", i), "bogus")
+		sub.Context = &envelope.Context{ContextID: fmt.Sprintf("ctx-%d", i)}
+		u.submit(sub)
+	}
+	last := fmt.Sprintf("b%d", envagents.MaxConversations)
+	ev := u.until("the refusal", resultOf(last, envelope.ResultRejected))
+	var r envelope.Result
+	_ = ev.Decode(&r)
+	if !strings.Contains(r.Detail, "conversations") {
+		t.Fatalf("conversation %d: %s, want refused for the bound", envagents.MaxConversations+1, r.Detail)
+	}
+	sub := userAction("a1", "hello again")
+	sub.Context = &envelope.Context{ContextID: "ctx-0"}
+	u.submit(sub)
+	if got := replyText(t, u.until("Loom's answer", replyTo("a1"))); got != "still here" {
+		t.Fatalf("answer = %q", got)
+	}
+}
