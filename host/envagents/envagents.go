@@ -184,6 +184,9 @@ func (a *agent) submitted(ctx context.Context, ev envelope.Envelope) {
 	}
 }
 
+// result records act's status. A result the bus refuses (the action was
+// abandoned when its session closed, say) has no one left to tell, so its
+// error is dropped.
 func (a *agent) result(ctx context.Context, dst string, p envelope.Submit, act envelope.Action, status, detail string, data *envelope.ResultData) {
 	_ = a.do(ctx, envelope.TypeActionResult, dst, envelope.Result{GroupID: p.GroupID, ActionID: act.ActionID,
 		ActionIndex: act.ActionIndex, Status: status, Detail: detail, Data: data})
