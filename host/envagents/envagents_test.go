@@ -422,9 +422,23 @@ func TestLoomRelaysToAnotherAgent(t *testing.T) {
 	reply := envelope.Submit{GroupID: "g-w1", Context: p.Context, Actions: []envelope.Action{{Type: envelope.ActionMessage, Kind: envelope.KindReply,
 		Dst: "loom", ActionID: "w1", ActionIndex: envelope.IntPtr(0), Text: "3 files", ReplyToActionID: p.Actions[0].ActionID}}}
 	do(t, worker, envelope.TypeActionSubmit, "worker", w.session, "", reply)
-	wu.until("the relay's end", func(ev envelope.Envelope) bool { return ev.Type == envelope.TypeRelayDone })
 	if got := replyText(t, u.until("Loom's answer", replyTo("a1"))); got != "There are 3 files." {
 		t.Fatalf("answer = %q, want task_done's summary", got)
+	}
+	// The relay's end is in the session's log, whoever it was routed to.
+	var recs envelope.Records
+	if err := do(t, u.c, envelope.TypeEventsHistory, "user", w.session, "", map[string]int{"limit": 1000}).Decode(&recs); err != nil {
+		t.Fatal(err)
+	}
+	ended := false
+	for _, ev := range recs.Records {
+		var d envelope.RelayDone
+		if ev.Type == envelope.TypeRelayDone && ev.Decode(&d) == nil && d.RelayID == p.Actions[0].RelayID && d.Summary == "There are 3 files." {
+			ended = true
+		}
+	}
+	if !ended {
+		t.Fatalf("no relay.done for relay %s in the log: %s", p.Actions[0].RelayID, frames(recs.Records))
 	}
 	reqs := w.srv.Requests()
 	if !bytes.Contains(reqs[len(reqs)-1].Body, []byte("3 files")) {
