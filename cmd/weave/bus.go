@@ -27,7 +27,7 @@ func newCmdBus(g *globalOptions, s *Streams) *cobra.Command {
 		Example: `  weave bus serve --ws 127.0.0.1:8787
   weave bus dlq --bus ws://127.0.0.1:8787`,
 	}
-	cmd.AddCommand(newCmdBusServe(g, s, nil), newCmdBusDLQ(g, s))
+	cmd.AddCommand(newCmdBusServe(g, s, nil), newCmdBusDLQ(g, s), newCmdBusJoin(g, s))
 	return cmd
 }
 
