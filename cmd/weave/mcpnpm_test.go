@@ -17,10 +17,10 @@ import (
 // mcpServersEnv names the directory the reference MCP servers are
 // installed in (npm install --prefix; .ci/run does it with the versions
 // pinned).
-const mcpServersEnv = "WEAVE_MCP_TEST_DIR"
+const mcpServersEnv = "MCP_SERVERS_TEST_DIR"
 
 // npmServer is the entry script of a reference server installed under
-// $WEAVE_MCP_TEST_DIR. Without it the test is skipped, unless CI is set:
+// $MCP_SERVERS_TEST_DIR. Without it the test is skipped, unless CI is set:
 // then it fails, since CI installs them.
 func npmServer(t *testing.T, pkg string) string {
 	t.Helper()
