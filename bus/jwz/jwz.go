@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/weavehq/weave/internal/proc"
@@ -187,28 +186,6 @@ func (w *Writer) store() (string, error) {
 		return "", fmt.Errorf("create jwz store: %w", err)
 	}
 	return dir, nil
-}
-
-// lock takes the exclusive flock jwz takes on the store's lock file.
-func lock(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open jwz lock: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock jwz store: %w", err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
 }
 
 // findTopic returns the id of the first topic record named name in the
