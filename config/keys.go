@@ -99,9 +99,9 @@ func exampleModel(provider string) string {
 // Tool names an agent's tools list may narrow to: the host's table of tools.
 var toolNames = plugins.ToolNames()
 
-// Claude Code hook event names accepted under hooks:. They are the hooks
-// package's (hooks.ClaudeEventNames), which config may not import; a test
-// in host fails when the two disagree.
+// Claude Code hook event names accepted under hooks:, in the order of its
+// reference; package hooks takes them from here (hooks.ClaudeEventNames) and
+// says which of them Weave fires.
 var hookEvents = []string{
 	"SessionStart", "Setup", "UserPromptSubmit", "UserPromptExpansion",
 	"PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse",

@@ -3,23 +3,16 @@ package hooks
 import (
 	"slices"
 
+	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/plugins"
 )
 
 // claudeDocumented is every hook event Claude Code documents, in the order
-// of its reference. Config accepts each of them (a settings file pasted
-// from Claude Code loads); the ones Weave does not fire (see claudeEvents)
-// are a warning naming them, never a failed load.
-var claudeDocumented = []string{
-	"SessionStart", "Setup", "UserPromptSubmit", "UserPromptExpansion",
-	"PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse",
-	"PostToolUseFailure", "PostToolBatch", "Notification", "SubagentStart",
-	"SubagentStop", "TaskCreated", "TaskCompleted", "TeammateIdle", "Stop",
-	"StopFailure", "InstructionsLoaded", "ConfigChange", "CwdChanged",
-	"FileChanged", "WorktreeCreate", "WorktreeRemove", "PreCompact",
-	"PostCompact", "Elicitation", "ElicitationResult", "PreModelSwitch",
-	"PostModelSwitch", "MessageDisplay", "DirectoryAdded", "SessionEnd",
-}
+// of its reference: config's list, the one place that spells them. Config
+// accepts each of them (a settings file pasted from Claude Code loads); the
+// ones Weave does not fire (see claudeEvents) are a warning naming them,
+// never a failed load.
+var claudeDocumented = config.HookEvents()
 
 // claudeBinding is how one Claude Code event runs in Weave: on which Weave
 // event, for which of them, and what its input adds to the common fields.
