@@ -119,12 +119,8 @@ func parseMCPServer(el *errorList, key string, raw any) (MCPServerConfig, bool) 
 				s.URL = str
 			}
 		case "args":
-			args, problem := toStrings(val)
-			if _, isString := val.(string); isString {
-				problem = "want a list of strings, got a string; write args: [a, b]"
-			}
-			if problem != "" {
-				el.add(key+".args", "%s", problem)
+			args, ok := parseArgs(el, key+".args", val)
+			if !ok {
 				continue
 			}
 			s.Args = args

@@ -468,12 +468,8 @@ func parsePlugin(el *errorList, key string, raw any) (PluginConfig, bool) {
 				p.Path = s
 			}
 		case "args":
-			args, problem := toStrings(val)
-			if _, isString := val.(string); isString {
-				problem = "want a list of strings, got a string; write args: [a, b]"
-			}
-			if problem != "" {
-				el.add(key+".args", "%s", problem)
+			args, ok := parseArgs(el, key+".args", val)
+			if !ok {
 				continue
 			}
 			p.Args = args
@@ -647,4 +643,18 @@ func floatPtr(v any) *float64 {
 		return nil
 	}
 	return &f
+}
+
+// parseArgs reads a command's args: a list of strings, never one string
+// (which would be split by nobody).
+func parseArgs(el *errorList, key string, val any) ([]string, bool) {
+	args, problem := toStrings(val)
+	if _, isString := val.(string); isString {
+		problem = "want a list of strings, got a string; write args: [a, b]"
+	}
+	if problem != "" {
+		el.add(key, "%s", problem)
+		return nil, false
+	}
+	return args, true
 }
