@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -223,7 +224,11 @@ func (m *Manager) Call(ctx context.Context, name string, args map[string]any) (p
 		if ctx.Err() != nil {
 			return plugins.ToolResult{}, ctx.Err()
 		}
-		if errors.Is(err, sdk.ErrConnectionClosed) || s.dead(sess) {
+		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || s.dead(sess) {
+			// The connection ended under the call: the watcher is about to
+			// see it; once it has, the next call waits for the restart
+			// instead of reaching the dead session.
+			s.awaitDead(sess, 2*time.Second)
 			return failure("MCP server %s stopped during the call to %s; it is being restarted, try again: %v", server, tool, err), nil
 		}
 		return failure("MCP server %s: %s failed: %v", server, tool, err), nil

@@ -231,6 +231,14 @@ func (s *server) dead(sess *sdk.ClientSession) bool {
 	return s.sess != sess
 }
 
+// awaitDead waits, at most d, until the watcher has seen sess end.
+func (s *server) awaitDead(sess *sdk.ClientSession, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for !s.dead(sess) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // answered resets the restart budget: the server works.
 func (s *server) answered() {
 	s.mu.Lock()

@@ -108,9 +108,22 @@ func (s *Set) Start(cmd *exec.Cmd, what string) (*Group, error) {
 	s.live[g] = struct{}{}
 	if s.suspended {
 		suspendGroup(g.pid)
+		go s.stopAgain(g.pid)
 	}
 	s.mu.Unlock()
 	return g, nil
+}
+
+// stopAgain stops a group that started while the set was suspended once
+// more, a moment later: its leader may have been forking when the first
+// stop came, and a child the kernel had not yet put in the group missed it.
+func (s *Set) stopAgain(pgid int) {
+	time.Sleep(20 * time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.suspended {
+		suspendGroup(pgid)
+	}
 }
 
 // PID is the leader's process ID, which is also the group's ID on unix.

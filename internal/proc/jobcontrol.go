@@ -18,6 +18,8 @@ func (s *Set) Suspend() int {
 	s.suspended = true
 	for g := range s.live {
 		suspendGroup(g.pid)
+		// A child being forked as the stop came may have missed it.
+		go s.stopAgain(g.pid)
 	}
 	return len(s.live)
 }

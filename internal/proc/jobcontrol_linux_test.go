@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -26,7 +27,12 @@ func waitState(t *testing.T, pgid int, what string, want func(byte) bool) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process group %d: members %v never all %s", pgid, members, what)
+			var states []string
+			for _, pid := range members {
+				st, _ := readStat(pid)
+				states = append(states, fmt.Sprintf("%d:%c", pid, st.state))
+			}
+			t.Fatalf("process group %d: members %v never all %s", pgid, states, what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
