@@ -58,12 +58,13 @@ func counter(dir string) int {
 }
 
 // allStopped reports whether pgid has members and every one is stopped (a
-// zombie counts: it will not run again, and its stopped parent cannot reap
-// it until it continues).
+// zombie counts: its stopped parent cannot reap it until it continues; so
+// does a shell in the kernel (D) waiting on a vforked child that was
+// stopped before it could exec).
 func allStopped(pgid int) bool {
 	members := proctest.Group(pgid)
 	for _, pid := range members {
-		if st := proctest.State(pid); st != 'T' && st != 'Z' {
+		if st := proctest.State(pid); st != 'T' && st != 'Z' && st != 'D' {
 			return false
 		}
 	}

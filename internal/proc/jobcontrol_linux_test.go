@@ -38,9 +38,11 @@ func waitState(t *testing.T, pgid int, what string, want func(byte) bool) {
 	}
 }
 
-// A zombie counts as stopped: it will not run again, and its parent, stopped
-// too, cannot reap it until it continues.
-func stopped(s byte) bool { return s == 'T' || s == 'Z' }
+// stopped holds for a process that cannot run: stopped (T), a zombie (Z)
+// whose stopped parent cannot reap it yet, or in the kernel (D), as a shell
+// that vforked waits there for its child, stopped before it could exec; it
+// runs again only with SIGCONT, as its child does.
+func stopped(s byte) bool { return s == 'T' || s == 'Z' || s == 'D' }
 func running(s byte) bool { return s != 'T' }
 
 func TestSuspendStopsEveryGroupAndThoseStartedMeanwhile(t *testing.T) {
