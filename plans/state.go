@@ -42,7 +42,46 @@ type State struct {
 	// Continuation is the work-continuation bookkeeping: the nudges sent
 	// without progress, and whether a person stopped them.
 	Continuation *Continuation `json:"continuation,omitempty"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	// Integration is the branch a run with workers lands its tasks on;
+	// nil for a run of one task at a time.
+	Integration *Integration `json:"integration,omitempty"`
+	// Running are the tasks the workers of a run are on, by Task.Key(); a
+	// run of one task at a time keeps InFlight instead.
+	Running   map[string]*Running `json:"running,omitempty"`
+	UpdatedAt time.Time           `json:"updated_at"`
+}
+
+// Integration is a run's integration branch: where its tasks land.
+type Integration struct {
+	// Branch is the branch's name (weave/<plan>).
+	Branch string `json:"branch"`
+	// Base is the commit the branch started from (the person's HEAD).
+	Base string `json:"base"`
+	// From is the branch the person was on when the run started, which
+	// run.finish: ff fast-forwards.
+	From string `json:"from,omitempty"`
+}
+
+// Running is a task a worker is on.
+type Running struct {
+	Number int    `json:"number,omitempty"`
+	Title  string `json:"title"`
+	// Worker names the worker (1-based for a local one; a remote worker's
+	// name otherwise).
+	Worker   string `json:"worker"`
+	Worktree string `json:"worktree,omitempty"` // relative to the project
+	Branch   string `json:"branch"`
+	// Base is the integration commit the task started from.
+	Base string `json:"base"`
+	// AttemptID names this attempt in its commit's trailer, so that a
+	// commit is landed at most once however often the task ran.
+	AttemptID string    `json:"attempt_id"`
+	Attempt   int       `json:"attempt"`
+	StartedAt time.Time `json:"started_at"`
+	// Commit is the task's commit on its branch once the worker finished;
+	// Landing is set while it lands.
+	Commit  string `json:"commit,omitempty"`
+	Landing bool   `json:"landing,omitempty"`
 }
 
 // Continuation is what the work-continuation hook counts for the active

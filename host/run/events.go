@@ -18,6 +18,17 @@ const (
 	EventTaskFailed  = "task.failed"
 	EventPlanPaused  = "plan.paused"
 	EventPlanDone    = "plan.done"
+	// Events of a run with workers (start-work --workers N): a task's work
+	// committed on its branch in its worktree (Commit, Branch), its landing
+	// on the integration branch begun (task.landing), and done (Commit is
+	// the landed commit; task.done follows once its verify blocks passed
+	// there and its box is ticked). task.conflict says the task could not
+	// land (Error names the files, or the verify block that failed on the
+	// landed tree); Retry says it runs again on the new head.
+	EventTaskCommitted = "task.committed"
+	EventTaskLanding   = "task.landing"
+	EventTaskLanded    = "task.landed"
+	EventTaskConflict  = "task.conflict"
 	// EventWarning carries a problem that does not stop the run.
 	EventWarning = "warning"
 	// EventModelDelta carries a piece of an agent's model text (in Output)
@@ -70,6 +81,20 @@ type Event struct {
 	Tool  string `json:"tool,omitempty"`
 	// Verdict is a reviewer's verdict (review): approve, reject or none.
 	Verdict string `json:"verdict,omitempty"`
+	// Worker is the worker a task event comes from (1-based) in a run with
+	// workers; 0 in a run of one task at a time.
+	Worker int `json:"worker,omitempty"`
+	// Worktree, Branch and BaseRef say where a worker's task runs: its
+	// worktree (relative to the project), its branch and the commit of the
+	// integration branch it started from (task.started of a worker).
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	BaseRef  string `json:"base_ref,omitempty"`
+	// Commit is the task's commit (task.committed) or the landed commit
+	// (task.landed).
+	Commit string `json:"commit,omitempty"`
+	// MaxAttempts is a task's limit of attempts (1 + runbook.retries).
+	MaxAttempts int `json:"max_attempts,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:

@@ -1,0 +1,68 @@
+package gitwork
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// The trailers of a task's commit.
+const (
+	TrailerPlan    = "Weave-Plan"
+	TrailerTask    = "Weave-Task"
+	TrailerSession = "Weave-Session"
+	TrailerAttempt = "Weave-Attempt"
+)
+
+// Trailer is one "Key: value" line at the end of a commit message.
+type Trailer struct{ Key, Value string }
+
+// fallbackIdentity is the author of a commit in a repository whose user
+// set none: git would refuse to commit, and the task's work would be lost.
+var fallbackIdentity = []string{"-c", "user.name=weave", "-c", "user.email=weave@localhost"}
+
+// Commit records everything changed in the worktree dir (new files too,
+// never what is under .weave/) as one commit on its branch, with subject
+// and trailers, even when nothing changed, so that every task is one
+// commit. It returns the commit's name.
+func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trailer) (string, error) {
+	if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude).weave"); err != nil {
+		return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
+	}
+	args := []string{"commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
+	if !hasIdentity(ctx, dir) {
+		args = append(append([]string{}, fallbackIdentity...), args...)
+	}
+	if _, err := run(ctx, dir, []byte(Message(subject, trailers)), args...); err != nil {
+		return "", fmt.Errorf("commit the task's work in %s: %w", dir, err)
+	}
+	out, err := run(ctx, dir, nil, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("read the task's commit: %w", err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+func hasIdentity(ctx context.Context, dir string) bool {
+	_, err1 := run(ctx, dir, nil, "config", "user.name")
+	_, err2 := run(ctx, dir, nil, "config", "user.email")
+	return err1 == nil && err2 == nil
+}
+
+// Message is a commit message: subject on one line, then the trailers.
+func Message(subject string, trailers []Trailer) string {
+	subject = strings.Join(strings.Fields(subject), " ")
+	if subject == "" {
+		subject = "weave task"
+	}
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString("\n")
+	if len(trailers) > 0 {
+		b.WriteString("\n")
+		for _, t := range trailers {
+			fmt.Fprintf(&b, "%s: %s\n", t.Key, strings.Join(strings.Fields(t.Value), " "))
+		}
+	}
+	return b.String()
+}

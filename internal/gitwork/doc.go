@@ -1,0 +1,21 @@
+// Package gitwork is what a run of parallel tasks asks of git: worktrees
+// on branches of their own, one commit per task with its trailers, landing
+// a task's commit onto the run's integration branch, and reverting it.
+//
+// # What it guarantees
+//
+//   - Every call runs the git the user has, in the repository's own
+//     environment (no GIT_* variable of the caller leaks in), bounded by its
+//     context; a failure says what git said.
+//   - Landing and reverting never touch a working tree: the new tree is
+//     merged in the object store (git merge-tree --write-tree) and the
+//     commit is made from it (git commit-tree), so that the integration
+//     branch moves only through UpdateRef, a compare-and-swap: two writers
+//     cannot both move it from the same commit.
+//   - A conflict is a *ConflictError naming the files, never a half-merged
+//     tree.
+//   - A task's commit carries trailers (Weave-Plan, Weave-Task,
+//     Weave-Session, Weave-Attempt) that Landed reads back, so that a run
+//     can tell after a crash which tasks are on the branch already.
+//   - Paths under .weave/ never enter a task's commit: they are the host's.
+package gitwork

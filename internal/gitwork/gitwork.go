@@ -1,0 +1,243 @@
+package gitwork
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/weavehq/weave/internal/proc"
+)
+
+// ErrNotRepo says the directory is not inside a git working tree.
+var ErrNotRepo = errors.New("not a git repository")
+
+// Repo is a git repository, seen from its main working tree.
+type Repo struct {
+	// Root is the top-level directory of the main working tree.
+	Root string
+}
+
+// Open finds the repository dir is in. It returns ErrNotRepo when there is
+// none, or when git is missing.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("%w: git is not installed (%v)", ErrNotRepo, ee.Err)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNotRepo, dir)
+	}
+	root := strings.TrimSpace(out)
+	if root == "" {
+		return nil, fmt.Errorf("%w: %s (a bare repository)", ErrNotRepo, dir)
+	}
+	return &Repo{Root: filepath.Clean(root)}, nil
+}
+
+// Error is a git command that failed: its arguments and what it printed on
+// stderr.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// run runs git with args in dir and returns its stdout.
+func run(ctx context.Context, dir string, stdin []byte, args ...string) (string, error) {
+	return runEnv(ctx, dir, stdin, nil, args...)
+}
+
+// runEnv is run with env added to git's environment.
+func runEnv(ctx context.Context, dir string, stdin []byte, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	// git never waits for a person to type a password.
+	cmd.Env = append(append(proc.Env(proc.Git, proc.EnvOptions{}), "GIT_TERMINAL_PROMPT=0"), env...)
+	cmd.SysProcAttr = proc.ChildAttr()
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			return "", err
+		}
+		return stdout.String(), &Error{Args: args, Stderr: stderr.String(), Err: err}
+	}
+	return stdout.String(), nil
+}
+
+// Git runs git with args in dir (a working tree of r) and returns its
+// stdout.
+func (r *Repo) Git(ctx context.Context, dir string, args ...string) (string, error) {
+	if dir == "" {
+		dir = r.Root
+	}
+	return run(ctx, dir, nil, args...)
+}
+
+// RevParse resolves rev to a full commit name.
+func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
+	out, err := run(ctx, r.Root, nil, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", rev, err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Head returns the main working tree's HEAD commit and its branch; branch
+// is "" when HEAD is detached, and sha "" on a branch with no commit yet.
+func (r *Repo) Head(ctx context.Context) (sha, branch string, err error) {
+	out, err := run(ctx, r.Root, nil, "symbolic-ref", "-q", "--short", "HEAD")
+	if err == nil {
+		branch = strings.TrimSpace(out)
+	}
+	if out, err := run(ctx, r.Root, nil, "rev-parse", "--verify", "-q", "HEAD"); err == nil {
+		sha = strings.TrimSpace(out)
+	}
+	return sha, branch, nil
+}
+
+// Dirty lists the files of the main working tree that differ from HEAD
+// (changed, staged, or untracked and not ignored), relative to the root,
+// among paths when paths is not empty (each a file or a directory), else
+// all of them. Paths under .weave/ are never listed: they are the host's.
+func (r *Repo) Dirty(ctx context.Context, paths []string) ([]string, error) {
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--"}
+	if len(paths) == 0 {
+		args = append(args, ".")
+	}
+	args = append(args, paths...)
+	args = append(args, ":(exclude).weave")
+	out, err := run(ctx, r.Root, nil, args...)
+	if err != nil {
+		return nil, fmt.Errorf("look for uncommitted changes: %w", err)
+	}
+	var files []string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i < len(recs); i++ {
+		rec := recs[i]
+		if len(rec) < 4 {
+			continue
+		}
+		files = append(files, rec[3:])
+		if rec[0] == 'R' || rec[0] == 'C' {
+			i++ // the source name of a rename follows
+		}
+	}
+	return files, nil
+}
+
+// BranchAt makes branch point at commit, creating it when missing; an
+// existing branch is left where it is unless force is set. It returns
+// where the branch points.
+func (r *Repo) BranchAt(ctx context.Context, branch, commit string, force bool) (string, error) {
+	if cur, err := r.RevParse(ctx, "refs/heads/"+branch); err == nil && !force {
+		return cur, nil
+	}
+	if _, err := run(ctx, r.Root, nil, "update-ref", "-m", "weave: branch", "refs/heads/"+branch, commit); err != nil {
+		return "", fmt.Errorf("point branch %s at %s: %w", branch, short(commit), err)
+	}
+	return commit, nil
+}
+
+// UpdateRef moves ref (a full name, refs/heads/...) from old to new as one
+// compare-and-swap: it fails when ref no longer points at old.
+func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error {
+	if _, err := run(ctx, r.Root, nil, "update-ref", "-m", "weave: land", ref, newSHA, oldSHA); err != nil {
+		return fmt.Errorf("move %s from %s to %s: %w", ref, short(oldSHA), short(newSHA), err)
+	}
+	return nil
+}
+
+// Worktree makes dir a clean working tree of r on branch, which is made to
+// point at base: a new worktree when dir is none, else the existing one
+// reset and cleaned (ignored files too), so that nothing of an earlier task
+// is left in it.
+func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
+	if isWorktree(ctx, dir) {
+		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "-B", branch, base); err != nil {
+			return fmt.Errorf("reuse worktree %s: %w", dir, err)
+		}
+		if _, err := run(ctx, dir, nil, "clean", "-q", "-f", "-d", "-x"); err != nil {
+			return fmt.Errorf("clean worktree %s: %w", dir, err)
+		}
+		return nil
+	}
+	// A directory left by a worktree git no longer knows (a crash between
+	// its creation and its record) is pruned first.
+	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "-B", branch, dir, base); err != nil {
+		return fmt.Errorf("add worktree %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Detached makes dir a clean working tree of r at commit, its HEAD
+// detached: where a landed tree is checked.
+func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
+	if isWorktree(ctx, dir) {
+		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--detach", commit); err != nil {
+			return fmt.Errorf("check out %s in %s: %w", short(commit), dir, err)
+		}
+		if _, err := run(ctx, dir, nil, "clean", "-q", "-f", "-d", "-x"); err != nil {
+			return fmt.Errorf("clean worktree %s: %w", dir, err)
+		}
+		return nil
+	}
+	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "--detach", dir, commit); err != nil {
+		return fmt.Errorf("add worktree %s: %w", dir, err)
+	}
+	return nil
+}
+
+func isWorktree(ctx context.Context, dir string) bool {
+	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	top, err1 := filepath.EvalSymlinks(strings.TrimSpace(out))
+	want, err2 := filepath.EvalSymlinks(dir)
+	return err1 == nil && err2 == nil && top == want
+}
+
+// RemoveWorktree removes the worktree at dir, changes and all.
+func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
+	if _, err := run(ctx, r.Root, nil, "worktree", "remove", "-f", "-f", dir); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Prune forgets the worktrees whose directories are gone.
+func (r *Repo) Prune(ctx context.Context) error {
+	if _, err := run(ctx, r.Root, nil, "worktree", "prune"); err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -1,0 +1,192 @@
+package gitwork
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Land modes.
+const (
+	// LandRebase replays the task's commit onto the integration head: the
+	// branch stays a line of one commit per task.
+	LandRebase = "rebase"
+	// LandMerge merges the task's branch into the integration head: a merge
+	// commit with both parents.
+	LandMerge = "merge"
+)
+
+// ConflictError says a commit could not land: the files both sides changed.
+type ConflictError struct {
+	Commit string
+	Onto   string
+	Files  []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s conflicts with %s in %s", short(e.Commit), short(e.Onto), strings.Join(e.Files, ", "))
+}
+
+// Land makes the commit that puts commit (a task's single commit, whose
+// parent is its base) on top of onto, without touching any working tree:
+// with LandRebase a copy of commit whose parent is onto, with LandMerge a
+// merge of onto and commit. It does not move any branch (UpdateRef does).
+// A *ConflictError says both sides changed the same lines.
+func (r *Repo) Land(ctx context.Context, onto, commit, mode string) (string, error) {
+	parent, err := r.RevParse(ctx, commit+"^")
+	if err != nil {
+		return "", err
+	}
+	if mode == LandRebase && parent == onto {
+		return commit, nil // already on top: a fast-forward
+	}
+	// The merge's base is commit's parent when that is on onto's line,
+	// which a task's base always is (an earlier integration head): the
+	// three-way merge is then exactly the replay of commit's change.
+	if !r.isAncestor(ctx, parent, onto) {
+		return "", fmt.Errorf("land %s: its base %s is not on the integration branch", short(commit), short(parent))
+	}
+	tree, err := r.mergeTree(ctx, onto, commit)
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			ce.Commit, ce.Onto = commit, onto
+		}
+		return "", err
+	}
+	switch mode {
+	case LandMerge:
+		msg, err := run(ctx, r.Root, nil, "log", "-1", "--format=%B", commit)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", short(commit), err)
+		}
+		return r.commitTree(ctx, commit, tree, msg, onto, commit)
+	default:
+		return r.replay(ctx, commit, tree, onto)
+	}
+}
+
+// Revert makes the commit that undoes commit on top of onto, without
+// touching any working tree; its message says what it reverts and carries
+// extra trailers.
+func (r *Repo) Revert(ctx context.Context, onto, commit string, trailers []Trailer) (string, error) {
+	parent, err := r.RevParse(ctx, commit+"^")
+	if err != nil {
+		return "", err
+	}
+	if !r.isAncestor(ctx, commit, onto) {
+		return "", fmt.Errorf("revert %s: it is not on the integration branch", short(commit))
+	}
+	// The undo as a merge: a commit on top of commit with its parent's
+	// tree, merged into onto, whose base with it is commit itself.
+	ptree, err := run(ctx, r.Root, nil, "rev-parse", parent+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", short(parent), err)
+	}
+	undo, err := r.commitTree(ctx, commit, strings.TrimSpace(ptree), "undo\n", commit)
+	if err != nil {
+		return "", err
+	}
+	tree, err := r.mergeTree(ctx, onto, undo)
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			ce.Commit, ce.Onto = commit, onto
+		}
+		return "", err
+	}
+	subj, err := run(ctx, r.Root, nil, "log", "-1", "--format=%s", commit)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", short(commit), err)
+	}
+	msg := Message(fmt.Sprintf("Revert %q", strings.TrimSpace(subj)), nil)
+	msg += "\nThis reverts commit " + commit + ".\n"
+	if len(trailers) > 0 {
+		msg += "\n" + strings.TrimPrefix(Message("x", trailers), "x\n\n")
+	}
+	args := []string{"commit-tree", tree, "-p", onto, "-F", "-"}
+	if !hasIdentity(ctx, r.Root) {
+		args = append(append([]string{}, fallbackIdentity...), args...)
+	}
+	out, err := run(ctx, r.Root, []byte(msg), args...)
+	if err != nil {
+		return "", fmt.Errorf("make the revert of %s: %w", short(commit), err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// isAncestor reports whether a is an ancestor of b (or b itself).
+func (r *Repo) isAncestor(ctx context.Context, a, b string) bool {
+	_, err := run(ctx, r.Root, nil, "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// mergeTree merges ours and theirs from their merge base in the object
+// store and returns the tree; a conflict is a *ConflictError naming the
+// files. (git merge-tree takes no explicit base before git 2.40: callers
+// arrange for the base git finds to be the one they mean.)
+func (r *Repo) mergeTree(ctx context.Context, ours, theirs string) (string, error) {
+	out, err := run(ctx, r.Root, nil, "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs)
+	var ge *Error
+	if err != nil && !errors.As(err, &ge) {
+		return "", err
+	}
+	fields := strings.Split(out, "\x00")
+	tree := strings.TrimSpace(fields[0])
+	if err == nil {
+		return tree, nil
+	}
+	// Exit 1 is a conflict: the tree, then the conflicted files.
+	if ge.Stderr == "" && len(tree) >= 40 {
+		var files []string
+		for _, f := range fields[1:] {
+			if f = strings.TrimSpace(f); f != "" && (len(files) == 0 || files[len(files)-1] != f) {
+				files = append(files, f)
+			}
+		}
+		return "", &ConflictError{Files: files}
+	}
+	return "", fmt.Errorf("merge in the object store: %w", err)
+}
+
+// replay copies commit onto parent with tree: same author, same message.
+func (r *Repo) replay(ctx context.Context, commit, tree, parent string) (string, error) {
+	msg, err := run(ctx, r.Root, nil, "log", "-1", "--format=%B", commit)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", short(commit), err)
+	}
+	return r.commitTree(ctx, commit, tree, msg, parent)
+}
+
+// commitTree makes a commit of tree with parents and msg, its author the
+// author of from.
+func (r *Repo) commitTree(ctx context.Context, from, tree, msg string, parents ...string) (string, error) {
+	who, err := run(ctx, r.Root, nil, "log", "-1", "--format=%an%x00%ae%x00%ad", "--date=raw", from)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", short(from), err)
+	}
+	f := strings.SplitN(strings.TrimRight(who, "\n"), "\x00", 3)
+	args := []string{}
+	if !hasIdentity(ctx, r.Root) {
+		args = append(args, fallbackIdentity...)
+	}
+	args = append(args, "commit-tree", tree)
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	args = append(args, "-F", "-")
+	cmd := append([]string{}, args...)
+	out, err := runEnv(ctx, r.Root, []byte(msg), authorEnv(f), cmd...)
+	if err != nil {
+		return "", fmt.Errorf("make the landed commit of %s: %w", short(from), err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+func authorEnv(f []string) []string {
+	if len(f) != 3 {
+		return nil
+	}
+	return []string{"GIT_AUTHOR_NAME=" + f[0], "GIT_AUTHOR_EMAIL=" + f[1], "GIT_AUTHOR_DATE=" + f[2]}
+}
