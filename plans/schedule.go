@@ -45,8 +45,9 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 	for _, k := range running {
 		run[k] = true
 	}
+	isRunning := func(t Task) bool { return len(run) > 0 && run[t.Key()] }
 	for _, t := range p.Tasks {
-		if run[t.Key()] && t.Serial && !t.Done {
+		if t.Serial && !t.Done && isRunning(t) {
 			return nil
 		}
 	}
@@ -81,7 +82,7 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 			continue
 		}
 		before.add(t, s.files(i))
-		if blocked || run[t.Key()] {
+		if blocked || isRunning(t) {
 			continue
 		}
 		if t.Serial {
