@@ -97,7 +97,6 @@ func todo(n int, extra string) string {
 	return "- [ ] " + strconv.Itoa(n) + ". T" + strconv.Itoa(n) + "\n  **What**: w\n  **Acceptance**: a\n" + extra
 }
 
-
 func TestValidateDependencies(t *testing.T) {
 	tests := []struct {
 		name   string
