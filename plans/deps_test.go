@@ -136,6 +136,13 @@ func TestValidateDependencies(t *testing.T) {
 			errors: []Problem{{14, "tasks 1 → 3 → 2 → 1 form a cycle"}},
 		},
 		{
+			name: "a long cycle is named by its ends",
+			todos: todo(1, "  **Depends**: 10\n") + todo(2, "  **Depends**: 1\n") + todo(3, "  **Depends**: 2\n") + todo(4, "  **Depends**: 3\n") +
+				todo(5, "  **Depends**: 4\n") + todo(6, "  **Depends**: 5\n") + todo(7, "  **Depends**: 6\n") + todo(8, "  **Depends**: 7\n") +
+				todo(9, "  **Depends**: 8\n") + todo(10, "  **Depends**: 9\n"),
+			errors: []Problem{{14, "tasks 1 → 10 → 9 → 8 → 7 → 6 → 5 → … → 2 → 1 form a cycle of 10 tasks"}},
+		},
+		{
 			name:  "ambiguous number",
 			todos: todo(1, "") + todo(1, "") + todo(2, "  **Depends**: 1\n"),
 			errors: []Problem{

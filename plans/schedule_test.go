@@ -3,7 +3,9 @@ package plans
 import (
 	"fmt"
 	"math/rand"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -224,10 +226,23 @@ func TestReadyProperties(t *testing.T) {
 // BenchmarkReady asks for the ready tasks of a 1,000-task plan, as a run
 // does after each task ends.
 func BenchmarkReady(b *testing.B) {
-	p := Parse(genPlan(1000))
+	plain := Parse(genPlan(1000))
+	// Every task waits for the one before the one before it: two chains.
+	deps := Parse(regexp.MustCompile(`(?m)^- \[(.)\] (\d+)\. `).ReplaceAllFunc(genPlan(1000), func(m []byte) []byte {
+		n, _ := strconv.Atoi(string(m[6 : len(m)-2]))
+		return fmt.Appendf(nil, "%s [after: %d] ", m[:len(m)-1], max(1, n-2))
+	}))
+	if !deps.HasDeps() {
+		b.Fatal("the plan with dependencies has none")
+	}
 	running := []string{"1", "2", "4"}
-	for _, o := range []ScheduleOptions{{}, {InferDeps: true}} {
-		b.Run(fmt.Sprintf("infer=%v", o.InferDeps), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    *Plan
+		o    ScheduleOptions
+	}{{"order", plain, ScheduleOptions{}}, {"infer", plain, ScheduleOptions{InferDeps: true}}, {"deps", deps, ScheduleOptions{}}} {
+		p, o := c.p, c.o
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if len(p.Ready(running, o)) == 0 && o.InferDeps {
