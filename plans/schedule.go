@@ -68,7 +68,7 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 		before = &orderIndex{}
 	}
 	for i, t := range p.Tasks {
-		if t.Done {
+		if t.Done || s.skipped[i] {
 			continue
 		}
 		blocked := t.Verification && openTODO
@@ -78,9 +78,6 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 			blocked = s.afterBlocks(t)
 		case o.InferDeps || !s.deps:
 			blocked = before.blocks(t, s.files(i))
-		}
-		if s.skipped[i] {
-			continue
 		}
 		before.add(t, s.files(i))
 		if blocked || isRunning(t) {
@@ -146,7 +143,6 @@ func (p *Plan) Waits(t Task, o ScheduleOptions) []Task {
 // schedule is what Ready and Waits work out once per call.
 type schedule struct {
 	p       *Plan
-	o       ScheduleOptions
 	deps    bool
 	byNum   numIndex
 	skipped []bool
@@ -155,7 +151,7 @@ type schedule struct {
 }
 
 func (p *Plan) newSchedule(o ScheduleOptions) *schedule {
-	s := &schedule{p: p, o: o, deps: p.HasDeps(), skipped: make([]bool, len(p.Tasks))}
+	s := &schedule{p: p, deps: p.HasDeps(), skipped: make([]bool, len(p.Tasks))}
 	if s.deps {
 		s.byNum = p.numIndex()
 	}
