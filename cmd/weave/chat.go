@@ -227,7 +227,7 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	}
 	role := roster[i]
 	// Say what to configure before any plugin starts.
-	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
+	if err := model.OpenSet(cfg, os.Getenv).Route(role.Model).Err; err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
 	if opts.interactive {
@@ -359,7 +359,7 @@ func (t *transcript) observe(ev chat.Event) {
 		if ev.Agent == t.agent {
 			t.spin.stop()
 		}
-	case chat.ModelRetry, chat.ToolStart, chat.ToolResult, chat.ModelCompacting, chat.ModelCompacted:
+	case chat.ModelRetry, chat.ToolStart, chat.ToolResult, chat.ModelCompacting, chat.ModelCompacted, chat.ModelFallback:
 		t.spin.stop()
 	}
 	switch ev.Type {
@@ -377,6 +377,11 @@ func (t *transcript) observe(ev chat.Event) {
 	case chat.ModelRetry:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s[%s]\n", t.who(ev.Agent), ev.Error)
+	case chat.ModelFallback:
+		t.endLine()
+		if ev.Fallback != nil {
+			fmt.Fprintf(t.errOut, "%s[%s]\n", t.who(ev.Agent), ev.Fallback.Line())
+		}
 	case chat.ToolStart:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s→ %s %s\n", t.who(ev.Agent), ev.Tool, ev.Args)
