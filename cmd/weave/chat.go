@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -226,8 +227,9 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		return usageErrorf("--agent %q: choose a primary agent (%s)", agent, strings.Join(primaryRoles(roster), ", "))
 	}
 	role := roster[i]
-	// Say what to configure before any plugin starts.
-	if err := model.OpenSet(cfg, os.Getenv).Route(role.Model).Err; err != nil {
+	// Say what to configure before any plugin starts: the model the
+	// agent's calls go to (agents.<name>.model, or its role's).
+	if err := model.OpenSet(cfg, os.Getenv).Route(cmp.Or(cfg.Agents[role.Name].Model, role.Model)).Err; err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
 	if opts.interactive {
