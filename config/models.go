@@ -70,7 +70,11 @@ func parseModels(el *errorList, raw any) map[string]map[string]any {
 						walk(full, sub)
 						continue
 					}
-					el.unknown(join(prefix, in), f, known)
+					where := prefix
+					if in != "" {
+						where += "." + in
+					}
+					el.unknown(where, f, known)
 					continue
 				}
 				if val == nil {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -59,6 +60,9 @@ func OpenSet(cfg *config.Config, getenv func(string) string) *Set {
 		m := &member{entry: name, window: windowOf(c)}
 		if m.settings, m.err = FromEntry(name, c, getenv); m.err == nil {
 			m.provider, m.err = New(m.settings)
+		} else {
+			// Kept for messages about the entry.
+			m.settings.Provider, m.settings.Name = c.Provider, cmp.Or(c.Name, c.Azure.Deployment)
 		}
 		s.entries[name] = m
 	}
