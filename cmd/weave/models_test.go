@@ -30,7 +30,7 @@ func modelsEnv(t *testing.T) []string {
 	t.Helper()
 	return trustingEnv(t, []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(), "WEAVE_SANDBOX_MODE=off",
-		"DEEP_MODEL_CRED=" + deepKey, "FAST_MODEL_CRED=" + fastKey,
+		"DEEP_MODEL_ACCESS=" + deepKey, "FAST_MODEL_ACCESS=" + fastKey,
 	})
 }
 
@@ -89,7 +89,7 @@ func TestModelFallbackThroughTheBinary(t *testing.T) {
 		modeltest.Turn{Default: true, Status: 429, RetryAfter: "0", Error: "Rate limit reached for requests"},
 	)
 	fast := modeltest.NewServer(t,
-		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "bash", Args: `{"command":"env; echo DEEP=$DEEP_MODEL_CRED FAST=$FAST_MODEL_CRED"}`}}},
+		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "bash", Args: `{"command":"env; echo DEEP=$DEEP_MODEL_ACCESS FAST=$FAST_MODEL_ACCESS"}`}}},
 		modeltest.Turn{Text: "hello.txt says hi from the file."},
 	)
 	writeConfig(t, dir, fmt.Sprintf(`models:
@@ -97,12 +97,12 @@ func TestModelFallbackThroughTheBinary(t *testing.T) {
     provider: openai
     name: deep-model
     base_url: %s
-    api_key_env: DEEP_MODEL_CRED
+    api_key_env: DEEP_MODEL_ACCESS
   fast:
     provider: anthropic
     name: fast-model
     base_url: %s
-    api_key_env: FAST_MODEL_CRED
+    api_key_env: FAST_MODEL_ACCESS
 agents:
   loom:
     model: deep
@@ -260,13 +260,13 @@ models:
     provider: anthropic
     name: claude-test
     base_url: %s
-    api_key_env: DEEP_MODEL_CRED
+    api_key_env: DEEP_MODEL_ACCESS
     thinking_budget: 2048
   gpt:
     provider: openai
     name: gpt-test
     base_url: %s
-    api_key_env: FAST_MODEL_CRED
+    api_key_env: FAST_MODEL_ACCESS
     reasoning_effort: high
 agents:
   tapestry:
@@ -348,7 +348,7 @@ func TestAzureEntryThroughTheBinary(t *testing.T) {
   work:
     provider: azure
     name: gpt-4.1
-    api_key_env: DEEP_MODEL_CRED
+    api_key_env: DEEP_MODEL_ACCESS
     reasoning_effort: low
     azure:
       endpoint: %s
