@@ -1,7 +1,14 @@
 // Package model is the host's room for model providers. One small interface,
 // Provider, answers a chat; each provider (OpenAI-compatible Chat
-// Completions, Anthropic Messages) lives in its own file and is registered
-// by one row of the provider table in providers.go. The host holds the API key: it is read from
+// Completions, Anthropic Messages, Azure OpenAI, Gemini through its
+// OpenAI-compatible endpoint) lives in its own file and is registered
+// by one row of the provider table in providers.go. A Set (set.go) opens
+// every model a config names, the model section and each entry of
+// models, and routes a request by the model it names; FallbackReason
+// (fallback.go) says which failures are a reason to try another model.
+// Reasoning settings go to each vendor its own way: reasoning_effort on
+// the OpenAI wire, extended thinking (whose signed thinking goes back with
+// the tool calls it led to, thoughts.go) on Anthropic's. The host holds the API key: it is read from
 // the environment variable the config names, given to the provider's SDK and
 // never logged, persisted or passed to a plugin.
 //
