@@ -377,3 +377,49 @@ agents:
 		t.Errorf("body = %s, want the deployment as the model and reasoning_effort low", r.Body)
 	}
 }
+
+// TestStartWorkFallbackEvent: in a run, Tapestry's fallback is a
+// model.fallback run event in --json, and the task still gets done.
+func TestStartWorkFallbackEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := project(t, map[string]string{"greeting": prosePlan})
+	deep := modeltest.NewServer(t, modeltest.Turn{Default: true, Status: 503, RetryAfter: "0", Error: "upstream connect error"})
+	fast := modeltest.NewServer(t,
+		modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "write", Args: `{"path":"greeting.txt","content":"hello\n"}`}}},
+		tool("plan_check", `{"task":1}`),
+		modeltest.Turn{Text: "Task 1 is done."},
+	)
+	writeConfig(t, dir, fmt.Sprintf(`models:
+  deep: {provider: anthropic, name: deep-model, base_url: %s, api_key_env: DEEP_MODEL_ACCESS}
+  fast: {provider: openai, name: fast-model, base_url: %s, api_key_env: FAST_MODEL_ACCESS}
+model:
+  name: deep
+  fallback: [fast]
+`, deep.URL, fast.OpenAIURL()))
+	code, out, errOut := runWeave(t, bin, dir, modelsEnv(t), "start-work", "greeting", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	var fell []struct{ Type, Agent, Reason, Output string }
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev struct{ Type, Agent, Reason, Output string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("--json line %q: %v", line, err)
+		}
+		if ev.Type == chat.ModelFallback {
+			fell = append(fell, ev)
+		}
+	}
+	if len(fell) != 1 || fell[0].Agent != "tapestry" || fell[0].Reason != "model deep failing (503); falling back to fast" || !strings.Contains(fell[0].Output, "503") {
+		t.Errorf("model.fallback run events = %+v, want one for tapestry, from deep to fast", fell)
+	}
+	if n := len(fast.Requests()); n != 3 {
+		t.Errorf("fast got %d requests, want Tapestry's 3 (it stays there)", n)
+	}
+	if plan := readFile(t, filepath.Join(dir, ".weave", "plans", "greeting.md")); !strings.Contains(plan, "- [x] 1.") {
+		t.Errorf("plan = %s, want task 1 ticked", plan)
+	}
+}
