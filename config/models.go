@@ -197,6 +197,8 @@ func checkModelEntry(blame func(key, format string, args ...any), prefix string,
 	}
 	if m.ThinkingBudget > 0 {
 		switch {
+		case m.ReasoningEffort != "" && effort && thinking:
+			blame(prefix+".thinking_budget", "set reasoning_effort or thinking_budget, not both: %s takes one at a time", m.Provider)
 		case !thinking:
 			blame(prefix+".thinking_budget", "%s does not take a thinking budget; set reasoning_effort instead", m.Provider)
 		case m.Provider == "anthropic" && m.ThinkingBudget < anthropicMinThinking:

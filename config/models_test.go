@@ -89,6 +89,7 @@ func TestBadModelEntries(t *testing.T) {
 		{"bad url", "models: {x: {provider: openai, name: m, base_url: 'not a url'}}", "models.x.base_url", []string{"is not a URL"}},
 		{"effort on anthropic", "models: {x: {provider: anthropic, name: m, reasoning_effort: high}}", "models.x.reasoning_effort", []string{"set thinking_budget instead"}},
 		{"budget on openai", "models: {x: {provider: openai, name: m, thinking_budget: 2048}}", "models.x.thinking_budget", []string{"set reasoning_effort instead"}},
+		{"effort and budget", "models: {x: {provider: gemini, name: m, reasoning_effort: low, thinking_budget: 2048}}", "models.x.thinking_budget", []string{"not both"}},
 		{"budget too small", "models: {x: {provider: anthropic, name: m, thinking_budget: 100}}", "models.x.thinking_budget", []string{"1024"}},
 		{"max_tokens under budget", "models: {x: {provider: anthropic, name: m, thinking_budget: 4096, max_tokens: 4000}}", "models.x.max_tokens", []string{"above thinking_budget"}},
 		{"bad effort", "model: {provider: openai, name: m, reasoning_effort: extreme}", "model.reasoning_effort", []string{`"extreme" is not one of none, minimal`}},
