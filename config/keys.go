@@ -94,7 +94,7 @@ func providerValues() []string {
 }
 
 // providerKeyEnvs names the providers' default key variables for a doc
-// line: "OPENAI_API_KEY or ANTHROPIC_API_KEY".
+// line: "OPENAI_API_KEY or ANTHROPIC_API_KEY or ...".
 func providerKeyEnvs() string {
 	envs := make([]string, 0, len(modelProviders))
 	for _, p := range modelProviders {
