@@ -266,10 +266,10 @@ func chooseCut(list []plugins.ChatMessage, from int, budget int64) int {
 	return best
 }
 
-// tailBudget is how many tokens of recent messages a compaction of a
-// conversation with the model name keeps.
-func (d *Door) tailBudget(name string) int64 {
-	return min(int64(d.windowOf(name))/5, maxTailTokens)
+// tailBudget is how many tokens of recent messages a compaction of
+// agent's conversation in session, with the model name, keeps.
+func (d *Door) tailBudget(session, agent, name string) int64 {
+	return min(int64(d.windowOf(session, agent, name))/5, maxTailTokens)
 }
 
 // compactJob is one compaction to run.
@@ -295,7 +295,7 @@ func (d *Door) compactThread(ctx context.Context, c *conversation, t *thread, li
 	}
 	eff := t.effective(list)
 	d.mu.Unlock()
-	cut := chooseCut(list, from, d.tailBudget(req.Model))
+	cut := chooseCut(list, from, d.tailBudget(job.session, job.agent, req.Model))
 	if cut == 0 {
 		return errNothingToCompact
 	}
@@ -386,7 +386,7 @@ func (d *Door) compact(ctx context.Context, session, agent, instructions string)
 func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plugins.ChatMessage)) error {
 	ev := plugins.Event{Name: plugins.EventSessionCompacting, SessionID: job.session, Agent: job.agent, Cwd: d.project, Time: time.Now(),
 		Data: map[string]any{"trigger": job.trigger, "reason": job.reason, "messages": len(job.covered),
-			"tokens_used": job.before, "context_window": d.windowOf(job.model), "custom_instructions": job.instructions}}
+			"tokens_used": job.before, "context_window": d.windowOf(job.session, job.agent, job.model), "custom_instructions": job.instructions}}
 	if p := d.sessions.path(job.session); p != "" {
 		ev.Data["transcript_path"] = p
 	}
@@ -400,12 +400,12 @@ func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plu
 	instructions := strings.TrimSpace(strings.Join(append([]string{job.instructions}, out.Context...), "\n\n"))
 
 	// Writing the summary takes a model call: say so while it runs.
-	d.emit(ctx, Event{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: d.windowOf(job.model),
+	d.emit(ctx, Event{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: d.windowOf(job.session, job.agent, job.model),
 		Compaction: &Compaction{Trigger: job.trigger, Reason: job.reason, Messages: len(job.covered), TokensBefore: job.before}})
 	resp, err := d.walk(ctx, job.session, job.agent, plugins.ChatRequest{
 		Model:    job.model,
 		System:   compactPrompt,
-		Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: summaryRequest(job.covered, instructions, d.renderBudget(job.model))}},
+		Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: summaryRequest(job.covered, instructions, d.renderBudget(job.session, job.agent, job.model))}},
 	}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("summarise the conversation: %w", err)
@@ -438,16 +438,17 @@ func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plu
 	}
 	d.anchor(ctx, job, snap)
 	u := resp.Usage
-	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.windowOf(job.model), Compaction: &info})
+	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.windowOf(job.session, job.agent, job.model), Compaction: &info})
 	d.logger.Info("conversation compacted", "session", job.session, "agent", job.agent, "trigger", job.trigger, "reason", job.reason,
 		"messages", info.Messages, "tokens_before", info.TokensBefore, "tokens_after", info.TokensAfter)
 	return nil
 }
 
 // renderBudget bounds, in characters, the conversation the summariser
-// (the model name) reads: about half its window, so that the request fits.
-func (d *Door) renderBudget(name string) int {
-	return max(d.windowOf(name)*2, 8000)
+// (agent's model in session) reads: about half its window, so that the
+// request fits.
+func (d *Door) renderBudget(session, agent, name string) int {
+	return max(d.windowOf(session, agent, name)*2, 8000)
 }
 
 // summaryRequest is the summariser's one message: the conversation as

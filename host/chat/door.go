@@ -162,13 +162,29 @@ func New(o Options) *Door {
 	return d
 }
 
-// windowOf is the context window of the model a call naming name goes to.
-func (d *Door) windowOf(name string) int { return d.set.Route(name).Window }
+// windowOf is the context window of the model agent's calls naming name
+// go to in session: the one it fell back to, if it did.
+func (d *Door) windowOf(session, agent, name string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.windowLocked(session, agent, name)
+}
 
-// compactAtOf is the token count at which a conversation with the model
-// name is compacted before its next call.
-func (d *Door) compactAtOf(name string) int64 {
-	return int64(d.ratio * float64(d.windowOf(name)))
+// windowLocked is windowOf with d.mu held.
+func (d *Door) windowLocked(session, agent, name string) int {
+	if stuck := d.stuck[[2]string{session, agent}]; stuck != "" {
+		if r, ok := d.set.Entry(stuck); ok {
+			return r.Window
+		}
+	}
+	return d.set.Route(name).Window
+}
+
+// compactAtLocked is the token count at which agent's conversation in
+// session, with the model name, is compacted before its next call; d.mu
+// is held.
+func (d *Door) compactAtLocked(session, agent, name string) int64 {
+	return int64(d.ratio * float64(d.windowLocked(session, agent, name)))
 }
 
 // Observe calls f with what every model call streams (text deltas,
@@ -453,14 +469,14 @@ func (d *Door) answered(ctx context.Context, tn *turn, resp plugins.ChatResponse
 	d.mu.Lock()
 	tn.conv.msgs = append(append(make([]plugins.ChatMessage, 0, len(tn.sent)+1), tn.sent...), resp.Message)
 	tn.conv.used = used
-	if at := d.compactAtOf(tn.req.Model); at > 0 && used >= at {
+	if at := d.compactAtLocked(tn.session, tn.agent, tn.req.Model); at > 0 && used >= at {
 		tn.t.due = reasonRatio
 	}
 	d.mu.Unlock()
 	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp); err != nil {
 		d.logger.Warn("write the session transcript", "session", tn.session, "err", err)
 	}
-	window := d.windowOf(tn.req.Model)
+	window := d.windowOf(tn.session, tn.agent, tn.req.Model)
 	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: window})
 	out, err := d.fire(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: tn.session, Agent: tn.agent, Time: time.Now(),
 		Message: resp.Message.Content, Data: map[string]any{"source": "assistant", "tokens_used": used, "context_window": window}})
@@ -551,7 +567,7 @@ func (d *Door) History(session, agent string) ([]plugins.ChatMessage, error) {
 			// The next list starts with msgs, any summary already in
 			// place; a compaction that was due still is.
 			t := &thread{head: fingerprint(msgs[0])}
-			if at := d.compactAtOf(c.model); at > 0 && c.used >= at {
+			if at := d.compactAtLocked(session, agent, c.model); at > 0 && c.used >= at {
 				t.due = reasonRatio
 			}
 			for _, old := range c.threads {

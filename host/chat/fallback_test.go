@@ -47,9 +47,13 @@ func TestDoorFallsBack(t *testing.T) {
 			second := modeltest.NewServer(t, modeltest.Turn{Text: "it says hi"})
 			d := fallbackDoor(t, first, second, 0)
 			var seen []Event
+			window := 0
 			defer d.Observe(func(ev Event) {
 				if ev.Type == ModelFallback {
 					seen = append(seen, ev)
+				}
+				if ev.Type == ModelUsage {
+					window = ev.ContextWindow
 				}
 			})()
 			resp, err := d.Complete(context.Background(), "s1", agents.Loom, chat)
@@ -58,6 +62,9 @@ func TestDoorFallsBack(t *testing.T) {
 			}
 			if len(seen) != 1 || *seen[0].Fallback != (Fallback{From: "first-model", To: "second", Reason: tt.reason}) {
 				t.Errorf("model.fallback events = %+v, want one from first-model to second, %s", seen, tt.reason)
+			}
+			if window != 128_000 {
+				t.Errorf("model.usage's window = %d, want the fallback's (openai's 128000), not the first model's", window)
 			}
 			body := string(second.Requests()[0].Body)
 			for _, w := range []string{`"tool_calls":[{"id":"toolu_1"`, `"role":"tool"`, `"tool_call_id":"toolu_1"`, "the content of a.txt", `"model":"second-model"`} {
