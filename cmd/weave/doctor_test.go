@@ -59,6 +59,7 @@ func TestDoctorChecksEachModelEntry(t *testing.T) {
 		"  deep: {provider: anthropic, name: claude-test, api_key_env: DEEP_ACCESS, base_url: " + srv.URL + "}\n" +
 		"  gone: {provider: anthropic, name: claude-gone, api_key_env: DEEP_ACCESS, base_url: " + srv.URL + "}\n" +
 		"  flash: {provider: gemini, name: gemini-2.5-flash, api_key_env: FLASH_ACCESS}\n" +
+		"  work: {provider: azure, name: gpt-4.1, api_key_env: DEEP_ACCESS, azure: {endpoint: \"" + srv.URL + "\"}}\n" +
 		"agents:\n  loom: {model: deep, fallback: [flash]}\n"
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,6 +72,8 @@ func TestDoctorChecksEachModelEntry(t *testing.T) {
 		"ok   model deep anthropic: " + srv.URL + " answers, key present in DEEP_ACCESS (not shown)",
 		`FAIL model gone anthropic: ` + srv.URL + ` answers, but serves no model "claude-gone"`, "fix: set models.gone.name to one it serves, e.g. claude-test",
 		"FAIL model flash the gemini API key variable FLASH_ACCESS is empty", "fix: export FLASH_ACCESS",
+		// Azure lists base models, not deployments: its answer is enough.
+		"ok   model work azure: " + srv.URL + " answers, key present in DEEP_ACCESS (not shown)",
 	} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, r.out)

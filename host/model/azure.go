@@ -26,6 +26,7 @@ func newAzure(s Settings) Provider {
 	}
 	p := openAIWire(s, opts...)
 	p.deployment = s.Azure.Deployment
+	p.unlisted = true
 	return p
 }
 

@@ -33,6 +33,10 @@ type openAIProvider struct {
 	name string
 	// deployment, when set, is sent as the model (Azure's deployment).
 	deployment string
+	// unlisted says the models the server lists are not the names a
+	// request uses (Azure lists base models, a request names a
+	// deployment): Models checks the endpoint and the key, and names none.
+	unlisted bool
 }
 
 func newOpenAI(s Settings) Provider {
@@ -105,6 +109,9 @@ func (p *openAIProvider) Models(ctx context.Context) ([]string, error) {
 	page, err := p.models.List(ctx)
 	if err != nil {
 		return nil, p.apiError(err)
+	}
+	if p.unlisted {
+		return nil, nil
 	}
 	var out []string
 	for _, m := range page.Data {
