@@ -2,10 +2,14 @@ package model
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/plugins"
 )
 
 // Set is every model a config names: the model section and each entry of
@@ -76,6 +80,10 @@ func OpenSet(cfg *config.Config, getenv func(string) string) *Set {
 		}
 		if m.err != nil {
 			s.defErr = m.err
+			if errors.Is(m.err, plugins.ErrNoModel) && len(s.entries) > 0 {
+				s.defErr = fmt.Errorf("%w; or set model.name to the entry of models the agents without a model of their own use (%s)",
+					m.err, strings.Join(s.Entries(), ", "))
+			}
 		} else {
 			s.def = m
 		}

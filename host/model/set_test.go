@@ -50,8 +50,8 @@ func TestSetRoutes(t *testing.T) {
 	}
 	cfg.Model = config.ModelConfig{Provider: "none"}
 	s = OpenSet(cfg, func(k string) string { return env[k] })
-	if r := s.Route("gpt-4.1"); r.Err == nil {
-		t.Errorf("Route(a plain name) with no model section = %+v, want the no-model error", r)
+	if r := s.Route("gpt-4.1"); r.Err == nil || !strings.Contains(r.Err.Error(), "set model.name to the entry of models") || !strings.Contains(r.Err.Error(), "deep, flash") {
+		t.Errorf("Route(a plain name) with no model section = %+v, want the no-model error naming the entries", r)
 	}
 }
 
