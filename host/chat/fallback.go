@@ -127,7 +127,7 @@ func (d *Door) walk(ctx context.Context, session, agent string, req plugins.Chat
 		}
 		if reason == "" || i == len(chain)-1 {
 			if i > start {
-				return resp, fmt.Errorf("the last fallback, %s, failed too: %w", r.Label, err)
+				return resp, fmt.Errorf("fell back from %s to %s, which failed too: %w", chain[start].Label, r.Label, err)
 			}
 			return resp, err
 		}
