@@ -30,6 +30,7 @@ model:
   fallback: [fast]
 agents:
   loom: {model: deep, fallback: [fast, work]}
+  thread: {fallback: []}
 categories:
   frontend: {model: fast, fallback: [deep]}
 `)
@@ -48,6 +49,9 @@ categories:
 	}
 	if got := c.Agents["loom"].Fallback; !cmp.Equal(got, []string{"fast", "work"}) {
 		t.Errorf("agents.loom.fallback = %v", got)
+	}
+	if got := c.Agents["thread"].Fallback; got == nil || len(got) != 0 {
+		t.Errorf("agents.thread.fallback = %#v, want an empty list that replaces model.fallback", got)
 	}
 	if got := c.Categories["frontend"].Fallback; !cmp.Equal(got, []string{"deep"}) {
 		t.Errorf("categories.frontend.fallback = %v", got)

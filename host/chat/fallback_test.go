@@ -109,3 +109,22 @@ func TestDoorCompactsBeforeFallingBack(t *testing.T) {
 		t.Errorf("the fallback got %d requests, want none", n)
 	}
 }
+
+// An agent's own list, even an empty one, replaces model.fallback; a
+// category's applies to its Shuttle.
+func TestFallbackChains(t *testing.T) {
+	e := t.TempDir()
+	cfg, _, err := config.Load(config.Options{UserConfigDir: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model.Fallback = []string{"fast"}
+	cfg.Agents = map[string]config.AgentConfig{"thread": {Fallback: []string{}}, "loom": {Fallback: []string{"deep", "fast"}}}
+	cfg.Categories = map[string]config.CategoryConfig{"frontend": {Fallback: []string{"deep"}}}
+	f := newFallbacks(cfg)
+	for agent, want := range map[string]string{"thread": "", "loom": "deep,fast", "shuttle-frontend": "deep", "pattern": "fast"} {
+		if got := strings.Join(f.of(agent), ","); got != want {
+			t.Errorf("fallback of %s = %q, want %q", agent, got, want)
+		}
+	}
+}
