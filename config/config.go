@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type Config struct {
 	// DisabledAgents are roles that are turned off.
 	DisabledAgents []string    `mapstructure:"disabled_agents"`
 	Model          ModelConfig `mapstructure:"model"`
+	// Models are the named model entries of models:, by name; an agent's
+	// model (or a fallback) naming one uses it (docs/models.md).
+	Models map[string]ModelConfig `mapstructure:"-"`
 	// Plugins are extra plugin binaries, in the order they were listed.
 	Plugins []PluginConfig   `mapstructure:"-"`
 	Plugin  PluginHostConfig `mapstructure:"plugin"`
@@ -139,6 +143,9 @@ type AgentConfig struct {
 	// means the default (every server for a role whose row has write or
 	// bash, none for a read-only role), empty means none.
 	MCP []string
+	// Fallback names the models entries tried in order when the agent's
+	// model fails (nil: model.fallback).
+	Fallback []string
 }
 
 // CategoryConfig holds settings for tasks of one category.
@@ -151,6 +158,8 @@ type CategoryConfig struct {
 	// Skills are the skills loaded into the category's Shuttle from its
 	// first request.
 	Skills []string
+	// Fallback is as AgentConfig.Fallback.
+	Fallback []string
 }
 
 // CustomAgentConfig is one custom agent.
@@ -168,6 +177,8 @@ type CustomAgentConfig struct {
 	Delegates   []string
 	// MCP is as AgentConfig.MCP.
 	MCP []string
+	// Fallback is as AgentConfig.Fallback.
+	Fallback []string
 }
 
 // ModelConfig chooses the model provider. The API key itself is never in
@@ -180,6 +191,25 @@ type ModelConfig struct {
 	MaxTokens     int           `mapstructure:"max_tokens"`     // 0: provider default
 	ContextWindow int           `mapstructure:"context_window"` // tokens; 0: provider default
 	Timeout       time.Duration `mapstructure:"timeout"`        // 0: no limit
+	// ReasoningEffort is sent as the OpenAI wire's reasoning_effort; ""
+	// sends none.
+	ReasoningEffort string `mapstructure:"reasoning_effort"`
+	// ThinkingBudget turns on Anthropic's extended thinking with this
+	// many tokens (Gemini's thinking_budget); 0: off.
+	ThinkingBudget int         `mapstructure:"thinking_budget"`
+	Azure          AzureConfig `mapstructure:"azure"`
+	// Fallback names the models entries tried in order when an agent's
+	// model fails and the agent names none of its own. Only the model
+	// section has it; an entry's is empty.
+	Fallback []string `mapstructure:"fallback"`
+}
+
+// AzureConfig is what Azure OpenAI needs besides a key: the resource's
+// endpoint, the API version, and the deployment that serves the model.
+type AzureConfig struct {
+	Endpoint   string `mapstructure:"endpoint"`    // "": base_url
+	APIVersion string `mapstructure:"api_version"` // sent as ?api-version=
+	Deployment string `mapstructure:"deployment"`  // "": the model's name
 }
 
 // PluginConfig is one plugins: entry.
@@ -317,12 +347,17 @@ type BusConfig struct {
 }
 
 // CredentialEnv names the variables config says hold weave's secrets
-// (model.api_key_env, bus.nats.password_env, bus.nats.token_env), which no
+// (model.api_key_env and each models.<name>.api_key_env,
+// bus.nats.password_env, bus.nats.token_env), which no
 // child gets, not even a command hook that gets the person's environment.
 func (c *Config) CredentialEnv() []string {
 	var out []string
-	for _, name := range []string{c.Model.APIKeyEnv, c.Bus.NATS.PasswordEnv, c.Bus.NATS.TokenEnv} {
-		if name != "" {
+	names := []string{c.Model.APIKeyEnv, c.Bus.NATS.PasswordEnv, c.Bus.NATS.TokenEnv}
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
+		names = append(names, c.Models[name].APIKeyEnv)
+	}
+	for _, name := range names {
+		if name != "" && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
@@ -519,6 +554,9 @@ func load(opts Options, userDir string) (*Config, *Sources, error) {
 		return nil, nil, err
 	}
 	if err := checkRoles(&c, src); err != nil {
+		return nil, nil, err
+	}
+	if err := checkModels(&c, src); err != nil {
 		return nil, nil, err
 	}
 	return &c, src, nil

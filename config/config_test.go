@@ -64,7 +64,8 @@ func TestDefaults(t *testing.T) {
 		Categories:       map[string]CategoryConfig{},
 		CustomAgents:     map[string]CustomAgentConfig{},
 		DisabledAgents:   []string{},
-		Model:            ModelConfig{Provider: "none", Timeout: 5 * time.Minute},
+		Model:            ModelConfig{Provider: "none", Timeout: 5 * time.Minute, Azure: AzureConfig{APIVersion: "2024-10-21"}, Fallback: []string{}},
+		Models:           map[string]ModelConfig{},
 		Plugins:          []PluginConfig{},
 		MCPServers:       map[string]MCPServerConfig{},
 		Plugin:           PluginHostConfig{StartTimeout: 10 * time.Second, MaxRestarts: 5, CallTimeout: time.Minute},
@@ -127,7 +128,7 @@ func TestKeysMatchConfig(t *testing.T) {
 		}
 		covered[k.Name] = true
 	}
-	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers", "Permissions": "permissions"}
+	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers", "Permissions": "permissions", "Models": "models"}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
 		for i := range typ.NumField() {

@@ -61,9 +61,26 @@ var agentNames = []string{"loom", "tapestry", "pattern", "thread", "spindle", "w
 // what config's messages say about each. They are the rows of host/model's
 // provider table (model.Names), which config may not import; a test in
 // host/model fails when the two disagree.
-var modelProviders = []struct{ name, keyEnv, example string }{
-	{name: "openai", keyEnv: "OPENAI_API_KEY", example: "gpt-4.1 (or qwen3 on Ollama)"},
-	{name: "anthropic", keyEnv: "ANTHROPIC_API_KEY", example: "claude-sonnet-4-5"},
+var modelProviders = []struct {
+	name, keyEnv, example string
+	// effort and thinking say whether the provider takes
+	// reasoning_effort and thinking_budget.
+	effort, thinking bool
+}{
+	{name: "openai", keyEnv: "OPENAI_API_KEY", example: "gpt-4.1 (or qwen3 on Ollama)", effort: true},
+	{name: "anthropic", keyEnv: "ANTHROPIC_API_KEY", example: "claude-sonnet-4-5", thinking: true},
+	{name: "azure", keyEnv: "AZURE_OPENAI_API_KEY", example: "gpt-4.1 (your deployment's model)", effort: true},
+	{name: "gemini", keyEnv: "GEMINI_API_KEY", example: "gemini-2.5-flash", effort: true, thinking: true},
+}
+
+// ProviderCapabilities says, for the provider table's drift test, which
+// providers config lets take reasoning_effort and thinking_budget.
+func ProviderCapabilities() map[string][2]bool {
+	out := map[string][2]bool{}
+	for _, p := range modelProviders {
+		out[p.name] = [2]bool{p.effort, p.thinking}
+	}
+	return out
 }
 
 // providerValues are model.provider's accepted values: none, then the
@@ -77,7 +94,7 @@ func providerValues() []string {
 }
 
 // providerKeyEnvs names the providers' default key variables for a doc
-// line: "OPENAI_API_KEY or ANTHROPIC_API_KEY".
+// line: "OPENAI_API_KEY or ANTHROPIC_API_KEY or ...".
 func providerKeyEnvs() string {
 	envs := make([]string, 0, len(modelProviders))
 	for _, p := range modelProviders {
@@ -184,10 +201,11 @@ func keyTable() []Key {
 			Doc: "How deep delegation may nest; 0 forbids delegation."},
 
 		{Name: "agents", Kind: KindMap, Default: map[string]AgentConfig{}, Allowed: agentNames,
-			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model, temperature, prompt_append, mcp (the MCP servers the role may use, \"*\" for all; default all for roles whose row has write or edit, none for read-only roles; [] for none).",
+			Doc: "Per-agent overrides by agent name: tools (narrows the role's row), allow_widen, model (an entry of models, or a model name for the model section's provider), fallback (entries of models tried in order when its model fails), temperature, prompt_append, mcp (the MCP servers the role may use, \"*\" for all; default all for roles whose row has write or edit, none for read-only roles; [] for none).",
 			Example: `agents:
   pattern:
-    model: gpt-4.1
+    model: deep                 # an entry of models:, or a model name
+    fallback: [fast]
     temperature: 0.2
     prompt_append: Keep plans short.
   thread:
@@ -198,7 +216,7 @@ func keyTable() []Key {
   weft:
     mcp: [github]               # a read-only role gets MCP servers only when named`},
 		{Name: "categories", Kind: KindMap, Default: map[string]CategoryConfig{},
-			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model, temperature, tools narrowing Shuttle's row, prompt_append, and skills: the skills loaded into its first request) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
+			Doc: "Categories of tasks: each becomes an agent shuttle-<name> (Shuttle with the category's model and fallback, as agents.<name>, temperature, tools narrowing Shuttle's row, prompt_append, and skills: the skills loaded into its first request) that runs the plan tasks tagged [category: <name>] and that Loom may delegate to.",
 			Example: `categories:
   frontend:
     model: gpt-4.1-mini
@@ -207,7 +225,7 @@ func keyTable() []Key {
     prompt_append: Use the design system in web/ui; no inline styles.
     skills: [react-components]   # .weave/skills/react-components/SKILL.md`},
 		{Name: "custom_agents", Kind: KindMap, Default: map[string]CustomAgentConfig{},
-			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch, skill), model, temperature, delegates (needs task in tools), mcp (the MCP servers it may use, as agents.<name>.mcp). weave agents list shows them.",
+			Doc: "Agents the project adds, by name: description (when Loom should use it), prompt or prompt_file (relative to the project root, or to the user config directory in the user file), mode (subagent, the default: Loom may delegate to it; primary: weave chat --agent NAME), tools (default: read, bash, glob, grep, webfetch, skill), model and fallback (as agents.<name>), temperature, delegates (needs task in tools), mcp (the MCP servers it may use, as agents.<name>.mcp). weave agents list shows them.",
 			Example: `custom_agents:
   docs-writer:
     description: documentation pages need writing or updating
@@ -232,6 +250,37 @@ func keyTable() []Key {
 			Doc: "Model context window in tokens; 0 means the provider's default."},
 		{Name: "model.timeout", Kind: KindDuration, Default: 5 * time.Minute, check: minDuration(0),
 			Doc: "Longest one model call may take; 0 means no limit."},
+		{Name: "model.reasoning_effort", Kind: KindString, Default: "", check: reasoningEffort,
+			Doc: "How hard a reasoning model thinks: " + strings.Join(reasoningEfforts, ", ") + "; sent as reasoning_effort (openai, azure, gemini); empty sends none. With it set (not none), no temperature is sent: reasoning models refuse one."},
+		{Name: "model.thinking_budget", Kind: KindInt, Default: 0, check: minInt(0),
+			Doc: "Tokens the model may think before it answers: Anthropic's extended thinking (thinking: {type: enabled, budget_tokens}, at least 1024, below max_tokens, which defaults to the budget plus 8192) or Gemini's thinking_budget; 0 is off."},
+		{Name: "model.azure.endpoint", Kind: KindString, Default: "", check: optionalURL,
+			Doc: "Azure OpenAI resource endpoint (https://<resource>.openai.azure.com) for provider azure; empty means model.base_url."},
+		{Name: "model.azure.api_version", Kind: KindString, Default: "2024-10-21",
+			Doc: "Azure OpenAI API version, sent as ?api-version= (provider azure)."},
+		{Name: "model.azure.deployment", Kind: KindString, Default: "",
+			Doc: "Azure OpenAI deployment that serves the model (provider azure); empty means model.name."},
+		{Name: "model.fallback", Kind: KindStrings, Default: []string{}, check: entryNames,
+			Doc: "Entries of models tried in order when an agent's model fails (a 429 or 5xx past its retries, overloaded, out of quota, no such model) and the agent has no fallback of its own (agents.<name>.fallback)."},
+
+		{Name: "models", Kind: KindMap, Default: map[string]ModelConfig{},
+			Doc: "Named model entries, each with the fields of the model section but fallback (provider, name, base_url, api_key_env, max_tokens, context_window, timeout, reasoning_effort, thinking_budget, azure); an agent's, a category's or a custom agent's model naming an entry uses it, so one run may have agents on several vendors. A later layer's entry replaces an earlier one of the same name.",
+			Example: `models:
+  deep:
+    provider: anthropic
+    name: claude-sonnet-4-5
+    thinking_budget: 4096
+  fast:
+    provider: openai
+    name: gpt-4.1-mini
+    reasoning_effort: low
+  work:
+    provider: azure
+    name: gpt-4.1
+    azure: {endpoint: "https://acme.openai.azure.com", deployment: gpt41}
+  flash:
+    provider: gemini
+    name: gemini-2.5-flash`},
 
 		{Name: "plugins", Kind: KindList, Default: []PluginConfig{},
 			Doc: "Extra plugin binaries: name, path, args, env, optional. A plugin that cannot start stops the run unless optional: true; an entry with a name and optional: true but no path marks a plugin found in .weave/plugins/ optional. A later layer's entry replaces an earlier one of the same name.",
@@ -695,6 +744,28 @@ func secretEnvName(example string) func(any) string {
 		}
 		return ""
 	}
+}
+
+// reasoningEfforts are the values of reasoning_effort, as the OpenAI wire
+// spells them.
+var reasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+func reasoningEffort(v any) string {
+	if s := v.(string); s != "" && !slices.Contains(reasoningEfforts, s) {
+		return oneOf(s, reasoningEfforts)
+	}
+	return ""
+}
+
+// entryNames checks the form of a fallback list; that each names an entry
+// of models is checked once every layer is read (checkModels).
+func entryNames(v any) string {
+	for i, s := range v.([]string) {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Sprintf("item %d is empty; want the name of an entry of models", i)
+		}
+	}
+	return ""
 }
 
 func optionalEnvName(v any) string {

@@ -85,6 +85,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.plugins(c.Plugins)
 		case "mcp_servers":
 			val = r.mcpServers(c.MCPServers)
+		case "models":
+			val = r.models(c.Models)
 		case "permissions":
 			val = r.permissions(c.Permissions)
 		default:
@@ -156,6 +158,7 @@ func (r renderer) agents(agents map[string]AgentConfig) *yaml.Node {
 			r.field(e, key, "mcp", a.MCP)
 		}
 		r.common(e, key, a.Model, a.Temperature, a.PromptAppend)
+		r.fallback(e, key, a.Fallback)
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
 	}
 	return r.emptyOr(m, "agents")
@@ -170,6 +173,7 @@ func (r renderer) categories(cats map[string]CategoryConfig) *yaml.Node {
 			r.field(e, key, "tools", c.Tools)
 		}
 		r.common(e, key, c.Model, c.Temperature, c.PromptAppend)
+		r.fallback(e, key, c.Fallback)
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
 	}
 	return r.emptyOr(m, "categories")
@@ -199,6 +203,7 @@ func (r renderer) custom(custom map[string]CustomAgentConfig) *yaml.Node {
 			r.field(e, key, "mcp", a.MCP)
 		}
 		r.common(e, key, a.Model, a.Temperature, "")
+		r.fallback(e, key, a.Fallback)
 		m.Content = append(m.Content, keyNode(name), r.emptyOr(e, key))
 	}
 	return r.emptyOr(m, "custom_agents")

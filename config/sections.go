@@ -20,6 +20,7 @@ type layerPart struct {
 	plugins    []PluginConfig
 	mcp        map[string]MCPServerConfig
 	perms      *PermissionsConfig
+	models     map[string]map[string]any
 }
 
 // parseLayer validates one file's keys. It returns the scalar values by
@@ -48,6 +49,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.plugins = parsePlugins(el, val)
 				case "mcp_servers":
 					part.mcp = parseMCPServers(el, val)
+				case "models":
+					part.models = parseModels(el, val)
 				case "permissions":
 					part.perms = parsePermissions(el, val)
 				default:
@@ -108,6 +111,7 @@ var agentFields = []field{
 	{name: "tools", kind: KindStrings, allowed: toolNames},
 	{name: "allow_widen", kind: KindBool},
 	{name: "model", kind: KindString},
+	{name: "fallback", kind: KindStrings, check: entryNames},
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "prompt_append", kind: KindString},
 	{name: "mcp", kind: KindStrings},
@@ -115,6 +119,7 @@ var agentFields = []field{
 
 var categoryFields = []field{
 	{name: "model", kind: KindString},
+	{name: "fallback", kind: KindStrings, check: entryNames},
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "tools", kind: KindStrings, allowed: toolNames},
 	{name: "prompt_append", kind: KindString},
@@ -128,6 +133,7 @@ var customFields = []field{
 	{name: "mode", kind: KindString, check: agentMode},
 	{name: "tools", kind: KindStrings, allowed: toolNames},
 	{name: "model", kind: KindString},
+	{name: "fallback", kind: KindStrings, check: entryNames},
 	{name: "temperature", kind: KindFloat, check: temperature},
 	{name: "delegates", kind: KindStrings},
 	{name: "mcp", kind: KindStrings},
@@ -530,11 +536,13 @@ type sections struct {
 	plugins    []PluginConfig
 	mcp        map[string]MCPServerConfig
 	perms      PermissionsConfig
+	models     map[string]map[string]any
 }
 
 func newSections() *sections {
 	return &sections{agents: map[string]map[string]any{}, categories: map[string]map[string]any{},
-		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}, mcp: map[string]MCPServerConfig{}}
+		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}, mcp: map[string]MCPServerConfig{},
+		models: map[string]map[string]any{}}
 }
 
 // merge lays part over what lower layers set: agent and category fields
@@ -578,6 +586,7 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 		s.mcp[name] = part.mcp[name]
 		src.set("mcp_servers."+name, l, origin)
 	}
+	mergeModels(s.models, part.models, l, origin, src)
 }
 
 func (s *sections) apply(c *Config) {
@@ -589,6 +598,7 @@ func (s *sections) apply(c *Config) {
 		}
 		a.AllowWiden, _ = f["allow_widen"].(bool)
 		a.Model, _ = f["model"].(string)
+		a.Fallback, _ = f["fallback"].([]string)
 		a.Temperature = floatPtr(f["temperature"])
 		a.PromptAppend, _ = f["prompt_append"].(string)
 		if v, ok := f["mcp"].([]string); ok {
@@ -600,6 +610,7 @@ func (s *sections) apply(c *Config) {
 	for name, f := range s.categories {
 		var cc CategoryConfig
 		cc.Model, _ = f["model"].(string)
+		cc.Fallback, _ = f["fallback"].([]string)
 		cc.Temperature = floatPtr(f["temperature"])
 		cc.Tools, _ = f["tools"].([]string)
 		cc.PromptAppend, _ = f["prompt_append"].(string)
@@ -618,6 +629,7 @@ func (s *sections) apply(c *Config) {
 		}
 		a.Tools, _ = f["tools"].([]string)
 		a.Model, _ = f["model"].(string)
+		a.Fallback, _ = f["fallback"].([]string)
 		a.Temperature = floatPtr(f["temperature"])
 		a.Delegates, _ = f["delegates"].([]string)
 		if v, ok := f["mcp"].([]string); ok {
@@ -631,6 +643,7 @@ func (s *sections) apply(c *Config) {
 		c.MCPServers = map[string]MCPServerConfig{}
 	}
 	c.Permissions = s.perms
+	c.Models = applyModels(s.models)
 	c.Plugins = s.plugins
 	if c.Plugins == nil {
 		c.Plugins = []PluginConfig{}

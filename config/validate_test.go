@@ -20,7 +20,7 @@ func TestBadValues(t *testing.T) {
 	}{
 		{name: "log.level", yaml: "log: {level: loud}", key: "log.level", want: []string{`"loud" is not one of debug, info, warn, error`}},
 		{name: "log.format", yaml: "log: {format: xml}", key: "log.format", want: []string{`"xml" is not one of text, json`}},
-		{name: "model.provider", yaml: "model: {provider: gemini}", key: "model.provider", want: []string{"none, openai, anthropic"}},
+		{name: "model.provider", yaml: "model: {provider: bedrock}", key: "model.provider", want: []string{"none, openai, anthropic, azure, gemini"}},
 		{name: "provider without a model", yaml: "model: {provider: anthropic}", key: "model.provider", want: []string{"set model.name", "WEAVE_MODEL_NAME", "claude-"}},
 		{name: "negative max_tokens", yaml: "model: {provider: openai, name: gpt-4.1, max_tokens: -1}", key: "model.max_tokens", want: []string{"want 0 or more"}},
 		{name: "bus.backend", yaml: "bus: {backend: redis}", key: "bus.backend", want: []string{"memory, nats"}},

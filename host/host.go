@@ -322,6 +322,12 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 			case chat.ModelRetry:
 				// The text streamed before is void; the view says why.
 				observe(run.Event{Type: run.EventWarning, Time: time.Now(), Agent: ev.Agent, Reason: ev.Agent + ": " + ev.Error})
+			case chat.ModelFallback:
+				if ev.Fallback != nil {
+					// The run's events carry the door's own type:
+					// Reason says the switch, Output the failure.
+					observe(run.Event{Type: chat.ModelFallback, Time: time.Now(), Agent: ev.Agent, Reason: ev.Fallback.Line(), Output: ev.Error})
+				}
 			case chat.ModelCompacting:
 				if ev.Compaction != nil {
 					observe(run.Event{Type: run.EventModelCompacting, Time: time.Now(), Agent: ev.Agent, Output: ev.Compaction.StartLine()})

@@ -25,14 +25,15 @@ func (h *Host) openMCP(ctx context.Context) (*mcp.Manager, error) {
 }
 
 // MCPOptions are the options of the MCP servers of project: run in its
-// directory, in h's process groups when h is not nil, without the model's
-// key, deferred past a tenth of the model's window.
+// directory, in h's process groups when h is not nil, without the models'
+// keys (every credential config names), deferred past a tenth of the
+// model's window.
 func MCPOptions(project string, cfg *config.Config, h *Host) mcp.Options {
 	window := cfg.Model.ContextWindow
 	if window <= 0 {
 		window = model.DefaultContextWindow(cfg.Model.Provider)
 	}
-	o := mcp.Options{Project: project, Hide: []string{cfg.Model.APIKeyEnv}, ContextWindow: window}
+	o := mcp.Options{Project: project, Hide: cfg.CredentialEnv(), ContextWindow: window}
 	if h != nil {
 		o.Procs, o.Logger = h.procs, h.logger
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -226,8 +227,9 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 		return usageErrorf("--agent %q: choose a primary agent (%s)", agent, strings.Join(primaryRoles(roster), ", "))
 	}
 	role := roster[i]
-	// Say what to configure before any plugin starts.
-	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
+	// Say what to configure before any plugin starts: the model the
+	// agent's calls go to (agents.<name>.model, or its role's).
+	if err := model.OpenSet(cfg, os.Getenv).Route(cmp.Or(cfg.Agents[role.Name].Model, role.Model)).Err; err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
 	if opts.interactive {
@@ -359,7 +361,7 @@ func (t *transcript) observe(ev chat.Event) {
 		if ev.Agent == t.agent {
 			t.spin.stop()
 		}
-	case chat.ModelRetry, chat.ToolStart, chat.ToolResult, chat.ModelCompacting, chat.ModelCompacted:
+	case chat.ModelRetry, chat.ToolStart, chat.ToolResult, chat.ModelCompacting, chat.ModelCompacted, chat.ModelFallback:
 		t.spin.stop()
 	}
 	switch ev.Type {
@@ -377,6 +379,11 @@ func (t *transcript) observe(ev chat.Event) {
 	case chat.ModelRetry:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s[%s]\n", t.who(ev.Agent), ev.Error)
+	case chat.ModelFallback:
+		t.endLine()
+		if ev.Fallback != nil {
+			fmt.Fprintf(t.errOut, "%s[%s]\n", t.who(ev.Agent), ev.Fallback.Line())
+		}
 	case chat.ToolStart:
 		t.endLine()
 		fmt.Fprintf(t.errOut, "%s→ %s %s\n", t.who(ev.Agent), ev.Tool, ev.Args)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -138,6 +139,7 @@ func doctorChecks(ctx context.Context, g *globalOptions, s *Streams) []check {
 	out = append(out, mcpChecks(ctx, g, &quiet)...)
 
 	out = append(out, modelCheck(ctx, cfg.Model))
+	out = append(out, modelEntryChecks(ctx, cfg.Models)...)
 	out = append(out, sandboxCheck(ctx, cfg.Sandbox))
 
 	if url := busface.URL(cfg, ""); url == "" {
@@ -159,8 +161,27 @@ func modelCheck(ctx context.Context, mc config.ModelConfig) check {
 		return check{Name: "model", OK: true, Detail: "no provider configured: runbook tasks run, tasks without shell blocks need model.provider"}
 	}
 	s, err := model.FromConfig(mc, os.Getenv)
+	return probeModel(ctx, "model", "model", mc, s, err)
+}
+
+// modelEntryChecks checks each entry of models as modelCheck checks the
+// model section: its key variable is set, and its endpoint answers and
+// serves its model.
+func modelEntryChecks(ctx context.Context, entries map[string]config.ModelConfig) []check {
+	var out []check
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		mc := entries[name]
+		s, err := model.FromEntry(name, mc, os.Getenv)
+		out = append(out, probeModel(ctx, "model "+name, "models."+name, mc, s, err))
+	}
+	return out
+}
+
+// probeModel is one model's check, named name, configured at key: err is
+// why its settings could not be read, else it lists the models s serves.
+func probeModel(ctx context.Context, name, keyName string, mc config.ModelConfig, s model.Settings, err error) check {
 	if err != nil {
-		c := check{Name: "model", Detail: err.Error()}
+		c := check{Name: name, Detail: err.Error()}
 		if s.KeyEnv == "" {
 			s.KeyEnv = cmp.Or(mc.APIKeyEnv, model.DefaultKeyEnv(mc.Provider))
 		}
@@ -169,7 +190,7 @@ func modelCheck(ctx context.Context, mc config.ModelConfig) check {
 		}
 		return c
 	}
-	where := cmp.Or(s.BaseURL, "the "+s.Provider+" API")
+	where := cmp.Or(s.Azure.Endpoint, s.BaseURL, "the "+s.Provider+" API")
 	key := "no key"
 	if s.APIKey != "" {
 		key = "key present in " + s.KeyEnv + " (not shown)"
@@ -179,22 +200,22 @@ func modelCheck(ctx context.Context, mc config.ModelConfig) check {
 	s.Timeout = doctorModelTimeout
 	p, err := model.New(s)
 	if err != nil {
-		return check{Name: "model", Detail: err.Error()}
+		return check{Name: name, Detail: err.Error()}
 	}
 	names, err := model.Models(ctx, p)
 	if err != nil {
-		return check{Name: "model", Detail: fmt.Sprintf("%s: %s; %v", s.Provider, key, err),
-			Fix: "check model.base_url, the network, and the key"}
+		return check{Name: name, Detail: fmt.Sprintf("%s: %s; %v", s.Provider, key, err),
+			Fix: "check " + keyName + ".base_url, the network, and the key"}
 	}
 	if len(names) > 0 && !slices.Contains(names, s.Name) {
 		shown := names
 		if len(shown) > 8 {
 			shown = shown[:8]
 		}
-		return check{Name: "model", Detail: fmt.Sprintf("%s: %s answers, but serves no model %q", s.Provider, where, s.Name),
-			Fix: "set model.name to one it serves, e.g. " + strings.Join(shown, ", ")}
+		return check{Name: name, Detail: fmt.Sprintf("%s: %s answers, but serves no model %q", s.Provider, where, s.Name),
+			Fix: "set " + keyName + ".name to one it serves, e.g. " + strings.Join(shown, ", ")}
 	}
-	return check{Name: "model", OK: true, Detail: fmt.Sprintf("%s: %s answers, %s", s.Provider, where, key)}
+	return check{Name: name, OK: true, Detail: fmt.Sprintf("%s: %s answers, %s", s.Provider, where, key)}
 }
 
 // doctorModelTimeout bounds doctor's call to the provider.

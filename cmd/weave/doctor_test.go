@@ -48,3 +48,38 @@ func TestDoctorChecksWithoutPrintingTheKey(t *testing.T) {
 		t.Errorf("doctor without the key = %q, want a failed model check saying what to export", r.out)
 	}
 }
+
+// TestDoctorChecksEachModelEntry: every entry of models gets its own
+// check, its key variable and its endpoint's answer, the keys unprinted.
+func TestDoctorChecksEachModelEntry(t *testing.T) {
+	dir := project(t, nil)
+	srv := modeltest.NewServer(t)
+	srv.SetModels("claude-test")
+	cfg := "models:\n" +
+		"  deep: {provider: anthropic, name: claude-test, api_key_env: DEEP_ACCESS, base_url: " + srv.URL + "}\n" +
+		"  gone: {provider: anthropic, name: claude-gone, api_key_env: DEEP_ACCESS, base_url: " + srv.URL + "}\n" +
+		"  flash: {provider: gemini, name: gemini-2.5-flash, api_key_env: FLASH_ACCESS}\n" +
+		"  work: {provider: azure, name: gpt-4.1, api_key_env: DEEP_ACCESS, azure: {endpoint: \"" + srv.URL + "\"}}\n" +
+		"agents:\n  loom: {model: deep, fallback: [flash]}\n"
+	if err := os.WriteFile(filepath.Join(dir, ".weave", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, []string{"DEEP_ACCESS=sk-secret-deep"}, "", "--dir", dir, "doctor")
+	if strings.Contains(r.out+r.err, "sk-secret-deep") {
+		t.Fatalf("doctor printed a key:\n%s%s", r.out, r.err)
+	}
+	for _, want := range []string{
+		"ok   model deep anthropic: " + srv.URL + " answers, key present in DEEP_ACCESS (not shown)",
+		`FAIL model gone anthropic: ` + srv.URL + ` answers, but serves no model "claude-gone"`, "fix: set models.gone.name to one it serves, e.g. claude-test",
+		"FAIL model flash the gemini API key variable FLASH_ACCESS is empty", "fix: export FLASH_ACCESS",
+		// Azure lists base models, not deployments: its answer is enough.
+		"ok   model work azure: " + srv.URL + " answers, key present in DEEP_ACCESS (not shown)",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, r.out)
+		}
+	}
+	if r.code != exitFailed {
+		t.Errorf("doctor with failing entries = %d, want 1", r.code)
+	}
+}

@@ -57,7 +57,7 @@ func (g *globalOptions) projectWithModel(what string) (string, *config.Config, e
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := model.FromConfig(cfg.Model, os.Getenv); err != nil {
+	if err := model.OpenSet(cfg, os.Getenv).Route("").Err; err != nil {
 		return "", nil, &exitError{code: exitFailed, err: fmt.Errorf("%s needs a model: %w", what, err)}
 	}
 	return project, cfg, nil

@@ -281,6 +281,10 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 	}
 	tools := map[string]string{} // by call id
 	for _, line := range t.Lines {
+		if line.Fallback != nil {
+			fmt.Fprintf(out, "%s[%s: %s]\n", indent, line.Agent, line.Fallback.Line())
+			continue
+		}
 		m := line.Message
 		if line.Type != "message" || m == nil {
 			continue

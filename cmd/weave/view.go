@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/run"
 )
 
@@ -86,6 +87,8 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "plan %s done: %d/%d tasks\n", ev.Plan, ev.Completed, ev.Total)
 	case run.EventWarning:
 		fmt.Fprintf(v.errOut, "warning: %s\n", ev.Reason)
+	case chat.ModelFallback:
+		fmt.Fprintf(v.errOut, "[%s] %s\n", ev.Agent, ev.Reason)
 	case run.EventModelToolCall:
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
 	case run.EventModelCompacting, run.EventModelCompacted:
@@ -244,7 +247,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.plan = ev.Plan
 	}
 	switch ev.Type {
-	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacting, run.EventModelCompacted:
+	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacting, run.EventModelCompacted, chat.ModelFallback:
 		// These carry no progress.
 	default:
 		m.completed, m.total = ev.Completed, ev.Total
@@ -277,6 +280,8 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] → %s", ev.Agent, ev.Tool)))
 	case run.EventModelCompacting, run.EventModelCompacted:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] %s", ev.Agent, ev.Output)))
+	case chat.ModelFallback:
+		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] %s", ev.Agent, ev.Reason)))
 	case run.EventTaskDone:
 		printed = fmt.Sprintf("%s %d. %s  %s", m.pal.ok.Render("✓"), ev.Task, ev.Title, m.pal.dim.Render(millis(ev.ElapsedMS)))
 		m.task = ""

@@ -266,9 +266,10 @@ func chooseCut(list []plugins.ChatMessage, from int, budget int64) int {
 	return best
 }
 
-// tailBudget is how many tokens of recent messages a compaction keeps.
-func (d *Door) tailBudget() int64 {
-	return min(int64(d.window)/5, maxTailTokens)
+// tailBudget is how many tokens of recent messages a compaction of
+// agent's conversation in session, with the model name, keeps.
+func (d *Door) tailBudget(session, agent, name string) int64 {
+	return min(int64(d.windowOf(session, agent, name))/5, maxTailTokens)
 }
 
 // compactJob is one compaction to run.
@@ -294,7 +295,7 @@ func (d *Door) compactThread(ctx context.Context, c *conversation, t *thread, li
 	}
 	eff := t.effective(list)
 	d.mu.Unlock()
-	cut := chooseCut(list, from, d.tailBudget())
+	cut := chooseCut(list, from, d.tailBudget(job.session, job.agent, req.Model))
 	if cut == 0 {
 		return errNothingToCompact
 	}
@@ -319,9 +320,6 @@ func (d *Door) compactThread(ctx context.Context, c *conversation, t *thread, li
 // the next Ask continues. When a call of it is under way, the compaction
 // happens before that agent's next model call instead.
 func (d *Door) compact(ctx context.Context, session, agent, instructions string) error {
-	if d.provider == nil {
-		return d.err
-	}
 	key := [2]string{session, agent}
 	d.mu.Lock()
 	c := d.convs[key]
@@ -336,7 +334,11 @@ func (d *Door) compact(ctx context.Context, session, agent, instructions string)
 		d.mu.Unlock()
 		return nil
 	}
+	name := c.model
 	d.mu.Unlock()
+	if r := d.set.Route(name); r.Err != nil {
+		return r.Err
+	}
 	if err := c.lock(ctx); err != nil {
 		return err
 	}
@@ -384,7 +386,7 @@ func (d *Door) compact(ctx context.Context, session, agent, instructions string)
 func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plugins.ChatMessage)) error {
 	ev := plugins.Event{Name: plugins.EventSessionCompacting, SessionID: job.session, Agent: job.agent, Cwd: d.project, Time: time.Now(),
 		Data: map[string]any{"trigger": job.trigger, "reason": job.reason, "messages": len(job.covered),
-			"tokens_used": job.before, "context_window": d.window, "custom_instructions": job.instructions}}
+			"tokens_used": job.before, "context_window": d.windowOf(job.session, job.agent, job.model), "custom_instructions": job.instructions}}
 	if p := d.sessions.path(job.session); p != "" {
 		ev.Data["transcript_path"] = p
 	}
@@ -398,13 +400,13 @@ func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plu
 	instructions := strings.TrimSpace(strings.Join(append([]string{job.instructions}, out.Context...), "\n\n"))
 
 	// Writing the summary takes a model call: say so while it runs.
-	d.emit(ctx, Event{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: d.window,
+	d.emit(ctx, Event{Type: ModelCompacting, Session: job.session, Agent: job.agent, ContextWindow: d.windowOf(job.session, job.agent, job.model),
 		Compaction: &Compaction{Trigger: job.trigger, Reason: job.reason, Messages: len(job.covered), TokensBefore: job.before}})
-	resp, err := d.provider.Complete(ctx, plugins.ChatRequest{
+	resp, err := d.walk(ctx, job.session, job.agent, plugins.ChatRequest{
 		Model:    job.model,
 		System:   compactPrompt,
-		Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: summaryRequest(job.covered, instructions, d.renderBudget())}},
-	}, nil)
+		Messages: []plugins.ChatMessage{{Role: plugins.RoleUser, Content: summaryRequest(job.covered, instructions, d.renderBudget(job.session, job.agent, job.model))}},
+	}, nil, nil)
 	if err != nil {
 		return fmt.Errorf("summarise the conversation: %w", err)
 	}
@@ -436,16 +438,17 @@ func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plu
 	}
 	d.anchor(ctx, job, snap)
 	u := resp.Usage
-	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.window, Compaction: &info})
+	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.windowOf(job.session, job.agent, job.model), Compaction: &info})
 	d.logger.Info("conversation compacted", "session", job.session, "agent", job.agent, "trigger", job.trigger, "reason", job.reason,
 		"messages", info.Messages, "tokens_before", info.TokensBefore, "tokens_after", info.TokensAfter)
 	return nil
 }
 
 // renderBudget bounds, in characters, the conversation the summariser
-// reads: about half the window, so that the request fits.
-func (d *Door) renderBudget() int {
-	return max(d.window*2, 8000)
+// (agent's model in session) reads: about half its window, so that the
+// request fits.
+func (d *Door) renderBudget(session, agent, name string) int {
+	return max(d.windowOf(session, agent, name)*2, 8000)
 }
 
 // summaryRequest is the summariser's one message: the conversation as

@@ -421,7 +421,7 @@ func TestCompactionOnContextTooLong(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.m.provider = p
+		r.m.set = r.m.set.Wrap(func(model.Provider) model.Provider { return p })
 		resp, err := r.m.ModelFunc("s3", agents.Loom)(context.Background(), chat)
 		if err != nil || resp.Message.Content != "second answer" {
 			t.Fatalf("Complete() = %q, %v; want the answer after compaction", resp.Message.Content, err)
@@ -611,7 +611,7 @@ func newEchoService(project string, window int) (*Door, *echoModel) {
 	cfg.Model = config.ModelConfig{Provider: "openai", Name: "m", ContextWindow: window}
 	m := New(Options{Project: project, Config: cfg, Logger: slog.New(slog.DiscardHandler), Getenv: func(string) string { return "k" }})
 	e := &echoModel{}
-	m.provider, m.err = e, nil
+	m.set = m.set.Wrap(func(model.Provider) model.Provider { return e })
 	return m, e
 }
 

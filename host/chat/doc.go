@@ -11,8 +11,13 @@
 //     <system-reminder> beside the newest message, for this call only.
 //   - thread: the agent's conversation in the session, and the thread of
 //     the call's message list in it, are found; a compaction due is run.
-//   - call: the provider answers, its text deltas and tool-call starts
-//     streamed as they arrive.
+//   - call: the model the call names answers (an entry of models, or a
+//     model name at the model section's provider; model.Set), its text
+//     deltas and tool-call starts streamed as they arrive. A model that
+//     fails in a way another may not (model.FallbackReason) hands the call
+//     to the next of the agent's fallback chain (fallback.go), the whole
+//     conversation converted to that model's wire, and the conversation
+//     stays there.
 //   - after: the conversation, the transcript, model.usage, then
 //     chat.message on the answer (source "assistant", with tokens_used and
 //     context_window); the context those hooks add goes with the session's
@@ -31,7 +36,9 @@
 // finish event is asked again (host/model): model.retry says so, and the
 // text streamed before it is void; the transcript keeps only the answer
 // that finished. An answer past its bounds (model.max_tokens, a byte cap)
-// fails the call. A compaction streams
+// fails the call. A call that moves to the next model of its fallback
+// chain streams model.fallback (from, to, why; the text streamed before it
+// is void) and writes a fallback line to the transcript. A compaction streams
 // model.compacting before the summary is written and model.compacted
 // after it is applied and on file. tool.start and tool.result come from
 // the tools (Door.WatchTool) as a tool call starts and ends.
@@ -41,7 +48,8 @@
 // Each session's transcript is .weave/sessions/<id>.jsonl (mode 0600),
 // append-only, one SessionLine a line, every agent of the session writing
 // to it. After an answer: the request's messages not yet on file, the
-// answer and a usage line. A call the person cut off: its messages and
+// answer and a usage line (each naming the model that answered). A switch
+// to a fallback: a fallback line. A call the person cut off: its messages and
 // what the model wrote by then, marked [interrupted], so the turn can
 // resume. A compaction: a compaction line with the summary (the messages
 // it replaces stay above it). A delegation: the child's first line names

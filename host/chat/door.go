@@ -55,6 +55,9 @@ type Event struct {
 	// Compaction says how a conversation was compacted, on
 	// model.compacted (whose Usage is the summary's call).
 	Compaction *Compaction `json:"compaction,omitempty"`
+	// Fallback says which model a call left for which, and why, on
+	// model.fallback (Error is the failure).
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
 
 // Options are what a Door is built from: it reaches nothing else.
@@ -96,18 +99,20 @@ type Options struct {
 // after an answer into the session's next call, and compacts conversations
 // that near the context window (compact.go).
 type Door struct {
-	provider model.Provider
-	// err says why there is no provider.
-	err     error
-	window  int
+	// set is the models config names; a call's model picks one.
+	set     *model.Set
 	project string
-	// compactAt is the token count, of the window, at which a
-	// conversation is compacted before its next call.
-	compactAt int64
-	pipeline  *hooks.Pipeline
-	bus       bus.Bus
-	logger    *slog.Logger
-	sessions  *sessionLog
+	// ratio is the share of a model's window at which a conversation is
+	// compacted before its next call.
+	ratio float64
+	// fallback are the fallback chains; stuck names, by session and
+	// agent, the model a conversation fell back to (fallback.go).
+	fallback fallbacks
+	stuck    map[[2]string]string
+	pipeline *hooks.Pipeline
+	bus      bus.Bus
+	logger   *slog.Logger
+	sessions *sessionLog
 	// plans reads the work state a summary carries; nil: none.
 	plans func(session string) PlanSnapshot
 	// system adds to an agent's system prompt; nil: nothing.
@@ -148,17 +153,38 @@ func New(o Options) *Door {
 		o.Getenv = os.Getenv
 	}
 	d := &Door{project: o.Project, pipeline: o.Pipeline, bus: o.Bus, logger: o.Logger, sessions: newSessionLog(o.Project), plans: o.Plans, system: o.System, extra: o.Tools,
-		observers: map[int]func(Event){}, pending: map[string][]string{}, announced: map[string][]string{}, convs: map[[2]string]*conversation{}}
+		observers: map[int]func(Event){}, pending: map[string][]string{}, announced: map[string][]string{}, convs: map[[2]string]*conversation{},
+		stuck: map[[2]string]string{}, fallback: newFallbacks(cfg)}
 	d.idle = sync.NewCond(&d.mu)
-	d.provider, d.err = model.Open(cfg.Model, o.Getenv)
-	d.window = cfg.Model.ContextWindow
-	if d.window <= 0 {
-		d.window = model.DefaultContextWindow(cfg.Model.Provider)
-	}
+	d.set = model.OpenSet(cfg, o.Getenv)
 	// The ratio is the context-window monitor's, defaults included.
-	ratio := hooks.NewContextWindowMonitor(cfg.ContextWindow.WarnRatio, cfg.ContextWindow.CompactRatio).CompactRatio()
-	d.compactAt = int64(ratio * float64(d.window))
+	d.ratio = hooks.NewContextWindowMonitor(cfg.ContextWindow.WarnRatio, cfg.ContextWindow.CompactRatio).CompactRatio()
 	return d
+}
+
+// windowOf is the context window of the model agent's calls naming name
+// go to in session: the one it fell back to, if it did.
+func (d *Door) windowOf(session, agent, name string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.windowLocked(session, agent, name)
+}
+
+// windowLocked is windowOf with d.mu held.
+func (d *Door) windowLocked(session, agent, name string) int {
+	if stuck := d.stuck[[2]string{session, agent}]; stuck != "" {
+		if r, ok := d.set.Entry(stuck); ok {
+			return r.Window
+		}
+	}
+	return d.set.Route(name).Window
+}
+
+// compactAtLocked is the token count at which agent's conversation in
+// session, with the model name, is compacted before its next call; d.mu
+// is held.
+func (d *Door) compactAtLocked(session, agent, name string) int64 {
+	return int64(d.ratio * float64(d.windowLocked(session, agent, name)))
 }
 
 // Observe calls f with what every model call streams (text deltas,
@@ -260,8 +286,8 @@ type turn struct {
 //   - after: the conversation and the transcript updated, model.usage
 //     streamed, chat.message hooks on the answer.
 func (d *Door) Complete(ctx context.Context, session, agent string, req plugins.ChatRequest) (plugins.ChatResponse, error) {
-	if d.provider == nil {
-		return plugins.ChatResponse{}, d.err
+	if r := d.set.Route(req.Model); r.Err != nil {
+		return plugins.ChatResponse{}, r.Err
 	}
 	if d.extra != nil {
 		if more := d.extra(session, agent); len(more) > 0 {
@@ -383,7 +409,7 @@ func (d *Door) send(ctx context.Context, tn *turn) (plugins.ChatResponse, error)
 	}
 	tn.sent = eff
 	tn.partial.Reset()
-	return d.provider.Complete(ctx, sent, func(dl model.Delta) {
+	return d.walk(ctx, tn.session, tn.agent, sent, func(dl model.Delta) {
 		if dl.Retry != "" {
 			tn.partial.Reset()
 			d.emit(ctx, Event{Type: ModelRetry, Session: tn.session, Agent: tn.agent, Error: dl.Retry})
@@ -398,7 +424,7 @@ func (d *Door) send(ctx context.Context, tn *turn) (plugins.ChatResponse, error)
 		}
 		tn.partial.WriteString(dl.Text)
 		d.emit(ctx, ev)
-	})
+	}, tn.partial.Reset)
 }
 
 // after settles the call: cut off, failed, or answered.
@@ -443,16 +469,17 @@ func (d *Door) answered(ctx context.Context, tn *turn, resp plugins.ChatResponse
 	d.mu.Lock()
 	tn.conv.msgs = append(append(make([]plugins.ChatMessage, 0, len(tn.sent)+1), tn.sent...), resp.Message)
 	tn.conv.used = used
-	if d.compactAt > 0 && used >= d.compactAt {
+	if at := d.compactAtLocked(tn.session, tn.agent, tn.req.Model); at > 0 && used >= at {
 		tn.t.due = reasonRatio
 	}
 	d.mu.Unlock()
 	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp); err != nil {
 		d.logger.Warn("write the session transcript", "session", tn.session, "err", err)
 	}
-	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: d.window})
+	window := d.windowOf(tn.session, tn.agent, tn.req.Model)
+	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: window})
 	out, err := d.fire(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: tn.session, Agent: tn.agent, Time: time.Now(),
-		Message: resp.Message.Content, Data: map[string]any{"source": "assistant", "tokens_used": used, "context_window": d.window}})
+		Message: resp.Message.Content, Data: map[string]any{"source": "assistant", "tokens_used": used, "context_window": window}})
 	if err != nil {
 		d.logger.Warn("chat.message hooks failed after an answer", "err", err)
 	} else if len(out.Context) > 0 {
@@ -540,7 +567,7 @@ func (d *Door) History(session, agent string) ([]plugins.ChatMessage, error) {
 			// The next list starts with msgs, any summary already in
 			// place; a compaction that was due still is.
 			t := &thread{head: fingerprint(msgs[0])}
-			if d.compactAt > 0 && c.used >= d.compactAt {
+			if at := d.compactAtLocked(session, agent, c.model); at > 0 && c.used >= at {
 				t.due = reasonRatio
 			}
 			for _, old := range c.threads {

@@ -29,7 +29,8 @@ type SessionLine struct {
 	Time time.Time `json:"time"`
 	// Type is "message", "usage", "conversation", which starts a new
 	// conversation of its agent (a later delegation to the same role),
-	// "compaction", "review" (a reviewer's verdict), or "parent".
+	// "compaction", "review" (a reviewer's verdict), "fallback" (the
+	// call moved to another model), or "parent".
 	//
 	// A delegated session starts with a "parent" line: Parent names the
 	// session that delegated and Agent the agent that did.
@@ -55,6 +56,9 @@ type SessionLine struct {
 	TokensAfter  int64  `json:"tokens_after,omitempty"`
 	// Review is a reviewer's verdict on a plan's work (type "review").
 	Review *ReviewLine `json:"review,omitempty"`
+	// Fallback is a switch to the next model of a fallback chain (type
+	// "fallback").
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
 
 // Session line types.

@@ -26,6 +26,10 @@ type anthropicProvider struct {
 	msgs      anthropic.MessageService
 	models    anthropic.ModelService
 	maxTokens int
+	// thinking, when above 0, turns on extended thinking with this
+	// budget; thoughts keeps the thinking of answers that called tools.
+	thinking int
+	thoughts *thoughts
 }
 
 func newAnthropic(s Settings) Provider {
@@ -48,7 +52,8 @@ func newAnthropic(s Settings) Provider {
 	if mt <= 0 {
 		mt = DefaultAnthropicMaxTokens
 	}
-	return &anthropicProvider{msgs: anthropic.NewMessageService(opts...), models: anthropic.NewModelService(opts...), maxTokens: mt}
+	return &anthropicProvider{msgs: anthropic.NewMessageService(opts...), models: anthropic.NewModelService(opts...), maxTokens: mt,
+		thinking: s.ThinkingBudget, thoughts: newThoughts()}
 }
 
 func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(Delta)) (plugins.ChatResponse, error) {
@@ -61,6 +66,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatReques
 		if err != nil {
 			return plugins.ChatResponse{}, anthropicError(err)
 		}
+		p.thoughts.keep(m)
 		return anthropicResponse(m)
 	}
 	stream := p.msgs.NewStreaming(ctx, params)
@@ -101,6 +107,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, req plugins.ChatReques
 		// ends the SDK's stream without an error.
 		return plugins.ChatResponse{}, fmt.Errorf("%w: anthropic stream closed without message_stop", ErrStreamCut)
 	}
+	p.thoughts.keep(&m)
 	return anthropicResponse(&m)
 }
 
@@ -144,6 +151,11 @@ func (p *anthropicProvider) params(req plugins.ChatRequest) (anthropic.MessageNe
 			add(anthropic.MessageParamRoleUser, anthropic.NewToolResultBlock(m.ToolCallID, m.Content, m.IsError))
 		case plugins.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
+			if p.thinking > 0 && len(m.ToolCalls) > 0 {
+				// The thinking of an answer that called tools goes back
+				// with it, first and as it came.
+				blocks = append(blocks, p.thoughts.of(m.ToolCalls[0].ID)...)
+			}
 			if m.Content != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 			}
@@ -190,10 +202,40 @@ func (p *anthropicProvider) params(req plugins.ChatRequest) (anthropic.MessageNe
 	if n := len(params.Tools); n > 0 {
 		params.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
 	}
-	if req.Temperature != nil {
+	if p.thinking > 0 && p.thinkingFits(msgs) {
+		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(p.thinking))
+		if params.MaxTokens <= int64(p.thinking) {
+			params.MaxTokens = int64(p.thinking) + DefaultAnthropicMaxTokens
+		}
+	} else if req.Temperature != nil {
+		// Thinking takes no temperature but its own.
 		params.Temperature = anthropic.Float(*req.Temperature)
 	}
 	return params, nil
+}
+
+// thinkingFits reports whether thinking may be on for a request: a tool
+// loop is one assistant turn, and the API wants one thinking setting for
+// it, so a loop that began without thinking (on another entry, before a
+// fallback) goes on without.
+func (p *anthropicProvider) thinkingFits(msgs []anthropic.MessageParam) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != anthropic.MessageParamRoleAssistant {
+			continue
+		}
+		hasTool := false
+		for _, b := range msgs[i].Content {
+			if b.OfToolUse != nil {
+				hasTool = true
+			}
+		}
+		if !hasTool {
+			return true
+		}
+		first := msgs[i].Content[0]
+		return first.OfThinking != nil || first.OfRedactedThinking != nil
+	}
+	return true
 }
 
 func anthropicResponse(m *anthropic.Message) (plugins.ChatResponse, error) {

@@ -68,26 +68,26 @@ func explain(ctx context.Context, err error, s Settings, modelName string, sent 
 			where = "the " + s.Provider + " API"
 		}
 		if errors.Is(err, ErrAnswerTooLong) {
-			return fmt.Errorf("%w (the endpoint %s sent more than an answer can hold: check model.base_url; a real answer this long needs a lower model.max_tokens or a shorter request)", err, where)
+			return fmt.Errorf("%w (the endpoint %s sent more than an answer can hold: check %s.base_url; a real answer this long needs a lower %s.max_tokens or a shorter request)", err, where, s.key(), s.key())
 		}
 		if errors.Is(err, ErrStreamCut) && ctx.Err() == nil {
-			return fmt.Errorf("%s model call to %s: %w (the answer so far was dropped: check model.base_url and the network, or try again)", s.Provider, where, err)
+			return fmt.Errorf("%s model call to %s: %w (the answer so far was dropped: check %s.base_url and the network, or try again)", s.Provider, where, err, s.key())
 		}
 		if errors.Is(err, context.DeadlineExceeded) && s.Timeout > 0 && ctx.Err() != nil {
-			return fmt.Errorf("%s model call took longer than model.timeout (%s): raise model.timeout or use a faster model: %w", s.Provider, s.Timeout, err)
+			return fmt.Errorf("%s model call took longer than %s.timeout (%s): raise it or use a faster model: %w", s.Provider, s.key(), s.Timeout, err)
 		}
 		if ctx.Err() != nil {
 			return err
 		}
-		return fmt.Errorf("%s model call to %s failed %s: %w (check model.base_url and the network)", s.Provider, where, attemptsText(sent), err)
+		return fmt.Errorf("%s model call to %s failed %s: %w (check %s.base_url and the network)", s.Provider, where, attemptsText(sent), err, s.key())
 	}
 	switch {
 	case api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden:
-		api.Advice = fmt.Sprintf("the key in %s was refused: check it, or set model.api_key_env to the variable that holds a valid key", s.KeyEnv)
+		api.Advice = fmt.Sprintf("the key in %s was refused: check it, or set %s.api_key_env to the variable that holds a valid key", s.KeyEnv, s.key())
 	case api.Status == http.StatusNotFound:
-		api.Advice = fmt.Sprintf("no model %q here: set model.name (or agents.<name>.model) to a model this provider serves", modelName)
+		api.Advice = fmt.Sprintf("no model %q here: set %s.name (or agents.<name>.model) to a model this provider serves", modelName, s.key())
 		if s.BaseURL != "" {
-			api.Advice += fmt.Sprintf(", and check model.base_url (%s)", s.BaseURL)
+			api.Advice += fmt.Sprintf(", and check %s.base_url (%s)", s.key(), s.BaseURL)
 		}
 	case api.contextTooLong():
 		api.Advice = "the conversation no longer fits the model's context window: start a new session, compact it, or lower context_window.compact_ratio / set model.context_window to the model's real size"
@@ -96,7 +96,7 @@ func explain(ctx context.Context, err error, s Settings, modelName string, sent 
 	case api.Status >= 500:
 		api.Advice = fmt.Sprintf("the provider failed %s: try again later", attemptsText(sent))
 	case api.Status == http.StatusBadRequest:
-		api.Advice = "the provider rejected the request: check model.name and model.max_tokens"
+		api.Advice = fmt.Sprintf("the provider rejected the request: check %s.name and %s.max_tokens", s.key(), s.key())
 	}
 	return api
 }

@@ -1,7 +1,14 @@
 // Package model is the host's room for model providers. One small interface,
 // Provider, answers a chat; each provider (OpenAI-compatible Chat
-// Completions, Anthropic Messages) lives in its own file and is registered
-// by one row of the provider table in providers.go. The host holds the API key: it is read from
+// Completions, Anthropic Messages, Azure OpenAI, Gemini through its
+// OpenAI-compatible endpoint) lives in its own file and is registered
+// by one row of the provider table in providers.go. A Set (set.go) opens
+// every model a config names, the model section and each entry of
+// models, and routes a request by the model it names; FallbackReason
+// (fallback.go) says which failures are a reason to try another model.
+// Reasoning settings go to each vendor its own way: reasoning_effort on
+// the OpenAI wire, extended thinking (whose signed thinking goes back with
+// the tool calls it led to, thoughts.go) on Anthropic's. The host holds the API key: it is read from
 // the environment variable the config names, given to the provider's SDK and
 // never logged, persisted or passed to a plugin.
 //
@@ -90,6 +97,24 @@ type Settings struct {
 	MaxRetries int
 	// HTTPClient, when set, carries the requests (tests, proxies).
 	HTTPClient *http.Client
+	// ReasoningEffort is sent as reasoning_effort (the OpenAI wire); "":
+	// none. ThinkingBudget turns on thinking with that many tokens
+	// (Anthropic's extended thinking, Gemini's thinking_budget); 0: off.
+	ReasoningEffort string
+	ThinkingBudget  int
+	// Azure is Azure OpenAI's endpoint, API version and deployment.
+	Azure config.AzureConfig
+	// Key is where these settings are configured, for messages: "model"
+	// (the model section) or "models.<entry>".
+	Key string
+}
+
+// key is the config key prefix messages name.
+func (s Settings) key() string {
+	if s.Key == "" {
+		return "model"
+	}
+	return s.Key
 }
 
 // DefaultMaxRetries is how often a call that failed with 429, 5xx or a
@@ -100,21 +125,45 @@ const DefaultMaxRetries = 4
 // is os.Getenv in production. It fails with a message naming the config
 // keys to set when no model is configured or the key variable is empty.
 func FromConfig(c config.ModelConfig, getenv func(string) string) (Settings, error) {
+	return fromConfig("model", c, getenv)
+}
+
+// FromEntry is FromConfig for the entry models.<name>.
+func FromEntry(name string, c config.ModelConfig, getenv func(string) string) (Settings, error) {
+	return fromConfig("models."+name, c, getenv)
+}
+
+func fromConfig(key string, c config.ModelConfig, getenv func(string) string) (Settings, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	if c.Provider == "" || c.Provider == "none" {
+		if key != "model" {
+			return Settings{}, fmt.Errorf("%s.provider is empty: set it to %s", key, Choices())
+		}
 		return Settings{}, fmt.Errorf("%w (%s) and model.name, or WEAVE_MODEL_PROVIDER and WEAVE_MODEL_NAME", plugins.ErrNoModel, Choices())
 	}
-	if _, ok := lookup(c.Provider); !ok {
-		return Settings{}, fmt.Errorf("model.provider %q is not one of %s", c.Provider, strings.Join(Names(), ", "))
+	p, ok := lookup(c.Provider)
+	if !ok {
+		return Settings{}, fmt.Errorf("%s.provider %q is not one of %s", key, c.Provider, strings.Join(Names(), ", "))
 	}
 	s := Settings{
 		Provider: c.Provider, Name: c.Name, BaseURL: c.BaseURL, KeyEnv: c.APIKeyEnv,
 		MaxTokens: c.MaxTokens, Timeout: c.Timeout, MaxRetries: DefaultMaxRetries,
+		ReasoningEffort: c.ReasoningEffort, ThinkingBudget: c.ThinkingBudget, Azure: c.Azure, Key: key,
 	}
 	if s.Name == "" {
+		s.Name = c.Azure.Deployment
+	}
+	if s.Name == "" {
+		if key != "model" {
+			return Settings{}, fmt.Errorf("%s.name is empty: set it to the model to use, e.g. %s", key, exampleModel(c.Provider))
+		}
 		return Settings{}, fmt.Errorf("model.provider is %s but model.name is empty: set model.name (or WEAVE_MODEL_NAME) to the model to use, e.g. %s", c.Provider, exampleModel(c.Provider))
+	}
+	if s.ThinkingBudget > 0 && s.MaxTokens == 0 && p.MaxTokens > 0 {
+		// The answer comes after the thinking, within max_tokens.
+		s.MaxTokens = s.ThinkingBudget + p.MaxTokens
 	}
 	if s.KeyEnv == "" {
 		s.KeyEnv = DefaultKeyEnv(c.Provider)
@@ -123,7 +172,7 @@ func FromConfig(c config.ModelConfig, getenv func(string) string) (Settings, err
 	// Local servers (Ollama, llama.cpp, LM Studio) need no key; the
 	// provider's own endpoint always does.
 	if s.APIKey == "" && s.BaseURL == "" {
-		return Settings{}, fmt.Errorf("the %s API key variable %s is empty: export %s=<your key>, or set model.api_key_env to the variable that holds it (or model.base_url for a local server that needs no key)", c.Provider, s.KeyEnv, s.KeyEnv)
+		return Settings{}, fmt.Errorf("the %s API key variable %s is empty: export %s=<your key>, or set %s.api_key_env to the variable that holds it (or %s.base_url for a local server that needs no key)", c.Provider, s.KeyEnv, s.KeyEnv, key, key)
 	}
 	return s, nil
 }

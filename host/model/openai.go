@@ -25,6 +25,18 @@ type openAIProvider struct {
 	// compatible is set for a base_url other than OpenAI's: such servers
 	// know max_tokens rather than max_completion_tokens.
 	compatible bool
+	// effort is sent as reasoning_effort; "": none.
+	effort string
+	// thinking, when above 0, is sent as Gemini's thinking_budget.
+	thinking int
+	// name is the provider's name in errors (openai, azure, gemini).
+	name string
+	// deployment, when set, is sent as the model (Azure's deployment).
+	deployment string
+	// unlisted says the models the server lists are not the names a
+	// request uses (Azure lists base models, a request names a
+	// deployment): Models checks the endpoint and the key, and names none.
+	unlisted bool
 }
 
 func newOpenAI(s Settings) Provider {
@@ -35,19 +47,29 @@ func newOpenAI(s Settings) Provider {
 	// The service is built from explicit options only: the SDK's client
 	// constructor would also read OPENAI_* variables, and the host decides
 	// which key and endpoint are used.
-	opts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithHTTPClient(s.HTTPClient),
-		option.WithMaxRetries(s.MaxRetries),
-		openAICounter(),
-	}
+	opts := []option.RequestOption{option.WithBaseURL(base)}
 	if s.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(s.APIKey))
 	}
+	p := openAIWire(s, opts...)
+	p.compatible = s.BaseURL != "" && !strings.HasPrefix(s.BaseURL, "https://api.openai.com")
+	return p
+}
+
+// openAIWire is a provider speaking Chat Completions with the settings
+// every OpenAI-wire provider shares, and the endpoint and auth options
+// of its own.
+func openAIWire(s Settings, endpoint ...option.RequestOption) *openAIProvider {
+	opts := append([]option.RequestOption{
+		option.WithHTTPClient(s.HTTPClient),
+		option.WithMaxRetries(s.MaxRetries),
+		openAICounter(),
+	}, endpoint...)
 	return &openAIProvider{
-		chat:       openai.NewChatCompletionService(opts...),
-		models:     openai.NewModelService(opts...),
-		compatible: s.BaseURL != "" && !strings.HasPrefix(s.BaseURL, "https://api.openai.com"),
+		chat:   openai.NewChatCompletionService(opts...),
+		models: openai.NewModelService(opts...),
+		effort: s.ReasoningEffort,
+		name:   s.Provider,
 	}
 }
 
@@ -59,7 +81,7 @@ func (p *openAIProvider) Complete(ctx context.Context, req plugins.ChatRequest, 
 	if onDelta == nil {
 		c, err := p.chat.New(ctx, params)
 		if err != nil {
-			return plugins.ChatResponse{}, openAIError(err)
+			return plugins.ChatResponse{}, p.apiError(err)
 		}
 		return openAIResponse(c, req)
 	}
@@ -71,7 +93,7 @@ func (p *openAIProvider) Complete(ctx context.Context, req plugins.ChatRequest, 
 		acc.add(stream.Current(), onDelta)
 	}
 	if err := stream.Err(); err != nil {
-		return plugins.ChatResponse{}, openAIError(err)
+		return plugins.ChatResponse{}, p.apiError(err)
 	}
 	if acc.finish == "" {
 		// A connection closed mid-answer, or a body that is no SSE,
@@ -86,7 +108,10 @@ func (p *openAIProvider) Complete(ctx context.Context, req plugins.ChatRequest, 
 func (p *openAIProvider) Models(ctx context.Context) ([]string, error) {
 	page, err := p.models.List(ctx)
 	if err != nil {
-		return nil, openAIError(err)
+		return nil, p.apiError(err)
+	}
+	if p.unlisted {
+		return nil, nil
 	}
 	var out []string
 	for _, m := range page.Data {
@@ -97,6 +122,9 @@ func (p *openAIProvider) Models(ctx context.Context) ([]string, error) {
 
 func (p *openAIProvider) params(req plugins.ChatRequest) (openai.ChatCompletionNewParams, error) {
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model)}
+	if p.deployment != "" {
+		params.Model = shared.ChatModel(p.deployment)
+	}
 	if req.System != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
@@ -141,7 +169,19 @@ func (p *openAIProvider) params(req plugins.ChatRequest) (openai.ChatCompletionN
 		}
 		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(def))
 	}
-	if req.Temperature != nil {
+	reasoning := p.effort != "" && p.effort != string(shared.ReasoningEffortNone)
+	if p.effort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(p.effort)
+	}
+	if p.thinking > 0 {
+		// Gemini takes its budget beside the OpenAI fields, as its
+		// OpenAI-compatible endpoint documents.
+		params.SetExtraFields(map[string]any{"extra_body": map[string]any{"google": map[string]any{
+			"thinking_config": map[string]any{"thinking_budget": p.thinking}}}})
+		reasoning = true
+	}
+	// Reasoning models refuse a temperature other than their own.
+	if req.Temperature != nil && !reasoning {
 		params.Temperature = openai.Float(*req.Temperature)
 	}
 	if req.MaxTokens > 0 {
@@ -292,6 +332,14 @@ func openAIUsage(u openai.CompletionUsage) plugins.Usage {
 		OutputTokens:    u.CompletionTokens,
 		CacheReadTokens: u.PromptTokensDetails.CachedTokens,
 	}
+}
+
+func (p *openAIProvider) apiError(err error) error {
+	err = openAIError(err)
+	if api, ok := err.(*APIError); ok && p.name != "" {
+		api.Provider = p.name
+	}
+	return err
 }
 
 func openAIError(err error) error {

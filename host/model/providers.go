@@ -25,6 +25,10 @@ type provider struct {
 	// model.max_tokens does; 0 sends no bound (the answer is still
 	// capped at MaxAnswerBytes).
 	MaxTokens int
+	// Effort and Thinking say whether the provider takes
+	// reasoning_effort and thinking_budget (config refuses them
+	// elsewhere).
+	Effort, Thinking bool
 }
 
 // providers is the registration table, in the order messages name them.
@@ -32,8 +36,10 @@ type provider struct {
 // config's accepted values and the CLI's hints follow from it, and
 // TestProviderTable fails when a copy outside this package drifts.
 var providers = []provider{
-	{Name: "openai", New: newOpenAI, KeyEnv: "OPENAI_API_KEY", ExampleModel: "gpt-4.1", ContextWindow: 128_000},
-	{Name: "anthropic", New: newAnthropic, KeyEnv: "ANTHROPIC_API_KEY", ExampleModel: "claude-sonnet-4-5", ContextWindow: 200_000, MaxTokens: DefaultAnthropicMaxTokens},
+	{Name: "openai", New: newOpenAI, KeyEnv: "OPENAI_API_KEY", ExampleModel: "gpt-4.1", ContextWindow: 128_000, Effort: true},
+	{Name: "anthropic", New: newAnthropic, KeyEnv: "ANTHROPIC_API_KEY", ExampleModel: "claude-sonnet-4-5", ContextWindow: 200_000, MaxTokens: DefaultAnthropicMaxTokens, Thinking: true},
+	{Name: "azure", New: newAzure, KeyEnv: "AZURE_OPENAI_API_KEY", ExampleModel: "gpt-4.1", ContextWindow: 128_000, Effort: true},
+	{Name: "gemini", New: newGemini, KeyEnv: "GEMINI_API_KEY", ExampleModel: "gemini-2.5-flash", ContextWindow: 1_048_576, Effort: true, Thinking: true},
 }
 
 // fallbackContextWindow is assumed for a provider not in the table ("none"
@@ -60,14 +66,17 @@ func Names() []string {
 	return out
 }
 
-// Choices names the providers for a message, in table order: "openai or
-// anthropic".
+// Choices names the providers for a message, in table order: "openai,
+// anthropic, azure or gemini".
 func Choices() string {
 	names := make([]string, 0, len(providers))
 	for _, p := range providers {
 		names = append(names, p.Name)
 	}
-	return strings.Join(names, " or ")
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // DefaultKeyEnv is the variable that holds a provider's key when

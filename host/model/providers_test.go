@@ -44,9 +44,13 @@ func TestProviderTable(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), p.ExampleModel) {
 			t.Errorf("config.Load(model.provider=%s, no model.name) = %v, want an error naming %s", p.Name, err, p.ExampleModel)
 		}
-		_, _, err = config.Load(config.Options{UserConfigDir: t.TempDir(), Flags: map[string]any{"model.provider": p.Name, "model.name": p.ExampleModel}})
+		_, _, err = config.Load(config.Options{UserConfigDir: t.TempDir(), Flags: map[string]any{"model.provider": p.Name, "model.name": p.ExampleModel,
+			"model.base_url": "https://models.example"}})
 		if err != nil {
 			t.Errorf("config.Load(model.provider=%s) = %v, want it accepted", p.Name, err)
+		}
+		if got, want := config.ProviderCapabilities()[p.Name], [2]bool{p.Effort, p.Thinking}; got != want {
+			t.Errorf("config lets %s take reasoning_effort, thinking_budget = %v, the table says %v", p.Name, got, want)
 		}
 	}
 }
@@ -54,6 +58,7 @@ func TestProviderTable(t *testing.T) {
 // handListExempt are files that may spell providers by hand, with why.
 var handListExempt = map[string]string{
 	"config/keys.go":        "config's copy, checked by TestProviderTable",
+	"config/models.go":      "config's checks of what one provider needs, keyed by the copy's rows",
 	"internal/proc/env.go":  "proc's copy of the key variables, checked by TestProviderTable",
 	"cmd/fakemodel/main.go": "names the two wire formats the fake model speaks, not the table",
 }

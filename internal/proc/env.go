@@ -105,7 +105,7 @@ func Env(role Role, o EnvOptions) []string {
 }
 
 // providerKeys are the variables weave's model providers read by default.
-var providerKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+var providerKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY"}
 
 // IsWeaveCredential reports whether a variable is one of weave's own
 // credentials: a secret WEAVE_* variable (WEAVE_BUS_TOKEN) or a model

@@ -39,6 +39,10 @@ import (
 type Turn struct {
 	// Text is the assistant's text; streamed a word at a time.
 	Text string `json:"text,omitempty"`
+	// Thinking, in an Anthropic answer, comes first as a thinking block
+	// with a made-up signature, as extended thinking answers; the OpenAI
+	// format leaves it out.
+	Thinking string `json:"thinking,omitempty"`
 	// ToolCalls are the tool calls the answer asks for, in order.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Usage is reported as the provider would; nil reports a rough count
@@ -179,12 +183,15 @@ type Request struct {
 	// Format is "openai" or "anthropic", from the path.
 	Format string
 	Path   string
+	// Query is the request's raw query (Azure's api-version=...).
+	Query string
 	// Stream reports whether the client asked for an SSE stream.
 	Stream bool
 	// Model is the request's model field.
 	Model string
-	// APIKey is the key the client sent (Authorization bearer or
-	// x-api-key), so a test can check which key was used.
+	// APIKey is the key the client sent (Authorization bearer, or
+	// x-api-key or api-key as Anthropic's and Azure's clients send it), so
+	// a test can check which key was used.
 	APIKey string
 	// Header holds the request's headers.
 	Header http.Header
@@ -358,13 +365,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if format == "anthropic" {
+	switch {
+	case format == "anthropic":
 		key = r.Header.Get("X-Api-Key")
+	case key == "":
+		key = r.Header.Get("Api-Key")
 	}
 
 	s.mu.Lock()
 	idx, turn := s.pick(format, body)
-	req := Request{Format: format, Path: r.URL.Path, Stream: head.Stream, Model: head.Model, APIKey: key,
+	req := Request{Format: format, Path: r.URL.Path, Query: r.URL.RawQuery, Stream: head.Stream, Model: head.Model, APIKey: key,
 		Header: r.Header.Clone(), Body: body, Turn: idx, Time: time.Now()}
 	s.reqs = append(s.reqs, req)
 	n := len(s.reqs)
@@ -742,6 +752,9 @@ func (a answer) openAIStream(w http.ResponseWriter, r *http.Request, includeUsag
 
 func (a answer) anthropicContent() []any {
 	var content []any
+	if a.turn.Thinking != "" {
+		content = append(content, map[string]any{"type": "thinking", "thinking": a.turn.Thinking, "signature": a.signature()})
+	}
 	if a.turn.Text != "" {
 		content = append(content, map[string]any{"type": "text", "text": a.turn.Text})
 	}
@@ -753,6 +766,9 @@ func (a answer) anthropicContent() []any {
 	}
 	return content
 }
+
+// signature is a thinking block's made-up signature.
+func (a answer) signature() string { return fmt.Sprintf("sig-fake-%d", a.n) }
 
 func (a answer) anthropicUsage(output int64) map[string]any {
 	return map[string]any{
@@ -781,6 +797,21 @@ func (a answer) anthropicStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idx := 0
+	if a.turn.Thinking != "" {
+		if !s.send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}}) {
+			return
+		}
+		for _, w := range words(a.turn.Thinking) {
+			if !s.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "thinking_delta", "thinking": w}}) {
+				return
+			}
+		}
+		if !s.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "signature_delta", "signature": a.signature()}}) ||
+			!s.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx}) {
+			return
+		}
+		idx++
+	}
 	if a.turn.Text != "" {
 		if !s.send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}}) {
 			return
