@@ -166,6 +166,10 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 		fmt.Fprintln(opts.Streams.Out, res.Resolution.Message())
 		return nil
 	case run.StatusPaused:
+		var landing *run.LandError
+		if errors.As(res.Err, &landing) {
+			fmt.Fprintf(w, "weave: %v\n", landing)
+		}
 		fmt.Fprintf(w, "paused: run `weave start-work` to resume at the first unchecked task\n")
 		return &exitError{code: exitPaused}
 	case run.StatusFailed:

@@ -23,6 +23,22 @@ import (
 // tree, leaves the branch where it was and the box unticked: the task runs
 // again on the new head (runbook.retries), then the plan pauses naming it.
 
+// LandError says a task of a run with workers could not land after its
+// attempts: its change conflicts with the work landed before it (Files), or
+// its verify blocks fail on the landed tree. The plan pauses with it; the
+// task's last commit stays on its branch.
+type LandError struct {
+	Task     string // the task's label, "3 (Title)"
+	Files    []string
+	Why      string
+	Attempts int
+	Branch   string
+}
+
+func (e *LandError) Error() string {
+	return fmt.Sprintf("task %s could not land after %d attempt(s): %s; its last attempt is on branch %s", e.Task, e.Attempts, e.Why, e.Branch)
+}
+
 // landError is why a task's commit did not land: the files it conflicts
 // in, or the verify block that failed on the landed tree.
 type landError struct {
@@ -194,7 +210,7 @@ func (c *coordinator) conflict(j *job, le *landError) {
 	ev.Type, ev.Time, ev.Error, ev.Retry = EventTaskConflict, r.o.Now(), le.why, retry
 	r.o.Observe(ev)
 	if !retry {
-		c.stop(fmt.Errorf("%w after %d attempt(s); its work is on branch %s", err, j.a.Attempt, j.a.Branch), &t)
+		c.stop(&LandError{Task: t.Label(), Files: le.files, Why: le.why, Attempts: j.a.Attempt, Branch: j.a.Branch}, nil)
 	}
 	if err := r.save(); err != nil {
 		c.stop(err, nil)

@@ -319,6 +319,14 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			case ctx.Err() != nil:
 				return r.pause(p, "interrupted")
 			case c.failure != nil:
+				var le *LandError
+				if errors.As(c.failure, &le) {
+					// Work that could not land is a person's to look at:
+					// the plan pauses, naming the task, files and failure.
+					err := r.pauseErr(p, le.Error())
+					r.res.Err = le
+					return r.res, err
+				}
 				return r.fail(p, c.failureTask, c.failure)
 			}
 			if _, ok := r.next(p); ok {
