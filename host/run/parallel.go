@@ -175,7 +175,10 @@ type coordinator struct {
 	busy         []bool
 	running      map[string]*job
 	attempts     map[string]int
-	results      chan result
+	// notBefore holds when a task that failed may run again: the backoff
+	// of a lone run's retries (RetryBackoff).
+	notBefore map[string]time.Time
+	results   chan result
 	// failure, once set, stops new tasks: the run ends with it when the
 	// tasks running have finished (and landed).
 	failure     error
@@ -210,12 +213,13 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 	}
 	n := r.workers()
 	c := &coordinator{r: r, repo: repo, branch: IntegrationBranch(p.Name),
-		dir:      filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name)),
-		opts:     plans.ScheduleOptions{InferDeps: r.o.Config.Run.InferDeps, Skip: func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) }},
-		busy:     make([]bool, n),
-		running:  map[string]*job{},
-		attempts: map[string]int{},
-		results:  make(chan result, n),
+		dir:       filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name)),
+		opts:      plans.ScheduleOptions{InferDeps: r.o.Config.Run.InferDeps, Skip: func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) }},
+		busy:      make([]bool, n),
+		running:   map[string]*job{},
+		attempts:  map[string]int{},
+		notBefore: map[string]time.Time{},
+		results:   make(chan result, n),
 	}
 	c.ref = "refs/heads/" + c.branch
 	c.landDir = filepath.Join(c.dir, "land")
@@ -295,18 +299,25 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		var err error
-		if p, err = r.current(p); err != nil {
+		if np, err := r.current(p); err != nil {
 			c.stop(err, nil)
 		} else {
-			r.res.Plan = p
+			p, r.res.Plan = np, np
 		}
 		if herr := r.halted(); herr != nil && c.failure == nil {
 			c.stop(herr, nil)
 		}
+		var wake time.Time
 		if c.failure == nil && ctx.Err() == nil {
 			ready := p.Ready(c.runningKeys(), c.opts)
+			now := r.o.Now()
 			for _, t := range ready {
+				if nb := c.notBefore[t.Key()]; now.Before(nb) {
+					if wake.IsZero() || nb.Before(wake) {
+						wake = nb
+					}
+					continue
+				}
 				slot := slices.Index(c.busy, false)
 				if slot < 0 {
 					break
@@ -330,6 +341,13 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 					return r.res, err
 				}
 				return r.fail(p, c.failureTask, c.failure)
+			case !wake.IsZero():
+				// A task that failed waits out its backoff; Ctrl-C during
+				// the wait pauses as during a task.
+				if err := r.sleep(ctx, wake.Sub(r.o.Now())); err != nil || ctx.Err() != nil {
+					return r.pause(p, "interrupted")
+				}
+				continue
 			}
 			if _, ok := r.next(p); ok {
 				t, _ := r.next(p)
@@ -348,11 +366,18 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			c.finish(ctx, p)
 			return r.done(ctx, p)
 		}
+		var backoff <-chan time.Time
+		var timer *time.Timer
+		if !wake.IsZero() {
+			timer = time.NewTimer(wake.Sub(r.o.Now()))
+			backoff = timer.C
+		}
 		select {
 		case res := <-c.results:
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		case <-backoff:
 		case <-ctx.Done():
 			// Ctrl-C: the workers' blocks are stopped with wctx; their
 			// results come in and the run pauses once they have.
@@ -361,6 +386,9 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
@@ -464,7 +492,9 @@ func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *pl
 		ev := j.base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.ElapsedMS = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
-		if !retry {
+		if retry {
+			c.notBefore[res.key] = r.o.Now().Add(RetryBackoff(j.a.Attempt))
+		} else {
 			c.stop(err, &t)
 		}
 		if serr := r.save(); serr != nil {
@@ -528,6 +558,7 @@ func newAttemptID() string {
 // run.finish: ff, fast-forwards that branch when it can.
 func (c *coordinator) finish(ctx context.Context, p *plans.Plan) {
 	r := c.r
+	defer c.clean(ctx)
 	integ := r.st.Integration
 	merge := fmt.Sprintf("plan %s's work is on branch %s: merge it with `git merge %s`", p.Name, c.branch, c.branch)
 	if r.o.Config.Run.Finish != "ff" || integ == nil || integ.From == "" {
@@ -545,6 +576,27 @@ func (c *coordinator) finish(ctx context.Context, p *plans.Plan) {
 		return
 	}
 	r.res.Merge = fmt.Sprintf("plan %s's work is on %s (fast-forwarded to %s)", p.Name, integ.From, c.branch)
+}
+
+// clean removes, once the plan is done, the worktrees of its workers and the
+// branches of its tasks, whose work is all on the integration branch.
+func (c *coordinator) clean(ctx context.Context) {
+	for _, w := range c.workers {
+		if lw, ok := w.(*localWorker); ok {
+			_ = c.repo.RemoveWorktree(ctx, lw.dir)
+		}
+	}
+	_ = c.repo.RemoveWorktree(ctx, c.landDir)
+	_ = os.Remove(c.dir)
+	out, err := c.repo.Git(ctx, "", "for-each-ref", "--format=%(refname:short)", "refs/heads/"+c.branch+"-task-*")
+	if err != nil {
+		return
+	}
+	if names := strings.Fields(out); len(names) > 0 {
+		if _, err := c.repo.Git(ctx, "", append([]string{"branch", "-q", "-D"}, names...)...); err != nil {
+			c.r.o.Logger.Warn("delete the task branches of a finished plan", "err", err)
+		}
+	}
 }
 
 func firstLine(s string) string {
