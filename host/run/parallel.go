@@ -150,6 +150,7 @@ type job struct {
 	close func()
 	// recovered marks a task a run that died left running (recover.go).
 	recovered bool
+	worktree  string
 }
 
 // result is what a worker's goroutine hands back.
@@ -311,6 +312,8 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 		if c.failure == nil && ctx.Err() == nil {
 			ready := p.Ready(c.runningKeys(), c.opts)
 			now := r.o.Now()
+			var batch []*job
+			head := ""
 			for _, t := range ready {
 				if nb := c.notBefore[t.Key()]; now.Before(nb) {
 					if wake.IsZero() || nb.Before(wake) {
@@ -322,8 +325,22 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 				if slot < 0 {
 					break
 				}
-				if err := c.start(wctx, &wg, p, t, slot); err != nil {
+				if head == "" {
+					var err error
+					if head, err = c.repo.RevParse(ctx, c.ref); err != nil {
+						return r.fail(p, nil, err)
+					}
+				}
+				batch = append(batch, c.assign(ctx, p, t, slot, head))
+			}
+			// One durable write for the tasks that start together, before
+			// any of them does.
+			if len(batch) > 0 {
+				if err := r.save(); err != nil {
 					return r.fail(p, nil, err)
+				}
+				for _, j := range batch {
+					c.launch(wctx, &wg, p, j)
 				}
 			}
 		}
@@ -411,14 +428,10 @@ func (c *coordinator) runningKeys() []string {
 
 func (c *coordinator) maxAttempts() int { return 1 + c.r.o.Config.Runbook.Retries }
 
-// start hands t to the worker in slot: state.json records the task running
-// before the worker starts.
-func (c *coordinator) start(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, t plans.Task, slot int) error {
+// assign records t as running on the worker in slot, from head; the
+// caller writes state.json before any worker of the batch starts (launch).
+func (c *coordinator) assign(ctx context.Context, p *plans.Plan, t plans.Task, slot int, head string) *job {
 	r := c.r
-	head, err := c.repo.RevParse(ctx, c.ref)
-	if err != nil {
-		return err
-	}
 	// The task goes with the blocks it had when the run started.
 	t, _ = r.tools.AsStarted(ctx, p, t)
 	key := t.Key()
@@ -429,28 +442,33 @@ func (c *coordinator) start(ctx context.Context, wg *sync.WaitGroup, p *plans.Pl
 	if r.st.Running == nil {
 		r.st.Running = map[string]*plans.Running{}
 	}
-	lw, _ := w.(*localWorker)
 	rec := &plans.Running{Number: t.Number, Title: t.Title, Worker: w.Name(), Branch: a.Branch, Base: head,
 		AttemptID: a.AttemptID, Attempt: a.Attempt, StartedAt: r.o.Now().UTC()}
-	if lw != nil {
+	if lw, ok := w.(*localWorker); ok {
 		rec.Worktree = lw.rel
 	}
 	r.st.Running[key] = rec
 	r.st.Record(key).Attempts = a.Attempt
-	if err := r.save(); err != nil {
-		return err
-	}
 	pr := p.Progress()
-	j := &job{slot: slot, task: t, a: a, start: r.o.Now()}
+	j := &job{slot: slot, task: t, a: a, worktree: rec.Worktree}
 	j.base = Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Verification: t.Verification, Completed: pr.Completed, Total: pr.Total,
 		Attempt: a.Attempt, MaxAttempts: c.maxAttempts(), Worker: slot + 1}
-	logPath := r.logPath(p, t)
-	j.out, j.close = r.taskLog(t, j.base, logPath, a.Attempt)
-	ev := j.base
-	ev.Type, ev.Time, ev.Log, ev.Worktree, ev.Branch, ev.BaseRef = EventTaskStarted, r.o.Now(), relTo(r.o.Project, logPath), rec.Worktree, a.Branch, head
-	r.o.Observe(ev)
 	c.busy[slot] = true
 	c.running[key] = j
+	return j
+}
+
+// launch starts the worker of j, once state.json says j is running.
+func (c *coordinator) launch(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, j *job) {
+	r := c.r
+	t, a := j.task, j.a
+	logPath := r.logPath(p, t)
+	j.out, j.close = r.taskLog(t, j.base, logPath, a.Attempt)
+	j.start = r.o.Now()
+	ev := j.base
+	ev.Type, ev.Time, ev.Log, ev.Worktree, ev.Branch, ev.BaseRef = EventTaskStarted, j.start, relTo(r.o.Project, logPath), j.worktree, a.Branch, a.Base
+	r.o.Observe(ev)
+	w, key := c.workers[j.slot], t.Key()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -458,7 +476,6 @@ func (c *coordinator) start(ctx context.Context, wg *sync.WaitGroup, p *plans.Pl
 		j.out.flush()
 		c.results <- result{key: key, out: out, err: err}
 	}()
-	return nil
 }
 
 // handle takes a worker's result: a failure is retried or ends the run; a
@@ -581,13 +598,12 @@ func (c *coordinator) finish(ctx context.Context, p *plans.Plan) {
 // clean removes, once the plan is done, the worktrees of its workers and the
 // branches of its tasks, whose work is all on the integration branch.
 func (c *coordinator) clean(ctx context.Context) {
-	for _, w := range c.workers {
-		if lw, ok := w.(*localWorker); ok {
-			_ = c.repo.RemoveWorktree(ctx, lw.dir)
-		}
+	// The directories go, then git forgets them in one prune: a
+	// `git worktree remove` each would cost a process per worker.
+	if err := os.RemoveAll(c.dir); err != nil {
+		c.r.o.Logger.Warn("remove the worktrees of a finished plan", "dir", c.dir, "err", err)
 	}
-	_ = c.repo.RemoveWorktree(ctx, c.landDir)
-	_ = os.Remove(c.dir)
+	_ = c.repo.Prune(ctx)
 	out, err := c.repo.Git(ctx, "", "for-each-ref", "--format=%(refname:short)", "refs/heads/"+c.branch+"-task-*")
 	if err != nil {
 		return
