@@ -456,3 +456,57 @@ func TestWorkersFinishFastForwards(t *testing.T) {
 		t.Errorf("merge commits on weave/ff:\n%s\nwant one per task", got)
 	}
 }
+
+// TestWorkersInterruptedResume is Ctrl-C while two workers run their
+// blocks: the run pauses (exit 3) with nothing ticked, and the next
+// start-work carries both tasks out.
+func TestWorkersInterruptedResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	m := t.TempDir()
+	block := func(n int) string {
+		return fmt.Sprintf("- [ ] %[1]d. Make f%[1]d\n  **Files**: `f%[1]d.txt`\n  ```sh\n  touch %[2]s/started-%[1]d; [ -e %[2]s/go ] || sleep 120; echo %[1]d > f%[1]d.txt\n  ```\n", n, m)
+	}
+	dir := workersRepo(t, map[string]string{"int": "# Int\n\n## TODOs\n\n" + block(1) + block(2)}, nil)
+	cmd := exec.Command(bin, "start-work", "int", "--workers", "2", "--infer-deps")
+	cmd.Dir, cmd.Env = dir, cleanEnv(t)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err1 := os.Stat(filepath.Join(m, "started-1"))
+		_, err2 := os.Stat(filepath.Join(m, "started-2"))
+		if err1 == nil && err2 == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the two tasks never ran at once")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitPaused {
+		t.Fatalf("start-work after Ctrl-C: %v, want exit %d", err, exitPaused)
+	}
+	if p := planOf(t, dir, "int"); strings.Contains(p, "[x]") {
+		t.Fatalf("an interrupted task was ticked:\n%s", p)
+	}
+	if err := os.WriteFile(filepath.Join(m, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "int", "--workers", "2", "--infer-deps")
+	if code != 0 {
+		t.Fatalf("start-work after the pause = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if p := planOf(t, dir, "int"); strings.Count(p, "- [x]") != 2 {
+		t.Errorf("plan:\n%s\nwant both ticked", p)
+	}
+	if got := gitIn(t, dir, "log", "--format=%s", "main..weave/int"); strings.Count(got, "Make f") != 2 {
+		t.Errorf("commits on weave/int:\n%s\nwant one per task", got)
+	}
+}
