@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/weavehq/weave/internal/proc"
 )
@@ -19,6 +21,13 @@ var ErrNotRepo = errors.New("not a git repository")
 type Repo struct {
 	// Root is the top-level directory of the main working tree.
 	Root string
+
+	// mu guards what is asked of git once per Repo: whether the user set
+	// an identity, and the real path of the git directory (kept only once
+	// known: a call cut short by its context is asked again).
+	mu       sync.Mutex
+	identity *bool
+	common   string
 }
 
 // Open finds the repository dir is in. It returns ErrNotRepo when there is
@@ -172,7 +181,7 @@ func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error 
 // reset and cleaned (ignored files too), so that nothing of an earlier task
 // is left in it.
 func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
-	if isWorktree(ctx, dir) {
+	if r.isWorktree(ctx, dir) {
 		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "-B", branch, base); err != nil {
 			return fmt.Errorf("reuse worktree %s: %w", dir, err)
 		}
@@ -182,8 +191,9 @@ func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 		return nil
 	}
 	// A directory left by a worktree git no longer knows (a crash between
-	// its creation and its record) is pruned first.
-	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	// its creation and its record), or one that is no worktree of r any
+	// more, is pruned first.
+	r.clearStale(ctx, dir)
 	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "-B", branch, dir, base); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
@@ -193,7 +203,7 @@ func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 // Detached makes dir a clean working tree of r at commit, its HEAD
 // detached: where a landed tree is checked.
 func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
-	if isWorktree(ctx, dir) {
+	if r.isWorktree(ctx, dir) {
 		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--detach", commit); err != nil {
 			return fmt.Errorf("check out %s in %s: %w", short(commit), dir, err)
 		}
@@ -202,21 +212,73 @@ func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
 		}
 		return nil
 	}
-	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	r.clearStale(ctx, dir)
 	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "--detach", dir, commit); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
 	return nil
 }
 
-func isWorktree(ctx context.Context, dir string) bool {
-	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel")
+// isWorktree reports whether dir is a linked worktree of r: its top is dir,
+// and its git directory is one of r's worktrees. A directory whose .git was
+// rewritten (to point at the main tree's repository, or another) is not:
+// git run there would act on what it points at.
+func (r *Repo) isWorktree(ctx context.Context, dir string) bool {
+	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		return false
 	}
-	top, err1 := filepath.EvalSymlinks(strings.TrimSpace(out))
+	f := strings.Split(strings.TrimSpace(out), "\n")
+	if len(f) != 3 {
+		return false
+	}
+	common := f[2]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(dir, common)
+	}
+	mine, err := r.commonDir(ctx)
+	if err != nil {
+		return false
+	}
+	top, err1 := filepath.EvalSymlinks(f[0])
 	want, err2 := filepath.EvalSymlinks(dir)
-	return err1 == nil && err2 == nil && top == want
+	gitDir, err3 := filepath.EvalSymlinks(f[1])
+	common, err4 := filepath.EvalSymlinks(common)
+	return err1 == nil && err2 == nil && err3 == nil && err4 == nil && top == want && common == mine &&
+		filepath.Dir(gitDir) == filepath.Join(mine, "worktrees")
+}
+
+// commonDir is r's git directory (the main tree's .git), its real path.
+func (r *Repo) commonDir(ctx context.Context) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.common != "" {
+		return r.common, nil
+	}
+	out, err := run(ctx, r.Root, nil, "rev-parse", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	d := strings.TrimSpace(out)
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(r.Root, d)
+	}
+	if d, err = filepath.EvalSymlinks(d); err != nil {
+		return "", err
+	}
+	r.common = d
+	return d, nil
+}
+
+// clearStale prunes the worktrees git no longer has, and removes dir when
+// it is there but no worktree of r (a leftover, or one whose .git was
+// rewritten), so that a worktree can be made there afresh.
+func (r *Repo) clearStale(ctx context.Context, dir string) {
+	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	if _, err := os.Lstat(dir); err == nil {
+		_ = os.RemoveAll(dir)
+		_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	}
 }
 
 // RemoveWorktree removes the worktree at dir, changes and all.
