@@ -39,10 +39,10 @@ func TestStatusShowsRunningTasks(t *testing.T) {
 			Integration struct{ Branch, Base, From string }
 			Running     []struct {
 				Worker, Title, Branch, Worktree, Base, Commit string
-				Task, Attempt                                  int
-				StartedAt                                      string `json:"started_at"`
-				ForSeconds                                     int64  `json:"for_seconds"`
-				Landing, Interrupted                           bool
+				Task, Attempt                                 int
+				StartedAt                                     string `json:"started_at"`
+				ForSeconds                                    int64  `json:"for_seconds"`
+				Landing, Interrupted                          bool
 			}
 		}
 	}
