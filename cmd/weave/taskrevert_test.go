@@ -16,18 +16,6 @@ import (
 // revertPlan has task 3 wait for task 1 and change the file task 1 made.
 const revertPlan = "# P\n\n## TODOs\n\n- [ ] 1. Add a\n- [ ] 2. Add b\n- [ ] 3. Extend a [after: 1]\n"
 
-// gitIn runs git in dir and returns its trimmed output.
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // landTasks lands one commit per task on weave/<plan> as a run with
 // workers does: each made in a worker's worktree on its task branch from
 // the integration head, with the task's trailers, landed by rebase and the
@@ -86,6 +74,8 @@ func revertProject(t *testing.T) (dir, head string) {
 	}
 	dir = project(t, map[string]string{"p": revertPlan, "q": revertPlan})
 	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.name", "T")
+	gitIn(t, dir, "config", "user.email", "t@example.com")
 	if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte(".weave/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

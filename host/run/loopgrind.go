@@ -89,3 +89,13 @@ func (lo *loopObserver) issueFrame(ev Event) loop.Frame {
 		BaseRef:      ev.BaseRef,
 	}
 }
+
+// eventWorkers is what plan.started says of the run's workers: how many
+// when it has more than one, else 0 (a run of one task at a time, whose
+// events stay as they were).
+func (r *runner) eventWorkers() int {
+	if n := r.workers(); n > 1 {
+		return n
+	}
+	return 0
+}
