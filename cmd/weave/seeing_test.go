@@ -96,4 +96,21 @@ func TestWorkersRunSeen(t *testing.T) {
 	if !both {
 		t.Errorf("no STATE had both tasks running:\n%v", cur)
 	}
+
+	// Undo what the run landed: task 3 waits for task 2, so off a terminal
+	// its revert needs --force; then two.txt leaves weave/par, and task 2
+	// its tick.
+	if r := runBin(t, nil, "", "--dir", dir, "task", "undo", "par", "2", "--revert"); r.code != exitUsage || !strings.Contains(r.err, "--force") {
+		t.Errorf("task undo par 2 --revert off a terminal = %d %q, want 2 asking for --force", r.code, r.err)
+	}
+	r := runBin(t, nil, "", "--dir", dir, "task", "undo", "par", "2", "--revert", "--force")
+	if r.code != 0 || !strings.Contains(r.out, "reverted task 2") {
+		t.Fatalf("task undo par 2 --revert --force = %d %q %q", r.code, r.out, r.err)
+	}
+	if files := gitIn(t, dir, "ls-tree", "--name-only", "weave/par"); strings.Contains(files, "two.txt") || !strings.Contains(files, "one.txt") {
+		t.Errorf("weave/par after reverting task 2 holds %q", files)
+	}
+	if p := planOf(t, dir, "par"); !strings.Contains(p, "- [ ] 2. Two") || strings.Count(p, "- [x]") != 2 {
+		t.Errorf("plan after reverting task 2:\n%s", p)
+	}
 }

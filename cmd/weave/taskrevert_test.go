@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -8,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/plans"
@@ -182,5 +186,68 @@ func TestTaskUndoRevert(t *testing.T) {
 	}
 	if files := gitIn(t, dir, "ls-tree", "--name-only", "weave/p"); files != "README" {
 		t.Errorf("tree after reverting every task = %q, want README only", files)
+	}
+}
+
+// undoOnTerminal runs `weave task undo` with args, its standard input a
+// terminal that answers, and returns its exit code and output.
+func undoOnTerminal(t *testing.T, dir, answer string, args ...string) (int, string, string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, weaveBin(t), append([]string{"--dir", dir, "task", "undo"}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = cleanEnv(t), tty, &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = tty.Close()
+	if _, err := ptmx.Write([]byte(answer + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := ptmx.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, out.String(), errOut.String()
+}
+
+// On a terminal, reverting a task others depend on asks; only yes reverts.
+func TestTaskUndoRevertAsksOnATerminal(t *testing.T) {
+	dir, _ := revertProject(t)
+	if r := runBin(t, nil, "", "--dir", dir, "task", "undo", "p", "3", "--revert"); r.code != 0 {
+		t.Fatalf("revert of task 3 = %d %q", r.code, r.err)
+	}
+	before := gitIn(t, dir, "rev-parse", "weave/p")
+	code, _, errOut := undoOnTerminal(t, dir, "n", "p", "1", "--revert")
+	if code != exitFailed || !strings.Contains(errOut, "[y/N]") || !strings.Contains(errOut, "not reverted") {
+		t.Errorf("answering no = %d %q, want 1 after the question", code, errOut)
+	}
+	if gitIn(t, dir, "rev-parse", "weave/p") != before {
+		t.Errorf("weave/p moved though the person said no")
+	}
+	code, out, errOut := undoOnTerminal(t, dir, "y", "p", "1", "--revert")
+	if code != 0 || !strings.Contains(out, "reverted task 1") {
+		t.Errorf("answering yes = %d %q %q, want the revert", code, out, errOut)
+	}
+	if files := gitIn(t, dir, "ls-tree", "--name-only", "weave/p"); strings.Contains(files, "a.txt") {
+		t.Errorf("tree after reverting task 1 = %q", files)
 	}
 }
