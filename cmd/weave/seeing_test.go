@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weavehq/weave/bus/jwz/jwztest"
 	"github.com/weavehq/weave/bus/loop"
@@ -112,5 +117,66 @@ func TestWorkersRunSeen(t *testing.T) {
 	}
 	if p := planOf(t, dir, "par"); !strings.Contains(p, "- [ ] 2. Two") || strings.Count(p, "- [x]") != 2 {
 		t.Errorf("plan after reverting task 2:\n%s", p)
+	}
+}
+
+// On a terminal, a --workers 2 run draws a lane per worker while both
+// tasks run, and the line of each finished task names its worker.
+func TestWorkersLiveViewDrawsLanes(t *testing.T) {
+	m := t.TempDir()
+	gate := filepath.Join(m, "go")
+	block := func(n int) string {
+		// Each task waits for the test to have seen both lanes; the bound
+		// is a failure guard, not a timing.
+		return fmt.Sprintf("echo working on %d; i=0; until [ -e %s ]; do i=$((i+1)); [ $i -lt 1200 ] || exit 9; sleep 0.05; done", n, gate)
+	}
+	plan := "# Par\n\n## TODOs\n\n" +
+		fmt.Sprintf("- [ ] 1. One\n  ```sh\n  %s\n  ```\n", block(1)) +
+		fmt.Sprintf("- [ ] 2. Two\n  ```sh\n  %s\n  ```\n", block(2)) +
+		"- [ ] 3. Three [after: 1, 2]\n  ```sh\n  true\n  ```\n"
+	dir := workersRepo(t, map[string]string{"par": plan}, map[string]string{"README": "hi\n"})
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	trustInProcess(t)
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- runArgs(context.Background(), &Streams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard, Terminal: true, Width: 100},
+			[]string{"--dir", dir, "start-work", "par", "--workers", "2"})
+	}()
+	// The renderer redraws only the lines that changed: each piece of the
+	// lanes is looked for on its own.
+	lanes := func(s string) bool {
+		for _, want := range []string{"w1 ▸ ", "w2 ▸ ", "│ working on 1", "│ working on 2", "1. One  ", "2. Two  "} {
+			if !strings.Contains(s, want) {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.After(time.Minute)
+	for !lanes(out.String()) {
+		select {
+		case <-deadline:
+			os.WriteFile(gate, nil, 0o644)
+			t.Fatalf("no frame with both lanes in a minute:\n%s", out.String())
+		case code := <-done:
+			t.Fatalf("start-work ended (%d) before both lanes were drawn:\n%s", code, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("start-work --workers 2 = %d:\n%s", code, out.String())
+	}
+	got := ansiSeq.ReplaceAllString(out.String(), "")
+	if !strings.HasSuffix(got, "\rpar  "+bar(3, 3)+" 3/3  done\n") {
+		t.Errorf("the last frame is not the plan's line alone:\n%q", got[max(len(got)-200, 0):])
+	}
+	for _, want := range []string{"1. One", "2. Two", "3. Three"} {
+		if !regexp.MustCompile(`✓ ` + regexp.QuoteMeta(want) + `  \S+ · worker [12]`).MatchString(got) {
+			t.Errorf("live view lacks the finished line of %q with its worker:\n%s", want, got)
+		}
 	}
 }

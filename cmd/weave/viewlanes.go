@@ -49,7 +49,8 @@ func (m liveModel) applyRunEvent(ev run.Event) liveModel {
 	case run.EventPlanStarted:
 		m.lanes = lanes{workers: ev.Workers}
 	case run.EventPlanDone, run.EventPlanPaused:
-		m.lanes.byW, m.lanes.queue = nil, nil
+		// Nothing runs any more: the last frame is the plan's line alone.
+		m.lanes = lanes{}
 	}
 	return m
 }
