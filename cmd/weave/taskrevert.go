@@ -77,7 +77,8 @@ func revertLanded(ctx context.Context, project string, st *plans.State, p *plans
 	if err != nil {
 		return "", fmt.Errorf("plan %s has no integration branch %s: --revert undoes what a run with --workers landed there (plain `weave task undo %s %s` only unticks)", p.Name, branch, p.Name, taskArg(t))
 	}
-	if _, cur, err := repo.Head(ctx); err == nil && cur == branch {
+	_, cur, err := repo.Head(ctx)
+	if err == nil && cur == branch {
 		return "", fmt.Errorf("%s is checked out in %s; switch to another branch first, so that reverting on it does not leave your working tree behind it", branch, repo.Root)
 	}
 	commits, err := repo.TaskCommits(ctx, head, since, p.Name)
@@ -101,7 +102,15 @@ func revertLanded(ctx context.Context, project string, st *plans.State, p *plans
 	if err := repo.UpdateRef(ctx, ref, rev, head); err != nil {
 		return "", fmt.Errorf("%s moved while task %s was being reverted; nothing was reverted, run this again: %w", branch, t.Label(), err)
 	}
-	return fmt.Sprintf("reverted task %s of %s on %s (%s undoes %s)", t.Label(), p.Name, branch, shortSHA(rev), shortSHA(target.SHA)), nil
+	msg := fmt.Sprintf("reverted task %s of %s on %s (%s undoes %s)", t.Label(), p.Name, branch, shortSHA(rev), shortSHA(target.SHA))
+	// The branch you are on may hold the task already (merged, or
+	// fast-forwarded by run.finish: ff): the revert is not there yet.
+	if cur != "" {
+		if _, err := repo.Git(ctx, "", "merge-base", "--is-ancestor", target.SHA, "refs/heads/"+cur); err == nil {
+			msg += fmt.Sprintf("; %s has the task's commit too: `git merge %s` brings the revert there", cur, branch)
+		}
+	}
+	return msg, nil
 }
 
 // landedCommit is the newest commit of task n in commits (newest first)

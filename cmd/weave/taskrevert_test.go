@@ -178,11 +178,17 @@ func TestTaskUndoRevert(t *testing.T) {
 		t.Errorf("weave/p moved while a run held the lock")
 	}
 
-	// Task 3 (nobody waits for it) reverts; then task 1 does too.
-	for _, n := range []string{"3", "1"} {
-		if r := runBin(t, nil, "", "--dir", dir, "task", "undo", "p", n, "--revert", "--force"); r.code != 0 {
-			t.Fatalf("task undo p %s --revert = %d %q", n, r.code, r.err)
-		}
+	// The person merged weave/p: reverting task 3 there says how to take
+	// the revert onto main too.
+	gitIn(t, dir, "merge", "-q", "--ff-only", "weave/p")
+	r = runBin(t, nil, "", "--dir", dir, "task", "undo", "p", "3", "--revert")
+	if r.code != 0 || !strings.Contains(r.out, "main has the task's commit too: `git merge weave/p`") {
+		t.Errorf("revert of a task main holds = %d %q %q, want how to bring the revert to main", r.code, r.out, r.err)
+	}
+
+	// Task 1 reverts now that task 3's change is gone.
+	if r := runBin(t, nil, "", "--dir", dir, "task", "undo", "p", "1", "--revert", "--force"); r.code != 0 {
+		t.Fatalf("task undo p 1 --revert = %d %q", r.code, r.err)
 	}
 	if files := gitIn(t, dir, "ls-tree", "--name-only", "weave/p"); files != "README" {
 		t.Errorf("tree after reverting every task = %q, want README only", files)
