@@ -456,3 +456,97 @@ func TestWorkersFinishFastForwards(t *testing.T) {
 		t.Errorf("merge commits on weave/ff:\n%s\nwant one per task", got)
 	}
 }
+
+// TestWorkersInterruptedResume is Ctrl-C while two workers run their
+// blocks: the run pauses (exit 3) with nothing ticked, and the next
+// start-work carries both tasks out.
+func TestWorkersInterruptedResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	m := t.TempDir()
+	block := func(n int) string {
+		return fmt.Sprintf("- [ ] %[1]d. Make f%[1]d\n  **Files**: `f%[1]d.txt`\n  ```sh\n  touch %[2]s/started-%[1]d; [ -e %[2]s/go ] || sleep 120; echo %[1]d > f%[1]d.txt\n  ```\n", n, m)
+	}
+	dir := workersRepo(t, map[string]string{"int": "# Int\n\n## TODOs\n\n" + block(1) + block(2)}, nil)
+	cmd := exec.Command(bin, "start-work", "int", "--workers", "2", "--infer-deps")
+	cmd.Dir, cmd.Env = dir, cleanEnv(t)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err1 := os.Stat(filepath.Join(m, "started-1"))
+		_, err2 := os.Stat(filepath.Join(m, "started-2"))
+		if err1 == nil && err2 == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the two tasks never ran at once")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitPaused {
+		t.Fatalf("start-work after Ctrl-C: %v, want exit %d", err, exitPaused)
+	}
+	if p := planOf(t, dir, "int"); strings.Contains(p, "[x]") {
+		t.Fatalf("an interrupted task was ticked:\n%s", p)
+	}
+	if err := os.WriteFile(filepath.Join(m, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "int", "--workers", "2", "--infer-deps")
+	if code != 0 {
+		t.Fatalf("start-work after the pause = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if p := planOf(t, dir, "int"); strings.Count(p, "- [x]") != 2 {
+		t.Errorf("plan:\n%s\nwant both ticked", p)
+	}
+	if got := gitIn(t, dir, "log", "--format=%s", "main..weave/int"); strings.Count(got, "Make f") != 2 {
+		t.Errorf("commits on weave/int:\n%s\nwant one per task", got)
+	}
+}
+
+// TestWorkersRewrittenGitFile is a model in a worker that points its
+// worktree's .git at the project's own repository, so that the worker's
+// commit would land on the person's branch: the commit is refused, the
+// task runs again in a worktree made afresh, and the person's branch is
+// untouched.
+func TestWorkersRewrittenGitFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# G\n\n## TODOs\n\n" +
+		"- [ ] 1. Write the greeting\n  **What**: greeting.txt says hello.\n  **Files**: `greeting.txt`\n  ```sh verify\n  grep -q hello greeting.txt\n  ```\n" +
+		"- [ ] 2. Deploy\n  **Files**: `deployed.txt`\n  ```sh\n  echo deployed > deployed.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"g": plan}, nil)
+	start := gitIn(t, dir, "rev-parse", "HEAD")
+	srv := modeltest.NewServer(t,
+		callOf(t, "read", map[string]any{"path": ".git"}),
+		callOf(t, "write", map[string]any{"path": ".git", "content": "gitdir: " + filepath.Join(dir, ".git") + "\n"}),
+		callOf(t, "write", map[string]any{"path": "greeting.txt", "content": "hello\n"}),
+		callOf(t, "plan_check", map[string]any{"plan": "g", "task": 1}),
+		modeltest.Turn{Text: "Done."},
+		callOf(t, "write", map[string]any{"path": "greeting.txt", "content": "hello\n"}),
+		callOf(t, "plan_check", map[string]any{"plan": "g", "task": 1}),
+		modeltest.Turn{Text: "Done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--workers", "2", "--infer-deps")
+	if got := gitIn(t, dir, "rev-parse", "HEAD"); got != start {
+		t.Fatalf("the person's branch moved from %s to %s:\n%s", start, got, gitIn(t, dir, "log", "--stat", "-3"))
+	}
+	if got := gitIn(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Fatalf("the project is on %q after the run, want main", got)
+	}
+	if code != 0 {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := gitIn(t, dir, "show", "weave/g:greeting.txt"); got != "hello" {
+		t.Errorf("greeting.txt on weave/g = %q", got)
+	}
+}
