@@ -106,3 +106,26 @@ func TestJSONViewCarriesWorker(t *testing.T) {
 		}
 	}
 }
+
+// Plain lines of a run with workers say whose each line is, and when a
+// task commits, lands or cannot land; a lone run's lines are as before.
+func TestPlainViewNamesWorkers(t *testing.T) {
+	var out bytes.Buffer
+	v := &plainView{out: &out, errOut: &out}
+	for _, ev := range []run.Event{
+		{Type: run.EventTaskStarted, Plan: "demo", Task: 1, Title: "Build", Total: 2, Worker: 2},
+		{Type: run.EventTaskOutput, Plan: "demo", Task: 1, Output: "hi", Worker: 2},
+		{Type: run.EventTaskCommitted, Plan: "demo", Task: 1, Total: 2, Worker: 2, Branch: "weave/demo-task-1"},
+		{Type: run.EventTaskLanding, Plan: "demo", Task: 1, Total: 2, Worker: 2},
+		{Type: run.EventTaskConflict, Plan: "demo", Task: 1, Total: 2, Worker: 2, Error: "a.txt", Retry: true},
+		{Type: run.EventTaskStarted, Plan: "demo", Task: 2, Title: "Lone", Total: 2},
+		{Type: run.EventTaskOutput, Plan: "demo", Task: 2, Output: "hey"},
+	} {
+		v.Observe(ev)
+	}
+	want := "[0/2] task 1: Build (worker 2)\n    [w2] hi\n[0/2] task 1 committed on weave/demo-task-1 (worker 2); waiting to land\n" +
+		"[0/2] task 1 landing\n[0/2] task 1 did not land: a.txt; running it again on the new head\n[0/2] task 2: Lone\n    hey\n"
+	if out.String() != want {
+		t.Errorf("plain view =\n%s\nwant\n%s", out.String(), want)
+	}
+}
