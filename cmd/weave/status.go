@@ -138,6 +138,9 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 			}
 			detail := p.Current.Text()
 			if detail == "" {
+				detail = runningSummary(p.Running)
+			}
+			if detail == "" {
 				detail = p.PausedReason
 			}
 			if detail == "" {
@@ -166,6 +169,9 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 		}
 		if p.Active && p.Current != nil {
 			fmt.Fprintf(w, "    in flight: %s\n", p.Current.Text())
+		}
+		if p.Active {
+			writeWorkers(w, p)
 		}
 		if p.Active && p.PausedReason != "" {
 			fmt.Fprintf(w, "    %s %s\n", pal.warn.Render("paused:"), p.PausedReason)

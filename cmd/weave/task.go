@@ -21,7 +21,8 @@ func newCmdTask(g *globalOptions, s *Streams) *cobra.Command {
 		Use:   "task",
 		Short: "Tick or untick a plan's task by hand",
 		Example: `  weave task done hello-weave 2
-  weave task undo hello-weave 2`,
+  weave task undo hello-weave 2
+  weave task undo hello-weave 2 --revert`,
 		Long: `Tick (done) or untick (undo) one task of a plan, for work a person did.
 The checkbox is patched through the same door a run ticks through: done runs
 the task's verify blocks first and ticks only when they pass, unless --force
@@ -37,9 +38,10 @@ func newCmdTaskMark(g *globalOptions, s *Streams, done bool) *cobra.Command {
 	use, short, example := "done PLAN N", "Tick task N of PLAN as done by a person", `  weave task done hello-weave 2
   weave task done hello-weave "Write a greeting"`
 	if !done {
-		use, short, example = "undo PLAN N", "Untick task N of PLAN", `  weave task undo hello-weave 2`
+		use, short, example = "undo PLAN N", "Untick task N of PLAN", `  weave task undo hello-weave 2
+  weave task undo hello-weave 2 --revert`
 	}
-	var force bool
+	var force, revert bool
 	cmd := &cobra.Command{
 		Use:     use,
 		Short:   short,
@@ -52,16 +54,22 @@ func newCmdTaskMark(g *globalOptions, s *Streams, done bool) *cobra.Command {
 			return completeTaskNumbers(g, args[0], !done), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			return taskMarkRun(c.Context(), g, s, args[0], args[1], done, force)
+			if !done && force && !revert {
+				return usageErrorf("--force goes with --revert: plain undo only unticks and needs no forcing")
+			}
+			return taskMarkRun(c.Context(), g, s, args[0], args[1], done, force, revert)
 		},
 	}
 	if done {
 		cmd.Flags().BoolVar(&force, "force", false, "tick even if the task's verify blocks fail (recorded as forced by a person)")
+	} else {
+		cmd.Flags().BoolVar(&revert, "revert", false, "also revert the task's commit on the run's integration branch (weave/<plan>)")
+		cmd.Flags().BoolVar(&force, "force", false, "with --revert: revert without asking even when other tasks depend on this one")
 	}
 	return cmd
 }
 
-func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, which string, done, force bool) error {
+func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, which string, done, force, revert bool) error {
 	project, p, err := g.findPlan(planName)
 	if err != nil {
 		return err
@@ -69,6 +77,13 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	task, err := pickTask(p, which)
 	if err != nil {
 		return err
+	}
+	if revert && !force {
+		if deps := dependents(p, task); len(deps) > 0 {
+			if err := confirmRevertOfDependedOn(s, p, task, deps); err != nil {
+				return err
+			}
+		}
 	}
 	store := plans.ProjectStore(project)
 	release, err := store.Lock()
@@ -83,6 +98,17 @@ func taskMarkRun(ctx context.Context, g *globalOptions, s *Streams, planName, wh
 	cfg, _, err := g.loadConfig(project, nil)
 	if err != nil {
 		return err
+	}
+	reverted := ""
+	if revert {
+		st, _, err := store.Load()
+		if err != nil {
+			return err
+		}
+		if reverted, err = revertLanded(ctx, project, st, p, task); err != nil {
+			return err
+		}
+		fmt.Fprintln(s.Out, reverted)
 	}
 	// The host log records a tick a person forced past its verify blocks.
 	h, closeHost, err := openLoggedHost(ctx, project, cfg, host.WithTools())

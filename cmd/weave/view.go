@@ -64,9 +64,24 @@ func (v *plainView) Observe(ev run.Event) {
 		}
 		fmt.Fprintf(v.out, "%s plan %s (%d/%d done)\n", verb, ev.Plan, ev.Completed, ev.Total)
 	case run.EventTaskStarted:
-		fmt.Fprintf(v.out, "[%d/%d] task %d%s: %s%s\n", ev.Completed, ev.Total, ev.Task, gateNote(ev), ev.Title, attemptNote(ev.Attempt))
+		fmt.Fprintf(v.out, "[%d/%d] task %d%s: %s%s%s\n", ev.Completed, ev.Total, ev.Task, gateNote(ev), ev.Title, attemptNote(ev.Attempt), workerNote(ev))
 	case run.EventTaskOutput:
+		if ev.Worker > 0 {
+			// Workers' lines interleave: each says whose it is.
+			fmt.Fprintf(v.out, "    [w%d] %s\n", ev.Worker, ev.Output)
+			break
+		}
 		fmt.Fprintf(v.out, "    %s\n", ev.Output)
+	case run.EventTaskCommitted:
+		fmt.Fprintf(v.out, "[%d/%d] task %d committed on %s%s; waiting to land\n", ev.Completed, ev.Total, ev.Task, ev.Branch, workerNote(ev))
+	case run.EventTaskLanding:
+		fmt.Fprintf(v.out, "[%d/%d] task %d landing\n", ev.Completed, ev.Total, ev.Task)
+	case run.EventTaskConflict:
+		again := ""
+		if ev.Retry {
+			again = "; running it again on the new head"
+		}
+		fmt.Fprintf(v.out, "[%d/%d] task %d did not land: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Error, again)
 	case run.EventTaskDone:
 		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, millis(ev.ElapsedMS))
 	case run.EventTaskFailed:
@@ -111,6 +126,14 @@ func (v *plainView) Close() {}
 func gateNote(ev run.Event) string {
 	if ev.Verification {
 		return " (verification)"
+	}
+	return ""
+}
+
+// workerNote names the worker of a task in a run with workers.
+func workerNote(ev run.Event) string {
+	if ev.Worker > 0 {
+		return fmt.Sprintf(" (worker %d)", ev.Worker)
 	}
 	return ""
 }
@@ -202,6 +225,8 @@ type liveModel struct {
 	pal       palette
 	// quitting erases the panel; the last frame is printed after it.
 	quitting bool
+	// lanes are the workers of a run with workers (viewlanes.go).
+	lanes lanes
 }
 
 func (m liveModel) Init() tea.Cmd { return tick() }
@@ -246,6 +271,10 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 	if ev.Plan != "" {
 		m.plan = ev.Plan
 	}
+	if ev.Worker > 0 {
+		return m.applyWorkerEvent(ev)
+	}
+	m = m.applyRunEvent(ev)
 	switch ev.Type {
 	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacting, run.EventModelCompacted, chat.ModelFallback:
 		// These carry no progress.
@@ -337,6 +366,9 @@ func (m liveModel) View() string {
 		fmt.Fprintf(&b, "  %s", m.pal.state(m.status))
 	}
 	b.WriteByte('\n')
+	if m.lanes.active() {
+		m.viewLanes(&b)
+	}
 	if m.task != "" {
 		elapsed := m.now().Sub(m.taskStart).Truncate(100 * time.Millisecond)
 		fmt.Fprintf(&b, "▸ %s  %s\n", clip(m.task, m.width-12), elapsed)

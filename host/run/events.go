@@ -95,6 +95,9 @@ type Event struct {
 	Commit string `json:"commit,omitempty"`
 	// MaxAttempts is a task's limit of attempts (1 + runbook.retries).
 	MaxAttempts int `json:"max_attempts,omitempty"`
+	// Workers is how many workers a run with workers has (plan.started);
+	// 0 in a run of one task at a time.
+	Workers int `json:"workers,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:

@@ -49,6 +49,10 @@ const loopPublishTimeout = 5 * time.Second
 //     task), iteration done/total, progress (the last three commits, when
 //     project is a git repository), modified_files (git status), next_step.
 //
+// A run with workers (plan.started with Workers above 1, or any event from
+// a worker) is a grind instead (see loopgrind.go): run id grind-<unix>-<pid>,
+// its STATE a grind frame followed by one issue frame per running task.
+//
 // Every event is validated with package loop before it is published.
 // Publishing errors go to logger (nil discards) and never stop the run.
 // b may be nil when the events go only where opts send them.
@@ -90,21 +94,37 @@ type loopObserver struct {
 	runID    string
 	planPath string
 	lastTask string // "task N: title" of the last task that started
+	// grind marks a run with workers; issues are its running tasks, by
+	// task number (a worker may take its next task while the last lands).
+	grind  bool
+	start  time.Time
+	issues map[int]Event
 }
 
 func (lo *loopObserver) observe(ev Event) {
 	lo.mu.Lock()
 	defer lo.mu.Unlock()
+	if ev.Worker > 0 && !lo.grind && ev.Type != EventPlanStarted {
+		lo.toGrind(ev)
+	}
 	switch ev.Type {
 	case EventPlanStarted:
-		lo.runID = loop.RunID(loop.ModeLoop, ev.Time, lo.pid)
-		lo.planPath = planFile(lo.project, ev.Plan)
+		lo.begin(ev, ev.Workers > 1)
 		lo.state(ev)
 	case EventTaskStarted:
 		lo.lastTask = taskGoal(ev)
+		lo.issueStarted(ev)
 		lo.state(ev)
 	case EventTaskDone:
+		lo.issueEnded(ev)
 		lo.state(ev)
+	case EventTaskFailed, EventTaskConflict:
+		// A task of a grind stops running (it may start again on the new
+		// head); a lone run's STATE stays as it was.
+		if lo.grind {
+			lo.issueEnded(ev)
+			lo.state(ev)
+		}
 	case EventPlanDone:
 		lo.publish(loop.NewDone(loop.ReasonComplete))
 		lo.anchor(ev, "Plan "+ev.Plan+" is complete; nothing left to run")
@@ -118,13 +138,28 @@ func (lo *loopObserver) observe(ev Event) {
 	}
 }
 
+// begin starts the run id at ev, the run's first event.
+func (lo *loopObserver) begin(ev Event, grind bool) {
+	mode := loop.ModeLoop
+	if grind {
+		mode = loop.ModeGrind
+	}
+	lo.grind, lo.start, lo.issues = grind, ev.Time, nil
+	lo.runID = loop.RunID(mode, ev.Time, lo.pid)
+	lo.planPath = planFile(lo.project, ev.Plan)
+}
+
 func (lo *loopObserver) state(ev Event) {
 	if lo.runID == "" {
 		// A run observed from its middle: start the run id here.
-		lo.runID = loop.RunID(loop.ModeLoop, ev.Time, lo.pid)
-		lo.planPath = planFile(lo.project, ev.Plan)
+		lo.begin(ev, ev.Worker > 0)
 	}
 	iter := min(ev.Completed+1, ev.Total)
+	if lo.grind {
+		f := loop.Frame{ID: lo.runID, Mode: loop.ModeGrind, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: blobID(lo.planPath)}
+		lo.publish(loop.NewState(lo.runID, ev.Time, append([]loop.Frame{f}, lo.issueFrames()...)...))
+		return
+	}
 	f := loop.Frame{ID: lo.runID, Mode: loop.ModeLoop, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: blobID(lo.planPath)}
 	lo.publish(loop.NewState(lo.runID, ev.Time, f))
 }
@@ -147,6 +182,9 @@ func (lo *loopObserver) anchor(ev Event, nextStep string) {
 		goal += ", " + lo.lastTask
 	}
 	a := NewAnchor(lo.project, goal, ev.Completed, ev.Total, nextStep, ev.Time)
+	if lo.grind {
+		a.Mode = loop.ModeGrind
+	}
 	if lo.b != nil {
 		if err := PublishAnchor(lo.ctx, lo.b, a); err != nil {
 			lo.log.Warn("loop anchor not published", "err", err)

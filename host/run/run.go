@@ -306,7 +306,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	r.st.Resume(r.session)
 	r.st.Warned = digest
 	pr := p.Progress()
-	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
+	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed, Workers: r.eventWorkers()})
 	// What SessionStart hooks add (a Claude hook's additionalContext or
 	// plain stdout) goes with the model's first prompt of the run.
 	r.forModel = append(r.forModel, r.fire(ctx, plugins.Event{Name: plugins.EventSessionStart, Plan: p.Name}).Context...)

@@ -31,6 +31,12 @@ type PlanStatus struct {
 	// first (state.json's session_ids).
 	Sessions  []string `json:"sessions,omitempty"`
 	UpdatedAt string   `json:"updated_at,omitempty"`
+	// Running are the tasks the workers of a run with workers are on (or
+	// were on, when the run died), by worker; Integration is the branch
+	// such a run lands its tasks on. Both are absent for a run of one
+	// task at a time.
+	Running     []RunningTask      `json:"running,omitempty"`
+	Integration *plans.Integration `json:"integration,omitempty"`
 }
 
 // ProjectStatus is the status of every plan of a project.
@@ -76,6 +82,7 @@ func ReadStatus(ctx context.Context, project string, now time.Time) (ProjectStat
 				ps.LastError = st.LastError
 			}
 			ps.Sessions = st.SessionIDs
+			ps.Running, ps.Integration = runningOf(st, now, pid == 0), st.Integration
 			if !st.UpdatedAt.IsZero() {
 				ps.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339)
 			}

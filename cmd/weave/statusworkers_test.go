@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/plans"
+)
+
+// A run with workers recorded in state.json: status (text, piped and
+// --json) shows its integration branch and each running task, by worker.
+func TestStatusShowsRunningTasks(t *testing.T) {
+	dir := project(t, map[string]string{"p": revertPlan})
+	store := plans.ProjectStore(dir)
+	started := time.Now().Add(-90 * time.Second).UTC()
+	st := &plans.State{
+		SchemaVersion: plans.SchemaVersion, ActivePlan: filepath.Join(dir, ".weave", "plans", "p.md"), PlanName: "p", StartedAt: started,
+		Integration: &plans.Integration{Branch: "weave/p", Base: "1111111", From: "main"},
+		Running: map[string]*plans.Running{
+			"2": {Number: 2, Title: "Add b", Worker: "2", Worktree: ".weave/worktrees/p/w2", Branch: "weave/p-task-2", Base: "1111111", AttemptID: "att_2", Attempt: 1, StartedAt: started, Commit: "2222222", Landing: true},
+			"1": {Number: 1, Title: "Add a", Worker: "1", Worktree: ".weave/worktrees/p/w1", Branch: "weave/p-task-1", Base: "1111111", AttemptID: "att_1", Attempt: 2, StartedAt: started},
+		},
+	}
+	if err := store.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	release, err := store.Lock() // the run that drives it
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, nil, "", "--dir", dir, "status", "--json")
+	var got struct {
+		Plans []struct {
+			Name        string
+			State       string
+			Integration struct{ Branch, Base, From string }
+			Running     []struct {
+				Worker, Title, Branch, Worktree, Base, Commit string
+				Task, Attempt                                 int
+				StartedAt                                     string `json:"started_at"`
+				ForSeconds                                    int64  `json:"for_seconds"`
+				Landing, Interrupted                          bool
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil || len(got.Plans) != 1 {
+		t.Fatalf("status --json = %v %q", err, r.out)
+	}
+	p := got.Plans[0]
+	if p.State != "running" || p.Integration.Branch != "weave/p" || p.Integration.From != "main" || len(p.Running) != 2 {
+		t.Fatalf("status --json plan = %+v, want running on weave/p with two tasks", p)
+	}
+	w1, w2 := p.Running[0], p.Running[1]
+	if w1.Worker != "1" || w1.Task != 1 || w1.Branch != "weave/p-task-1" || w1.Attempt != 2 || w1.ForSeconds < 89 || w1.StartedAt == "" || w1.Interrupted {
+		t.Errorf("running[0] = %+v, want worker 1 on task 1, attempt 2, for 90s", w1)
+	}
+	if w2.Worker != "2" || w2.Task != 2 || w2.Commit != "2222222" || !w2.Landing || w2.Worktree != ".weave/worktrees/p/w2" {
+		t.Errorf("running[1] = %+v, want worker 2 on task 2, landing its commit", w2)
+	}
+
+	// Piped: the detail column names the running tasks.
+	r = runBin(t, nil, "", "--dir", dir, "status")
+	if !strings.Contains(r.out, "running: 1 (worker 1), 2 (worker 2)") {
+		t.Errorf("piped status = %q, want the running tasks in the detail", r.out)
+	}
+	release()
+
+	// The run died: its tasks show as interrupted.
+	r = runBin(t, nil, "", "--dir", dir, "status", "--json")
+	if !strings.Contains(r.out, `"interrupted": true`) || !strings.Contains(r.out, `"state": "active"`) {
+		t.Errorf("status --json after the run died = %s, want its tasks interrupted", r.out)
+	}
+}
+
+func TestStatusTextShowsWorkers(t *testing.T) {
+	dir := project(t, map[string]string{"p": revertPlan})
+	store := plans.ProjectStore(dir)
+	started := time.Now().Add(-12 * time.Second).UTC()
+	st := &plans.State{
+		SchemaVersion: plans.SchemaVersion, ActivePlan: filepath.Join(dir, ".weave", "plans", "p.md"), PlanName: "p",
+		Integration: &plans.Integration{Branch: "weave/p", Base: "1111111", From: "main"},
+		Running: map[string]*plans.Running{
+			"3": {Number: 3, Title: "Extend a", Worker: "1", Branch: "weave/p-task-3", StartedAt: started, Commit: "3333333"},
+		},
+	}
+	if err := store.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	s := &Streams{Out: &out, ErrOut: &out, Terminal: true, Width: 100}
+	release, err := store.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := printStatus(t.Context(), &statusOptions{globalOptions: &globalOptions{Dir: dir}, Streams: s}, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lands on: weave/p (from main)", "worker 1: task 3 (Extend a) on weave/p-task-3, committed, waiting to land, for 1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status = %q, want %q", out.String(), want)
+		}
+	}
+}
