@@ -1,7 +1,7 @@
 // Package gitwork is what a run of parallel tasks asks of git: worktrees
 // on branches of their own, one commit per task with its trailers, landing
-// a task's commit onto the run's integration branch, and reverting it, and carrying commits to
-// another machine as bundles.
+// a task's commit onto the run's integration branch, reverting it, and
+// carrying commits to another machine as bundles.
 //
 // # What it guarantees
 //
