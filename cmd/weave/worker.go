@@ -246,6 +246,12 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	if err := repo.Worktree(ctx, dir, a.Branch, a.Base); err != nil {
 		return "", err
 	}
+	// The project's .weave/ (its config, hooks, state) that came with the
+	// base stays out: the task runs under this machine's config, which its
+	// owner trusted, never under one a coordinator sent.
+	if err := os.RemoveAll(filepath.Join(dir, ".weave")); err != nil {
+		return "", err
+	}
 	plansDir := filepath.Join(dir, ".weave", "plans")
 	if err := os.MkdirAll(plansDir, 0o755); err != nil {
 		return "", err

@@ -292,3 +292,71 @@ func TestWorkerBadCredentials(t *testing.T) {
 		t.Fatalf("workers with the right password = %d\n%s%s", res.code, res.out, res.err)
 	}
 }
+
+// startWorkerAt is startWorker with the worker's repository at repo.
+func startWorkerAt(t *testing.T, url, name, repo string, args ...string) *workerProc {
+	t.Helper()
+	return startWorker(t, url, name, append([]string{"--repo", repo}, args...)...)
+}
+
+// TestStartWorkWithRemoteWorkers: `start-work --workers 2 --bus nats://`
+// coordinates the run over NATS: the task that needs a GPU goes to the
+// `weave worker` that has one, the others to whichever worker bids best
+// (the run's own local ones bid too), and every task lands on weave/<plan>
+// through its verify blocks, ticked once.
+func TestStartWorkWithRemoteWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	big := startWorker(t, url, "big", "--labels", "gpu")
+	plan := "# Far\n\n## TODOs\n\n" +
+		"- [ ] 1. One\n  ```sh\n  echo one > one.txt\n  ```\n  ```sh verify\n  test -f one.txt\n  ```\n" +
+		"- [ ] 2. Two [needs: gpu]\n  ```sh\n  echo two > two.txt\n  ```\n  ```sh verify\n  grep -q two two.txt\n  ```\n" +
+		"- [ ] 3. Three\n  ```sh\n  echo three > three.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"far": plan}, map[string]string{"README": "hi\n"})
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "far", "--workers", "2", "--bus", url, "--json")
+	if code != 0 {
+		t.Fatalf("start-work --workers 2 --bus = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if p := planOf(t, dir, "far"); strings.Count(p, "- [x]") != 3 {
+		t.Errorf("plan after the run:\n%s\nwant 3 ticks", p)
+	}
+	if got := gitIn(t, dir, "log", "--format=%s", "main..weave/far"); strings.Count(got, "\n") != 2 {
+		t.Errorf("commits on weave/far:\n%s\nwant one per task", got)
+	}
+	if got := gitIn(t, dir, "show", "weave/far:two.txt"); got != "two" {
+		t.Errorf("two.txt on weave/far = %q", got)
+	}
+	big.waitLine(t, "task far.2: returned commit", func() string { return strings.Join(big.all, "\n") })
+}
+
+// TestRemoteClaimNotTrusted: a worker whose task passes its verify blocks
+// there returns a commit whose verify fails on the coordinator's landed
+// tree. The coordinator runs them itself: the task is not ticked, its work
+// not landed, and the plan pauses naming it.
+func TestRemoteClaimNotTrusted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	// The verify passes only where the worker's repository is.
+	repo := filepath.Join(t.TempDir(), "elsewhere-repo")
+	w := startWorkerAt(t, url, "liar", repo, "--labels", "gpu")
+	plan := "# Claim\n\n## TODOs\n\n" +
+		"- [ ] 1. Only there [needs: gpu]\n  ```sh\n  echo x > x.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in *elsewhere-repo*) true;; *) false;; esac\n  ```\n"
+	dir := workersRepo(t, map[string]string{"claim": plan}, nil)
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "claim", "--workers", "2", "--bus", url, "--retries", "0")
+	if code != exitPaused || !strings.Contains(errOut, "task 1") {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant a pause naming task 1", code, out, errOut)
+	}
+	if p := planOf(t, dir, "claim"); !strings.Contains(p, "- [ ] 1.") {
+		t.Errorf("plan:\n%s\nwant task 1 unticked", p)
+	}
+	if _, err := exec.Command("git", "-C", dir, "cat-file", "-e", "weave/claim:x.txt").CombinedOutput(); err == nil {
+		t.Error("x.txt landed on weave/claim although its verify failed there")
+	}
+	w.waitLine(t, "task claim.1: returned commit", func() string { return strings.Join(w.all, "\n") })
+}
