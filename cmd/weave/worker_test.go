@@ -360,3 +360,50 @@ func TestRemoteClaimNotTrusted(t *testing.T) {
 	}
 	w.waitLine(t, "task claim.1: returned commit", func() string { return strings.Join(w.all, "\n") })
 }
+
+// TestWorkerRidesOutNATSRestart: nats-server restarts while a `weave
+// worker` runs a task's block; both sides reconnect, the worker's lease
+// holds, and the task's commit comes back once.
+func TestWorkerRidesOutNATSRestart(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	w := newCoordWorld(t, ns.URL(), 20*time.Second)
+	shared := t.TempDir()
+	plan := "# p\n\n## TODOs\n\n- [ ] 1. slow\n\n  ```sh\n" +
+		"  touch " + shared + "/started\n" +
+		"  while [ ! -f " + shared + "/release ]; do sleep 0.05; done\n" +
+		"  echo done > out.txt\n  ```\n"
+	wp := startWorker(t, ns.URL(), "steady")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	type out struct {
+		res workers.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := w.coord.Offer(ctx, w.offer(plan, 1))
+		done <- out{res, err}
+	}()
+	waitFile(t, filepath.Join(shared, "started"))
+	ns.Stop()
+	ns.Start()
+	if err := os.WriteFile(filepath.Join(shared, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o out
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		t.Fatalf("no result after the restart; worker said:\n%s", strings.Join(wp.all, "\n"))
+	}
+	if o.err != nil || o.res.Worker != "steady" {
+		t.Fatalf("Offer = %+v, %v", o.res, o.err)
+	}
+	if w.count("work.lost", "") != 0 || w.count("work.returned", "") != 1 {
+		t.Fatalf("events %+v", w.evs)
+	}
+	files, _ := w.repo.Git(ctx, "", "ls-tree", "--name-only", o.res.Commit)
+	if !strings.Contains(files, "out.txt") {
+		t.Fatalf("files of the commit: %q", files)
+	}
+}
