@@ -327,9 +327,12 @@ func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, a
 	}
 }
 
-// deliver sends the result until the coordinator takes or refuses it, or
-// the worker leaves.
+// deliver sends the result until the coordinator takes or refuses it, the
+// worker leaves, or nobody has answered for twice the lease: by then a
+// coordinator that is back has offered the task again, and a slot must not
+// wait for one that is gone.
 func (a *Agent) deliver(res Result, as Assignment) (string, bool) {
+	giveUp := time.Now().Add(2 * max(as.Lease, time.Second))
 	for {
 		ok, refused := a.request(a.ctx, as.Coordinator, TypeResult, res)
 		if ok {
@@ -337,6 +340,9 @@ func (a *Agent) deliver(res Result, as Assignment) (string, bool) {
 		}
 		if refused != "" {
 			return refused, false
+		}
+		if time.Now().After(giveUp) {
+			return "the coordinator did not answer; the task will be offered again", false
 		}
 		select {
 		case <-a.ctx.Done():

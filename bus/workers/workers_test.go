@@ -115,7 +115,7 @@ func (w *world) count(typ, worker string) int {
 func commitTask(name string) workers.Exec {
 	return func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
 		dir := filepath.Join(r.Root, ".weave", "worktrees", a.Run, "w-"+a.Award)
-		if err := r.Worktree(ctx, dir, a.Branch, a.Base); err != nil {
+		if err := r.Worktree(ctx, dir, "w-"+a.Award, a.Base); err != nil {
 			return "", err
 		}
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("task%d.txt", a.Task)), []byte("by "+name+"\n"), 0o644); err != nil {
@@ -343,5 +343,61 @@ func TestNATSRestartMidTask(t *testing.T) {
 	}
 	if res.Worker != "w" || w.count("work.returned", "") < 1 {
 		t.Fatalf("result %+v, events %+v", res, w.events)
+	}
+}
+
+// TestCoordinatorGoneMidTask: the coordinator goes away while a worker
+// runs its task. The worker's result finds nobody; the worker gives up
+// after twice the lease and frees its slot, and a coordinator started
+// again offers the task anew and gets it back once.
+func TestCoordinatorGoneMidTask(t *testing.T) {
+	w := newWorld(t, time.Second)
+	started := make(chan string, 2)
+	release := make(chan struct{})
+	inner := commitTask("w")
+	w.join("w", nil, func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
+		started <- a.Award
+		<-release
+		return inner(ctx, r, a, log)
+	})
+	ctx := ctxT(t)
+	octx, cancel := context.WithCancel(ctx)
+	go func() { _, _ = w.coord.Offer(octx, w.offer(1, workers.Needs{})) }()
+	first := <-started
+	// The coordinator dies: nothing waits for the award any more.
+	cancel()
+	_ = w.coord.Close()
+	close(release)
+	waitEvent := func(typ, detail string) {
+		t.Helper()
+		for {
+			w.mu.Lock()
+			for _, e := range w.events {
+				if e.Type == typ && strings.Contains(e.Detail, detail) {
+					w.mu.Unlock()
+					return
+				}
+			}
+			w.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				t.Fatalf("no %s event saying %q: %+v", typ, detail, w.events)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	waitEvent("worker.refused", "did not answer")
+	b := newBus(t, w.ns.URL())
+	again, err := workers.NewCoordinator(ctx, b, b.JetStream(), w.repo, "coord", workers.CoordinatorOptions{Window: 150 * time.Millisecond, Lease: time.Second, Events: w.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	res, err := again.Offer(ctx, w.offer(1, workers.Needs{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Award == first || w.count("work.returned", "") != 1 {
+		t.Fatalf("result %+v after the restart; events %+v", res, w.events)
 	}
 }

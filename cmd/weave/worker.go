@@ -224,9 +224,6 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	if !planName.MatchString(a.Run) || strings.Contains(a.Run, "..") {
 		return "", fmt.Errorf("plan name %q is not one a worker takes", a.Run)
 	}
-	if !strings.HasPrefix(a.Branch, "weave/") || strings.ContainsAny(a.Branch, " \t\n~^:?*[\\") {
-		return "", fmt.Errorf("branch %q is not a task branch", a.Branch)
-	}
 	p, err := plans.ParseContext(ctx, []byte(a.Plan))
 	if err != nil {
 		return "", fmt.Errorf("read the plan: %w", err)
@@ -242,8 +239,11 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 		return "", ctx.Err()
 	}
 	defer func() { x.slots <- slot }()
+	// The branch is the slot's: a task offered again may come back to
+	// another slot while the first still has it checked out, and the
+	// coordinator takes the commit, not the branch.
 	dir := filepath.Join(repo.Root, ".weave", "worktrees", "w"+strconv.Itoa(slot))
-	if err := repo.Worktree(ctx, dir, a.Branch, a.Base); err != nil {
+	if err := repo.Worktree(ctx, dir, "weave/worker-slot-"+strconv.Itoa(slot), a.Base); err != nil {
 		return "", err
 	}
 	// The project's .weave/ (its config, hooks, state) that came with the
