@@ -419,3 +419,32 @@ func TestWorkersKilledWhileLanding(t *testing.T) {
 		t.Errorf("k2.txt = %q", got)
 	}
 }
+
+func TestWorkersFinishFastForwards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# FF\n\n## TODOs\n\n- [ ] 1. Make f\n  **Files**: `f.txt`\n  ```sh\n  echo f > f.txt\n  ```\n" +
+		"- [ ] 2. Make g\n  **Files**: `g.txt`\n  ```sh\n  echo g > g.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"ff": plan}, nil)
+	code, out, errOut := runWeave(t, bin, dir, append(cleanEnv(t), "WEAVE_RUN_FINISH=ff", "WEAVE_RUN_LAND=merge"), "start-work", "ff", "--workers", "2", "--infer-deps")
+	if code != 0 || !strings.Contains(errOut, "fast-forwarded") {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant main fast-forwarded", code, out, errOut)
+	}
+	if head, branch := gitIn(t, dir, "rev-parse", "HEAD"), gitIn(t, dir, "rev-parse", "weave/ff"); head != branch {
+		t.Errorf("HEAD %s, weave/ff %s: want main fast-forwarded", head, branch)
+	}
+	if got := gitIn(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Errorf("on branch %q after the run, want main", got)
+	}
+	for _, f := range []string{"f.txt", "g.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not in the main tree after the fast-forward: %v", f, err)
+		}
+	}
+	// run.land: merge lands each task as a merge commit.
+	if got := gitIn(t, dir, "log", "--merges", "--format=%s", "weave/ff"); strings.Count(got, "\n") != 1 {
+		t.Errorf("merge commits on weave/ff:\n%s\nwant one per task", got)
+	}
+}

@@ -59,7 +59,7 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 	if rec := r.st.Running[t.Key()]; rec != nil {
 		rec.Landing = true
 	}
-	landed, err := c.landCommit(ctx, t, commit, j.out)
+	landed, err := c.landCommit(ctx, t, commit, j.out, j.recovered)
 	var le *landError
 	switch {
 	case errors.As(err, &le):
@@ -88,14 +88,18 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 // landCommit puts commit on the integration branch after the task's verify
 // blocks passed on the landed tree, and returns the landed commit. A task
 // already on the branch (a run that died after moving it) is not landed
-// twice. A *landError says it could not land.
-func (c *coordinator) landCommit(ctx context.Context, t plans.Task, commit string, out io.Writer) (string, error) {
+// twice: recovered says the commit comes from a run that died, which may
+// have landed it (a task of this run is on the branch only once ticked).
+// A *landError says it could not land.
+func (c *coordinator) landCommit(ctx context.Context, t plans.Task, commit string, out io.Writer, recovered bool) (string, error) {
 	head, err := c.repo.RevParse(ctx, c.ref)
 	if err != nil {
 		return "", err
 	}
-	if sha, err := c.landedCommit(ctx, head, t); err != nil || sha != "" {
-		return sha, err
+	if recovered {
+		if sha, err := c.landedCommit(ctx, head, t); err != nil || sha != "" {
+			return sha, err
+		}
 	}
 	landed, err := c.repo.Land(ctx, head, commit, c.landMode())
 	var ce *gitwork.ConflictError

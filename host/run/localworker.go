@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/weavehq/weave/agents"
@@ -34,6 +35,8 @@ type localWorker struct {
 	cfg         *config.Config
 	logger      *slog.Logger
 	agentFor    func(plans.Task) (string, plugins.Agent)
+	// gitDir is the worktree's git directory as the host made it.
+	gitDir string
 }
 
 func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
@@ -42,6 +45,13 @@ func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
 func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Outcome, error) {
 	if err := w.repo.Worktree(ctx, w.dir, a.Branch, a.Base); err != nil {
 		return Outcome{}, err
+	}
+	if w.gitDir == "" {
+		out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir")
+		if err != nil {
+			return Outcome{}, err
+		}
+		w.gitDir = strings.TrimSpace(out)
 	}
 	if w.tools == nil {
 		wt, err := w.main.At(w.dir)
@@ -84,6 +94,9 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 	if ctx.Err() != nil {
 		return Outcome{}, ctx.Err()
 	}
+	if err := w.onBranch(ctx, a); err != nil {
+		return Outcome{}, err
+	}
 	sha, err := w.repo.Commit(ctx, w.dir, t.Title, []gitwork.Trailer{
 		{Key: gitwork.TrailerPlan, Value: a.Plan.Name},
 		{Key: gitwork.TrailerTask, Value: strconv.Itoa(t.Ordinal())},
@@ -94,6 +107,32 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 		return Outcome{}, err
 	}
 	return Outcome{Commit: sha, Worktree: w.rel}, nil
+}
+
+// onBranch makes sure the task's work is committed where it belongs, as one
+// commit on its branch whose parent is the assignment's base, whatever the
+// task did to the worktree's git: a runbook block that committed, or
+// switched branches, has its work folded into the one commit; a worktree
+// whose .git was rewritten to point at another repository (the main tree's,
+// say) is refused, never committed in.
+func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
+	out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir", "--git-common-dir", "HEAD")
+	if err != nil {
+		return fmt.Errorf("the worktree %s is no longer one: %w", w.rel, err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 3 || f[0] != w.gitDir {
+		return fmt.Errorf("the worktree %s no longer points at its own git directory (%s): the task's work is not committed", w.rel, strings.Join(f, " "))
+	}
+	if _, err := w.repo.Git(ctx, w.dir, "symbolic-ref", "HEAD", "refs/heads/"+a.Branch); err != nil {
+		return err
+	}
+	if f[2] != a.Base {
+		if _, err := w.repo.Git(ctx, w.dir, "reset", "-q", "--soft", a.Base); err != nil {
+			return fmt.Errorf("fold the task's commits into one: %w", err)
+		}
+	}
+	return nil
 }
 
 // services are the host services of the worker's agent: its tool calls go

@@ -148,6 +148,8 @@ type job struct {
 	start time.Time
 	out   *lineEmitter
 	close func()
+	// recovered marks a task a run that died left running (recover.go).
+	recovered bool
 }
 
 // result is what a worker's goroutine hands back.

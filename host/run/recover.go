@@ -62,7 +62,7 @@ func (c *coordinator) recover(ctx context.Context, p *plans.Plan) (*plans.Plan, 
 		pr := p.Progress()
 		worker, _ := strconv.Atoi(rec.Worker)
 		j := &job{slot: -1, task: t, a: Assignment{Plan: p, Task: t, Session: r.session, Base: rec.Base, Branch: rec.Branch, Attempt: rec.Attempt, AttemptID: rec.AttemptID},
-			start: r.o.Now()}
+			start: r.o.Now(), recovered: true}
 		j.base = Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Verification: t.Verification, Completed: pr.Completed, Total: pr.Total,
 			Attempt: rec.Attempt, MaxAttempts: c.maxAttempts(), Worker: worker}
 		j.out, j.close = r.taskLog(t, j.base, r.logPath(p, t), rec.Attempt)
