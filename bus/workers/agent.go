@@ -216,7 +216,7 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	if err != nil {
 		return bus.Ack{Message: err.Error()}, nil
 	}
-	l, _, err := a.leases.Holds(ctx, as.Key(), as.Award, a.info.Name)
+	l, _, err := a.leases.Proves(ctx, as.Key(), as.Award, a.info.Name, as.Token)
 	if err != nil {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment: " + err.Error()})
 		return bus.Ack{Message: "refused: " + err.Error()}, nil
@@ -255,7 +255,7 @@ func (a *Agent) run(as Assignment) {
 		defer close(hbDone)
 		a.heartbeat(ctx, cancel, as)
 	}()
-	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name}
+	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
 	commit, err := a.work(ctx, as, &log)
 	if ctx.Err() != nil {
@@ -311,7 +311,7 @@ func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, a
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	hb := Heartbeat{Key: as.Key(), Award: as.Award, Worker: a.info.Name}
+	hb := Heartbeat{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	for {
 		select {
 		case <-ctx.Done():

@@ -173,10 +173,11 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 			continue
 		}
 		now := c.opts.Clock()
-		if err := c.leases.Grant(ctx, Lease{Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
+		token := newID() + newID()
+		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
 			return Result{}, false, err
 		}
-		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease}
+		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token}
 		if c.send(ctx, bid.Worker, TypeAssign, a) {
 			worker = bid.Worker
 			break
@@ -247,7 +248,7 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 		if err != nil {
 			return bus.Ack{Message: err.Error()}, nil
 		}
-		if err := c.leases.Renew(ctx, hb.Key, hb.Award, hb.Worker, c.opts.Clock()); err != nil {
+		if err := c.leases.Renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock()); err != nil {
 			c.emit(Event{Type: "work.refused", Key: hb.Key, Award: hb.Award, Worker: hb.Worker, Detail: "heartbeat: " + err.Error()})
 			return bus.Ack{Message: "lease lost: " + err.Error()}, nil
 		}
@@ -276,7 +277,7 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 	if !ok {
 		return fmt.Errorf("award %s of task %s is not being waited for", res.Award, res.Key)
 	}
-	l, _, err := c.leases.Holds(ctx, res.Key, res.Award, res.Worker)
+	l, _, err := c.leases.Proves(ctx, res.Key, res.Award, res.Worker, res.Token)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,11 @@
 //
 // # Leases
 //
+// Each award has a secret token, sent only in the assignment (a request
+// to the worker's own process, never on a broadcast, where the award id
+// and the worker's name are seen by every bidder); the lease keeps its
+// hash, and every heartbeat and result must carry the token.
+//
 // The coordinator alone writes leases. A worker sends a heartbeat every
 // third of the lease; the coordinator renews the lease by compare-and-swap
 // on its revision, so a renewal never revives a lease lost meanwhile. A
@@ -36,7 +41,8 @@
 //
 // A worker returns its commit as a bundle over the task's base
 // (result-<award>) and its output (log-<award>). The coordinator takes a
-// result only from the worker holding the lease under that award while
+// result only from the worker holding the lease under that award, with
+// the award's token, while
 // the Offer still waits for it: a stale award, a peer never awarded the
 // task and a second result for one award are refused, and the worker is
 // told why in the ack. The commit is checked before Offer returns it: it

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,9 @@ type Lease struct {
 	Branch    string `json:"branch"`
 	// Digest is the offer's (Offer.Digest): the worker runs only the task
 	// its lease names.
-	Digest    string    `json:"digest"`
+	Digest string `json:"digest"`
+	// TokenHash is TokenHash of the award's token.
+	TokenHash string    `json:"token_hash"`
 	Granted   time.Time `json:"granted"`
 	Heartbeat time.Time `json:"heartbeat"`
 }
@@ -98,11 +101,23 @@ func (ls *Leases) Holds(ctx context.Context, key, award, worker string) (Lease, 
 	return l, rev, nil
 }
 
-// Renew moves the heartbeat of the lease on key, held by worker under
-// award, to now: a compare-and-swap on the revision read, so a renewal
-// never revives a lease lost meanwhile.
-func (ls *Leases) Renew(ctx context.Context, key, award, worker string, now time.Time) error {
+// Proves is Holds, and the token is the award's.
+func (ls *Leases) Proves(ctx context.Context, key, award, worker, token string) (Lease, uint64, error) {
 	l, rev, err := ls.Holds(ctx, key, award, worker)
+	if err != nil {
+		return l, rev, err
+	}
+	if subtle.ConstantTimeCompare([]byte(TokenHash(token)), []byte(l.TokenHash)) != 1 {
+		return l, rev, fmt.Errorf("task %s: %w: the award's token is wrong", key, ErrNoLease)
+	}
+	return l, rev, nil
+}
+
+// Renew moves the heartbeat of the lease on key, held by worker under
+// award with its token, to now: a compare-and-swap on the revision read, so a renewal
+// never revives a lease lost meanwhile.
+func (ls *Leases) Renew(ctx context.Context, key, award, worker, token string, now time.Time) error {
+	l, rev, err := ls.Proves(ctx, key, award, worker, token)
 	if err != nil {
 		return err
 	}

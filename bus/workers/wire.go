@@ -92,6 +92,16 @@ type Assignment struct {
 	Award       string        `json:"award"`
 	Coordinator string        `json:"coordinator"`
 	Lease       time.Duration `json:"lease"`
+	// Token is the award's secret: sent only in the assignment (a request
+	// to the worker's own process, never on a broadcast), it must come
+	// with every heartbeat and result. The lease keeps its hash.
+	Token string `json:"token"`
+}
+
+// TokenHash is what a lease keeps of an award's token.
+func TokenHash(token string) string {
+	sum := sha256.Sum256([]byte("weave-award-token\x00" + token))
+	return hex.EncodeToString(sum[:])
 }
 
 // Bid is what a worker says of itself in a proposal; the proposal's score
@@ -108,6 +118,7 @@ type Heartbeat struct {
 	Key    string `json:"key"`
 	Award  string `json:"award"`
 	Worker string `json:"worker"`
+	Token  string `json:"token"`
 }
 
 // Result is a worker's answer to an assignment: the commit (its bundle in
@@ -116,6 +127,7 @@ type Result struct {
 	Key    string `json:"key"`
 	Award  string `json:"award"`
 	Worker string `json:"worker"`
+	Token  string `json:"token,omitempty"`
 	Commit string `json:"commit,omitempty"`
 	// Error says why the task has no commit ("" when it has one).
 	Error string `json:"error,omitempty"`

@@ -248,6 +248,9 @@ func TestSilentWorkerLosesTask(t *testing.T) {
 	for _, forged := range []workers.Result{
 		{Key: "p.1", Award: lostAward, Worker: "dead", Commit: o.res.Commit},
 		{Key: "p.1", Award: o.res.Award, Worker: "mallory", Commit: o.res.Commit},
+		// The award id and the worker's name are seen on the broadcast;
+		// the award's token is not.
+		{Key: "p.1", Award: o.res.Award, Worker: "alive", Commit: o.res.Commit, Token: "guess"},
 	} {
 		if ack := send(t, mb, "coord", workers.TypeResult, forged); ack.Processed || !strings.Contains(ack.Message, "refused") {
 			t.Errorf("forged result %+v: ack %+v, want refused", forged, ack)
@@ -302,6 +305,16 @@ func TestForgedAssignmentRefused(t *testing.T) {
 	swapped.Plan = forged.Plan
 	if ack := send(t, mb, "victim", workers.TypeAssign, swapped); ack.Processed {
 		t.Fatalf("assignment with another plan under a real lease taken: %+v", ack)
+	}
+	// While the coordinator waits for the victim's result, a peer that saw
+	// the award on the broadcast answers in the victim's name, without the
+	// award's token.
+	forgedRes := workers.Result{Key: "p.8", Award: award, Worker: "victim", Commit: w.base, Token: "guess"}
+	if ack := send(t, mb, "coord", workers.TypeResult, forgedRes); ack.Processed || !strings.Contains(ack.Message, "token") {
+		t.Fatalf("result without the award's token: ack %+v, want refused for its token", ack)
+	}
+	if ack := send(t, mb, "coord", workers.TypeHeartbeat, workers.Heartbeat{Key: "p.8", Award: award, Worker: "victim"}); ack.Processed {
+		t.Fatalf("heartbeat without the award's token taken: %+v", ack)
 	}
 }
 
