@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/natsbus"
@@ -405,5 +408,63 @@ func TestWorkerRidesOutNATSRestart(t *testing.T) {
 	files, _ := w.repo.Git(ctx, "", "ls-tree", "--name-only", o.res.Commit)
 	if !strings.Contains(files, "out.txt") {
 		t.Fatalf("files of the commit: %q", files)
+	}
+}
+
+// workerAccounts is docs/workers-nats.md's account layout, with passwords.
+const workerAccounts = `accounts {
+  WEAVE {
+    jetstream: enabled
+    users [
+      { user: coordinator, password: "coord-pw-111"
+        permissions {
+          publish: ["weave.>", "$JS.API.>", "$KV.>", "$O.WEAVE_BUNDLES.>", "$JS.FC.>", "$JS.ACK.>", "_INBOX.>"]
+          subscribe: ["weave.>", "_INBOX.>"]
+        } }
+      { user: worker1, password: "worker-pw-222"
+        permissions {
+          publish: {
+            allow: ["weave.pub.open.*", "weave.req.open.*", "$JS.API.>", "$KV.WEAVE_SUBS.>", "$KV.WEAVE_WORKERS.worker1", "$O.WEAVE_BUNDLES.>", "$JS.FC.>", "$JS.ACK.>", "_INBOX.>"]
+            deny: ["$KV.WEAVE_LEASES.>"]
+          }
+          subscribe: ["weave.pub.open.*", "weave.req.open.*", "_INBOX.>"]
+        } }
+    ]
+  }
+}`
+
+// TestWorkerLeastPrivilege runs a task with the documented accounts: the
+// coordinator and the worker each as a user of their own, the worker
+// without the right to write a lease. The task comes back; the worker's
+// user trying to write a lease is refused by the server.
+func TestWorkerLeastPrivilege(t *testing.T) {
+	ns := bustest.StartNATSConfig(t, workerAccounts)
+	host := strings.TrimPrefix(ns.URL(), "nats://")
+	w := newCoordWorld(t, "nats://coordinator:coord-pw-111@"+host, 10*time.Second)
+	startWorker(t, "nats://worker1:worker-pw-222@"+host, "worker1")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := w.coord.Offer(ctx, w.offer(workerPlan, 1))
+	if err != nil || res.Worker != "worker1" {
+		t.Fatalf("Offer = %+v, %v", res, err)
+	}
+	// The worker's user forges a lease.
+	nc, err := nats.Connect("nats://worker1:worker-pw-222@"+host, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, workers.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer pcancel()
+	if _, err := kv.Put(pctx, "p.9", []byte(`{"worker":"worker1","award":"mine"}`)); err == nil {
+		t.Fatal("the worker's user wrote a lease")
 	}
 }
