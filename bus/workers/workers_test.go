@@ -25,7 +25,7 @@ import (
 // world is a NATS server, a coordinator's repository and bus, and what the
 // tests' workers share.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	ns    *bustest.NATS
 	repo  *gitwork.Repo
 	base  string
@@ -35,7 +35,7 @@ type world struct {
 	events []workers.Event
 }
 
-func newBus(t *testing.T, url string) *natsbus.Bus {
+func newBus(t testing.TB, url string) *natsbus.Bus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
 	defer cancel()
@@ -47,7 +47,7 @@ func newBus(t *testing.T, url string) *natsbus.Bus {
 	return b
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {
@@ -56,7 +56,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func newRepo(t *testing.T, withCommit bool) *gitwork.Repo {
+func newRepo(t testing.TB, withCommit bool) *gitwork.Repo {
 	t.Helper()
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "-b", "main")
@@ -77,11 +77,21 @@ func newRepo(t *testing.T, withCommit bool) *gitwork.Repo {
 }
 
 func newWorld(t *testing.T, lease time.Duration) *world {
+	return newWorldWindow(t, lease, 150*time.Millisecond)
+}
+
+func newBenchWorld(b *testing.B, window time.Duration) *world {
+	w := newWorldWindow(b, 10*time.Second, window)
+	w.join("bench", nil, commitTask("bench"))
+	return w
+}
+
+func newWorldWindow(t testing.TB, lease, window time.Duration) *world {
 	w := &world{t: t, ns: bustest.StartNATS(t), repo: newRepo(t, true)}
 	w.base, _, _ = w.repo.Head(context.Background())
 	b := newBus(t, w.ns.URL())
 	c, err := workers.NewCoordinator(context.Background(), b, b.JetStream(), w.repo, "coord", workers.CoordinatorOptions{
-		Window: 150 * time.Millisecond, Lease: lease, Events: w.record,
+		Window: window, Lease: lease, Events: w.record,
 	})
 	if err != nil {
 		t.Fatal(err)
