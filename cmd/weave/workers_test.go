@@ -128,6 +128,14 @@ func TestWorkersRunReadyTasksAtOnce(t *testing.T) {
 	if st := gitIn(t, dir, "status", "--porcelain", "--", ".", ":(exclude).weave"); st != "" {
 		t.Errorf("main tree status after the run: %q", st)
 	}
+	// A finished plan leaves its integration branch, not its workers'
+	// worktrees and task branches.
+	if got := gitIn(t, dir, "branch", "--list", "weave/par-task-*"); got != "" {
+		t.Errorf("task branches left after the plan is done: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".weave", "worktrees", "par")); err == nil {
+		t.Error("the workers' worktrees are left after the plan is done")
+	}
 	if !strings.Contains(errOut, "git merge weave/par") {
 		t.Errorf("stderr does not say how to merge weave/par:\n%s", errOut)
 	}
