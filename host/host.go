@@ -16,6 +16,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/jwz"
 	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/bus/workers"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/busface"
@@ -380,13 +381,29 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		}
 	}
 	if nb, ok := h.bus.(*natsbus.Bus); ok {
+		// The awards, renewals and losses come from the pool's goroutines:
+		// they and the run's events reach the observer one at a time.
+		var mu sync.Mutex
+		inner := o.Observe
+		o.Observe = func(ev run.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if inner != nil {
+				inner(ev)
+			}
+		}
+		emit := o.Observe
 		var pool *remote.Pool
 		o.Pool = func(ctx context.Context, plan string, local []run.Worker) ([]run.Worker, error) {
 			repo, err := gitwork.Open(ctx, h.project)
 			if err != nil {
 				return nil, err
 			}
-			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, remote.Options{Logger: h.logger})
+			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, remote.Options{Logger: h.logger, Events: func(e workers.Event) {
+				if ev, ok := remote.RunEvent(plan, e); ok {
+					emit(ev)
+				}
+			}})
 			if err != nil {
 				return nil, err
 			}

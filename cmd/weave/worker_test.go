@@ -333,6 +333,16 @@ func TestStartWorkWithRemoteWorkers(t *testing.T) {
 		t.Errorf("two.txt on weave/far = %q", got)
 	}
 	big.waitLine(t, "task far.2: returned commit", func() string { return strings.Join(big.all, "\n") })
+	// Each award is an event of --json, naming the worker.
+	awarded := map[int]string{}
+	for _, ev := range events(t, out) {
+		if ev.Type == "work.awarded" {
+			awarded[ev.Task] = ev.WorkerName
+		}
+	}
+	if len(awarded) != 3 || awarded[2] != "big" {
+		t.Errorf("awards in --json: %v, want all three tasks, task 2 to big", awarded)
+	}
 }
 
 // TestRemoteClaimNotTrusted: a worker whose task passes its verify blocks

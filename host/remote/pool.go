@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,4 +154,22 @@ func IDToken(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// RunEvent is the run event of a coordinator's event (work.awarded,
+// work.renewed, work.lost, work.refused, work.returned, work.nobid; its
+// detail as Reason); ok is false for the events of the local bidder's
+// side and for work.offered, which say nothing the run's own do not.
+func RunEvent(plan string, e workers.Event) (run.Event, bool) {
+	if !strings.HasPrefix(e.Type, "work.") || e.Type == "work.offered" {
+		return run.Event{}, false
+	}
+	ev := run.Event{Type: e.Type, Time: time.Now(), Plan: plan, WorkerName: e.Worker, Reason: e.Detail}
+	if _, n, ok := strings.Cut(e.Key, "."); ok {
+		ev.Task, _ = strconv.Atoi(n)
+	}
+	if e.Type == "work.returned" {
+		ev.Commit, ev.Reason = e.Detail, ""
+	}
+	return ev, true
 }

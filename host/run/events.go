@@ -95,6 +95,9 @@ type Event struct {
 	Commit string `json:"commit,omitempty"`
 	// MaxAttempts is a task's limit of attempts (1 + runbook.retries).
 	MaxAttempts int `json:"max_attempts,omitempty"`
+	// WorkerName names the worker a task was awarded to in a run
+	// coordinated over NATS (work.* events, host/remote).
+	WorkerName string `json:"worker_name,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:
