@@ -15,14 +15,18 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/jwz"
+	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/bus/workers"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/mcp"
+	"github.com/weavehq/weave/host/remote"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/supervisor"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plugins"
@@ -381,6 +385,41 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		o.ServeAgents = func(ctx context.Context, session string) (func() error, error) {
 			return busface.ServeAgents(ctx, h.bus, h.sup, h.gate.Names(), busface.ToolServices(h.tools, session, h.logger))
 		}
+	}
+	if nb, ok := h.bus.(*natsbus.Bus); ok {
+		// The awards, renewals and losses come from the pool's goroutines:
+		// they and the run's events reach the observer one at a time.
+		var mu sync.Mutex
+		inner := o.Observe
+		o.Observe = func(ev run.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if inner != nil {
+				inner(ev)
+			}
+		}
+		emit := o.Observe
+		var pool *remote.Pool
+		o.Pool = func(ctx context.Context, plan string, local []run.Worker) ([]run.Worker, error) {
+			repo, err := gitwork.Open(ctx, h.project)
+			if err != nil {
+				return nil, err
+			}
+			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, remote.Options{Logger: h.logger, Events: func(e workers.Event) {
+				if ev, ok := remote.RunEvent(plan, e); ok {
+					emit(ev)
+				}
+			}})
+			if err != nil {
+				return nil, err
+			}
+			return pool.Workers(), nil
+		}
+		defer func() {
+			if pool != nil {
+				_ = pool.Close()
+			}
+		}()
 	}
 	return run.StartWork(ctx, o)
 }

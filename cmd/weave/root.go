@@ -216,6 +216,8 @@ stopped after an interruption or a crash.`,
 		newCmdDoctor(g, s),
 		newCmdTrust(g, s),
 		newCmdFakeModel(s),
+		newCmdWorker(g, s),
+		newCmdWorkers(g, s),
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)

@@ -98,6 +98,9 @@ type Event struct {
 	// Workers is how many workers a run with workers has (plan.started);
 	// 0 in a run of one task at a time.
 	Workers int `json:"workers,omitempty"`
+	// WorkerName names the worker a task was awarded to in a run
+	// coordinated over NATS (work.* events, host/remote).
+	WorkerName string `json:"worker_name,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:

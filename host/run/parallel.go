@@ -249,6 +249,14 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		c.workers = append(c.workers, &localWorker{index: i + 1, dir: dir, rel: relTo(r.o.Project, dir), repo: repo,
 			main: r.tools, cfg: r.o.Config, logger: r.o.Logger, agentFor: r.taskAgent})
 	}
+	// A run coordinated over NATS offers its tasks to remote workers too;
+	// its local workers bid beside them (host/remote).
+	if r.o.Pool != nil {
+		var err error
+		if c.workers, err = r.o.Pool(ctx, p.Name, c.workers); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

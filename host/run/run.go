@@ -107,6 +107,11 @@ type Options struct {
 	// agent's next prompt continues (Tapestry's task prompts and
 	// continuation prompts); nil starts each prompt afresh.
 	History func(ctx context.Context, session, agent string) ([]plugins.ChatMessage, error)
+	// Pool, when set, gives a run with workers its workers from its local
+	// ones: a run coordinated over NATS offers each task to every worker
+	// on the bus, these local ones included (host/remote). nil keeps the
+	// local workers.
+	Pool func(ctx context.Context, plan string, local []Worker) ([]Worker, error)
 }
 
 // Result is what a start-work run did.

@@ -1,6 +1,7 @@
 // Package gitwork is what a run of parallel tasks asks of git: worktrees
 // on branches of their own, one commit per task with its trailers, landing
-// a task's commit onto the run's integration branch, and reverting it.
+// a task's commit onto the run's integration branch, reverting it, and
+// carrying commits to another machine as bundles.
 //
 // # What it guarantees
 //
@@ -18,4 +19,8 @@
 //     Weave-Session, Weave-Attempt) that Landed reads back, so that a run
 //     can tell after a crash which tasks are on the branch already.
 //   - Paths under .weave/ never enter a task's commit: they are the host's.
+//   - Code travels between machines as git bundles (Bundle, FetchBundle):
+//     a bundle names exactly one commit, fetching one moves only the ref
+//     the caller names, runs no hook, and fails when the repository lacks
+//     the bundle's basis.
 package gitwork

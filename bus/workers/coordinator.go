@@ -1,0 +1,330 @@
+package workers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/collab"
+	"github.com/weavehq/weave/internal/gitwork"
+)
+
+// CoordinatorOptions tune a Coordinator; zero values take the defaults.
+type CoordinatorOptions struct {
+	// Window is how long a call for proposals collects bids (default
+	// 300ms).
+	Window time.Duration
+	// Lease is how long a worker may stay silent before it loses its task
+	// (default 15s); workers send a heartbeat every third of it.
+	Lease time.Duration
+	// Events, when set, hears of every award, renewal, loss and refusal.
+	Events func(Event)
+	// Clock gives the time; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Event is something that happened to an offered task.
+type Event struct {
+	// Type is, on the coordinator's side, work.offered, work.awarded,
+	// work.renewed, work.lost, work.refused, work.returned or work.nobid;
+	// on a worker's, worker.started, worker.lost, worker.returned or
+	// worker.refused.
+	Type   string `json:"type"`
+	Key    string `json:"key"`
+	Award  string `json:"award,omitempty"`
+	Worker string `json:"worker,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Coordinator offers a run's tasks to the workers through the contract net
+// of the collaboration primitives and takes their commits back. It is safe
+// for concurrent use: each Offer is one task.
+type Coordinator struct {
+	id     string
+	repo   *gitwork.Repo
+	collab *collab.Collaborator
+	bus    collab.Bus
+	leases *Leases
+	store  *Store
+	opts   CoordinatorOptions
+
+	mu      sync.Mutex
+	waiting map[string]chan Result // award -> its Offer, until it returns
+}
+
+// NewCoordinator joins the bus as agent id (the mailbox agent.<id>.replies
+// takes the workers' heartbeats and results) and opens the lease bucket
+// and the bundle store. repo is where results are fetched.
+func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, repo *gitwork.Repo, id string, opts CoordinatorOptions) (*Coordinator, error) {
+	if opts.Window <= 0 {
+		opts.Window = 300 * time.Millisecond
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = 15 * time.Second
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	leases, err := OpenLeases(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	store, err := OpenStore(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, opts: opts, waiting: map[string]chan Result{}}
+	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
+	if err != nil {
+		return nil, err
+	}
+	c.collab = col
+	return c, nil
+}
+
+// Close leaves the bus.
+func (c *Coordinator) Close() error { return c.collab.Close() }
+
+// Leases is the coordinator's lease bucket.
+func (c *Coordinator) Leases() *Leases { return c.leases }
+
+func (c *Coordinator) emit(e Event) {
+	if c.opts.Events != nil {
+		c.opts.Events(e)
+	}
+}
+
+// ErrTaskFailed says the worker ran the task and it failed there; the
+// error's text is the worker's reason.
+var ErrTaskFailed = errors.New("task failed on its worker")
+
+// Offer runs o on a worker and returns the task's commit, fetched into the
+// coordinator's repository on the task's branch (refs/heads/<o.Branch>). It publishes the base
+// bundle, calls for proposals carrying the task's needs, awards the task
+// to the best bid and records the award as a lease; a worker that goes
+// silent past its lease, refuses the assignment or leaves loses the task,
+// which is offered again under a new award id. With no bid, the call is
+// repeated until ctx ends.
+//
+// The commit is checked before Offer returns it: it names the offer's
+// plan, task and attempt in its trailers and its parent is o.Base. Its
+// verify blocks are the caller's to run, on the landed tree.
+func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
+	if err := c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, ""); err != nil {
+		return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
+	}
+	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt})
+	if err != nil {
+		return Result{}, err
+	}
+	quiet := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
+		}
+		award := newID()
+		c.emit(Event{Type: "work.offered", Key: o.Key(), Award: award})
+		bids, err := c.collab.ContractNet(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3)
+		if err != nil {
+			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
+		}
+		if len(bids) == 0 {
+			if !quiet {
+				c.emit(Event{Type: "work.nobid", Key: o.Key(), Detail: "no worker bid; offering again"})
+				quiet = true
+			}
+			continue
+		}
+		res, ok, err := c.assign(ctx, o, award, bids)
+		if err != nil {
+			return Result{}, err
+		}
+		if ok {
+			return res, nil
+		}
+	}
+}
+
+// assign awards the task to the first bidder that takes it and waits for
+// its result; ok is false when the task must be offered again.
+func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event) (Result, bool, error) {
+	ch := make(chan Result, 1)
+	c.mu.Lock()
+	c.waiting[award] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, award)
+		c.mu.Unlock()
+	}()
+	var worker string
+	for _, b := range bids {
+		bid, err := decode[Bid]("bid", b.Payload)
+		if err != nil || bid.Worker == "" || "agent."+bid.Worker != b.Metadata[collab.KeySender] {
+			c.emit(Event{Type: "work.refused", Key: o.Key(), Award: award, Detail: "a bid whose worker is not its sender"})
+			continue
+		}
+		now := c.opts.Clock()
+		token := newID() + newID()
+		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
+			return Result{}, false, err
+		}
+		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token}
+		if c.send(ctx, bid.Worker, TypeAssign, a) {
+			worker = bid.Worker
+			break
+		}
+	}
+	if worker == "" {
+		_ = c.leases.Release(ctx, o.Key(), award)
+		return Result{}, false, nil
+	}
+	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker})
+	check := time.NewTicker(c.opts.Lease / 4)
+	defer check.Stop()
+	for {
+		select {
+		case res := <-ch:
+			_ = c.leases.Release(ctx, o.Key(), award)
+			if res.Error != "" {
+				return res, true, fmt.Errorf("task %s on %s: %w: %s", o.Key(), worker, ErrTaskFailed, res.Error)
+			}
+			c.emit(Event{Type: "work.returned", Key: o.Key(), Award: award, Worker: worker, Detail: res.Commit})
+			return res, true, nil
+		case <-check.C:
+			l, _, err := c.leases.Holds(ctx, o.Key(), award, worker)
+			if err == nil && !l.Expired(c.opts.Clock(), c.opts.Lease) {
+				continue
+			}
+			if err != nil && !errors.Is(err, ErrNoLease) {
+				continue // NATS unreachable: judged again when it is back
+			}
+			detail := fmt.Sprintf("silent for more than %s", c.opts.Lease)
+			if err != nil {
+				detail = err.Error()
+			}
+			_ = c.leases.Release(ctx, o.Key(), award)
+			c.emit(Event{Type: "work.lost", Key: o.Key(), Award: award, Worker: worker, Detail: detail})
+			return Result{}, false, nil
+		case <-ctx.Done():
+			_ = c.leases.Release(context.WithoutCancel(ctx), o.Key(), award)
+			return Result{}, false, fmt.Errorf("task %s on %s: %w", o.Key(), worker, ctx.Err())
+		}
+	}
+}
+
+// send requests typ with payload at worker's mailbox and reports whether
+// the worker took it.
+func (c *Coordinator) send(ctx context.Context, worker, typ string, payload any) bool {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return false
+	}
+	e := collab.Event{Type: typ, Source: c.collab.Sender(), Metadata: map[string]string{collab.KeySender: c.collab.Sender()}, Payload: data}
+	m, err := e.Message(collab.AgentReplyTopic(worker))
+	if err != nil {
+		return false
+	}
+	res, err := c.bus.Request(ctx, m)
+	return err == nil && res.Processed()
+}
+
+// inbox takes the workers' heartbeats and results. Both are refused
+// unless the lease of their task is held by their worker under their
+// award: a worker never answers for a task it was not awarded, nor for an
+// award it lost.
+func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
+	switch e.Type {
+	case TypeHeartbeat:
+		hb, err := decode[Heartbeat]("heartbeat", e.Payload)
+		if err != nil {
+			return bus.Ack{Message: err.Error()}, nil
+		}
+		if err := c.leases.Renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock()); err != nil {
+			c.emit(Event{Type: "work.refused", Key: hb.Key, Award: hb.Award, Worker: hb.Worker, Detail: "heartbeat: " + err.Error()})
+			return bus.Ack{Message: "lease lost: " + err.Error()}, nil
+		}
+		c.emit(Event{Type: "work.renewed", Key: hb.Key, Award: hb.Award, Worker: hb.Worker})
+		return bus.Ack{Processed: true}, nil
+	case TypeResult:
+		res, err := decode[Result]("result", e.Payload)
+		if err != nil {
+			return bus.Ack{Message: err.Error()}, nil
+		}
+		if err := c.take(ctx, res); err != nil {
+			c.emit(Event{Type: "work.refused", Key: res.Key, Award: res.Award, Worker: res.Worker, Detail: "result: " + err.Error()})
+			return bus.Ack{Message: "result refused: " + err.Error()}, nil
+		}
+		return bus.Ack{Processed: true}, nil
+	}
+	return bus.Ack{Message: "unknown event " + e.Type}, nil
+}
+
+// take checks a result against its lease, fetches its commit and hands it
+// to the waiting Offer.
+func (c *Coordinator) take(ctx context.Context, res Result) error {
+	c.mu.Lock()
+	ch, ok := c.waiting[res.Award]
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("award %s of task %s is not being waited for", res.Award, res.Key)
+	}
+	l, _, err := c.leases.Proves(ctx, res.Key, res.Award, res.Worker, res.Token)
+	if err != nil {
+		return err
+	}
+	if res.Error == "" {
+		if err := c.fetch(ctx, l, &res); err != nil {
+			return err
+		}
+	}
+	select {
+	case ch <- res:
+		return nil
+	default:
+		return fmt.Errorf("award %s of task %s has a result already", res.Award, res.Key)
+	}
+}
+
+// fetch brings the result's commit into the repository, on the task's
+// branch, after checking that it is what the lease was for.
+func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
+	ref := "refs/weave/results/" + res.Award
+	sha, err := c.store.FetchCommit(ctx, c.repo, bundleName("result", res.Award), ref)
+	if err != nil {
+		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
+	}
+	defer func() { _, _ = c.repo.Git(context.WithoutCancel(ctx), "", "update-ref", "-d", ref) }()
+	if sha != res.Commit {
+		return fmt.Errorf("the bundle holds %s, the result names %s", sha, res.Commit)
+	}
+	parent, err := c.repo.RevParse(ctx, sha+"^")
+	if err != nil || parent != l.Base {
+		return fmt.Errorf("commit %s does not build on the task's base %s", sha, l.Base)
+	}
+	commits, err := c.repo.TaskCommits(ctx, sha, l.Base, l.Run)
+	if err != nil {
+		return err
+	}
+	if len(commits) != 1 || commits[0].Task != l.Task || commits[0].Attempt != l.AttemptID {
+		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", sha, l.Key, l.AttemptID)
+	}
+	if _, err := c.repo.BranchAt(ctx, l.Branch, sha, true); err != nil {
+		return err
+	}
+	return nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,68 @@
+// Package workers spreads a run's tasks over workers joined on a NATS bus
+// with JetStream: the coordinator offers each ready task through the
+// contract net of bus/collab, records the award as a lease in JetStream's
+// key-value store, and takes the task's commit back as a git bundle from
+// JetStream's object store. It imports nothing of the host: what a worker
+// does with a task is the Exec it is given.
+//
+// # The award
+//
+//   - Offer publishes the base commit as a bundle (base-<commit>, the whole
+//     history, stored once per commit), then a call for proposals on
+//     thread.offer-<task>-<award>.broadcast carrying the task's needs
+//     (labels, category, model). Every worker that fits (Fits: it has every
+//     label, can run the category and model, and has a free slot) bids
+//     with the share of its slots still free as its score.
+//   - The best bid wins. Its award is recorded as a lease (bucket
+//     WEAVE_LEASES, key <run>.<task>) before the worker hears of it; the
+//     worker is then sent the assignment at its mailbox, and takes it only
+//     when the lease names it, that award, that attempt and the offer's
+//     digest: a peer that can write to the mailbox but not to the leases
+//     cannot make a worker run anything. A worker without a free slot
+//     refuses, and the next bid is tried.
+//   - Each award has its own id; the task's attempt id (its commit's
+//     Weave-Attempt trailer) stays the same across awards.
+//
+// # Leases
+//
+// Each award has a secret token, sent only in the assignment (a request
+// to the worker's own process, never on a broadcast, where the award id
+// and the worker's name are seen by every bidder); the lease keeps its
+// hash, and every heartbeat and result must carry the token.
+//
+// The coordinator alone writes leases. A worker sends a heartbeat every
+// third of the lease; the coordinator renews the lease by compare-and-swap
+// on its revision, so a renewal never revives a lease lost meanwhile. A
+// worker silent for longer than the lease (killed, cut off) loses it: the
+// lease is released and the task offered again under a new award. A
+// worker whose heartbeat is refused stops the task.
+//
+// # Results
+//
+// A worker returns its commit as a bundle over the task's base
+// (result-<award>) and its output (log-<award>). The coordinator takes a
+// result only from the worker holding the lease under that award, with
+// the award's token, while
+// the Offer still waits for it: a stale award, a peer never awarded the
+// task and a second result for one award are refused, and the worker is
+// told why in the ack. The commit is checked before Offer returns it: it
+// is the one the bundle names, its parent is the base, and its trailers
+// name the run, the task and the attempt. Its verify blocks are not run
+// here: a worker's claim is never trusted, the caller lands the commit
+// and runs them on the landed tree.
+//
+// # Faults
+//
+// Both sides ride out a NATS restart: the buckets and the object store are
+// on file storage, the bus reconnects, a heartbeat or result that could
+// not be sent is sent again, and a lease is judged only from what the
+// bucket says once it can be read. A coordinator that cannot read the
+// bucket does not declare a lease lost.
+//
+// # Registry
+//
+// Each worker writes an entry (Info: name, labels, slots, the tasks it
+// runs, its last heartbeat) to the bucket WEAVE_WORKERS when it joins,
+// every AgentOptions.Announce and whenever its tasks change, and removes
+// it when it leaves; an entry not renewed for a minute vanishes.
+package workers

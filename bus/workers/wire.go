@@ -1,0 +1,155 @@
+package workers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The event types a coordinator and its workers exchange beside the
+// contract net's own (collab.cfp, collab.proposal, collab.award), each sent
+// with Request to the other side's mailbox (agent.<id>.replies), so that the
+// sender learns from the ack whether it was taken.
+const (
+	// TypeAssign carries an Assignment from the coordinator to the worker
+	// it awarded the task to, once the lease is recorded.
+	TypeAssign = "work.assign"
+	// TypeHeartbeat renews a worker's lease on a task.
+	TypeHeartbeat = "work.heartbeat"
+	// TypeResult hands a task's commit back to the coordinator.
+	TypeResult = "work.result"
+)
+
+// Buckets and object stores in JetStream.
+const (
+	// LeaseBucket holds one lease per awarded task (key <run>.<task>).
+	LeaseBucket = "WEAVE_LEASES"
+	// WorkerBucket holds one entry per connected worker (key: its name).
+	WorkerBucket = "WEAVE_WORKERS"
+	// BundleStore holds the code bundles: base-<commit> (a run's
+	// integration head, whole history), result-<award> (a task's commit)
+	// and log-<award> (its output).
+	BundleStore = "WEAVE_BUNDLES"
+)
+
+// offerPrefix starts the thread id of every call for proposals for a task;
+// workers listen on OfferPattern.
+const offerPrefix = "offer-"
+
+// OfferPattern matches the broadcast topics of the calls for proposals.
+const OfferPattern = "thread." + offerPrefix + "*.broadcast"
+
+// Needs is what a task asks of the worker that runs it: labels (gpu,
+// os=linux) it must all offer, and the category and model it must be able
+// to run ("" means any).
+type Needs struct {
+	Labels   []string `json:"labels,omitempty"`
+	Category string   `json:"category,omitempty"`
+	Model    string   `json:"model,omitempty"`
+}
+
+// Offer is a task offered to the workers of a run: what the call for
+// proposals carries and, once awarded, what the worker needs to run it.
+type Offer struct {
+	// Run names the run (the plan's name); Task is the task's ordinal.
+	Run   string `json:"run"`
+	Task  int    `json:"task"`
+	Title string `json:"title"`
+	Needs Needs  `json:"needs"`
+	// Plan is the plan's markdown, from which the worker reads the task.
+	Plan string `json:"plan,omitempty"`
+	// Session is the run's session; Base the integration commit the task
+	// starts from (its bundle is base-<Base>); Branch the task's branch.
+	Session string `json:"session,omitempty"`
+	Base    string `json:"base"`
+	Branch  string `json:"branch"`
+	// Attempt counts the task's attempts; AttemptID goes into its commit's
+	// Weave-Attempt trailer.
+	Attempt   int    `json:"attempt"`
+	AttemptID string `json:"attempt_id"`
+}
+
+// Key is the offer's lease key: <run>.<task>.
+func (o Offer) Key() string { return keyToken(o.Run) + "." + strconv.Itoa(o.Task) }
+
+// Digest names the offer's content (sha256 of its JSON), which a lease
+// records so that a worker can tell that the assignment it holds is the
+// one awarded.
+func (o Offer) Digest() string {
+	data, _ := json.Marshal(o) // plain fields: never fails
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Assignment is an awarded offer: the offer, the award's id (one per
+// award: a task offered again gets a new one) and who awarded it.
+type Assignment struct {
+	Offer
+	Award       string        `json:"award"`
+	Coordinator string        `json:"coordinator"`
+	Lease       time.Duration `json:"lease"`
+	// Token is the award's secret: sent only in the assignment (a request
+	// to the worker's own process, never on a broadcast), it must come
+	// with every heartbeat and result. The lease keeps its hash.
+	Token string `json:"token"`
+}
+
+// TokenHash is what a lease keeps of an award's token.
+func TokenHash(token string) string {
+	sum := sha256.Sum256([]byte("weave-award-token\x00" + token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Bid is what a worker says of itself in a proposal; the proposal's score
+// is its fit.
+type Bid struct {
+	Worker string   `json:"worker"`
+	Labels []string `json:"labels,omitempty"`
+	Slots  int      `json:"slots"`
+	Busy   int      `json:"busy"`
+}
+
+// Heartbeat renews the lease of award.
+type Heartbeat struct {
+	Key    string `json:"key"`
+	Award  string `json:"award"`
+	Worker string `json:"worker"`
+	Token  string `json:"token"`
+}
+
+// Result is a worker's answer to an assignment: the commit (its bundle in
+// the store as result-<award>) or why there is none.
+type Result struct {
+	Key    string `json:"key"`
+	Award  string `json:"award"`
+	Worker string `json:"worker"`
+	Token  string `json:"token,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Error says why the task has no commit ("" when it has one).
+	Error string `json:"error,omitempty"`
+}
+
+func bundleName(kind, id string) string { return kind + "-" + id }
+
+// keyToken makes s usable inside a KV key and a topic: letters, digits,
+// '-' and '_' stay, anything else becomes '_'.
+func keyToken(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func decode[T any](what string, raw json.RawMessage) (T, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("decode %s: %w", what, err)
+	}
+	return v, nil
+}

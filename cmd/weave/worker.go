@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/plans"
+)
+
+type workerOptions struct {
+	*globalOptions
+	Streams    *Streams
+	Bus        string
+	Creds      string
+	Name       string
+	Dir        string
+	Labels     []string
+	Categories []string
+	Models     []string
+	Slots      int
+	// ready, when set, is called once the worker has joined (tests).
+	ready func(name string)
+}
+
+// newCmdWorker makes this machine a worker of the runs coordinated over a
+// NATS bus: `start-work --workers N --bus nats://...` elsewhere offers it
+// tasks.
+func newCmdWorker(g *globalOptions, s *Streams) *cobra.Command {
+	opts := &workerOptions{globalOptions: g, Streams: s}
+	cmd := &cobra.Command{
+		Use:   "worker --bus nats://HOST:PORT",
+		Short: "Join runs over NATS as a worker: bid on tasks, run them here, send the commits back",
+		Example: `  weave worker --bus nats://coord.example:4222 --creds worker.creds --labels os=linux,gpu --slots 4
+  weave workers --bus nats://coord.example:4222 --creds worker.creds`,
+		Long: `Join the runs coordinated on a NATS bus (with JetStream) as a worker, until
+Ctrl-C. The worker announces itself (name, labels, slots), bids on the tasks it
+can run (every label a task needs, a free slot), and runs each task it is
+awarded as a lone start-work run of that task in a git worktree of its own
+repository (--repo), under this machine's config, sandbox and hooks. It sends
+back the task's commit and its output; the coordinator lands the commit and
+runs the task's verify blocks again itself. docs/workers.md says more.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return workerRun(c.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Bus, "bus", "", "the NATS bus of the runs, nats://HOST:PORT (default: bus.url, else WEAVE_BUS_URL)")
+	f.StringVar(&opts.Creds, "creds", "", "a NATS credentials file (default: bus.nats.creds_file)")
+	f.StringVar(&opts.Name, "name", "", "the worker's name on the bus (default: the host's name)")
+	f.StringVar(&opts.Dir, "repo", "", "the git repository tasks run in, made when missing (default: weave/worker/NAME under the user cache directory)")
+	f.StringSliceVar(&opts.Labels, "labels", nil, "what this worker offers, matched against the tasks' [needs: ...] (os=linux,gpu)")
+	f.StringSliceVar(&opts.Categories, "categories", nil, "the task categories it runs (default: any)")
+	f.StringSliceVar(&opts.Models, "models", nil, "the models it runs (default: any)")
+	f.IntVar(&opts.Slots, "slots", 1, "how many tasks it runs at once")
+	return cmd
+}
+
+// workerName is a valid worker name: it becomes part of topics and keys.
+var workerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+
+func workerRun(ctx context.Context, opts *workerOptions) error {
+	if opts.Slots < 1 {
+		return usageErrorf("--slots must be at least 1, got %d", opts.Slots)
+	}
+	if opts.Name == "" {
+		host, _ := os.Hostname()
+		opts.Name = keySafe(host)
+	}
+	if !workerName.MatchString(opts.Name) {
+		return usageErrorf("worker name %q: use letters, digits, - and _ (up to 63)", opts.Name)
+	}
+	nb, err := openWorkBus(ctx, opts.globalOptions, opts.Bus, opts.Creds, "join as a worker")
+	if err != nil {
+		return err
+	}
+	defer nb.Close()
+	if opts.Dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no directory for the worker's repository: %w (pass --repo)", err)
+		}
+		opts.Dir = filepath.Join(cache, "weave", "worker", opts.Name)
+	}
+	repo, err := workerRepo(ctx, opts.Dir)
+	if err != nil {
+		return err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the weave binary: %w", err)
+	}
+	x := &taskExec{bin: bin, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}}
+	for i := range opts.Slots {
+		x.slots <- i + 1
+	}
+	info := workers.Info{Name: opts.Name, Labels: opts.Labels, Categories: opts.Categories, Models: opts.Models, Slots: opts.Slots}
+	agent, err := workers.Join(ctx, nb, nb.JetStream(), repo, info, x.run, workers.AgentOptions{Events: x.event})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(x.out, "worker %s joined %s (labels %s, %d slot(s)); Ctrl-C to leave\n",
+		opts.Name, natsbus.Redact(busface.URL(nil, opts.Bus)), orNone(opts.Labels), opts.Slots)
+	if opts.ready != nil {
+		opts.ready(opts.Name)
+	}
+	<-ctx.Done()
+	err = agent.Close()
+	fmt.Fprintf(x.out, "worker %s left\n", opts.Name)
+	return err
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ",")
+}
+
+// keySafe keeps letters, digits, - and _ of s.
+func keySafe(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, s)
+	if s == "" || !workerName.MatchString(s) {
+		return "worker-" + strconv.Itoa(os.Getpid())
+	}
+	return s
+}
+
+// openWorkBus opens the NATS bus of a run with workers: --bus, else
+// bus.url, else WEAVE_BUS_URL, with the credentials of bus.nats.* or
+// --creds.
+func openWorkBus(ctx context.Context, g *globalOptions, flag, creds, what string) (*natsbus.Bus, error) {
+	_, cfg, _, err := g.optionalProjectConfig()
+	if err != nil {
+		return nil, err
+	}
+	url := busface.URL(cfg, flag)
+	if !strings.HasPrefix(url, "nats://") && !strings.HasPrefix(url, "tls://") {
+		return nil, usageErrorf("to %s, pass --bus nats://HOST:PORT (a nats-server with JetStream), or set bus.url or %s", what, busface.URLEnv)
+	}
+	auth, err := busface.NATSAuth(cfg, url)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if creds != "" {
+		auth.CredsFile, auth.NKeyFile, auth.User, auth.Password, auth.Token = creds, "", "", "", ""
+	}
+	bopts, err := busface.Options(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b, err := natsbus.New(ctx, url, bopts, natsbus.WithAuth(auth))
+	if err != nil {
+		return nil, fmt.Errorf("join the nats bus at %s: %w", natsbus.Redact(url), err)
+	}
+	return b, nil
+}
+
+// workerRepo opens the worker's repository at dir, making it when missing.
+func workerRepo(ctx context.Context, dir string) (*gitwork.Repo, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("the worker's repository: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
+		cmd := exec.CommandContext(ctx, "git", "init", "-q", dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("make the worker's repository %s: %v: %s", dir, err, out)
+		}
+	}
+	return gitwork.Open(ctx, dir)
+}
+
+// taskExec runs an awarded task as a lone start-work run of that one task,
+// in a worktree of the worker's repository (one per slot, reused): the
+// same rules, sandbox and hooks as any run on this machine, its verify
+// blocks through the tick door. Its commit is what the coordinator lands.
+type taskExec struct {
+	bin   string
+	slots chan int
+	out   io.Writer
+}
+
+// planName is a plan name a worker accepts from a coordinator: it becomes
+// a file name.
+var planName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func (x *taskExec) event(e workers.Event) {
+	switch e.Type {
+	case "worker.started":
+		fmt.Fprintf(x.out, "task %s: started (award %s)\n", e.Key, e.Award)
+	case "worker.returned":
+		fmt.Fprintf(x.out, "task %s: returned commit %.12s\n", e.Key, e.Detail)
+	case "worker.lost":
+		fmt.Fprintf(x.out, "task %s: stopped: %s\n", e.Key, e.Detail)
+	case "worker.refused":
+		fmt.Fprintf(x.out, "task %s: refused: %s\n", e.Key, e.Detail)
+	}
+}
+
+func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
+	if !planName.MatchString(a.Run) || strings.Contains(a.Run, "..") {
+		return "", fmt.Errorf("plan name %q is not one a worker takes", a.Run)
+	}
+	p, err := plans.ParseContext(ctx, []byte(a.Plan))
+	if err != nil {
+		return "", fmt.Errorf("read the plan: %w", err)
+	}
+	t, ok := p.ByOrdinal(a.Task)
+	if !ok {
+		return "", fmt.Errorf("the plan has no task %d", a.Task)
+	}
+	var slot int
+	select {
+	case slot = <-x.slots:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	defer func() { x.slots <- slot }()
+	// The branch is the slot's: a task offered again may come back to
+	// another slot while the first still has it checked out, and the
+	// coordinator takes the commit, not the branch.
+	dir := filepath.Join(repo.Root, ".weave", "worktrees", "w"+strconv.Itoa(slot))
+	if err := repo.Worktree(ctx, dir, "weave/worker-slot-"+strconv.Itoa(slot), a.Base); err != nil {
+		return "", err
+	}
+	// The project's .weave/ (its config, hooks, state) that came with the
+	// base stays out: the task runs under this machine's config, which its
+	// owner trusted, never under one a coordinator sent.
+	if err := os.RemoveAll(filepath.Join(dir, ".weave")); err != nil {
+		return "", err
+	}
+	plansDir := filepath.Join(dir, ".weave", "plans")
+	if err := os.MkdirAll(plansDir, 0o755); err != nil {
+		return "", err
+	}
+	planFile := filepath.Join(plansDir, a.Run+".md")
+	if err := os.WriteFile(planFile, []byte(a.Plan), 0o644); err != nil {
+		return "", err
+	}
+	// Every other open task is left to the coordinator: this run does
+	// task a.Task alone.
+	args := []string{"start-work", a.Run, "--json"}
+	var skip []string
+	for _, o := range p.Tasks {
+		if !o.Done && o.Ordinal() != a.Task {
+			skip = append(skip, strconv.Itoa(o.Ordinal()))
+		}
+	}
+	if len(skip) > 0 {
+		args = append(args, "--skip", strings.Join(skip, ","))
+	}
+	cmd := exec.CommandContext(ctx, x.bin, args...)
+	cmd.Dir = dir
+	cmd.Env = workerChildEnv(os.Environ())
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A task taken back is paused as Ctrl-C pauses a run: its blocks are
+	// stopped, then it is killed if it lingers.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	after, err := plans.Load(planFile)
+	if err != nil {
+		return "", fmt.Errorf("read the plan after the run: %w", err)
+	}
+	done, ok := after.ByOrdinal(a.Task)
+	if !ok || !done.Done {
+		return "", fmt.Errorf("task %d (%s) was not done: start-work ended with %v (its output is in the task's log)", a.Task, t.Title, runErr)
+	}
+	return repo.Commit(ctx, dir, t.Title, []gitwork.Trailer{
+		{Key: gitwork.TrailerPlan, Value: a.Run},
+		{Key: gitwork.TrailerTask, Value: strconv.Itoa(a.Task)},
+		{Key: gitwork.TrailerSession, Value: a.Session},
+		{Key: gitwork.TrailerAttempt, Value: a.AttemptID},
+	})
+}
+
+// workerChildEnv is the environment of a task's run: the worker's, without
+// what would join the child to the coordinator's bus or trust the project
+// config that came with the task.
+func workerChildEnv(env []string) []string {
+	drop := []string{busface.URLEnv + "=", busface.TokenEnv + "=", "WEAVE_TRUST="}
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		for _, d := range drop {
+			if strings.HasPrefix(kv, d) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// syncWriter serialises the status lines of concurrent tasks.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/internal/gitwork"
+)
+
+// workerProc is a `weave worker` process and the lines it prints.
+type workerProc struct {
+	cmd   *exec.Cmd
+	lines chan string
+	mu    sync.Mutex
+	all   []string
+}
+
+// startWorker starts the built weave as a worker on the bus at url and
+// waits until it has joined.
+func startWorker(t *testing.T, url, name string, args ...string) *workerProc {
+	t.Helper()
+	cmd := exec.Command(weaveBin(t), append([]string{"worker", "--bus", url, "--name", name, "--repo", filepath.Join(t.TempDir(), name)}, args...)...)
+	cmd.Env = append(cleanEnv(t), "WEAVE_SANDBOX_MODE=off")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &workerProc{cmd: cmd, lines: make(chan string, 64)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			w.mu.Lock()
+			w.all = append(w.all, sc.Text())
+			w.mu.Unlock()
+			select {
+			case w.lines <- sc.Text():
+			default:
+			}
+		}
+		close(w.lines)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	w.waitLine(t, "joined", func() string { return errOut.String() })
+	return w
+}
+
+func (w *workerProc) waitLine(t *testing.T, sub string, why func() string) {
+	t.Helper()
+	guard := time.After(60 * time.Second)
+	for {
+		select {
+		case line, ok := <-w.lines:
+			if !ok {
+				t.Fatalf("worker exited before printing %q: %s", sub, why())
+			}
+			if strings.Contains(line, sub) {
+				return
+			}
+		case <-guard:
+			t.Fatalf("worker never printed %q", sub)
+		}
+	}
+}
+
+// coordRepo is a project's repository with one commit and no .weave/.
+func coordRepo(t *testing.T) (*gitwork.Repo, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	r, err := gitwork.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := r.Head(context.Background())
+	return r, head
+}
+
+type coordWorld struct {
+	url   string
+	repo  *gitwork.Repo
+	base  string
+	coord *workers.Coordinator
+	mu    sync.Mutex
+	evs   []workers.Event
+}
+
+func newCoordWorld(t *testing.T, url string, lease time.Duration) *coordWorld {
+	t.Helper()
+	w := &coordWorld{url: url}
+	w.repo, w.base = coordRepo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), bustest.Deadline)
+	defer cancel()
+	b, err := natsbus.New(ctx, url, bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	w.coord, err = workers.NewCoordinator(ctx, b, b.JetStream(), w.repo, "coord", workers.CoordinatorOptions{Lease: lease, Events: func(e workers.Event) {
+		w.mu.Lock()
+		w.evs = append(w.evs, e)
+		w.mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.coord.Close() })
+	return w
+}
+
+func (w *coordWorld) count(typ, worker string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, e := range w.evs {
+		if e.Type == typ && (worker == "" || e.Worker == worker) {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *coordWorld) offer(plan string, task int, needs ...string) workers.Offer {
+	return workers.Offer{Run: "p", Task: task, Title: fmt.Sprintf("task %d", task), Needs: workers.Needs{Labels: needs}, Plan: plan,
+		Session: "s1", Base: w.base, Branch: fmt.Sprintf("weave/p-task-%d", task), Attempt: 1, AttemptID: fmt.Sprintf("att%d", task)}
+}
+
+const workerPlan = "# p\n\n## TODOs\n\n" +
+	"- [ ] 1. one\n\n  ```sh\n  echo one > one.txt\n  ```\n\n" +
+	"- [ ] 2. two\n\n  ```sh\n  echo two > two.txt\n  ```\n\n  ```sh verify\n  test -f two.txt\n  ```\n"
+
+// TestWorkerRunsTaskOverNATS: two `weave worker` processes join a NATS
+// bus; a task needing a GPU is awarded to the one that has it, runs there
+// as a lone run of that task, and its commit comes back holding that
+// task's work only. `weave workers` lists both.
+func TestWorkerRunsTaskOverNATS(t *testing.T) {
+	url := bustest.StartNATS(t).URL()
+	w := newCoordWorld(t, url, 10*time.Second)
+	startWorker(t, url, "plain", "--labels", "os=linux")
+	gpu := startWorker(t, url, "big", "--labels", "os=linux,gpu", "--slots", "2")
+
+	res := runBin(t, cleanEnv(t), "", "workers", "--bus", url)
+	if res.code != 0 || !strings.Contains(res.out, "plain") || !strings.Contains(res.out, "os=linux,gpu") {
+		t.Fatalf("weave workers = %d\n%s%s", res.code, res.out, res.err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	got, err := w.coord.Offer(ctx, w.offer(workerPlan, 2, "gpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Worker != "big" {
+		t.Fatalf("task ran on %s, want big", got.Worker)
+	}
+	files, _ := w.repo.Git(ctx, "", "ls-tree", "--name-only", got.Commit)
+	if !strings.Contains(files, "two.txt") || strings.Contains(files, "one.txt") || strings.Contains(files, ".weave") {
+		t.Fatalf("files of the task's commit: %q", files)
+	}
+	msg, _ := w.repo.Git(ctx, "", "log", "-1", "--format=%B", got.Commit)
+	for _, want := range []string{"two", "Weave-Plan: p", "Weave-Task: 2", "Weave-Attempt: att2", "Weave-Session: s1"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("commit message %q lacks %q", msg, want)
+		}
+	}
+	gpu.waitLine(t, "returned commit", func() string { return "" })
+}
+
+// TestWorkerKilledMidTask: the worker running a task is killed with
+// SIGKILL during its block; its lease lapses, the task is offered again,
+// another worker runs it, and it comes back once.
+func TestWorkerKilledMidTask(t *testing.T) {
+	url := bustest.StartNATS(t).URL()
+	w := newCoordWorld(t, url, 2*time.Second)
+	shared := t.TempDir()
+	plan := "# p\n\n## TODOs\n\n- [ ] 1. slow\n\n  ```sh\n" +
+		"  echo $$ >> " + shared + "/started\n" +
+		"  while [ ! -f " + shared + "/release ]; do sleep 0.05; done\n" +
+		"  echo done > out.txt\n  ```\n"
+	victim := startWorker(t, url, "victim")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	type out struct {
+		res workers.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := w.coord.Offer(ctx, w.offer(plan, 1))
+		done <- out{res, err}
+	}()
+	waitFile(t, filepath.Join(shared, "started"))
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = victim.cmd.Wait()
+	if err := os.WriteFile(filepath.Join(shared, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, url, "heir")
+	var o out
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		t.Fatal("the task was never run again")
+	}
+	if o.err != nil || o.res.Worker != "heir" {
+		t.Fatalf("Offer = %+v, %v; want heir's commit", o.res, o.err)
+	}
+	if w.count("work.lost", "victim") != 1 || w.count("work.returned", "") != 1 {
+		t.Fatalf("events %+v", w.evs)
+	}
+	// The victim's block died with it: one shell started there, and it is
+	// gone.
+	data, _ := os.ReadFile(filepath.Join(shared, "started"))
+	pids := strings.Fields(string(data))
+	if len(pids) != 2 {
+		t.Fatalf("blocks started: %v, want the victim's and the heir's", pids)
+	}
+	pid, _ := strconv.Atoi(pids[0])
+	if !waitGone(pid) {
+		t.Fatalf("the killed worker's block (pid %d) still runs", pid)
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWorkerBadCredentials: a worker with a wrong password, or a creds
+// file that is no creds file, is refused by the server and says so; the
+// password never shows.
+func TestWorkerBadCredentials(t *testing.T) {
+	url := bustest.StartNATSConfig(t, `authorization { users: [{user: w, password: "right-pw-123"}] }`).URL()
+	host := strings.TrimPrefix(url, "nats://")
+	res := runBin(t, cleanEnv(t), "", "worker", "--bus", "nats://w:wrong-pw-456@"+host, "--name", "x", "--repo", t.TempDir())
+	if res.code == 0 || !strings.Contains(res.err, "refused the credentials") || strings.Contains(res.err+res.out, "wrong-pw-456") {
+		t.Fatalf("worker with a wrong password = %d\n%s%s", res.code, res.out, res.err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.creds")
+	if err := os.WriteFile(bad, []byte("not a creds file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runBin(t, cleanEnv(t), "", "workers", "--bus", url, "--creds", bad)
+	if res.code == 0 || res.err == "" {
+		t.Fatalf("workers with a bad creds file = %d\n%s%s", res.code, res.out, res.err)
+	}
+	res = runBin(t, cleanEnv(t), "", "workers", "--bus", "nats://w:right-pw-123@"+host)
+	if res.code != 0 || !strings.Contains(res.out, "no workers") {
+		t.Fatalf("workers with the right password = %d\n%s%s", res.code, res.out, res.err)
+	}
+}
+
+// startWorkerAt is startWorker with the worker's repository at repo.
+func startWorkerAt(t *testing.T, url, name, repo string, args ...string) *workerProc {
+	t.Helper()
+	return startWorker(t, url, name, append([]string{"--repo", repo}, args...)...)
+}
+
+// TestStartWorkWithRemoteWorkers: `start-work --workers 2 --bus nats://`
+// coordinates the run over NATS: the task that needs a GPU goes to the
+// `weave worker` that has one, the others to whichever worker bids best
+// (the run's own local ones bid too), and every task lands on weave/<plan>
+// through its verify blocks, ticked once.
+func TestStartWorkWithRemoteWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	big := startWorker(t, url, "big", "--labels", "gpu")
+	plan := "# Far\n\n## TODOs\n\n" +
+		"- [ ] 1. One\n  ```sh\n  echo one > one.txt\n  ```\n  ```sh verify\n  test -f one.txt\n  ```\n" +
+		"- [ ] 2. Two [needs: gpu]\n  ```sh\n  echo two > two.txt\n  ```\n  ```sh verify\n  grep -q two two.txt\n  ```\n" +
+		"- [ ] 3. Three\n  ```sh\n  echo three > three.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"far": plan}, map[string]string{"README": "hi\n"})
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "far", "--workers", "2", "--bus", url, "--json")
+	if code != 0 {
+		t.Fatalf("start-work --workers 2 --bus = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if p := planOf(t, dir, "far"); strings.Count(p, "- [x]") != 3 {
+		t.Errorf("plan after the run:\n%s\nwant 3 ticks", p)
+	}
+	if got := gitIn(t, dir, "log", "--format=%s", "main..weave/far"); strings.Count(got, "\n") != 2 {
+		t.Errorf("commits on weave/far:\n%s\nwant one per task", got)
+	}
+	if got := gitIn(t, dir, "show", "weave/far:two.txt"); got != "two" {
+		t.Errorf("two.txt on weave/far = %q", got)
+	}
+	big.waitLine(t, "task far.2: returned commit", func() string { return strings.Join(big.all, "\n") })
+	// Each award is an event of --json, naming the worker.
+	awarded := map[int]string{}
+	for _, ev := range events(t, out) {
+		if ev.Type == "work.awarded" {
+			awarded[ev.Task] = ev.WorkerName
+		}
+	}
+	if len(awarded) != 3 || awarded[2] != "big" {
+		t.Errorf("awards in --json: %v, want all three tasks, task 2 to big", awarded)
+	}
+}
+
+// TestRemoteClaimNotTrusted: a worker whose task passes its verify blocks
+// there returns a commit whose verify fails on the coordinator's landed
+// tree. The coordinator runs them itself: the task is not ticked, its work
+// not landed, and the plan pauses naming it.
+func TestRemoteClaimNotTrusted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	// The verify passes only where the worker's repository is.
+	repo := filepath.Join(t.TempDir(), "elsewhere-repo")
+	w := startWorkerAt(t, url, "liar", repo, "--labels", "gpu")
+	plan := "# Claim\n\n## TODOs\n\n" +
+		"- [ ] 1. Only there [needs: gpu]\n  ```sh\n  echo x > x.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in *elsewhere-repo*) true;; *) false;; esac\n  ```\n"
+	dir := workersRepo(t, map[string]string{"claim": plan}, nil)
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "claim", "--workers", "2", "--bus", url, "--retries", "0")
+	if code != exitPaused || !strings.Contains(errOut, "task 1") {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant a pause naming task 1", code, out, errOut)
+	}
+	if p := planOf(t, dir, "claim"); !strings.Contains(p, "- [ ] 1.") {
+		t.Errorf("plan:\n%s\nwant task 1 unticked", p)
+	}
+	if _, err := exec.Command("git", "-C", dir, "cat-file", "-e", "weave/claim:x.txt").CombinedOutput(); err == nil {
+		t.Error("x.txt landed on weave/claim although its verify failed there")
+	}
+	w.waitLine(t, "task claim.1: returned commit", func() string { return strings.Join(w.all, "\n") })
+}
+
+// TestWorkerRidesOutNATSRestart: nats-server restarts while a `weave
+// worker` runs a task's block; both sides reconnect, the worker's lease
+// holds, and the task's commit comes back once.
+func TestWorkerRidesOutNATSRestart(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	w := newCoordWorld(t, ns.URL(), 20*time.Second)
+	shared := t.TempDir()
+	plan := "# p\n\n## TODOs\n\n- [ ] 1. slow\n\n  ```sh\n" +
+		"  touch " + shared + "/started\n" +
+		"  while [ ! -f " + shared + "/release ]; do sleep 0.05; done\n" +
+		"  echo done > out.txt\n  ```\n"
+	wp := startWorker(t, ns.URL(), "steady")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	type out struct {
+		res workers.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := w.coord.Offer(ctx, w.offer(plan, 1))
+		done <- out{res, err}
+	}()
+	waitFile(t, filepath.Join(shared, "started"))
+	ns.Stop()
+	ns.Start()
+	if err := os.WriteFile(filepath.Join(shared, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o out
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		t.Fatalf("no result after the restart; worker said:\n%s", strings.Join(wp.all, "\n"))
+	}
+	if o.err != nil || o.res.Worker != "steady" {
+		t.Fatalf("Offer = %+v, %v", o.res, o.err)
+	}
+	if w.count("work.lost", "") != 0 || w.count("work.returned", "") != 1 {
+		t.Fatalf("events %+v", w.evs)
+	}
+	files, _ := w.repo.Git(ctx, "", "ls-tree", "--name-only", o.res.Commit)
+	if !strings.Contains(files, "out.txt") {
+		t.Fatalf("files of the commit: %q", files)
+	}
+}
+
+// workerAccounts is docs/workers-nats.md's account layout, with passwords.
+const workerAccounts = `accounts {
+  WEAVE {
+    jetstream: enabled
+    users [
+      { user: coordinator, password: "coord-pw-111"
+        permissions {
+          publish: ["weave.>", "$JS.API.>", "$KV.>", "$O.WEAVE_BUNDLES.>", "$JS.FC.>", "$JS.ACK.>", "_INBOX.>"]
+          subscribe: ["weave.>", "_INBOX.>"]
+        } }
+      { user: worker1, password: "worker-pw-222"
+        permissions {
+          publish: {
+            allow: ["weave.pub.open.*", "weave.req.open.*", "$JS.API.>", "$KV.WEAVE_SUBS.>", "$KV.WEAVE_WORKERS.worker1", "$O.WEAVE_BUNDLES.>", "$JS.FC.>", "$JS.ACK.>", "_INBOX.>"]
+            deny: ["$KV.WEAVE_LEASES.>"]
+          }
+          subscribe: ["weave.pub.open.*", "weave.req.open.*", "_INBOX.>"]
+        } }
+    ]
+  }
+}`
+
+// TestWorkerLeastPrivilege runs a task with the documented accounts: the
+// coordinator and the worker each as a user of their own, the worker
+// without the right to write a lease. The task comes back; the worker's
+// user trying to write a lease is refused by the server.
+func TestWorkerLeastPrivilege(t *testing.T) {
+	ns := bustest.StartNATSConfig(t, workerAccounts)
+	host := strings.TrimPrefix(ns.URL(), "nats://")
+	w := newCoordWorld(t, "nats://coordinator:coord-pw-111@"+host, 10*time.Second)
+	startWorker(t, "nats://worker1:worker-pw-222@"+host, "worker1")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := w.coord.Offer(ctx, w.offer(workerPlan, 1))
+	if err != nil || res.Worker != "worker1" {
+		t.Fatalf("Offer = %+v, %v", res, err)
+	}
+	// The worker's user forges a lease.
+	nc, err := nats.Connect("nats://worker1:worker-pw-222@"+host, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, workers.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer pcancel()
+	if _, err := kv.Put(pctx, "p.9", []byte(`{"worker":"worker1","award":"mine"}`)); err == nil {
+		t.Fatal("the worker's user wrote a lease")
+	}
+}

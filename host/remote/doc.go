@@ -1,0 +1,20 @@
+// Package remote makes the workers of a run coordinated over NATS
+// (`start-work --workers N --bus nats://...`): a Pool of run.Workers whose
+// Run offers its task through the contract net of bus/workers and returns
+// the commit of whichever worker won the award, fetched into the
+// coordinator's repository. The run's own local workers join the same
+// contract net as one bidder, so a task goes to the best fitting worker,
+// here or elsewhere.
+//
+// # What it guarantees
+//
+//   - A task's commit reaches the run only through bus/workers' checks
+//     (the lease's worker and award, the commit's base and trailers), and
+//     then only as a run.Outcome: the run lands it and runs its verify
+//     blocks on the landed tree as for any local task. Nothing a worker
+//     claims is taken as done.
+//   - A worker that goes silent loses its task, which is offered again;
+//     the run sees one Outcome per Run, never two.
+//   - The local workers run tasks exactly as without a bus: the pool hands
+//     each the run's own Assignment, blocks as started and all.
+package remote

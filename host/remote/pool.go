@@ -1,0 +1,175 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/internal/gitwork"
+)
+
+// Options tune a Pool; zero values take bus/workers' defaults.
+type Options struct {
+	// Lease is how long a worker may stay silent before it loses its task.
+	Lease time.Duration
+	// Window is how long a call for proposals collects bids.
+	Window time.Duration
+	// Labels are what the local workers offer (gpu, os=linux).
+	Labels []string
+	// Events hears of every award, renewal, loss and refusal.
+	Events func(workers.Event)
+	// Logger is the host log; nil discards.
+	Logger *slog.Logger
+}
+
+// Pool is the workers of a run coordinated over NATS.
+type Pool struct {
+	coord   *workers.Coordinator
+	local   *workers.Agent
+	store   *workers.Store
+	slots   []run.Worker
+	logger  *slog.Logger
+	pending sync.Map // attempt id -> run.Assignment, for the local bidder
+	free    chan run.Worker
+}
+
+// NewPool joins the run's coordinator to b as agent id and returns a pool
+// of len(local) workers. Each offers its task to every worker on the bus,
+// local ones included: local join as one bidder with a slot per local
+// worker. Close leaves the bus.
+func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string, local []run.Worker, o Options) (*Pool, error) {
+	if len(local) == 0 {
+		return nil, errors.New("a pool needs at least one worker slot")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pool{logger: o.Logger, free: make(chan run.Worker, len(local))}
+	events := func(e workers.Event) {
+		p.logger.Info("workers: "+e.Type, "task", e.Key, "award", e.Award, "worker", e.Worker, "detail", e.Detail)
+		if o.Events != nil {
+			o.Events(e)
+		}
+	}
+	js := b.JetStream()
+	var err error
+	if p.store, err = workers.OpenStore(ctx, js); err != nil {
+		return nil, err
+	}
+	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events}); err != nil {
+		return nil, err
+	}
+	for _, w := range local {
+		p.free <- w
+	}
+	info := workers.Info{Name: id + "-local", Labels: o.Labels, Slots: len(local)}
+	if p.local, err = workers.Join(ctx, b, js, repo, info, p.runLocal, workers.AgentOptions{Events: events}); err != nil {
+		_ = p.coord.Close()
+		return nil, err
+	}
+	for i := range local {
+		p.slots = append(p.slots, &netWorker{pool: p, name: "net" + strconv.Itoa(i+1)})
+	}
+	return p, nil
+}
+
+// Workers are the pool's slots, for the run.
+func (p *Pool) Workers() []run.Worker { return p.slots }
+
+// Close leaves the bus: the local bidder first, then the coordinator.
+func (p *Pool) Close() error {
+	return errors.Join(p.local.Close(), p.coord.Close())
+}
+
+// runLocal is the local bidder's Exec: a free local worker runs the run's
+// own assignment for the attempt.
+func (p *Pool) runLocal(ctx context.Context, _ *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
+	v, ok := p.pending.Load(a.AttemptID)
+	if !ok {
+		return "", fmt.Errorf("attempt %s of task %s is not this run's", a.AttemptID, a.Key())
+	}
+	var w run.Worker
+	select {
+	case w = <-p.free:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	defer func() { p.free <- w }()
+	out, err := w.Run(ctx, v.(run.Assignment), log)
+	if err != nil {
+		return "", err
+	}
+	return out.Commit, nil
+}
+
+// netWorker is one slot of the pool: its Run offers the task on the bus.
+type netWorker struct {
+	pool *Pool
+	name string
+}
+
+func (w *netWorker) Name() string { return w.name }
+
+// Run implements run.Worker.
+func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (run.Outcome, error) {
+	p := w.pool
+	p.pending.Store(a.AttemptID, a)
+	defer p.pending.Delete(a.AttemptID)
+	o := workers.Offer{
+		Run: a.Plan.Name, Task: a.Task.Ordinal(), Title: a.Task.Title,
+		Needs:   workers.Needs{Labels: a.Task.Needs, Category: a.Task.Category},
+		Plan:    string(a.Plan.Src),
+		Session: a.Session, Base: a.Base, Branch: a.Branch,
+		Attempt: a.Attempt, AttemptID: a.AttemptID,
+	}
+	res, err := p.coord.Offer(ctx, o)
+	if log, lerr := p.store.Get(context.WithoutCancel(ctx), "log-"+res.Award); lerr == nil && res.Award != "" {
+		_, _ = out.Write(log)
+	}
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	fmt.Fprintf(out, "ran on worker %s (award %s)\n", res.Worker, res.Award)
+	return run.Outcome{Commit: res.Commit}, nil
+}
+
+var _ run.Worker = (*netWorker)(nil)
+
+// IDToken makes s usable in an agent id: letters, digits, '-' and '_'
+// stay, anything else becomes '-'.
+func IDToken(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// RunEvent is the run event of a coordinator's event (work.awarded,
+// work.renewed, work.lost, work.refused, work.returned, work.nobid; its
+// detail as Reason); ok is false for the events of the local bidder's
+// side and for work.offered, which say nothing the run's own do not.
+func RunEvent(plan string, e workers.Event) (run.Event, bool) {
+	if !strings.HasPrefix(e.Type, "work.") || e.Type == "work.offered" {
+		return run.Event{}, false
+	}
+	ev := run.Event{Type: e.Type, Time: time.Now(), Plan: plan, WorkerName: e.Worker, Reason: e.Detail}
+	if _, n, ok := strings.Cut(e.Key, "."); ok {
+		ev.Task, _ = strconv.Atoi(n)
+	}
+	if e.Type == "work.returned" {
+		ev.Commit, ev.Reason = e.Detail, ""
+	}
+	return ev, true
+}

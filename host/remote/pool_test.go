@@ -1,0 +1,148 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/natsbus"
+	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/remote"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/plans"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func newRepo(t *testing.T, commit bool) *gitwork.Repo {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "config", "user.name", "T")
+	git(t, dir, "config", "user.email", "t@example.com")
+	if commit {
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, dir, "add", ".")
+		git(t, dir, "commit", "-q", "-m", "base")
+	}
+	r, err := gitwork.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newBus(t *testing.T, url string) *natsbus.Bus {
+	t.Helper()
+	b, err := natsbus.New(context.Background(), url, bus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// commitIn makes the task's one commit in a worktree of r named after tag.
+func commitIn(ctx context.Context, r *gitwork.Repo, tag, plan string, task int, base, attempt string) (string, error) {
+	dir := filepath.Join(r.Root, ".weave", "worktrees", tag)
+	if err := r.Worktree(ctx, dir, "wt-"+tag, base); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "by.txt"), []byte(tag+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return r.Commit(ctx, dir, "task", []gitwork.Trailer{{Key: gitwork.TrailerPlan, Value: plan},
+		{Key: gitwork.TrailerTask, Value: strconv.Itoa(task)}, {Key: gitwork.TrailerAttempt, Value: attempt}})
+}
+
+// localWorker is a run.Worker of the coordinator's own process.
+type localWorker struct {
+	repo *gitwork.Repo
+	got  atomic.Pointer[run.Assignment]
+}
+
+func (w *localWorker) Name() string { return "1" }
+
+func (w *localWorker) Run(ctx context.Context, a run.Assignment, _ io.Writer) (run.Outcome, error) {
+	w.got.Store(&a)
+	sha, err := commitIn(ctx, w.repo, "local-"+a.AttemptID, a.Plan.Name, a.Task.Ordinal(), a.Base, a.AttemptID)
+	return run.Outcome{Commit: sha}, err
+}
+
+const planSrc = "# p\n\n## TODOs\n\n- [ ] 1. Here\n  ```sh\n  true\n  ```\n- [ ] 2. Big [needs: gpu]\n  ```sh\n  true\n  ```\n"
+
+// TestPoolOffersToLocalAndRemote: a pool's slot hands a task the local
+// workers fit to them, with the run's very assignment, and a task needing
+// a GPU to the remote worker that has one; each commit lands on the
+// task's branch in the coordinator's repository.
+func TestPoolOffersToLocalAndRemote(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	local := &localWorker{repo: repo}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{local}, remote.Options{Window: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	rb := newBus(t, ns.URL())
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			return commitIn(ctx, r, "far-"+a.Award, a.Run, a.Task, a.Base, a.AttemptID)
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	slot := pool.Workers()[0]
+	for _, tc := range []struct {
+		task int
+		by   string
+	}{{1, "local-att1"}, {2, "far-"}} {
+		task, _ := p.ByOrdinal(tc.task)
+		a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: fmt.Sprintf("weave/p-task-%d", tc.task),
+			Attempt: 1, AttemptID: fmt.Sprintf("att%d", tc.task)}
+		var out strings.Builder
+		o, err := slot.Run(ctx, a, &out)
+		if err != nil {
+			t.Fatalf("task %d: %v", tc.task, err)
+		}
+		if got := git(t, repo.Root, "rev-parse", a.Branch); got != o.Commit {
+			t.Fatalf("task %d: branch at %s, outcome %s", tc.task, got, o.Commit)
+		}
+		if by := git(t, repo.Root, "show", o.Commit+":by.txt"); !strings.HasPrefix(by, tc.by) {
+			t.Fatalf("task %d ran on %q, want %s...", tc.task, by, tc.by)
+		}
+		if !strings.Contains(out.String(), "ran on worker") {
+			t.Fatalf("task %d output %q does not say where it ran", tc.task, out.String())
+		}
+	}
+	if a := local.got.Load(); a == nil || a.Plan != p || a.AttemptID != "att1" {
+		t.Fatalf("the local worker got %+v, want the run's own assignment of task 1", a)
+	}
+}
