@@ -87,6 +87,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.mcpServers(c.MCPServers)
 		case "permissions":
 			val = r.permissions(c.Permissions)
+		case "prices":
+			val = r.prices(c.Prices)
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {

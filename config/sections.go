@@ -20,6 +20,7 @@ type layerPart struct {
 	plugins    []PluginConfig
 	mcp        map[string]MCPServerConfig
 	perms      *PermissionsConfig
+	prices     map[string]map[string]any
 }
 
 // parseLayer validates one file's keys. It returns the scalar values by
@@ -50,6 +51,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.mcp = parseMCPServers(el, val)
 				case "permissions":
 					part.perms = parsePermissions(el, val)
+				case "prices":
+					part.prices = parseNamedFields(el, full, val, nil, priceFields)
 				default:
 					if v, ok := convertKey(el, k, val); ok {
 						scalars[full] = v
@@ -530,11 +533,12 @@ type sections struct {
 	plugins    []PluginConfig
 	mcp        map[string]MCPServerConfig
 	perms      PermissionsConfig
+	prices     map[string]map[string]any
 }
 
 func newSections() *sections {
 	return &sections{agents: map[string]map[string]any{}, categories: map[string]map[string]any{},
-		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}, mcp: map[string]MCPServerConfig{}}
+		custom: map[string]map[string]any{}, prices: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}, mcp: map[string]MCPServerConfig{}}
 }
 
 // merge lays part over what lower layers set: agent and category fields
@@ -556,6 +560,7 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 	mergeFields("agents", s.agents, part.agents)
 	mergeFields("categories", s.categories, part.categories)
 	mergeFields("custom_agents", s.custom, part.custom)
+	mergeFields("prices", s.prices, part.prices)
 	for _, event := range slices.Sorted(maps.Keys(part.hooks)) {
 		for _, hm := range part.hooks[event] {
 			src.set(fmt.Sprintf("hooks.%s[%d]", event, len(s.hooks[event])), l, origin)
@@ -631,6 +636,7 @@ func (s *sections) apply(c *Config) {
 		c.MCPServers = map[string]MCPServerConfig{}
 	}
 	c.Permissions = s.perms
+	applyPrices(c, s.prices)
 	c.Plugins = s.plugins
 	if c.Plugins == nil {
 		c.Plugins = []PluginConfig{}

@@ -308,6 +308,7 @@ func (ps *parseState) task(item *ast.ListItem, mark, start int) Task {
 	rest := strings.TrimSpace(ps.str[mark+2 : titleLineEnd])
 	t.Number, rest = splitNumber(rest)
 	t.Title, t.Category = splitTags(rest)
+	t.Budget = tagValue(rest, "budget")
 
 	var code [][2]int // byte ranges of code lines, skipped when reading fields
 	_ = ast.Walk(item, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -396,6 +397,19 @@ func splitTags(s string) (title, category string) {
 	}
 	b = append(b, s[last:]...)
 	return strings.TrimSpace(string(b)), category
+}
+
+// tagValue is the value of the first [key: value] tag in s, "" when none.
+func tagValue(s, key string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '[' {
+			continue
+		}
+		if k, v, _, ok := tagAt(s, i); ok && strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return ""
 }
 
 // tagAt parses a "[key: value]" tag starting at s[i] == '['.

@@ -64,6 +64,9 @@ type Task struct {
 	// Verification marks an item of the plan's Verification checklist: the
 	// final gate, checked after every other task (see Plan.Next).
 	Verification bool
+
+	// Budget is the raw text of a [budget: $N] tag ("" when none).
+	Budget string
 }
 
 // HasWork reports whether the task carries shell blocks that are not
