@@ -43,6 +43,9 @@ type State struct {
 	// without progress, and whether a person stopped them.
 	Continuation *Continuation `json:"continuation,omitempty"`
 	UpdatedAt    time.Time     `json:"updated_at"`
+	// Spending is what the plan's runs spent on models, and the budgets
+	// raised for it (spending.go).
+	Spending *Spending `json:"spending,omitempty"`
 }
 
 // Continuation is what the work-continuation hook counts for the active

@@ -216,6 +216,7 @@ stopped after an interruption or a crash.`,
 		newCmdDoctor(g, s),
 		newCmdTrust(g, s),
 		newCmdFakeModel(s),
+		newCmdBudget(g, s),
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)

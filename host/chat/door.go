@@ -15,6 +15,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
@@ -44,6 +45,9 @@ type Event struct {
 	Usage   *plugins.Usage `json:"usage,omitempty"`
 	// ContextWindow is the model's window, on model.usage.
 	ContextWindow int `json:"context_window,omitempty"`
+	// CostUSD is what the call cost in US dollars, on model.usage; absent
+	// when its model's price is unknown.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 	// Args shows a tool call's arguments briefly, on tool.start and
 	// tool.result; the result's size (bytes), whether it was denied or
 	// failed, and why, are on tool.result.
@@ -84,6 +88,10 @@ type Options struct {
 	// for (the MCP servers' it may use), added to each of its calls; nil:
 	// none.
 	Tools func(session, agent string) []plugins.ToolSpec
+	// Budget, when set, is told each call's worst case before it (and
+	// refuses the calls that could cross a budget) and its cost after;
+	// nil: calls are priced, never refused.
+	Budget *budget.Ledger
 }
 
 // Door is the model door: every model call of the host passes it. It
@@ -117,6 +125,8 @@ type Door struct {
 	models map[string]string
 	// extra gives the host's tools for an agent (Options.Tools); nil: none.
 	extra func(session, agent string) []plugins.ToolSpec
+	// price prices the calls (cost.go).
+	price pricing
 
 	mu        sync.Mutex
 	observers map[int]func(Event)
@@ -151,6 +161,8 @@ func New(o Options) *Door {
 		observers: map[int]func(Event){}, pending: map[string][]string{}, announced: map[string][]string{}, convs: map[[2]string]*conversation{}}
 	d.idle = sync.NewCond(&d.mu)
 	d.provider, d.err = model.Open(cfg.Model, o.Getenv)
+	d.price = newPricing(cfg)
+	d.provider = withBudget(d.provider, o.Budget, d.price)
 	d.window = cfg.Model.ContextWindow
 	if d.window <= 0 {
 		d.window = model.DefaultContextWindow(cfg.Model.Provider)
@@ -447,10 +459,14 @@ func (d *Door) answered(ctx context.Context, tn *turn, resp plugins.ChatResponse
 		tn.t.due = reasonRatio
 	}
 	d.mu.Unlock()
-	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp); err != nil {
+	var cost *float64
+	if c := d.price.cost(tn.req.Model, resp); !c.Unknown {
+		cost = &c.USD
+	}
+	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp, cost); err != nil {
 		d.logger.Warn("write the session transcript", "session", tn.session, "err", err)
 	}
-	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: d.window})
+	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: d.window, CostUSD: cost})
 	out, err := d.fire(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: tn.session, Agent: tn.agent, Time: time.Now(),
 		Message: resp.Message.Content, Data: map[string]any{"source": "assistant", "tokens_used": used, "context_window": d.window}})
 	if err != nil {
