@@ -7,11 +7,14 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/host/budget"
+	"github.com/weavehq/weave/host/chat"
+	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/price"
 	"github.com/weavehq/weave/plans"
 )
@@ -161,8 +164,10 @@ refused while a run is going (stop it first).`,
 					return usageErrorf("--task takes a task's number, as the plan numbers it")
 				}
 				r.Scope, r.Task = string(budget.ScopeTask), strconv.Itoa(task)
-			case sp.PausedBy != "":
+			case sp.PausedBy == string(budget.ScopeTask) && sp.PausedTask != "":
 				r.Scope, r.Task = sp.PausedBy, sp.PausedTask
+			case sp.PausedBy != "":
+				r.Scope = sp.PausedBy
 			default:
 				r.Scope = string(budget.ScopeRun)
 			}
@@ -199,4 +204,42 @@ func budgetOverride(flag string, overrides map[string]any) error {
 func budgetPaused(s *Streams, e *budget.Error) error {
 	fmt.Fprintf(s.ErrOut, "paused: %v\n%s\n", e, e.Hint())
 	return &exitError{code: exitPaused}
+}
+
+// activeSpending is the active plan's spending record in state.json; nil
+// when there is none.
+func activeSpending(project string, st run.ProjectStatus) *plans.Spending {
+	if st.Active == "" {
+		return nil
+	}
+	s, _, err := plans.ProjectStore(project).Read()
+	if err != nil || s == nil {
+		return nil
+	}
+	return s.Spending
+}
+
+// moneyLine says what the active plan cost and its budgets, for status:
+// "cost $0.0123; run $0.0100 of $5.00, task 3 $0.0050 of $0.0100"; "" when
+// there is nothing to say.
+func moneyLine(cost *chat.Cost, sp *plans.Spending) string {
+	var parts []string
+	if cost != nil {
+		parts = append(parts, "cost "+cost.String())
+	}
+	if sp != nil {
+		if l := sp.RunLimit(); l > 0 {
+			parts = append(parts, fmt.Sprintf("run %s of %s", price.Format(sp.RunUSD, true), price.Format(l, true)))
+		}
+		if l := sp.PlanLimit(); l > 0 {
+			parts = append(parts, fmt.Sprintf("plan %s of %s", price.Format(sp.PlanUSD, true), price.Format(l, true)))
+		}
+		for _, k := range slices.Sorted(maps.Keys(sp.TaskBudgets)) {
+			parts = append(parts, fmt.Sprintf("task %s %s of %s", k, price.Format(sp.TasksUSD[k], true), price.Format(sp.TaskLimit(k), true)))
+		}
+		if sp.UnpricedCalls > 0 {
+			parts = append(parts, fmt.Sprintf("%d call(s) of unknown price", sp.UnpricedCalls))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/host/chat"
+	"github.com/weavehq/weave/internal/price"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -85,10 +86,10 @@ func writeSessionList(s *Streams, list []chat.SessionSummary, now time.Time) err
 		return nil
 	}
 	w := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tAGENT\tSTARTED\tLAST ACTIVE\tMESSAGES\tTOKENS")
+	fmt.Fprintln(w, "ID\tAGENT\tSTARTED\tLAST ACTIVE\tMESSAGES\tTOKENS\tCOST")
 	for _, ss := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", ss.ID, ss.Agent, ss.Started.Local().Format("2006-01-02 15:04"),
-			ago(now, ss.LastActive), ss.Messages, count(ss.Total.Total()))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", ss.ID, ss.Agent, ss.Started.Local().Format("2006-01-02 15:04"),
+			ago(now, ss.LastActive), ss.Messages, count(ss.Total.Total()), ss.TotalCost)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -164,6 +165,7 @@ func readSessionTree(project, id string, depth int) (*sessionTree, error) {
 	}
 	for _, d := range t.Delegations {
 		t.Total.Add(d.Total)
+		t.TotalCost.Add(d.TotalCost)
 	}
 	return t, nil
 }
@@ -213,17 +215,18 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 	var rows []tokenRow
 	var walk func(t *sessionTree, indent string)
 	walk = func(t *sessionTree, indent string) {
-		rows = append(rows, tokenRow{indent + t.ID + " (" + t.Agent + ")", t.Tokens})
+		rows = append(rows, tokenRow{indent + t.ID + " (" + t.Agent + ")", t.Tokens, t.Cost})
 		for _, d := range t.Delegations {
 			walk(d, indent+"  ")
 		}
 	}
 	walk(t, "")
-	rows = append(rows, tokenRow{"total", t.Total})
+	rows = append(rows, tokenRow{"total", t.Total, t.TotalCost})
 	writeTokenTable(out, "SESSION", rows)
 	fmt.Fprintln(out)
 
 	byAgent := map[string]chat.Tokens{}
+	costByAgent := map[string]chat.Cost{}
 	var agentsSeen []string
 	var sum func(t *sessionTree)
 	sum = func(t *sessionTree) {
@@ -234,6 +237,9 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 			v := byAgent[a]
 			v.Add(u)
 			byAgent[a] = v
+			c := costByAgent[a]
+			c.Add(t.CostByAgent[a])
+			costByAgent[a] = c
 		}
 		for _, d := range t.Delegations {
 			sum(d)
@@ -243,7 +249,7 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 	sort.Strings(agentsSeen)
 	rows = rows[:0]
 	for _, a := range agentsSeen {
-		rows = append(rows, tokenRow{a, byAgent[a]})
+		rows = append(rows, tokenRow{a, byAgent[a], costByAgent[a]})
 	}
 	writeTokenTable(out, "AGENT", rows)
 	fmt.Fprintln(out)
@@ -253,6 +259,7 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 type tokenRow struct {
 	name string
 	t    chat.Tokens
+	cost chat.Cost
 }
 
 // writeTokenTable prints token rows: names to the left, numbers to the
@@ -262,9 +269,9 @@ func writeTokenTable(out io.Writer, head string, rows []tokenRow) {
 	for _, r := range rows {
 		width = max(width, cellWidth(r.name))
 	}
-	fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s\n", padRight(head, width), "IN", "OUT", "CACHE READ", "CACHE WRITE")
+	fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s  %10s\n", padRight(head, width), "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST")
 	for _, r := range rows {
-		fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s\n", padRight(r.name, width), count(r.t.Input), count(r.t.Output), count(r.t.CacheRead), count(r.t.CacheWrite))
+		fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s  %10s\n", padRight(r.name, width), count(r.t.Input), count(r.t.Output), count(r.t.CacheRead), count(r.t.CacheWrite), r.cost)
 	}
 }
 
@@ -282,6 +289,12 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 	tools := map[string]string{} // by call id
 	for _, line := range t.Lines {
 		m := line.Message
+		if line.Type == "usage" && line.Usage != nil {
+			// Each model call's cost, under the answer it paid for.
+			fmt.Fprintf(out, "%s  · %s (%s in, %s out, %s cache read, %s cache write%s)\n", indent, callCost(line),
+				count(line.Usage.InputTokens), count(line.Usage.OutputTokens), count(line.Usage.CacheReadTokens), count(line.Usage.CacheWriteTokens), modelNote(line.Model))
+			continue
+		}
 		if line.Type != "message" || m == nil {
 			continue
 		}
@@ -334,4 +347,19 @@ func errorLine(s string) string {
 		s = s[:i] + " …"
 	}
 	return clip(s, 200)
+}
+
+// callCost is what one model call cost, "?" when its price was unknown.
+func callCost(line chat.SessionLine) string {
+	if line.CostUSD == nil {
+		return "?"
+	}
+	return price.Format(*line.CostUSD, true)
+}
+
+func modelNote(model string) string {
+	if model == "" {
+		return ""
+	}
+	return ", " + model
 }

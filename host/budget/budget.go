@@ -51,7 +51,7 @@ func (e *Error) Error() string {
 	case ScopeTask:
 		what = "task " + e.Task + "'s"
 	}
-	return fmt.Sprintf("budget: %s budget of %s is spent: %s so far, and the next model call could cost up to %s (%s)",
+	return fmt.Sprintf("budget: the next model call could cross %s budget of %s: %s of it is spent, and the call could cost up to %s (%s)",
 		what, money(e.Limit), money(e.Spent), money(e.Need), e.Spending())
 }
 
@@ -260,7 +260,11 @@ func (l *Ledger) Spent() Spent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.spent
+	s.Run, s.Plan = price.Round(s.Run), price.Round(s.Plan)
 	s.Tasks = maps.Clone(l.spent.Tasks)
+	for k, v := range s.Tasks {
+		s.Tasks[k] = price.Round(v)
+	}
 	s.TasksUnknown = maps.Clone(l.spent.TasksUnknown)
 	return s
 }
@@ -270,7 +274,7 @@ func (l *Ledger) Spent() Spent {
 func (l *Ledger) TaskSpent(key string) (float64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.spent.Tasks[key], l.spent.TasksUnknown[key] == 0
+	return price.Round(l.spent.Tasks[key]), l.spent.TasksUnknown[key] == 0
 }
 
 // ParseAmount reads an amount of dollars as people write it: "5", "$5",

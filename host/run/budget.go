@@ -122,7 +122,10 @@ func (r *runner) overBudget(err error) *budget.Error {
 func (r *runner) budgetPause(p *plans.Plan, t plans.Task, e *budget.Error) error {
 	r.st.Withdraw(t)
 	sp := r.st.Spent()
-	sp.PausedBy, sp.PausedTask = string(e.Scope), e.TaskKey
+	sp.PausedBy, sp.PausedTask = string(e.Scope), ""
+	if e.Scope == budget.ScopeTask {
+		sp.PausedTask = e.TaskKey
+	}
 	return r.pauseErr(p, e.Error()+"; "+e.Hint())
 }
 

@@ -3,6 +3,7 @@ package price
 import (
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"strings"
 
@@ -47,7 +48,13 @@ func (p Price) Cost(u plugins.Usage, inputHoldsCache bool) (float64, bool) {
 		}
 		sum += perToken(part.n, part.price)
 	}
-	return sum, true
+	return Round(sum), true
+}
+
+// Round drops what float arithmetic adds below a billionth of a dollar
+// (0.6000000000000001), so that figures print as they were reckoned.
+func Round(usd float64) float64 {
+	return math.Round(usd*1e9) / 1e9
 }
 
 // Worst is the most a call of input tokens and an answer of at most
