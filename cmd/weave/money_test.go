@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weavehq/weave/host/model/modeltest"
+	"github.com/weavehq/weave/host/run"
 )
 
 // These tests run weave as a process against the fake model server with
@@ -421,5 +423,28 @@ func TestHostileModelCannotRaiseOrResetABudget(t *testing.T) {
 	code, _, errOut = runWeave(t, bin, dir, env, "start-work")
 	if code != exitPaused || len(srv.Requests()) != made {
 		t.Errorf("resume: exit %d, %d requests (had %d), want 3 and none: the tag edited during the run does not raise the budget\nstderr: %s", code, len(srv.Requests()), made, errOut)
+	}
+}
+
+func TestLiveViewShowsTheRunsCost(t *testing.T) {
+	now := time.Now()
+	m := liveModel{tail: 2, width: 80, now: func() time.Time { return now }}
+	m, _ = m.applyEvent(run.Event{Type: run.EventPlanStarted, Plan: "p", Total: 2})
+	if strings.Contains(m.View(), "$") {
+		t.Errorf("view = %q before any call, want no cost", m.View())
+	}
+	usd := 0.25
+	m, _ = m.applyEvent(run.Event{Type: run.EventModelUsage, Agent: "tapestry", CostUSD: &usd})
+	m, _ = m.applyEvent(run.Event{Type: run.EventModelUsage, Agent: "tapestry", CostUSD: &usd})
+	if v := m.View(); !strings.Contains(v, "$0.5000") {
+		t.Errorf("view = %q, want the run's $0.5000", v)
+	}
+	m, printed := m.applyEvent(run.Event{Type: run.EventTaskDone, Plan: "p", Task: 1, Title: "One", Completed: 1, Total: 2, CostUSD: &usd})
+	if !strings.Contains(printed, "$0.2500") {
+		t.Errorf("task done line = %q, want its cost", printed)
+	}
+	m, _ = m.applyEvent(run.Event{Type: run.EventModelUsage, Agent: "tapestry"})
+	if v := m.View(); !strings.Contains(v, "?") || strings.Contains(v, "$0.5000") {
+		t.Errorf("view = %q after a call of unknown price, want the cost unknown (?)", v)
 	}
 }
