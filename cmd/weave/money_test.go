@@ -448,3 +448,34 @@ func TestLiveViewShowsTheRunsCost(t *testing.T) {
 		t.Errorf("view = %q after a call of unknown price, want the cost unknown (?)", v)
 	}
 }
+
+// TestDefaultPriceOnTheAnthropicWire prices a call of a well-known model
+// from the defaults, Anthropic's cache reads and writes counted apart from
+// its input: 100,000 in ($0.30), 10,000 out ($0.15), 200,000 read from the
+// cache ($0.06), 20,000 written to it ($0.075).
+func TestDefaultPriceOnTheAnthropicWire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	dir := moneyProject(t, nil, "")
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "hello", Usage: &modeltest.Usage{Input: 100000, Output: 10000, CacheRead: 200000, CacheWrite: 20000}})
+	env := trustingEnv(t, []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(),
+		"WEAVE_MODEL_PROVIDER=anthropic", "WEAVE_MODEL_NAME=claude-sonnet-4-5-20250929", "WEAVE_MODEL_BASE_URL=" + srv.URL,
+		"ANTHROPIC_API_KEY=test-key", "WEAVE_MODEL_CONTEXT_WINDOW=1000000",
+	})
+	code, out, errOut := runWeave(t, bin, dir, env, "chat", "-p", "hi", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	var cost *float64
+	for _, ev := range events(t, out) {
+		if ev.Type == "model.usage" {
+			cost = ev.CostUSD
+		}
+	}
+	if !near(cost, 0.585) {
+		t.Errorf("model.usage cost_usd = %v, want 0.585\n%s", show(cost), out)
+	}
+}
