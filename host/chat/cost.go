@@ -29,6 +29,14 @@ func (c *Cost) Add(c2 Cost) {
 // String is the cost as people read it: "$0.0123", or "?".
 func (c Cost) String() string { return price.Format(c.USD, !c.Unknown) }
 
+// ptr is the dollars, or nil when unknown.
+func (c Cost) ptr() *float64 {
+	if c.Unknown {
+		return nil
+	}
+	return &c.USD
+}
+
 // MarshalJSON writes the dollars, or null when unknown.
 func (c Cost) MarshalJSON() ([]byte, error) {
 	if c.Unknown {

@@ -45,8 +45,8 @@ type Event struct {
 	Usage   *plugins.Usage `json:"usage,omitempty"`
 	// ContextWindow is the model's window, on model.usage.
 	ContextWindow int `json:"context_window,omitempty"`
-	// CostUSD is what the call cost in US dollars, on model.usage; absent
-	// when its model's price is unknown.
+	// CostUSD is what the call cost in US dollars, on model.usage and
+	// model.compacted; absent when its model's price is unknown.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 	// Args shows a tool call's arguments briefly, on tool.start and
 	// tool.result; the result's size (bytes), whether it was denied or
@@ -459,10 +459,7 @@ func (d *Door) answered(ctx context.Context, tn *turn, resp plugins.ChatResponse
 		tn.t.due = reasonRatio
 	}
 	d.mu.Unlock()
-	var cost *float64
-	if c := d.price.cost(tn.req.Model, resp); !c.Unknown {
-		cost = &c.USD
-	}
+	cost := d.price.cost(tn.req.Model, resp).ptr()
 	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp, cost); err != nil {
 		d.logger.Warn("write the session transcript", "session", tn.session, "err", err)
 	}
