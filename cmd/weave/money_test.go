@@ -479,3 +479,39 @@ func TestDefaultPriceOnTheAnthropicWire(t *testing.T) {
 		t.Errorf("model.usage cost_usd = %v, want 0.585\n%s", show(cost), out)
 	}
 }
+
+// TestSpendingSurvivesAKill: what a run spent is in state.json as soon as
+// each call is charged, so a run killed in the middle of a task (SIGKILL,
+// no save of its own) resumes with it, not with a fresh budget.
+func TestSpendingSurvivesAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	dir := moneyProject(t, map[string]string{"two": twoTasks}, fakePrices)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	srv := modeltest.NewServer(t,
+		paid(tool("write", `{"path":"one.txt","content":"one\n"}`)),
+		modeltest.Turn{Text: "Working on it and never done", Hold: hold},
+	)
+	cmd := weaveCmd(t, dir, moneyEnv(t, srv), "start-work", "two", "--budget", "1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(time.Minute)
+	for len(srv.Requests()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run made %d model requests in a minute, want 2", len(srv.Requests()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	st := stateOf(t, dir)
+	if st == nil || st.Spending == nil || math.Abs(st.Spending.RunUSD-0.2) > 1e-9 || math.Abs(st.Spending.TasksUSD["1"]-0.2) > 1e-9 || st.Spending.RunBudgetUSD != 1 {
+		t.Fatalf("state after the kill = %+v, want the $0.20 of the first call and the $1 budget on record", st)
+	}
+}

@@ -109,6 +109,8 @@ type Ledger struct {
 	inPlan    bool
 	task      *current
 	tripped   *Error
+	// charged, when set, is called after each charge, without the lock.
+	charged func()
 }
 
 // current is the task the run is on.
@@ -224,11 +226,27 @@ func (l *Ledger) tightest() Scope {
 	return ScopeRun
 }
 
+// OnCharge has f called after each charge (nil: nothing), so that the
+// figures can be kept on disk as they grow.
+func (l *Ledger) OnCharge(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.charged = f
+}
+
 // Charge records a call that cost usd (known: false when its price was
 // unknown, which is counted apart, never as zero).
 func (l *Ledger) Charge(usd float64, known bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.charge(usd, known)
+	f := l.charged
+	l.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+func (l *Ledger) charge(usd float64, known bool) {
 	if !known {
 		l.spent.Unknown++
 		if l.task != nil {

@@ -3,6 +3,8 @@ package run
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"sync"
 
 	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/plans"
@@ -15,11 +17,12 @@ import (
 // figures go to state.json with every save.
 
 // budgetStart restores the ledger from the state and sets the run's and
-// the plan's budgets, with the raises on record.
-func (r *runner) budgetStart(p *plans.Plan) {
+// the plan's budgets, with the raises on record; from then on each charge
+// is written to state.json at once, until the returned end is called.
+func (r *runner) budgetStart(p *plans.Plan) (end func()) {
 	l := r.o.Budget
 	if l == nil {
-		return
+		return func() {}
 	}
 	sp := r.st.Spending
 	var s budget.Spent
@@ -40,6 +43,69 @@ func (r *runner) budgetStart(p *plans.Plan) {
 	l.SetLimits(sp.RunLimit(), sp.PlanLimit())
 	sp.PausedBy, sp.PausedTask = "", ""
 	r.budgetTags(p)
+	r.money = &runMoney{plan: r.st.ActivePlan, saved: cloneSpending(sp)}
+	l.OnCharge(r.persistSpending)
+	return func() { l.OnCharge(nil) }
+}
+
+// runMoney is what keeps the figures on disk between the run's saves.
+type runMoney struct {
+	mu sync.Mutex
+	// plan is the active plan's path; saved the spending record as the
+	// run last saved it.
+	plan  string
+	saved *plans.Spending
+}
+
+// persistSpending writes the ledger's figures into state.json after a
+// charge, so that a run killed in the middle of a task does not lose what
+// it spent: the file as the run last saved it, its spending record as the
+// run holds it (never one read back from the file) with the new figures.
+// It runs in the model call's goroutine and touches nothing of the
+// runner's state but runMoney.
+func (r *runner) persistSpending() {
+	m := r.money
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, _, err := r.store.Read()
+	if err != nil || st == nil || st.ActivePlan != m.plan {
+		return
+	}
+	sp := cloneSpending(m.saved)
+	setFigures(sp, r.o.Budget.Spent())
+	st.Spending = sp
+	if err := r.store.Save(st); err != nil {
+		r.o.Logger.Warn("write what the run spent to state.json", "err", err)
+	}
+}
+
+// holdSpending syncs the figures into the state for a save and holds off
+// persistSpending until the returned release.
+func (r *runner) holdSpending() (release func()) {
+	r.syncSpending()
+	m := r.money
+	if m == nil {
+		return func() {}
+	}
+	m.mu.Lock()
+	m.saved = cloneSpending(r.st.Spending)
+	return m.mu.Unlock
+}
+
+func cloneSpending(sp *plans.Spending) *plans.Spending {
+	if sp == nil {
+		return &plans.Spending{}
+	}
+	c := *sp
+	c.TasksUSD = maps.Clone(sp.TasksUSD)
+	c.TaskBudgets = maps.Clone(sp.TaskBudgets)
+	c.Raises = slices.Clone(sp.Raises)
+	return &c
+}
+
+func setFigures(sp *plans.Spending, s budget.Spent) {
+	sp.RunUSD, sp.PlanUSD, sp.UnpricedCalls = s.Run, s.Plan, s.Unknown
+	sp.TasksUSD = s.Tasks
 }
 
 // budgetTask enters task t in the ledger with its budget: its [budget: $N]
@@ -134,10 +200,7 @@ func (r *runner) syncSpending() {
 	if r.o.Budget == nil || r.st == nil {
 		return
 	}
-	s := r.o.Budget.Spent()
-	sp := r.st.Spent()
-	sp.RunUSD, sp.PlanUSD, sp.UnpricedCalls = s.Run, s.Plan, s.Unknown
-	sp.TasksUSD = s.Tasks
+	setFigures(r.st.Spent(), r.o.Budget.Spent())
 }
 
 // taskCost is what task t cost, for task.done; nil when unknown.

@@ -201,6 +201,8 @@ type runner struct {
 	// resumes is the last session of the plan this run resumes, whose
 	// conversation the agent continues.
 	resumes string
+	// money keeps the spending on disk between saves (budget.go).
+	money *runMoney
 	// forModel holds what hooks said for the model (plan.task.done and
 	// plan.todos.done context): it goes with the agent's next prompt, never
 	// to the screen.
@@ -300,7 +302,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	r.st.Resume(r.session)
 	r.st.Warned = digest
-	r.budgetStart(p)
+	defer r.budgetStart(p)()
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed})
 	// What SessionStart hooks add (a Claude hook's additionalContext or
@@ -666,7 +668,7 @@ func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, *plans.Remov
 }
 
 func (r *runner) save() error {
-	r.syncSpending()
+	defer r.holdSpending()()
 	if err := r.store.Save(r.st); err != nil {
 		return fmt.Errorf("write work state: %w", err)
 	}
