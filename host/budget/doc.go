@@ -15,9 +15,11 @@
 // failed call only through the agent (its error crosses a plugin's
 // boundary as text), can tell a budget's pause from a failure.
 //
-// The figures live in memory; the run (host/run) copies them into
-// .weave/state.json, which only the host writes, and restores them on
-// resume (Restore), so that a resumed run does not get a fresh budget.
+// The figures live in memory; the run (host/run) writes them into
+// .weave/state.json, which only the host writes, after each charge
+// (OnCharge) and with each of its saves, and restores them on resume
+// (Restore), so that a resumed run, even one killed mid-task, does not get
+// a fresh budget.
 // Limits come from config (budget.*), flags (--budget), a task's
 // [budget: $N] tag, and the raises `weave budget raise` records in
 // state.json.
