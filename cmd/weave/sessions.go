@@ -20,11 +20,13 @@ import (
 func newCmdSessions(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List the conversations in .weave/sessions and show one with its token use",
+		Short: "List the conversations in .weave/sessions and show one with its token use and cost",
 		Long: `Every conversation with an agent (weave chat, a start-work run, each
 delegation) is a session, kept as .weave/sessions/<id>.jsonl: one line per
 message, tool call, tool result and model call's token use. A delegation
-runs in a child session that names its parent.`,
+runs in a child session that names its parent. Costs come from the price
+table (prices: in config over weave's defaults); a model without a known
+price shows its cost as ? (null in JSON), never as $0.`,
 		Example: `  weave sessions list
   weave sessions show chat-1a2b3c4d`,
 	}
@@ -177,7 +179,7 @@ func newCmdSessionsShow(g *globalOptions, s *Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show a session's conversation, its delegations, and its tokens per session and per agent",
+		Short: "Show a session's conversation, its delegations, and its tokens and cost per call, session and agent",
 		Example: `  weave sessions show chat-1a2b3c4d
   weave sessions show chat-1a2b3c4d --jq '.by_agent'`,
 		Args:              argsBetween(1, 1),
