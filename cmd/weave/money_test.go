@@ -390,7 +390,7 @@ func TestHostileModelCannotRaiseOrResetABudget(t *testing.T) {
 	forged := `{"schema_version":1,"active_plan":"` + filepath.Join(dir, ".weave", "plans", "tagged.md") + `","plan_name":"tagged","agent":"tapestry","spending":{"run_usd":0,"plan_usd":0,"tasks_usd":{"1":0},"task_budgets_usd":{"1":1000}}}`
 	raised := strings.Replace(plan, "[budget: $1]", "[budget: $1000]", 1)
 	args, _ := json.Marshal(map[string]string{"path": ".weave/state.json", "content": forged})
-	bash, _ := json.Marshal(map[string]string{"command": "printf '%s' '" + forged + "' > .weave/state.json; " + bin + " budget raise --task 1 1000; true"})
+	bash, _ := json.Marshal(map[string]string{"command": "printf '%s' '" + forged + "' > .weave/state.json; " + bin + " budget raise --task 1 1000; sed -i 's/budget: [$]1]/budget: $1000]/' .weave/plans/tagged.md; true"})
 	edit, _ := json.Marshal(map[string]string{"path": ".weave/plans/tagged.md", "content": raised})
 	srv := modeltest.NewServer(t,
 		paid(modeltest.Turn{ToolCalls: []modeltest.ToolCall{{Name: "write", Args: string(args)}}}),
@@ -418,7 +418,7 @@ func TestHostileModelCannotRaiseOrResetABudget(t *testing.T) {
 		t.Fatalf("state = %+v, want task 1's $1.00 spent of its $1 and no raise", st)
 	}
 	if !strings.Contains(readFile(t, filepath.Join(dir, ".weave", "plans", "tagged.md")), "[budget: $1000]") {
-		t.Log("the plan's tag was not rewritten; the resume below still checks the budget")
+		t.Fatal("the model's bash did not rewrite the plan's tag; the resume below would not test its hold")
 	}
 	code, _, errOut = runWeave(t, bin, dir, env, "start-work")
 	if code != exitPaused || len(srv.Requests()) != made {
