@@ -246,6 +246,11 @@ func TestRunBudgetPausesMidTaskAndRaiseResumes(t *testing.T) {
 		t.Errorf("status --json = %s (%v), want cost_usd 0.2 and spending.run_usd 0.2", status.out, err)
 	}
 
+	status = runBinary(t, bin, []string{"WEAVE_TRUST=1"}, "", "--dir", dir, "status")
+	if !strings.Contains(status.err, "two: cost $0.2000; run $0.2000 of $0.2500") {
+		t.Errorf("status (piped) stderr = %q, want the active plan's cost and run budget", status.err)
+	}
+
 	// A resumed run keeps its budget and what it spent: it pauses at once.
 	code, _, errOut = runWeave(t, bin, dir, env, "start-work")
 	if code != exitPaused || len(srv.Requests()) != 1 {

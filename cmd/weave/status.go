@@ -113,8 +113,14 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 		}{st, info, tokens, cost, spending})
 	}
 	writeStatus(opts.Streams, st, tokens)
-	if line := moneyLine(cost, spending); line != "" && opts.Streams.Terminal {
-		fmt.Fprintf(opts.Streams.Out, "    %s\n", opts.Streams.palette().dim.Render(line))
+	if line := moneyLine(cost, spending); line != "" {
+		// Piped, standard output keeps its one line per plan; what the
+		// active plan cost goes to standard error, as the loop's state does.
+		if opts.Streams.Terminal {
+			fmt.Fprintf(opts.Streams.Out, "    %s\n", opts.Streams.palette().dim.Render(line))
+		} else {
+			fmt.Fprintf(opts.Streams.ErrOut, "%s: %s\n", st.Active, line)
+		}
 	}
 	// Piped, standard output holds only the plans' tab-separated lines;
 	// the loop's state is for the person, on standard error.
