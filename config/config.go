@@ -55,6 +55,10 @@ type Config struct {
 	// Permissions are the allow, ask and deny rules in Claude Code's
 	// syntax; every layer's lists add up.
 	Permissions PermissionsConfig `mapstructure:"-"`
+	// Prices override or add models' prices, by model name.
+	Prices map[string]PriceConfig `mapstructure:"-"`
+	// Budget holds the budgets that pause a run.
+	Budget BudgetConfig `mapstructure:"budget"`
 }
 
 // SandboxConfig governs the sandbox the bash tool runs in (docs/sandbox.md).

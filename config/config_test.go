@@ -69,6 +69,7 @@ func TestDefaults(t *testing.T) {
 		Models:           map[string]ModelConfig{},
 		Plugins:          []PluginConfig{},
 		MCPServers:       map[string]MCPServerConfig{},
+		Prices:           map[string]PriceConfig{},
 		Plugin:           PluginHostConfig{StartTimeout: 10 * time.Second, MaxRestarts: 5, CallTimeout: time.Minute},
 		Hooks:            map[string][]HookMatcher{},
 		DisabledHooks:    []string{},
@@ -129,7 +130,7 @@ func TestKeysMatchConfig(t *testing.T) {
 		}
 		covered[k.Name] = true
 	}
-	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers", "Permissions": "permissions", "Models": "models"}
+	sections := map[string]string{"Agents": "agents", "Categories": "categories", "CustomAgents": "custom_agents", "Plugins": "plugins", "Hooks": "hooks", "MCPServers": "mcp_servers", "Permissions": "permissions", "Models": "models", "Prices": "prices"}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
 		for i := range typ.NumField() {
@@ -409,3 +410,26 @@ func TestSyntaxErrors(t *testing.T) {
 func mkdir(d string) error { return os.MkdirAll(d, 0o755) }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+func TestPricesAndBudget(t *testing.T) {
+	e := newEnv(t)
+	write(t, e.projectFile("config.yaml"), "prices:\n  my-model:\n    input: 1.5\n    output: 6\n  gpt-4.1:\n    output: 9\nbudget:\n  run: 5\n  task: 0.5\n")
+	c, _ := mustLoad(t, e.opts())
+	p := c.Prices["my-model"]
+	if p.Input == nil || *p.Input != 1.5 || p.Output == nil || *p.Output != 6 || p.CacheRead != nil {
+		t.Errorf("prices.my-model = %+v, want input 1.5, output 6, no cache prices", p)
+	}
+	if o := c.Prices["gpt-4.1"]; o.Input != nil || o.Output == nil || *o.Output != 9 {
+		t.Errorf("prices.gpt-4.1 = %+v, want output 9 only", o)
+	}
+	if c.Budget != (BudgetConfig{Run: 5, Task: 0.5}) {
+		t.Errorf("budget = %+v, want run 5, task 0.5", c.Budget)
+	}
+	write(t, e.projectFile("config.yaml"), "prices:\n  m:\n    input: -1\n    outptu: 2\nbudget:\n  run: -3\n")
+	_, _, err := Load(e.opts())
+	for _, want := range []string{"prices.m.input", "prices.m.outptu", "budget.run"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(bad prices and budget) = %v, want an error naming %s", err, want)
+		}
+	}
+}

@@ -257,6 +257,23 @@ func keyTable() []Key {
 			Doc: "Most tokens one answer may have; 0 means the provider's default (8192 for anthropic). A streamed answer past it is stopped with an error, as is one past 4 MiB whatever this says."},
 		{Name: "model.context_window", Kind: KindInt, Default: 0, check: minInt(0),
 			Doc: "Model context window in tokens; 0 means the provider's default."},
+		{Name: "prices", Kind: KindMap, Default: map[string]PriceConfig{},
+			Doc: "Models' prices in US dollars per million tokens, by model name (as model.name or the answer names it): input, output, cache_read, cache_write. They override weave's defaults for the well-known OpenAI, Anthropic and Gemini models (a field left out keeps the default's) and price models it does not know; a model without a price shows its cost as unknown (?), and a budget refuses to call it.",
+			Example: `prices:
+  claude-sonnet-4-5:
+    input: 3
+    output: 15
+    cache_read: 0.3
+    cache_write: 3.75
+  qwen3:                # a local model: free
+    input: 0
+    output: 0`},
+		{Name: "budget.run", Kind: KindFloat, Default: 0.0, check: dollars,
+			Doc: "Most one run may spend on models, in US dollars, resumes included (start-work --budget and chat --budget set it too); 0 means no budget. Each model call is checked before it is made, its max_tokens priced as output: one that could cross the budget is not made, and the run pauses (exit 3) until `weave budget raise` or a higher --budget."},
+		{Name: "budget.plan", Kind: KindFloat, Default: 0.0, check: dollars,
+			Doc: "Most a plan's tasks may spend on models, in US dollars, across its runs (kept in .weave/state.json); 0 means no budget."},
+		{Name: "budget.task", Kind: KindFloat, Default: 0.0, check: dollars,
+			Doc: "Most one task may spend on models, in US dollars, unless its line has its own [budget: $N] tag; 0 means no budget."},
 		{Name: "model.timeout", Kind: KindDuration, Default: 5 * time.Minute, check: minDuration(0),
 			Doc: "Longest one model call may take; 0 means no limit."},
 		{Name: "model.reasoning_effort", Kind: KindString, Default: "", check: reasoningEffort,

@@ -89,6 +89,8 @@ func (r renderer) tree(c *Config) (*yaml.Node, error) {
 			val = r.models(c.Models)
 		case "permissions":
 			val = r.permissions(c.Permissions)
+		case "prices":
+			val = r.prices(c.Prices)
 		default:
 			v, err := fieldByKey(c, k.Name)
 			if err != nil {
@@ -339,7 +341,13 @@ func scalarNode(v any) *yaml.Node {
 	case int:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(t)}
 	case float64:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(t, 'g', -1, 64)}
+		// A whole number is written 5.0, which reads back as a float
+		// without a !!float tag in sight.
+		s := strconv.FormatFloat(t, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eEnN") {
+			s += ".0"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: s}
 	case bool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(t)}
 	case time.Duration:

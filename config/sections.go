@@ -21,6 +21,7 @@ type layerPart struct {
 	mcp        map[string]MCPServerConfig
 	perms      *PermissionsConfig
 	models     map[string]map[string]any
+	prices     map[string]map[string]any
 }
 
 // parseLayer validates one file's keys. It returns the scalar values by
@@ -53,6 +54,8 @@ func parseLayer(el *errorList, byName map[string]Key, raw map[string]any) (map[s
 					part.models = parseModels(el, val)
 				case "permissions":
 					part.perms = parsePermissions(el, val)
+				case "prices":
+					part.prices = parseNamedFields(el, full, val, nil, priceFields)
 				default:
 					if v, ok := convertKey(el, k, val); ok {
 						scalars[full] = v
@@ -537,12 +540,13 @@ type sections struct {
 	mcp        map[string]MCPServerConfig
 	perms      PermissionsConfig
 	models     map[string]map[string]any
+	prices     map[string]map[string]any
 }
 
 func newSections() *sections {
 	return &sections{agents: map[string]map[string]any{}, categories: map[string]map[string]any{},
 		custom: map[string]map[string]any{}, hooks: map[string][]HookMatcher{}, mcp: map[string]MCPServerConfig{},
-		models: map[string]map[string]any{}}
+		models: map[string]map[string]any{}, prices: map[string]map[string]any{}}
 }
 
 // merge lays part over what lower layers set: agent and category fields
@@ -564,6 +568,7 @@ func (s *sections) merge(part *layerPart, l Layer, origin string, src *Sources) 
 	mergeFields("agents", s.agents, part.agents)
 	mergeFields("categories", s.categories, part.categories)
 	mergeFields("custom_agents", s.custom, part.custom)
+	mergeFields("prices", s.prices, part.prices)
 	for _, event := range slices.Sorted(maps.Keys(part.hooks)) {
 		for _, hm := range part.hooks[event] {
 			src.set(fmt.Sprintf("hooks.%s[%d]", event, len(s.hooks[event])), l, origin)
@@ -644,6 +649,7 @@ func (s *sections) apply(c *Config) {
 	}
 	c.Permissions = s.perms
 	c.Models = applyModels(s.models)
+	applyPrices(c, s.prices)
 	c.Plugins = s.plugins
 	if c.Plugins == nil {
 		c.Plugins = []PluginConfig{}

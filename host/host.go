@@ -19,6 +19,7 @@ import (
 	"github.com/weavehq/weave/bus/workers"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/host/chat"
 	"github.com/weavehq/weave/host/mcp"
@@ -52,6 +53,8 @@ type Host struct {
 	pipeline *hooks.Pipeline
 	tools    *tools.Tools
 	model    *chat.Door
+	// budget keeps what the models cost against the budgets (money.go).
+	budget *budget.Ledger
 	// guide is what files tell the agents (instructions.go).
 	guide guidance
 	mcp   *mcp.Manager
@@ -218,8 +221,9 @@ func Open(ctx context.Context, project string, cfg *config.Config, opts ...Optio
 	if h.mcp != nil {
 		extra = mcpTools(h.mcp, h.gate)
 	}
+	h.budget = budget.New(cfg.Budget.Run)
 	h.model = chat.New(chat.Options{Project: project, Config: cfg, Pipeline: h.pipeline, Bus: h.bus, Logger: o.logger, Getenv: o.getenv,
-		Plans: h.planSnapshot, System: h.systemFor, Tools: extra})
+		Plans: h.planSnapshot, System: h.systemFor, Tools: extra, Budget: h.budget})
 	if o.askBus {
 		o.asker = busface.Asker{Bus: h.bus, Timeout: o.askTimeout}
 	}
@@ -323,6 +327,8 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 				observe(run.Event{Type: run.EventModelDelta, Time: time.Now(), Agent: ev.Agent, Output: ev.Text})
 			case chat.ModelToolCall:
 				observe(run.Event{Type: run.EventModelToolCall, Time: time.Now(), Agent: ev.Agent, Tool: ev.Tool})
+			case chat.ModelUsage:
+				observe(run.Event{Type: run.EventModelUsage, Time: time.Now(), Agent: ev.Agent, Usage: ev.Usage, CostUSD: ev.CostUSD})
 			case chat.ModelRetry:
 				// The text streamed before is void; the view says why.
 				observe(run.Event{Type: run.EventWarning, Time: time.Now(), Agent: ev.Agent, Reason: ev.Agent + ": " + ev.Error})
@@ -365,6 +371,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		Halted:  h.guardDown.err,
 		Verbose: h.verbose,
 		Skip:    h.skip,
+		Budget:  h.budget,
 		History: func(_ context.Context, session, agent string) ([]plugins.ChatMessage, error) {
 			return h.model.History(session, agent)
 		},

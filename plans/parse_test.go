@@ -460,3 +460,19 @@ func TestParseItemRangeWithHTML(t *testing.T) {
 		t.Errorf("src[Start:End] = %q, want %q", got, want)
 	}
 }
+
+func TestBudgetTag(t *testing.T) {
+	p := Parse([]byte("# P\n\n## TODOs\n\n- [ ] 1. Port the parser [budget: $2] [category: backend]\n- [ ] 2. No budget\n- [ ] 3. Odd [Budget:  1.50 ]\n"))
+	want := []struct{ title, budget string }{{"Port the parser", "$2"}, {"No budget", ""}, {"Odd", "1.50"}}
+	if len(p.Tasks) != len(want) {
+		t.Fatalf("%d tasks, want %d", len(p.Tasks), len(want))
+	}
+	for i, w := range want {
+		if got := p.Tasks[i]; got.Title != w.title || got.Budget != w.budget {
+			t.Errorf("task %d = %q budget %q, want %q budget %q", i+1, got.Title, got.Budget, w.title, w.budget)
+		}
+	}
+	if p.Tasks[0].Category != "backend" {
+		t.Errorf("category = %q, want backend beside the budget", p.Tasks[0].Category)
+	}
+}

@@ -49,6 +49,9 @@ type State struct {
 	// run of one task at a time keeps InFlight instead.
 	Running   map[string]*Running `json:"running,omitempty"`
 	UpdatedAt time.Time           `json:"updated_at"`
+	// Spending is what the plan's runs spent on models, and the budgets
+	// raised for it (spending.go).
+	Spending *Spending `json:"spending,omitempty"`
 }
 
 // Integration is a run's integration branch: where its tasks land.

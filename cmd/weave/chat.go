@@ -42,6 +42,8 @@ type chatOptions struct {
 	interactive bool
 	// Ask says who answers permission questions.
 	Ask askOptions
+	// Budget is --budget: what the chat may spend, as written.
+	Budget string
 }
 
 // resumeLatest is --resume given without an id.
@@ -76,7 +78,8 @@ Ctrl-D ends the chat. The session is saved in .weave/sessions/ either way and
 
 With -p, or a prompt piped on stdin, the agent answers once and weave exits.
 
-Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
+Exit codes: 0 answered, 1 the agent or the model failed, 2 usage, 3 the
+--budget would be crossed.`,
 		Example: `  weave chat
   weave chat -p "what does this project test with?"
   git diff | weave chat -p "review this diff"
@@ -122,6 +125,7 @@ Exit codes: 0 answered, 1 the agent or the model failed, 2 usage.`,
 	_ = cmd.RegisterFlagCompletionFunc("resume", completeSessionIDs(g))
 	addAskFlags(cmd, &opts.Ask)
 	cmd.Flags().BoolVar(&g.TrustNow, "trust", false, "trust the project config as it is (shown on stderr) for this run and the next, as `weave trust --yes` does")
+	cmd.Flags().StringVar(&opts.Budget, "budget", "", "most the chat may spend on models, in US dollars ($5, 2.50; budget.run): a model call that could cross it is not made, and weave exits 3")
 	cmd.Flags().StringVar(&opts.Bus, "bus", "", "join a bus: ws://HOST:PORT (a `weave bus serve`) or nats://HOST:PORT; the model events go to model:<session> there and the agents answer delegation there (default: no bus)")
 	return cmd
 }
@@ -200,7 +204,11 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := opts.loadConfig(project, nil)
+	overrides := map[string]any{}
+	if err := budgetOverride(opts.Budget, overrides); err != nil {
+		return err
+	}
+	cfg, _, err := opts.loadConfig(project, overrides)
 	if err != nil {
 		return err
 	}
@@ -314,6 +322,10 @@ func chatRun(ctx context.Context, opts *chatOptions) error {
 	stop()
 	if err == nil && resp.Error != "" {
 		err = errors.New(resp.Error)
+	}
+	if be := h.Budget().Tripped(); be != nil && err != nil {
+		_ = tr.finish(resp.Output, be)
+		return budgetPaused(opts.Streams, be)
 	}
 	return tr.finish(resp.Output, err)
 }

@@ -218,6 +218,7 @@ stopped after an interruption or a crash.`,
 		newCmdFakeModel(s),
 		newCmdWorker(g, s),
 		newCmdWorkers(g, s),
+		newCmdBudget(g, s),
 	)
 	addCobraExamples(root)
 	refuseUnknownSubcommands(root)

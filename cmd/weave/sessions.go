@@ -13,17 +13,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/host/chat"
+	"github.com/weavehq/weave/internal/price"
 	"github.com/weavehq/weave/plugins"
 )
 
 func newCmdSessions(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List the conversations in .weave/sessions and show one with its token use",
+		Short: "List the conversations in .weave/sessions and show one with its token use and cost",
 		Long: `Every conversation with an agent (weave chat, a start-work run, each
 delegation) is a session, kept as .weave/sessions/<id>.jsonl: one line per
 message, tool call, tool result and model call's token use. A delegation
-runs in a child session that names its parent.`,
+runs in a child session that names its parent. Costs come from the price
+table (prices: in config over weave's defaults); a model without a known
+price shows its cost as ? (null in JSON), never as $0.`,
 		Example: `  weave sessions list
   weave sessions show chat-1a2b3c4d`,
 	}
@@ -85,10 +88,10 @@ func writeSessionList(s *Streams, list []chat.SessionSummary, now time.Time) err
 		return nil
 	}
 	w := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tAGENT\tSTARTED\tLAST ACTIVE\tMESSAGES\tTOKENS")
+	fmt.Fprintln(w, "ID\tAGENT\tSTARTED\tLAST ACTIVE\tMESSAGES\tTOKENS\tCOST")
 	for _, ss := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", ss.ID, ss.Agent, ss.Started.Local().Format("2006-01-02 15:04"),
-			ago(now, ss.LastActive), ss.Messages, count(ss.Total.Total()))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", ss.ID, ss.Agent, ss.Started.Local().Format("2006-01-02 15:04"),
+			ago(now, ss.LastActive), ss.Messages, count(ss.Total.Total()), ss.TotalCost)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -164,6 +167,7 @@ func readSessionTree(project, id string, depth int) (*sessionTree, error) {
 	}
 	for _, d := range t.Delegations {
 		t.Total.Add(d.Total)
+		t.TotalCost.Add(d.TotalCost)
 	}
 	return t, nil
 }
@@ -175,7 +179,7 @@ func newCmdSessionsShow(g *globalOptions, s *Streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show a session's conversation, its delegations, and its tokens per session and per agent",
+		Short: "Show a session's conversation, its delegations, and its tokens and cost per call, session and agent",
 		Example: `  weave sessions show chat-1a2b3c4d
   weave sessions show chat-1a2b3c4d --jq '.by_agent'`,
 		Args:              argsBetween(1, 1),
@@ -213,17 +217,18 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 	var rows []tokenRow
 	var walk func(t *sessionTree, indent string)
 	walk = func(t *sessionTree, indent string) {
-		rows = append(rows, tokenRow{indent + t.ID + " (" + t.Agent + ")", t.Tokens})
+		rows = append(rows, tokenRow{indent + t.ID + " (" + t.Agent + ")", t.Tokens, t.Cost})
 		for _, d := range t.Delegations {
 			walk(d, indent+"  ")
 		}
 	}
 	walk(t, "")
-	rows = append(rows, tokenRow{"total", t.Total})
+	rows = append(rows, tokenRow{"total", t.Total, t.TotalCost})
 	writeTokenTable(out, "SESSION", rows)
 	fmt.Fprintln(out)
 
 	byAgent := map[string]chat.Tokens{}
+	costByAgent := map[string]chat.Cost{}
 	var agentsSeen []string
 	var sum func(t *sessionTree)
 	sum = func(t *sessionTree) {
@@ -234,6 +239,9 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 			v := byAgent[a]
 			v.Add(u)
 			byAgent[a] = v
+			c := costByAgent[a]
+			c.Add(t.CostByAgent[a])
+			costByAgent[a] = c
 		}
 		for _, d := range t.Delegations {
 			sum(d)
@@ -243,7 +251,7 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 	sort.Strings(agentsSeen)
 	rows = rows[:0]
 	for _, a := range agentsSeen {
-		rows = append(rows, tokenRow{a, byAgent[a]})
+		rows = append(rows, tokenRow{a, byAgent[a], costByAgent[a]})
 	}
 	writeTokenTable(out, "AGENT", rows)
 	fmt.Fprintln(out)
@@ -253,6 +261,7 @@ func writeSessionShow(s *Streams, t *sessionTree) {
 type tokenRow struct {
 	name string
 	t    chat.Tokens
+	cost chat.Cost
 }
 
 // writeTokenTable prints token rows: names to the left, numbers to the
@@ -262,9 +271,9 @@ func writeTokenTable(out io.Writer, head string, rows []tokenRow) {
 	for _, r := range rows {
 		width = max(width, cellWidth(r.name))
 	}
-	fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s\n", padRight(head, width), "IN", "OUT", "CACHE READ", "CACHE WRITE")
+	fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s  %10s\n", padRight(head, width), "IN", "OUT", "CACHE READ", "CACHE WRITE", "COST")
 	for _, r := range rows {
-		fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s\n", padRight(r.name, width), count(r.t.Input), count(r.t.Output), count(r.t.CacheRead), count(r.t.CacheWrite))
+		fmt.Fprintf(out, "%s  %12s  %10s  %12s  %12s  %10s\n", padRight(r.name, width), count(r.t.Input), count(r.t.Output), count(r.t.CacheRead), count(r.t.CacheWrite), r.cost)
 	}
 }
 
@@ -286,6 +295,12 @@ func writeConversation(out io.Writer, t *sessionTree, indent string) {
 			continue
 		}
 		m := line.Message
+		if line.Type == "usage" && line.Usage != nil {
+			// Each model call's cost, under the answer it paid for.
+			fmt.Fprintf(out, "%s  · %s (%s in, %s out, %s cache read, %s cache write%s)\n", indent, callCost(line),
+				count(line.Usage.InputTokens), count(line.Usage.OutputTokens), count(line.Usage.CacheReadTokens), count(line.Usage.CacheWriteTokens), modelNote(line.Model))
+			continue
+		}
 		if line.Type != "message" || m == nil {
 			continue
 		}
@@ -338,4 +353,19 @@ func errorLine(s string) string {
 		s = s[:i] + " …"
 	}
 	return clip(s, 200)
+}
+
+// callCost is what one model call cost, "?" when its price was unknown.
+func callCost(line chat.SessionLine) string {
+	if line.CostUSD == nil {
+		return "?"
+	}
+	return price.Format(*line.CostUSD, true)
+}
+
+func modelNote(model string) string {
+	if model == "" {
+		return ""
+	}
+	return ", " + model
 }

@@ -16,12 +16,13 @@ func statusSlash() slashCommand {
 			if err != nil {
 				return err
 			}
-			t, err := chat.SessionTokens(c.project, []string{c.session})
+			t, cost, err := chat.SessionUse(c.project, []string{c.session})
 			if err != nil {
 				return err
 			}
-			writeStatus(c.streams, st, activePlanTokens(c.project, st))
-			fmt.Fprintf(c.streams.Out, "session %s: %s\n", c.session, tokenLine(t))
+			tokens, _ := activePlanUse(c.project, st)
+			writeStatus(c.streams, st, tokens)
+			fmt.Fprintf(c.streams.Out, "session %s: %s, cost %s\n", c.session, tokenLine(t), cost)
 			return nil
 		}}
 }

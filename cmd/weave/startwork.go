@@ -31,6 +31,8 @@ type startWorkOptions struct {
 	Overrides map[string]any
 	// Ask says who answers permission questions (no one, or the bus).
 	Ask askOptions
+	// Budget is --budget: the run's budget in dollars, as written.
+	Budget string
 }
 
 func newCmdStartWork(g *globalOptions, s *Streams, runF func(context.Context, *startWorkOptions) error) *cobra.Command {
@@ -69,6 +71,12 @@ uncommitted changes to the files the plan touches.
 With review.on_complete set, Weft and Warp then review the plan's work; the
 plan stays complete, but the run exits 1 unless both approve.
 
+With --budget (or budget.run, budget.plan, budget.task, a [budget: $N] tag
+on a task's line), each model call is checked first with its worst case (its
+max_tokens priced as output): one that could cross a budget is not made, the
+tool call before it having finished, and the run pauses with what was spent
+on what; ` + "`weave budget raise`" + ` or a higher --budget resumes it.
+
 Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 		Example: `  weave start-work                 # resume, or the only incomplete plan
   weave start-work hello-weave
@@ -86,6 +94,9 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 				"workers":       "run.workers",
 				"infer-deps":    "run.infer_deps",
 			})
+			if err := budgetOverride(opts.Budget, opts.Overrides); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -102,6 +113,7 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 	cmd.Flags().Duration("block-timeout", 0, "bound on one shell block, 0 for none (runbook.block_timeout)")
 	cmd.Flags().Int("workers", 1, "tasks run at once, 1 to 64, each in a git worktree of its own, landing on branch weave/<plan> only after its verify blocks pass there (run.workers)")
 	cmd.Flags().Bool("infer-deps", false, "in a plan that names no dependency, treat tasks whose **Files** are disjoint as independent (run.infer_deps)")
+	cmd.Flags().StringVar(&opts.Budget, "budget", "", "most the run may spend on models, in US dollars ($5, 2.50; budget.run): a model call that could cross it pauses the run (exit 3); a higher one resumes a run its budget paused")
 	cmd.Flags().Bool("jwz", false, "also append the run's loop events to the project's jwz store, .jwz/messages.jsonl, for idle and `jwz read` (loop.jwz)")
 	return cmd
 }
@@ -140,6 +152,9 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if be := h.Budget().Tripped(); be != nil && res.Status == run.StatusPaused {
+		return budgetPaused(opts.Streams, be)
 	}
 	return reportRun(opts, res)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/trust"
+	"github.com/weavehq/weave/plans"
 )
 
 type statusOptions struct {
@@ -91,7 +92,8 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 			err = &exitError{code: exitFailed, err: fmt.Errorf("the configuration is broken, so runs cannot start: %w", cerr)}
 		}
 	}()
-	tokens := activePlanTokens(project, st)
+	tokens, cost := activePlanUse(project, st)
+	spending := activeSpending(project, st)
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Streams.Out)
 		// Watching prints one object per line, for jq and line readers.
@@ -104,9 +106,22 @@ func printStatus(ctx context.Context, opts *statusOptions, project string) (err 
 			// Tokens is the active plan's use, its sessions' and their
 			// delegations'.
 			Tokens *chat.Tokens `json:"tokens,omitempty"`
-		}{st, info, tokens})
+			// Cost is what those tokens cost, null when a model's price is
+			// unknown; Spending the budgets' record in state.json.
+			Cost     *chat.Cost      `json:"cost_usd,omitempty"`
+			Spending *plans.Spending `json:"spending,omitempty"`
+		}{st, info, tokens, cost, spending})
 	}
 	writeStatus(opts.Streams, st, tokens)
+	if line := moneyLine(cost, spending); line != "" {
+		// Piped, standard output keeps its one line per plan; what the
+		// active plan cost goes to standard error, as the loop's state does.
+		if opts.Streams.Terminal {
+			fmt.Fprintf(opts.Streams.Out, "    %s\n", opts.Streams.palette().dim.Render(line))
+		} else {
+			fmt.Fprintf(opts.Streams.ErrOut, "%s: %s\n", st.Active, line)
+		}
+	}
 	// Piped, standard output holds only the plans' tab-separated lines;
 	// the loop's state is for the person, on standard error.
 	loopOut := opts.Streams.Out
@@ -185,17 +200,18 @@ func writeStatus(s *Streams, st run.ProjectStatus, tokens *chat.Tokens) {
 	}
 }
 
-// activePlanTokens is the token use of the active plan's sessions (and
-// their delegations), from their transcripts; nil when there is none.
-func activePlanTokens(project string, st run.ProjectStatus) *chat.Tokens {
+// activePlanUse is the token use of the active plan's sessions (and
+// their delegations), from their transcripts, and what it cost; nil when
+// there is none.
+func activePlanUse(project string, st run.ProjectStatus) (*chat.Tokens, *chat.Cost) {
 	for _, p := range st.Plans {
 		if p.Active && len(p.Sessions) > 0 {
-			if t, err := chat.SessionTokens(project, p.Sessions); err == nil && t.Total() > 0 {
-				return &t
+			if t, c, err := chat.SessionUse(project, p.Sessions); err == nil && t.Total() > 0 {
+				return &t, &c
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // tsvField keeps a value on its line and in its column.

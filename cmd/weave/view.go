@@ -83,7 +83,7 @@ func (v *plainView) Observe(ev run.Event) {
 		}
 		fmt.Fprintf(v.out, "[%d/%d] task %d did not land: %s%s\n", ev.Completed, ev.Total, ev.Task, ev.Error, again)
 	case run.EventTaskDone:
-		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s)\n", ev.Completed, ev.Total, ev.Task, millis(ev.ElapsedMS))
+		fmt.Fprintf(v.out, "[%d/%d] task %d done (%s%s)\n", ev.Completed, ev.Total, ev.Task, millis(ev.ElapsedMS), costNote(ev))
 	case run.EventTaskFailed:
 		retry := ""
 		if ev.Retry {
@@ -227,6 +227,10 @@ type liveModel struct {
 	quitting bool
 	// lanes are the workers of a run with workers (viewlanes.go).
 	lanes lanes
+	// spent is what the run's model calls cost so far, once one was
+	// priced (model.usage).
+	spent  chat.Cost
+	priced bool
 }
 
 func (m liveModel) Init() tea.Cmd { return tick() }
@@ -276,7 +280,7 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 	}
 	m = m.applyRunEvent(ev)
 	switch ev.Type {
-	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacting, run.EventModelCompacted, chat.ModelFallback:
+	case run.EventWarning, run.EventTaskOutput, run.EventModelDelta, run.EventModelToolCall, run.EventModelCompacting, run.EventModelCompacted, chat.ModelFallback, run.EventModelUsage:
 		// These carry no progress.
 	default:
 		m.completed, m.total = ev.Completed, ev.Total
@@ -307,12 +311,15 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 		m.streaming = true
 	case run.EventModelToolCall:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] → %s", ev.Agent, ev.Tool)))
+	case run.EventModelUsage:
+		m.spent.Add(eventCost(ev))
+		m.priced = true
 	case run.EventModelCompacting, run.EventModelCompacted:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] %s", ev.Agent, ev.Output)))
 	case chat.ModelFallback:
 		m.lines = append(m.lines, printable(fmt.Sprintf("[%s] %s", ev.Agent, ev.Reason)))
 	case run.EventTaskDone:
-		printed = fmt.Sprintf("%s %d. %s  %s", m.pal.ok.Render("✓"), ev.Task, ev.Title, m.pal.dim.Render(millis(ev.ElapsedMS)))
+		printed = fmt.Sprintf("%s %d. %s  %s", m.pal.ok.Render("✓"), ev.Task, ev.Title, m.pal.dim.Render(millis(ev.ElapsedMS)+costNote(ev)))
 		m.task = ""
 	case run.EventTaskFailed:
 		// The output that led to the failure stays on screen above the panel.
@@ -362,6 +369,9 @@ func (m liveModel) View() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s %d/%d", m.plan, bar(m.completed, m.total), m.completed, m.total)
+	if m.priced {
+		fmt.Fprintf(&b, "  %s", m.spent)
+	}
 	if m.status != "" {
 		fmt.Fprintf(&b, "  %s", m.pal.state(m.status))
 	}
@@ -410,4 +420,21 @@ func printable(line string) string {
 		}
 		return r
 	}, line)
+}
+
+// eventCost is the cost an event carries; unknown when it has none.
+func eventCost(ev run.Event) chat.Cost {
+	if ev.CostUSD == nil {
+		return chat.Cost{Unknown: true}
+	}
+	return chat.Cost{USD: *ev.CostUSD}
+}
+
+// costNote shows a finished task's cost after its time: ", $0.0123", or
+// ", cost ?" when a price was unknown.
+func costNote(ev run.Event) string {
+	if ev.CostUSD == nil {
+		return ""
+	}
+	return ", " + eventCost(ev).String()
 }

@@ -438,7 +438,8 @@ func (d *Door) runCompaction(ctx context.Context, job compactJob, apply func(plu
 	}
 	d.anchor(ctx, job, snap)
 	u := resp.Usage
-	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.windowOf(job.session, job.agent, job.model), Compaction: &info})
+	cost := d.priceFor(job.model).cost(job.model, resp).ptr()
+	d.emit(ctx, Event{Type: ModelCompacted, Session: job.session, Agent: job.agent, Usage: &u, ContextWindow: d.windowOf(job.session, job.agent, job.model), Compaction: &info, CostUSD: cost})
 	d.logger.Info("conversation compacted", "session", job.session, "agent", job.agent, "trigger", job.trigger, "reason", job.reason,
 		"messages", info.Messages, "tokens_before", info.TokensBefore, "tokens_after", info.TokensAfter)
 	return nil

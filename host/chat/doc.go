@@ -63,6 +63,18 @@
 // that would be longer has its long texts cut, start and end kept with a
 // note saying how much was cut, so every line written is read back.
 //
+// # Money
+//
+// Each answer is priced (cost.go) from its usage and the price table
+// (config's prices: over the defaults of package price): model.usage
+// carries CostUSD and the transcript's usage line cost_usd, both absent
+// when the model has no known price, which readers show as unknown, never
+// as zero (Cost). With Options.Budget every provider call, compactions
+// included, is first checked against the budgets with its worst case (its
+// input and its whole max_tokens, 8192 when nothing bounds it): a call
+// that could cross one fails with a *budget.Error before any request is
+// sent, and each answer is charged to the ledger.
+//
 // # Compaction
 //
 // When an agent's conversation nears the window, the model summarises its

@@ -15,6 +15,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/plugins"
@@ -44,6 +45,9 @@ type Event struct {
 	Usage   *plugins.Usage `json:"usage,omitempty"`
 	// ContextWindow is the model's window, on model.usage.
 	ContextWindow int `json:"context_window,omitempty"`
+	// CostUSD is what the call cost in US dollars, on model.usage and
+	// model.compacted; absent when its model's price is unknown.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 	// Args shows a tool call's arguments briefly, on tool.start and
 	// tool.result; the result's size (bytes), whether it was denied or
 	// failed, and why, are on tool.result.
@@ -87,6 +91,10 @@ type Options struct {
 	// for (the MCP servers' it may use), added to each of its calls; nil:
 	// none.
 	Tools func(session, agent string) []plugins.ToolSpec
+	// Budget, when set, is told each call's worst case before it (and
+	// refuses the calls that could cross a budget) and its cost after;
+	// nil: calls are priced, never refused.
+	Budget *budget.Ledger
 }
 
 // Door is the model door: every model call of the host passes it. It
@@ -122,6 +130,8 @@ type Door struct {
 	models map[string]string
 	// extra gives the host's tools for an agent (Options.Tools); nil: none.
 	extra func(session, agent string) []plugins.ToolSpec
+	// price prices the calls (cost.go).
+	price pricing
 
 	mu        sync.Mutex
 	observers map[int]func(Event)
@@ -156,7 +166,15 @@ func New(o Options) *Door {
 		observers: map[int]func(Event){}, pending: map[string][]string{}, announced: map[string][]string{}, convs: map[[2]string]*conversation{},
 		stuck: map[[2]string]string{}, fallback: newFallbacks(cfg)}
 	d.idle = sync.NewCond(&d.mu)
+	d.price = newPricing(cfg)
 	d.set = model.OpenSet(cfg, o.Getenv)
+	if o.Budget != nil {
+		// Every model a call may go to, fallbacks included, is held to
+		// the budgets, each priced as its vendor counts tokens.
+		d.set = d.set.WrapRoutes(func(r model.Route, p model.Provider) model.Provider {
+			return withBudget(p, o.Budget, d.price.forRoute(r))
+		})
+	}
 	// The ratio is the context-window monitor's, defaults included.
 	d.ratio = hooks.NewContextWindowMonitor(cfg.ContextWindow.WarnRatio, cfg.ContextWindow.CompactRatio).CompactRatio()
 	return d
@@ -473,11 +491,12 @@ func (d *Door) answered(ctx context.Context, tn *turn, resp plugins.ChatResponse
 		tn.t.due = reasonRatio
 	}
 	d.mu.Unlock()
-	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp); err != nil {
+	cost := d.priceFor(tn.req.Model).cost(tn.req.Model, resp).ptr()
+	if err := d.sessions.record(tn.session, tn.agent, tn.req, resp, cost); err != nil {
 		d.logger.Warn("write the session transcript", "session", tn.session, "err", err)
 	}
 	window := d.windowOf(tn.session, tn.agent, tn.req.Model)
-	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: window})
+	d.emit(ctx, Event{Type: ModelUsage, Session: tn.session, Agent: tn.agent, Usage: &u, ContextWindow: window, CostUSD: cost})
 	out, err := d.fire(ctx, plugins.Event{Name: plugins.EventChatMessage, SessionID: tn.session, Agent: tn.agent, Time: time.Now(),
 		Message: resp.Message.Content, Data: map[string]any{"source": "assistant", "tokens_used": used, "context_window": window}})
 	if err != nil {

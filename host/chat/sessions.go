@@ -58,6 +58,10 @@ type SessionSummary struct {
 	// Tokens is this session's own use; Total adds its delegations'.
 	Tokens Tokens `json:"tokens"`
 	Total  Tokens `json:"total"`
+	// Cost is what this session's own calls cost, TotalCost with its
+	// delegations'; null when a call's price was unknown.
+	Cost      Cost `json:"cost_usd"`
+	TotalCost Cost `json:"total_cost_usd"`
 	// Children are the sessions delegated from this one, oldest first.
 	Children []string `json:"children,omitempty"`
 }
@@ -67,7 +71,9 @@ type Session struct {
 	SessionSummary
 	// ByAgent is the token use of each agent in this session alone.
 	ByAgent map[string]Tokens `json:"by_agent"`
-	Lines   []SessionLine     `json:"lines"`
+	// CostByAgent is what each agent's calls in this session alone cost.
+	CostByAgent map[string]Cost `json:"cost_by_agent"`
+	Lines       []SessionLine   `json:"lines"`
 }
 
 // ErrNoSession is returned for a session id with no transcript.
@@ -154,19 +160,21 @@ func Sessions(project string) ([]SessionSummary, error) {
 			p.Children = append(p.Children, s.ID)
 		}
 	}
-	var total func(s *SessionSummary, depth int) Tokens
-	total = func(s *SessionSummary, depth int) Tokens {
-		t := s.Tokens
+	var total func(s *SessionSummary, depth int) (Tokens, Cost)
+	total = func(s *SessionSummary, depth int) (Tokens, Cost) {
+		t, cost := s.Tokens, s.Cost
 		if depth < maxSessionDepth {
 			for _, c := range s.Children {
-				t.Add(total(byID[c], depth+1))
+				ct, cc := total(byID[c], depth+1)
+				t.Add(ct)
+				cost.Add(cc)
 			}
 		}
-		return t
+		return t, cost
 	}
 	res := make([]SessionSummary, 0, len(out))
 	for _, s := range out {
-		s.Total = total(s, 0)
+		s.Total, s.TotalCost = total(s, 0)
 		res = append(res, *s)
 	}
 	slices.SortStableFunc(res, func(a, b SessionSummary) int {
@@ -199,16 +207,23 @@ func LatestSession(project string) (SessionSummary, error) {
 // It reads those transcripts only, so that a status redrawn every second
 // stays cheap.
 func SessionTokens(project string, ids []string) (Tokens, error) {
+	t, _, err := SessionUse(project, ids)
+	return t, err
+}
+
+// SessionUse is SessionTokens with what those calls cost.
+func SessionUse(project string, ids []string) (Tokens, Cost, error) {
 	dir := layout.NewProject(project).Sessions()
 	inside := safefile.Inside{Root: project}
 	entries, err := inside.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Tokens{}, nil
+		return Tokens{}, Cost{}, nil
 	}
 	if err != nil {
-		return Tokens{}, fmt.Errorf("list sessions: %w", err)
+		return Tokens{}, Cost{}, fmt.Errorf("list sessions: %w", err)
 	}
 	var t Tokens
+	var cost Cost
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if !sessionIDRE.MatchString(id) {
@@ -227,12 +242,13 @@ func SessionTokens(project string, ids []string) (Tokens, error) {
 				continue
 			}
 			if err != nil {
-				return Tokens{}, err
+				return Tokens{}, Cost{}, err
 			}
 			t.Add(s.Tokens)
+			cost.Add(s.Cost)
 		}
 	}
-	return t, nil
+	return t, cost, nil
 }
 
 func readTranscript(inside safefile.Inside, path, id string, keep bool) (*Session, error) {
@@ -241,7 +257,7 @@ func readTranscript(inside safefile.Inside, path, id string, keep bool) (*Sessio
 		return nil, err
 	}
 	defer f.Close()
-	s := &Session{SessionSummary: SessionSummary{ID: id}, ByAgent: map[string]Tokens{}}
+	s := &Session{SessionSummary: SessionSummary{ID: id}, ByAgent: map[string]Tokens{}, CostByAgent: map[string]Cost{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), maxSessionLine)
 	for sc.Scan() {
@@ -271,6 +287,10 @@ func readTranscript(inside safefile.Inside, path, id string, keep bool) (*Sessio
 				a := s.ByAgent[line.Agent]
 				a.Add(u)
 				s.ByAgent[line.Agent] = a
+				c, ac := lineCost(line), s.CostByAgent[line.Agent]
+				s.Cost.Add(c)
+				ac.Add(c)
+				s.CostByAgent[line.Agent] = ac
 			}
 		}
 		if keep {
@@ -280,7 +300,7 @@ func readTranscript(inside safefile.Inside, path, id string, keep bool) (*Sessio
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read session %s: %w", id, err)
 	}
-	s.Total = s.Tokens
+	s.Total, s.TotalCost = s.Tokens, s.Cost
 	return s, nil
 }
 

@@ -43,6 +43,9 @@ type SessionLine struct {
 	Child string         `json:"child,omitempty"`
 	Usage *plugins.Usage `json:"usage,omitempty"`
 	Model string         `json:"model,omitempty"`
+	// CostUSD is what a usage line's call cost in US dollars; absent when
+	// its model's price was unknown.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 
 	// A compaction line carries the summary the model wrote, the message
 	// that replaces the first Covered messages of the conversation (as it
@@ -98,9 +101,9 @@ var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // record appends the request's messages not yet on file, the answer and
 // its usage.
-func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp plugins.ChatResponse) error {
+func (l *sessionLog) record(session, agent string, req plugins.ChatRequest, resp plugins.ChatResponse, cost *float64) error {
 	answer, u := resp.Message, resp.Usage
-	return l.write(session, agent, req.Messages, &answer, &u, resp.Model)
+	return l.write(session, agent, req.Messages, &answer, &u, resp.Model, cost)
 }
 
 // recordCut appends the messages of a call that was cut off (the person
@@ -111,10 +114,10 @@ func (l *sessionLog) recordCut(session, agent string, msgs []plugins.ChatMessage
 	if partial != "" {
 		answer = &plugins.ChatMessage{Role: plugins.RoleAssistant, Content: partial}
 	}
-	return l.write(session, agent, msgs, answer, nil, "")
+	return l.write(session, agent, msgs, answer, nil, "", nil)
 }
 
-func (l *sessionLog) write(session, agent string, msgs []plugins.ChatMessage, answer *plugins.ChatMessage, u *plugins.Usage, model string) error {
+func (l *sessionLog) write(session, agent string, msgs []plugins.ChatMessage, answer *plugins.ChatMessage, u *plugins.Usage, model string, cost *float64) error {
 	if l == nil || session == "" {
 		return nil
 	}
@@ -151,7 +154,7 @@ func (l *sessionLog) write(session, agent string, msgs []plugins.ChatMessage, an
 		n++
 	}
 	if u != nil {
-		lines = append(lines, SessionLine{Time: now, Type: lineUsage, Agent: agent, Usage: u, Model: model})
+		lines = append(lines, SessionLine{Time: now, Type: lineUsage, Agent: agent, Usage: u, Model: model, CostUSD: cost})
 	}
 	l.written[key] = n
 	return l.append(session, lines)

@@ -142,12 +142,18 @@ func (m *member) route(model string) Route {
 // (a benchmark timing the provider apart, a test standing in for one);
 // models that could not be opened stay as they were.
 func (s *Set) Wrap(f func(Provider) Provider) *Set {
+	return s.WrapRoutes(func(_ Route, p Provider) Provider { return f(p) })
+}
+
+// WrapRoutes is Wrap with the route of each model (its vendor and model
+// name) given to f: what a call costs depends on both.
+func (s *Set) WrapRoutes(f func(Route, Provider) Provider) *Set {
 	wrap := func(m *member) *member {
 		if m == nil || m.err != nil {
 			return m
 		}
 		cp := *m
-		cp.provider = f(m.provider)
+		cp.provider = f(m.route(m.settings.Name), m.provider)
 		return &cp
 	}
 	out := &Set{def: wrap(s.def), defErr: s.defErr, entries: map[string]*member{}}

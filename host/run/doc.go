@@ -24,6 +24,11 @@
 //     group is stopped, state.json says paused, and the next run resumes at
 //     the first unchecked task, the one in flight included. A finished plan
 //     leaves no state.json behind; its checkboxes are the record.
+//   - With Options.Budget, a task whose model call the model door refused
+//     because it could cross a budget (package budget) pauses the plan,
+//     never fails or retries it; state.json keeps what the run, the plan and
+//     each task spent, the budgets the run started with and a person's
+//     raises, so a resumed run goes on from them (budget.go).
 //   - The run's hook events are fired by the runner alone, each from one
 //     place (IsRunEvent lists them with the tool events of the calls its
 //     tasks make); a hook's failure is logged and never fails the run,

@@ -39,6 +39,9 @@ const (
 	// earlier part replaced by a summary (Output says how many tokens it
 	// went from and to).
 	EventModelCompacted = "model.compacted"
+	// EventModelUsage ends an agent's model call: its token use (Usage) and
+	// cost (CostUSD, absent when its model's price is unknown).
+	EventModelUsage = "model.usage"
 	// EventModelCompacting says an agent's conversation is being compacted
 	// (Output says what the summary covers); EventModelCompacted follows.
 	EventModelCompacting = "model.compacting"
@@ -101,6 +104,11 @@ type Event struct {
 	// WorkerName names the worker a task was awarded to in a run
 	// coordinated over NATS (work.* events, host/remote).
 	WorkerName string `json:"worker_name,omitempty"`
+	// Usage is a model call's token use (model.usage).
+	Usage *plugins.Usage `json:"usage,omitempty"`
+	// CostUSD is what a model call cost (model.usage) or a task's calls
+	// did (task.done), in US dollars; absent when a price was unknown.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // Observer receives a run's events in order. It must not block for long:

@@ -20,6 +20,7 @@ import (
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/hooks"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/logfile"
@@ -112,6 +113,9 @@ type Options struct {
 	// on the bus, these local ones included (host/remote). nil keeps the
 	// local workers.
 	Pool func(ctx context.Context, plan string, local []Worker) ([]Worker, error)
+	// Budget keeps the run's spending against its budgets (budget.go);
+	// nil: none are kept.
+	Budget *budget.Ledger
 }
 
 // Result is what a start-work run did.
@@ -206,6 +210,8 @@ type runner struct {
 	// resumes is the last session of the plan this run resumes, whose
 	// conversation the agent continues.
 	resumes string
+	// money keeps the spending on disk between saves (budget.go).
+	money *runMoney
 	// forModel holds what hooks said for the model (plan.task.done and
 	// plan.todos.done context): it goes with the agent's next prompt, never
 	// to the screen.
@@ -310,6 +316,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 	r.st.Resume(r.session)
 	r.st.Warned = digest
+	defer r.budgetStart(p)()
 	pr := p.Progress()
 	r.o.Observe(Event{Type: EventPlanStarted, Time: r.o.Now(), Plan: p.Name, Completed: pr.Completed, Total: pr.Total, Resumed: resumed, Workers: r.eventWorkers()})
 	// What SessionStart hooks add (a Claude hook's additionalContext or
@@ -440,6 +447,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 		r.o.Observe(ev)
 
 		start := r.o.Now()
+		r.budgetTask(t)
 		err := r.runLogged(ctx, p, t, base, logPath, attempt)
 		elapsed := r.o.Now().Sub(start).Milliseconds()
 
@@ -447,6 +455,9 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			// An interrupted attempt is not a failure of the task.
 			r.st.Withdraw(t)
 			return nil, r.pauseErr(p, "interrupted")
+		}
+		if be := r.overBudget(err); be != nil {
+			return nil, r.budgetPause(p, t, be)
 		}
 		var pe *pauseError
 		if errors.As(err, &pe) {
@@ -467,6 +478,7 @@ func (r *runner) runTask(ctx context.Context, p *plans.Plan, t plans.Task) (*pla
 			npr := np.Progress()
 			ev := base
 			ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed
+			ev.CostUSD = r.taskCost(t)
 			r.o.Observe(ev)
 			out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
 				Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
@@ -673,6 +685,7 @@ func (r *runner) removed(p *plans.Plan, t plans.Task) (*plans.Plan, *plans.Remov
 }
 
 func (r *runner) save() error {
+	defer r.holdSpending()()
 	if err := r.store.Save(r.st); err != nil {
 		return fmt.Errorf("write work state: %w", err)
 	}

@@ -1,0 +1,28 @@
+// Package budget keeps what a run spends on models against its budgets:
+// the run's, the plan's and the current task's, in US dollars.
+//
+// The model door asks a Ledger before every model call (Check), with the
+// call's worst case: its input and its whole max_tokens priced as output
+// (see price.Price.Worst). A call that could take any budget past its
+// limit is not made: Check returns an *Error, and so does a call to a
+// model whose price is unknown while a budget holds (the cost could not be
+// checked; the message says to add a price). After a call the door charges
+// what it cost (Charge). A single call therefore never takes a budget past
+// its limit by more than its input was underestimated, and the run stops
+// before the call, never in the middle of a tool call.
+//
+// The first refusal is kept (Tripped) so that the run, which hears of the
+// failed call only through the agent (its error crosses a plugin's
+// boundary as text), can tell a budget's pause from a failure.
+//
+// The figures live in memory; the run (host/run) writes them into
+// .weave/state.json, which only the host writes, after each charge
+// (OnCharge) and with each of its saves, and restores them on resume
+// (Restore), so that a resumed run, even one killed mid-task, does not get
+// a fresh budget.
+// Limits come from config (budget.*), flags (--budget), a task's
+// [budget: $N] tag, and the raises `weave budget raise` records in
+// state.json.
+//
+// A Ledger is safe for concurrent use.
+package budget
