@@ -61,7 +61,7 @@ type event struct {
 	CostUSD *float64 `json:"cost_usd"`
 }
 
-func events(t *testing.T, out string) []event {
+func moneyEvents(t *testing.T, out string) []event {
 	t.Helper()
 	var evs []event
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -119,7 +119,7 @@ func TestCostsFromScriptedUsage(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var calls, tasks []*float64
-	for _, ev := range events(t, out) {
+	for _, ev := range moneyEvents(t, out) {
 		switch ev.Type {
 		case "model.usage":
 			calls = append(calls, ev.CostUSD)
@@ -178,7 +178,7 @@ func TestUnknownPriceIsShownAsUnknown(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	for _, ev := range events(t, out) {
+	for _, ev := range moneyEvents(t, out) {
 		if (ev.Type == "model.usage" || ev.Type == "task.done") && ev.CostUSD != nil {
 			t.Errorf("%s cost_usd = %v for a model without a price, want none (unknown)", ev.Type, *ev.CostUSD)
 		}
@@ -297,7 +297,7 @@ func TestTaskBudgetPausesAndItsRaiseResumes(t *testing.T) {
 		t.Fatalf("exit %d, want 3\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var paused *event
-	for _, ev := range events(t, out) {
+	for _, ev := range moneyEvents(t, out) {
 		if ev.Type == "plan.paused" {
 			paused = &ev
 		}
@@ -371,7 +371,7 @@ func TestChatCostsInJSON(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var found bool
-	for _, ev := range events(t, out) {
+	for _, ev := range moneyEvents(t, out) {
 		if ev.Type == "model.usage" {
 			found = near(ev.CostUSD, 0.2)
 		}
@@ -475,7 +475,7 @@ func TestDefaultPriceOnTheAnthropicWire(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var cost *float64
-	for _, ev := range events(t, out) {
+	for _, ev := range moneyEvents(t, out) {
 		if ev.Type == "model.usage" {
 			cost = ev.CostUSD
 		}
