@@ -4,12 +4,13 @@ package main
 
 import (
 	"bufio"
-	"github.com/weavehq/weave/bus/bustest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weavehq/weave/bus/bustest"
 )
 
 // TestSlowBusServeTwoProcessesOnNATS is TestBusServeTwoServersOnNATS with

@@ -22,6 +22,7 @@ import (
 	"github.com/weavehq/weave/bus/workers"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -242,17 +243,17 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	// The branch is the slot's: a task offered again may come back to
 	// another slot while the first still has it checked out, and the
 	// coordinator takes the commit, not the branch.
-	dir := filepath.Join(repo.Root, ".weave", "worktrees", "w"+strconv.Itoa(slot))
+	dir := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot))
 	if err := repo.Worktree(ctx, dir, "weave/worker-slot-"+strconv.Itoa(slot), a.Base); err != nil {
 		return "", err
 	}
 	// The project's .weave/ (its config, hooks, state) that came with the
 	// base stays out: the task runs under this machine's config, which its
 	// owner trusted, never under one a coordinator sent.
-	if err := os.RemoveAll(filepath.Join(dir, ".weave")); err != nil {
+	if err := os.RemoveAll(filepath.Join(dir, layout.DirName)); err != nil {
 		return "", err
 	}
-	plansDir := filepath.Join(dir, ".weave", "plans")
+	plansDir := filepath.Join(dir, layout.DirName, "plans")
 	if err := os.MkdirAll(plansDir, 0o755); err != nil {
 		return "", err
 	}

@@ -28,7 +28,9 @@ func newCmdWorkers(g *globalOptions, s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workers --bus nats://HOST:PORT",
 		Short: "List the workers connected to a NATS bus (name, labels, tasks, last heartbeat)",
-		Args:  cobra.NoArgs,
+		Example: `  weave workers --bus nats://coord.example:4222
+  weave workers --bus nats://coord.example:4222 --creds coord.creds --json | jq '.[].name'`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return workersRun(c.Context(), opts)
 		},

@@ -264,6 +264,17 @@ func (t *Tools) call(ctx context.Context, caller Caller, session string, call pl
 	if why := t.narrowedOut(session, call.Tool, args); why != "" {
 		return t.denied(caller, session, call.Tool, args, "allowed-tools", errors.New(why)), nil
 	}
+	// A write to a host-owned file is refused before any hook sees it, so
+	// that no hook's answer (a guard asking to read the file again first)
+	// suggests the write could go through.
+	if call.Tool == plugins.ToolWrite || call.Tool == plugins.ToolEdit {
+		if real, _, err := t.pathOf(args); err == nil {
+			asked, _ := plugins.ToolPath(args)
+			if msg := t.ownedPath(asked, real); msg != "" {
+				return refused(msg)
+			}
+		}
+	}
 	// The permission rules, under the gate: a deny stops the call before
 	// any hook sees it; an ask is put once the hooks have had their say.
 	rules := t.perms.policy.Decide(call.Tool, args)
