@@ -20,6 +20,7 @@ type Config struct {
 	WorkContinuation WorkContinuationConfig `mapstructure:"work_continuation"`
 	Review           ReviewConfig           `mapstructure:"review"`
 	Loop             LoopConfig             `mapstructure:"loop"`
+	Run              RunConfig              `mapstructure:"run"`
 	ContextWindow    ContextWindowConfig    `mapstructure:"context_window"`
 	Delegation       DelegationConfig       `mapstructure:"delegation"`
 	Instructions     InstructionsConfig     `mapstructure:"instructions"`
@@ -99,6 +100,26 @@ type ReviewConfig struct {
 	// OnComplete has a plan reviewed when its last task is ticked.
 	OnComplete bool `mapstructure:"on_complete"`
 }
+
+// RunConfig governs a start-work run with workers (docs/workers.md).
+type RunConfig struct {
+	// Workers is how many ready tasks run at once, each in a git worktree
+	// of its own; 1 runs them one after another in the project itself.
+	Workers int `mapstructure:"workers"`
+	// InferDeps treats tasks whose Files lists are disjoint as independent
+	// in a plan that says no dependency.
+	InferDeps bool `mapstructure:"infer_deps"`
+	// Land is how a finished task lands on the integration branch: rebase
+	// (one commit per task in a line) or merge.
+	Land string `mapstructure:"land"`
+	// Finish is what happens to the integration branch when the plan is
+	// done: none (Weave says how to merge it) or ff (the branch the run
+	// started from is fast-forwarded to it).
+	Finish string `mapstructure:"finish"`
+}
+
+// MaxWorkers bounds run.workers.
+const MaxWorkers = 64
 
 // LoopConfig governs where a run's loop events go besides the bus.
 type LoopConfig struct {

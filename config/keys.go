@@ -163,6 +163,15 @@ func keyTable() []Key {
 		{Name: "runbook.max_log_bytes", Kind: KindInt, Default: 10 * mib, check: minInt(64 << 10),
 			Doc: "Size at which a task's log under .weave/logs/<plan>/ rotates, in bytes (one older file is kept; at least 64 KiB)."},
 
+		{Name: "run.workers", Kind: KindInt, Default: 1, check: intBetween(1, MaxWorkers),
+			Doc: "Tasks of a plan that run at once (start-work --workers), 1 to 64; above 1 each task runs in a git worktree of its own under .weave/worktrees/ and lands on the branch weave/<plan> only after its verify blocks pass there; 1 runs them one after another in the project."},
+		{Name: "run.infer_deps", Kind: KindBool, Default: false,
+			Doc: "In a plan that names no dependency, treat tasks whose **Files** lists are disjoint as independent, so that workers may run them at once (start-work --infer-deps)."},
+		{Name: "run.land", Kind: KindString, Default: "rebase", Allowed: []string{"rebase", "merge"},
+			Doc: "How a worker's finished task lands on weave/<plan>: rebase (its commit replayed on top, one commit per task) or merge (a merge commit)."},
+		{Name: "run.finish", Kind: KindString, Default: "none", Allowed: []string{"none", "ff"},
+			Doc: "When a run with workers finishes its plan: none (say how to merge weave/<plan>) or ff (fast-forward the branch the run started from, when its tree has no changes in the way)."},
+
 		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
 			Doc: "Re-prompt the executing agent when it goes idle with tasks left, in every session; `weave start-work` always does."},
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),

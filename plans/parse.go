@@ -307,7 +307,9 @@ func (ps *parseState) task(item *ast.ListItem, mark, start int) Task {
 	t.End = max(ps.itemEnd(item), titleLineEnd)
 	rest := strings.TrimSpace(ps.str[mark+2 : titleLineEnd])
 	t.Number, rest = splitNumber(rest)
-	t.Title, t.Category = splitTags(rest)
+	var tags titleTags
+	t.Title, tags = splitTags(rest)
+	tags.apply(&t)
 
 	var code [][2]int // byte ranges of code lines, skipped when reading fields
 	_ = ast.Walk(item, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -329,6 +331,7 @@ func (ps *parseState) task(item *ast.ListItem, mark, start int) Task {
 		return ast.WalkContinue, nil
 	})
 	ps.fields(&t, titleLineEnd, code)
+	t.After = dependencyNumbers(t.Depends, tags.after)
 	return t
 }
 
@@ -348,13 +351,54 @@ func splitNumber(s string) (int, string) {
 	return n, strings.TrimSpace(s[i+1:])
 }
 
-// splitTags removes [key: value] tags from a title and returns the value of
-// the category tag. Keys are a letter followed by letters, digits, "_" or
-// "-", matched case-insensitively. A bracket followed by "(" or "[" is a
-// link, not a tag.
-func splitTags(s string) (title, category string) {
-	if strings.IndexByte(s, ':') < 0 || strings.IndexByte(s, '[') < 0 {
-		return s, ""
+// titleTags are the tags read off a task's line.
+type titleTags struct {
+	category string // [category: x], the first one
+	after    string // the values of [after: ...] tags, joined by ","
+	serial   bool   // [serial]
+	needs    []string
+	budget   string // [budget: ...], the first one
+}
+
+// apply fills t's tag fields.
+func (tg titleTags) apply(t *Task) {
+	t.Category, t.Serial, t.Needs, t.Budget = tg.category, tg.serial, tg.needs, tg.budget
+}
+
+// add records one tag; unknown keys are dropped with the tag.
+func (tg *titleTags) add(key, val string) {
+	switch strings.ToLower(key) {
+	case "category":
+		if tg.category == "" {
+			tg.category = val
+		}
+	case "after":
+		if tg.after != "" {
+			tg.after += ","
+		}
+		tg.after += val
+	case "serial":
+		tg.serial = tg.serial || !slices.Contains([]string{"false", "no", "off", "0"}, strings.ToLower(val))
+	case "needs":
+		for _, n := range strings.Split(val, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				tg.needs = append(tg.needs, n)
+			}
+		}
+	case "budget":
+		if tg.budget == "" {
+			tg.budget = val
+		}
+	}
+}
+
+// splitTags removes [key: value] tags and the bare [serial] tag from a
+// title and returns what they say. Keys are a letter followed by letters,
+// digits, "_" or "-", matched case-insensitively. A bracket followed by "("
+// or "[" is a link, not a tag.
+func splitTags(s string) (title string, tags titleTags) {
+	if strings.IndexByte(s, '[') < 0 {
+		return s, tags
 	}
 	var b []byte
 	found := false
@@ -365,15 +409,16 @@ func splitTags(s string) (title, category string) {
 		}
 		key, val, end, ok := tagAt(s, i)
 		if !ok {
-			continue
+			if end, ok = bareTagAt(s, i); !ok {
+				continue
+			}
+			key = "serial"
 		}
-		if key == "category" && category == "" {
-			category = val
-		}
+		tags.add(key, val)
 		if !found {
 			// The usual case, one tag ending the title: no copy needed.
 			if strings.TrimRight(s[end:], " \t") == "" {
-				return strings.TrimSpace(s[:i]), category
+				return strings.TrimSpace(s[:i]), tags
 			}
 			b = make([]byte, 0, len(s))
 			found = true
@@ -392,10 +437,24 @@ func splitTags(s string) (title, category string) {
 		i = end2 - 1
 	}
 	if !found {
-		return s, ""
+		return s, tags
 	}
 	b = append(b, s[last:]...)
-	return strings.TrimSpace(string(b)), category
+	return strings.TrimSpace(string(b)), tags
+}
+
+// bareTagAt recognises the one tag without a value, "[serial]" in any
+// case, at s[i] == '[', and returns the offset just past it.
+func bareTagAt(s string, i int) (int, bool) {
+	const tag = "[serial]"
+	end := i + len(tag)
+	if end > len(s) || !strings.EqualFold(s[i:end], tag) {
+		return 0, false
+	}
+	if end < len(s) && (s[end] == '(' || s[end] == '[') {
+		return 0, false
+	}
+	return end, true
 }
 
 // tagAt parses a "[key: value]" tag starting at s[i] == '['.
@@ -408,9 +467,6 @@ func tagAt(s string, i int) (key, val string, end int, ok bool) {
 		j++
 	}
 	key = s[i+1 : j]
-	if strings.EqualFold(key, "category") {
-		key = "category"
-	}
 	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 		j++
 	}
@@ -571,6 +627,8 @@ func fieldOf(label string) (string, bool) {
 		{"what", "what"}, {"what to do", "what"},
 		{"files", "files"}, {"file", "files"},
 		{"acceptance", "acceptance"}, {"acceptance criteria", "acceptance"},
+		{"depends", "depends"}, {"depends on", "depends"}, {"after", "depends"},
+		{"dependencies", "depends"},
 	} {
 		if strings.EqualFold(label, f.label) {
 			return f.field, true
@@ -579,7 +637,7 @@ func fieldOf(label string) (string, bool) {
 	return "", false
 }
 
-// fields reads the **What**, **Files** and **Acceptance** fields of a task
+// fields reads the **What**, **Files**, **Acceptance** and **Depends** fields of a task
 // from its lines after the title line. A field runs until the next bold label
 // or the end of the item; code lines are left out.
 func (ps *parseState) fields(t *Task, from int, code [][2]int) {
@@ -603,6 +661,10 @@ func (ps *parseState) fields(t *Task, from int, code [][2]int) {
 		case "acceptance":
 			if t.Acceptance == "" {
 				t.Acceptance = v
+			}
+		case "depends":
+			if t.Depends == "" {
+				t.Depends = v
 			}
 		}
 		cur, first, more = "", "", nil

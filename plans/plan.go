@@ -61,6 +61,23 @@ type Task struct {
 	Category                string  // from a [category: x] tag
 	Blocks                  []Block // fenced code blocks inside the item, in order
 
+	// Depends is the **Depends** field's text as written ("1, 3"), ""
+	// when absent; After is what it and an [after: 1, 3] tag name.
+	Depends string
+	// After lists the numbers of the tasks this one waits for, ascending,
+	// from the **Depends** field (also **Depends on**, **After**) and the
+	// [after: ...] tag together. Entries that are not task numbers are
+	// left out here and reported by Validate.
+	After []int
+	// Serial marks a task that never runs beside another: the [serial]
+	// tag on its line.
+	Serial bool
+	// Needs lists the labels a worker must offer to run the task, from a
+	// [needs: gpu, os=linux] tag, as written.
+	Needs []string
+	// Budget is the raw text of a [budget: $2] tag, "" when absent.
+	Budget string
+
 	// Verification marks an item of the plan's Verification checklist: the
 	// final gate, checked after every other task (see Plan.Next).
 	Verification bool

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -223,6 +224,7 @@ func validateTasks(project string, p *Plan, r *Report) {
 		}
 		checkBytes(t, name, r)
 	}
+	validateDeps(p, r)
 	for _, key := range lacking {
 		ts := lackers[key]
 		if len(ts) == 1 {
@@ -314,4 +316,171 @@ func checkFileRef(project string, t Task, name string, f FileRef, r *Report) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		r.warnf(t.Line, "%s: file %s does not exist; fix the path, or mark it (new) if the task creates it", name, f.Path)
 	}
+}
+
+// validateDeps checks what tasks wait for: every entry is the number of
+// one other task of the plan, a TODO never waits for the Verification
+// checklist (which waits for every TODO), and no tasks wait for each other
+// in a cycle. A start would otherwise wait forever.
+func validateDeps(p *Plan, r *Report) {
+	if !p.HasDeps() && !hasDepText(p) {
+		return
+	}
+	byNum := p.numbered()
+	edges := make([][]int, len(p.Tasks))
+	for i, t := range p.Tasks {
+		name := taskName(t)
+		_, badField := parseDepends(t.Depends)
+		_, badTag := parseDepends(afterTag(p, t))
+		for _, b := range append(badField, badTag...) {
+			r.errorf(t.Line, "%s: %q is not a task number; write the numbers of the tasks it waits for, as in **Depends**: 1, 3", name, b)
+		}
+		for _, n := range t.After {
+			if n == t.Number {
+				r.errorf(t.Line, "%s depends on itself; remove %d from what it waits for", name, n)
+				continue
+			}
+			idx := byNum[n]
+			switch {
+			case len(idx) == 0:
+				if u, ok := p.ByOrdinal(n); ok && u.Number == 0 {
+					r.errorf(t.Line, "%s depends on task %d, but no task is numbered %d (the item on line %d has no number); number the task it waits for", name, n, n, u.Line)
+				} else {
+					r.errorf(t.Line, "%s depends on task %d, which is not in the plan; use the number of a task in the plan", name, n)
+				}
+				continue
+			case len(idx) > 1:
+				r.errorf(t.Line, "%s depends on task %d, but %d tasks are numbered %d (lines %d and %d); give each task its own number", name, n, len(idx), n, p.Tasks[idx[0]].Line, p.Tasks[idx[1]].Line)
+				continue
+			}
+			if u := p.Tasks[idx[0]]; u.Verification && !t.Verification {
+				r.errorf(t.Line, "%s depends on %d, an item of the Verification checklist, which runs after every task; drop the dependency or move the check into the TODOs", name, n)
+				continue
+			}
+			edges[i] = append(edges[i], idx[0])
+		}
+	}
+	for _, cycle := range cycles(edges) {
+		parts := make([]string, 0, len(cycle)+1)
+		for _, i := range cycle {
+			parts = append(parts, fmt.Sprint(p.Tasks[i].Ordinal()))
+		}
+		parts = append(parts, parts[0])
+		r.errorf(p.Tasks[cycle[0]].Line, "tasks %s form a cycle (each waits for the next), so none of them can start; remove one of these dependencies", strings.Join(parts, " → "))
+	}
+}
+
+// hasDepText reports whether any task has a **Depends** field or an
+// [after: ...] tag, which may hold no number that could be read.
+func hasDepText(p *Plan) bool {
+	for _, t := range p.Tasks {
+		if t.Depends != "" || afterTag(p, t) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// afterTag returns the values of t's [after: ...] tags as the parser read
+// them from its line.
+func afterTag(p *Plan, t Task) string {
+	if t.Mark+2 > len(p.Src) {
+		return ""
+	}
+	line := p.Src[t.Mark+2:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	_, rest := splitNumber(strings.TrimSpace(string(line)))
+	_, tags := splitTags(rest)
+	return tags.after
+}
+
+// cycles returns one cycle of each group of tasks that wait for each other
+// (a strongly connected component of edges with more than one task), as
+// task indexes starting at the group's first task in the document, each
+// waiting for the next and the last for the first. Groups come in document
+// order.
+func cycles(edges [][]int) [][]int {
+	n := len(edges)
+	index := make([]int, n) // 0: not yet visited, else visit order + 1
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	var stack []int
+	var groups [][]int
+	counter := 0
+	var visit func(v int)
+	visit = func(v int) {
+		counter++
+		index[v], low[v] = counter, counter
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range edges[v] {
+			if index[w] == 0 {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var g []int
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[w] = false
+			g = append(g, w)
+			if w == v {
+				break
+			}
+		}
+		if len(g) > 1 {
+			groups = append(groups, g)
+		}
+	}
+	for v := range n {
+		if index[v] == 0 {
+			visit(v)
+		}
+	}
+	out := make([][]int, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, cycleThrough(edges, g))
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a][0] < out[b][0] })
+	return out
+}
+
+// cycleThrough finds the shortest cycle through the group's first task in
+// the document, staying inside the group.
+func cycleThrough(edges [][]int, group []int) []int {
+	in := make(map[int]bool, len(group))
+	first := group[0]
+	for _, v := range group {
+		in[v] = true
+		first = min(first, v)
+	}
+	prev := map[int]int{first: -1}
+	queue := []int{first}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, w := range edges[v] {
+			if w == first {
+				var path []int
+				for u := v; u != -1; u = prev[u] {
+					path = append(path, u)
+				}
+				slices.Reverse(path)
+				return path
+			}
+			if _, seen := prev[w]; !seen && in[w] {
+				prev[w] = v
+				queue = append(queue, w)
+			}
+		}
+	}
+	return group // not reached: a group's tasks reach each other
 }
