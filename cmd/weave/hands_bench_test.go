@@ -329,6 +329,9 @@ func handsLandRepo(b *testing.B, files int) string {
 	b.Helper()
 	dir := b.TempDir()
 	handsRepoInit(b, dir, files)
+	if err := os.MkdirAll(filepath.Join(dir, ".weave", "plans"), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	return dir
 }
 

@@ -141,7 +141,14 @@ type handsRun struct {
 func handsStart(t *testing.T, bin, dir, xdg string, kill *handsKill) handsRun {
 	t.Helper()
 	cmd := exec.Command(bin, "--dir", dir, "start-work", "--workers", "3", "--retries", "3", "--json", "crash")
-	cmd.Env = trustingEnv(t, append(os.Environ(), "XDG_CONFIG_HOME="+xdg))
+	var env []string
+	for _, kv := range os.Environ() {
+		// The trials' own knobs are not weave's.
+		if !strings.HasPrefix(kv, "WEAVE_HANDS_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = trustingEnv(t, append(env, "XDG_CONFIG_HOME="+xdg))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
