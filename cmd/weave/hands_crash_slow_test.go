@@ -202,13 +202,20 @@ func handsStart(t *testing.T, bin, dir, xdg string, kill *handsKill) handsRun {
 	return r
 }
 
+// handsCommit is a task's commit on weave/crash and its place there, 0
+// for the newest.
+type handsCommit struct {
+	gitwork.TaskCommit
+	Order int
+}
+
 // handsLive is, per task, its commits on weave/crash since start that are
 // not reverted by a later one, and every own commit it has there.
-func handsLive(t *testing.T, repo *gitwork.Repo, start string) (live map[int][]gitwork.TaskCommit, own map[int]int) {
+func handsLive(t *testing.T, repo *gitwork.Repo, start string) (live map[int][]handsCommit, own map[int]int) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := repo.RevParse(ctx, "refs/heads/weave/crash"); err != nil {
-		return map[int][]gitwork.TaskCommit{}, map[int]int{}
+		return map[int][]handsCommit{}, map[int]int{}
 	}
 	list, err := repo.TaskCommits(ctx, "refs/heads/weave/crash", start, "crash")
 	if err != nil {
@@ -220,14 +227,14 @@ func handsLive(t *testing.T, repo *gitwork.Repo, start string) (live map[int][]g
 			reverted[c.Reverts] = true
 		}
 	}
-	live, own = map[int][]gitwork.TaskCommit{}, map[int]int{}
-	for _, c := range list {
+	live, own = map[int][]handsCommit{}, map[int]int{}
+	for i, c := range list {
 		if c.Reverts != "" {
 			continue
 		}
 		own[c.Task]++
 		if !reverted[c.SHA] {
-			live[c.Task] = append(live[c.Task], c)
+			live[c.Task] = append(live[c.Task], handsCommit{c, i})
 		}
 	}
 	return live, own
@@ -386,7 +393,9 @@ func handsLeftProcesses(dead []int, dir string) []string {
 //     verify blocks pass on the branch's tip; when final, every task is
 //     ticked and a task has a live commit only if it is ticked;
 //   - no task's commit landed twice (by its Weave-Task trailer), reverted
-//     or not.
+//     or not;
+//   - when final, a task's commit comes after those of the tasks it
+//     depends on.
 func handsCheck(t *testing.T, dir, start string, final bool) []string {
 	t.Helper()
 	var bad []string
@@ -413,6 +422,23 @@ func handsCheck(t *testing.T, dir, start string, final bool) []string {
 		t.Fatal(err)
 	}
 	live, own := handsLive(t, repo, start)
+	// A task waits for what it depends on: on the branch its commit comes
+	// after theirs (TaskCommits lists the newest first).
+	if final {
+		pos := map[int]int{}
+		for n, cs := range live {
+			if len(cs) == 1 {
+				pos[n] = cs[0].Order
+			}
+		}
+		for _, tk := range p.Tasks {
+			for _, dep := range tk.After {
+				if pos[tk.Number] > pos[dep] {
+					bad = append(bad, fmt.Sprintf("task %d landed before task %d, which it depends on", tk.Number, dep))
+				}
+			}
+		}
+	}
 	var tree string
 	for _, tk := range p.Tasks {
 		n := tk.Number
