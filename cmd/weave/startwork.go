@@ -56,6 +56,16 @@ the plan). A failing task is retried (runbook.retries), then the plan pauses.
 Ctrl-C pauses, as does a closed output pipe (| head); the next start-work
 resumes at the first unchecked task.
 
+With --workers N (run.workers), up to N ready tasks run at once, each in a git
+worktree of its own (.weave/worktrees/) on a branch weave/<plan>-task-<N>; a
+finished task is one commit, landed on the branch weave/<plan> one at a time
+(run.land: rebase or merge), and ticked only after its verify blocks pass on
+the landed tree. Tasks wait for what they depend on (**Depends**, [after: N]);
+a plan without dependencies runs in order unless --infer-deps. When the plan is
+done, weave says how to merge weave/<plan> (or fast-forwards with run.finish:
+ff). --workers above 1 needs a git repository, a branch checked out and no
+uncommitted changes to the files the plan touches.
+
 With review.on_complete set, Weft and Warp then review the plan's work; the
 plan stays complete, but the run exits 1 unless both approve.
 
@@ -73,6 +83,8 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 				"retries":       "runbook.retries",
 				"block-timeout": "runbook.block_timeout",
 				"jwz":           "loop.jwz",
+				"workers":       "run.workers",
+				"infer-deps":    "run.infer_deps",
 			})
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -88,6 +100,8 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 	cmd.Flags().Int("retries", 1, "times a failing task is tried again before the plan pauses (runbook.retries)")
 	cmd.Flags().BoolVar(&g.TrustNow, "trust", false, "trust the project config as it is (shown on stderr) for this run and the next, as `weave trust --yes` does")
 	cmd.Flags().Duration("block-timeout", 0, "bound on one shell block, 0 for none (runbook.block_timeout)")
+	cmd.Flags().Int("workers", 1, "tasks run at once, 1 to 64, each in a git worktree of its own, landing on branch weave/<plan> only after its verify blocks pass there (run.workers)")
+	cmd.Flags().Bool("infer-deps", false, "in a plan that names no dependency, treat tasks whose **Files** are disjoint as independent (run.infer_deps)")
 	cmd.Flags().Bool("jwz", false, "also append the run's loop events to the project's jwz store, .jwz/messages.jsonl, for idle and `jwz read` (loop.jwz)")
 	return cmd
 }
@@ -120,6 +134,10 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := h.StartWork(ctx, opts.Name, view.Observe)
 	view.Close()
+	var refused *run.WorkersRefusedError
+	if errors.As(err, &refused) {
+		return usageErrorf("%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -131,6 +149,9 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 	w := opts.Streams.ErrOut
 	switch res.Status {
 	case run.StatusDone:
+		if res.Merge != "" {
+			fmt.Fprintln(w, res.Merge)
+		}
 		if res.Review != nil && res.Review.Interrupted {
 			// The plan is complete; only its review was cut short.
 			fmt.Fprintf(w, "review interrupted: plan %s is done; run `%s` to have its work reviewed\n", res.Plan.Name, reviewCommand(res.Plan.Name, res.Review.Since))
@@ -145,6 +166,10 @@ func reportRun(opts *startWorkOptions, res run.Result) error {
 		fmt.Fprintln(opts.Streams.Out, res.Resolution.Message())
 		return nil
 	case run.StatusPaused:
+		var landing *run.LandError
+		if errors.As(res.Err, &landing) {
+			fmt.Fprintf(w, "weave: %v\n", landing)
+		}
 		fmt.Fprintf(w, "paused: run `weave start-work` to resume at the first unchecked task\n")
 		return &exitError{code: exitPaused}
 	case run.StatusFailed:

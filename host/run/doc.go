@@ -11,7 +11,7 @@
 //   - The plan is resolved once, and command.execute.before hooks see that
 //     resolution: they may refuse the start or point it at another plan.
 //     A plan with validation errors does not start.
-//   - Tasks run one at a time, in plan order. Each task costs two durable
+//   - Tasks run one at a time, in plan order (with one worker, see below). Each task costs two durable
 //     writes: state.json records the task in flight before it runs, and its
 //     checkbox is patched in the plan file after. A task is ticked only
 //     through the tool door's Tick (host/tools), which the agent reaches
@@ -31,4 +31,33 @@
 //   - The Observer receives the run's events (Event) in order, and the run
 //     waits for it; LoopObserver publishes them as loop events (STATE, DONE,
 //     ABORT, ANCHOR) and a failed publish never stops the run.
+//
+// # A run with workers (run.workers above 1)
+//
+//   - With one worker the run is the one above, untouched: no git is asked
+//     anything. Above one, the run is refused (*WorkersRefusedError) outside
+//     the top of a git repository, on a detached HEAD, and with uncommitted
+//     changes to files the plan's open tasks touch.
+//   - The coordinator (parallel.go) is one goroutine: it alone holds the
+//     lock, writes state.json, ticks the project's plan and calls the
+//     Observer (worker output included, one event at a time). It hands the
+//     tasks plans.Ready says may start to free workers (Worker), at most
+//     run.workers at once.
+//   - A local worker (localworker.go) works in its own worktree, with tools
+//     rooted there (tools.Tools.At): the gate and the sandbox confine its
+//     blocks' and its agent's calls to it. Its plan_check claims
+//     (tools.Handed.Claim) and ticks nothing; its task ends as one commit on
+//     the task's branch, whose parent is the integration head it started
+//     from, with the task's trailers.
+//   - Landing (land.go) is one task at a time: the commit is put on the
+//     integration head in the object store, the task's verify blocks run on
+//     that tree, and only when they pass does the branch move (compare-and-
+//     swap), then the box is ticked through the tick door, then state.json.
+//     A conflict or a failing verify moves nothing and ticks nothing: the
+//     task runs again on the new head (runbook.retries), then the plan
+//     pauses with a *LandError naming the task, files and failure.
+//   - state.json records a task running before its worker starts and its
+//     commit once made; the next start settles what a dead run left
+//     (recover.go): no task ticked without its landed verify, no commit
+//     landed twice, no committed work lost.
 package run

@@ -122,6 +122,10 @@ type Result struct {
 	// Review holds the verdicts on a finished plan's work, when it was
 	// reviewed; nil otherwise.
 	Review *Reviewed
+	// Merge, after a run with workers finished its plan, says for the
+	// person where the work is: how to merge the integration branch, or
+	// that the branch the run started from was fast-forwarded to it.
+	Merge string
 }
 
 // StartWork runs the start-work journey: it takes the project lock, resolves
@@ -261,6 +265,11 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		r.res.Status = StatusInvalid
 		return r.res, nil
 	}
+	if r.workers() > 1 {
+		if err := r.checkWorkers(ctx, p); err != nil {
+			return Result{}, err
+		}
+	}
 	r.warmAgents(p)
 	// Template warnings, in line order, once per change of what they say.
 	warnings := slices.Clone(r.res.Report.Warnings)
@@ -374,6 +383,9 @@ func (r *runner) execute(ctx context.Context, p *plans.Plan) (Result, error) {
 	// tick door changes one (see tools.Tools.OwnTicks).
 	release := r.tools.OwnTicks(p)
 	defer release()
+	if r.workers() > 1 {
+		return r.parallel(ctx, p)
+	}
 	// The run's own record of its tasks: it is done only when each of them
 	// is still in the plan, ticked (see unfinished).
 	started := p

@@ -23,6 +23,9 @@ func (t *Tools) planCheck(ctx context.Context, c call) (plugins.ToolResult, erro
 	if err != nil {
 		return plugins.ToolResult{}, err
 	}
+	if h := callScopeOf(ctx).handed; h != nil && h.Claim != nil {
+		return t.claim(ctx, c, h, name)
+	}
 	note := t.keepTicks()
 	p, task, res, done := t.pickTask(name, c.args[argTask])
 	if done {

@@ -49,6 +49,13 @@ type Handed struct {
 	// task's blocks (its verify blocks last) through this door just before
 	// it ticks: its tick does not run them again.
 	Runbook bool
+	// Claim, when set, makes plan_check record a claim instead of ticking:
+	// the caller is a worker of a run with workers, in a worktree of its
+	// own. Its plan_check runs the task's verify blocks there (unless
+	// Runbook) and calls Claim when they pass; the box is ticked later,
+	// by the run, once the task's commit has landed and its verify blocks
+	// passed again on the landed tree. A worker's claim is never a tick.
+	Claim func()
 }
 
 // ownedPlan is the plan a run owns the checkbox bytes of: plan is the file

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -172,7 +173,7 @@ func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error 
 // reset and cleaned (ignored files too), so that nothing of an earlier task
 // is left in it.
 func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
-	if isWorktree(ctx, dir) {
+	if r.isWorktree(ctx, dir) {
 		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "-B", branch, base); err != nil {
 			return fmt.Errorf("reuse worktree %s: %w", dir, err)
 		}
@@ -182,8 +183,9 @@ func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 		return nil
 	}
 	// A directory left by a worktree git no longer knows (a crash between
-	// its creation and its record) is pruned first.
-	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	// its creation and its record), or one that is no worktree of r any
+	// more, is pruned first.
+	r.clearStale(ctx, dir)
 	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "-B", branch, dir, base); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
@@ -193,7 +195,7 @@ func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 // Detached makes dir a clean working tree of r at commit, its HEAD
 // detached: where a landed tree is checked.
 func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
-	if isWorktree(ctx, dir) {
+	if r.isWorktree(ctx, dir) {
 		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--detach", commit); err != nil {
 			return fmt.Errorf("check out %s in %s: %w", short(commit), dir, err)
 		}
@@ -202,21 +204,64 @@ func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
 		}
 		return nil
 	}
-	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	r.clearStale(ctx, dir)
 	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "--detach", dir, commit); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
 	return nil
 }
 
-func isWorktree(ctx context.Context, dir string) bool {
-	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel")
+// isWorktree reports whether dir is a linked worktree of r: its top is dir,
+// and its git directory is one of r's worktrees. A directory whose .git was
+// rewritten (to point at the main tree's repository, or another) is not:
+// git run there would act on what it points at.
+func (r *Repo) isWorktree(ctx context.Context, dir string) bool {
+	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		return false
 	}
-	top, err1 := filepath.EvalSymlinks(strings.TrimSpace(out))
+	f := strings.Split(strings.TrimSpace(out), "\n")
+	if len(f) != 3 {
+		return false
+	}
+	common := f[2]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(dir, common)
+	}
+	mine, err := r.commonDir(ctx)
+	if err != nil {
+		return false
+	}
+	top, err1 := filepath.EvalSymlinks(f[0])
 	want, err2 := filepath.EvalSymlinks(dir)
-	return err1 == nil && err2 == nil && top == want
+	gitDir, err3 := filepath.EvalSymlinks(f[1])
+	common, err4 := filepath.EvalSymlinks(common)
+	return err1 == nil && err2 == nil && err3 == nil && err4 == nil && top == want && common == mine &&
+		filepath.Dir(gitDir) == filepath.Join(mine, "worktrees")
+}
+
+// commonDir is r's git directory (the main tree's .git), its real path.
+func (r *Repo) commonDir(ctx context.Context) (string, error) {
+	out, err := run(ctx, r.Root, nil, "rev-parse", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	d := strings.TrimSpace(out)
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(r.Root, d)
+	}
+	return filepath.EvalSymlinks(d)
+}
+
+// clearStale prunes the worktrees git no longer has, and removes dir when
+// it is there but no worktree of r (a leftover, or one whose .git was
+// rewritten), so that a worktree can be made there afresh.
+func (r *Repo) clearStale(ctx context.Context, dir string) {
+	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	if _, err := os.Lstat(dir); err == nil {
+		_ = os.RemoveAll(dir)
+		_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+	}
 }
 
 // RemoveWorktree removes the worktree at dir, changes and all.

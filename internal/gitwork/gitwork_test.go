@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weavehq/weave/internal/gitwork"
@@ -137,4 +138,30 @@ func TestLandRebaseConflictRevert(t *testing.T) {
 func c2Landed(t *testing.T, r *gitwork.Repo, base string) string {
 	commits, _ := r.TaskCommits(context.Background(), "weave/p~1", base, "p")
 	return commits[0].SHA
+}
+
+// TestWorktreeRewrittenGitFile is a task that pointed its worktree's .git
+// at the main tree's repository: reusing the worktree must not check the
+// task's branch out over the person's, nor commit there.
+func TestWorktreeRewrittenGitFile(t *testing.T) {
+	ctx := context.Background()
+	r := repo(t)
+	base, branch, _ := r.Head(ctx)
+	dir := filepath.Join(r.Root, ".weave", "worktrees", "p", "w1")
+	if err := r.Worktree(ctx, dir, "weave/p-task-1", base); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, ".git", "gitdir: "+filepath.Join(r.Root, ".git")+"\n")
+	if err := r.Worktree(ctx, dir, "weave/p-task-2", base); err != nil {
+		t.Fatal(err)
+	}
+	if _, now, _ := r.Head(ctx); now != branch {
+		t.Fatalf("the main tree's branch is %q after reusing the worktree, want %q", now, branch)
+	}
+	if got := strings.TrimSpace(git(t, dir, "symbolic-ref", "--short", "HEAD")); got != "weave/p-task-2" {
+		t.Fatalf("worktree on %q", got)
+	}
+	if out := git(t, dir, "rev-parse", "--absolute-git-dir"); !strings.Contains(out, filepath.Join(".git", "worktrees")) {
+		t.Fatalf("worktree's git dir %q is not a linked worktree's", out)
+	}
 }

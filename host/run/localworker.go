@@ -1,0 +1,167 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
+)
+
+// localWorker is a worker slot of this process: a worktree of the project
+// (.weave/worktrees/<plan>/w<i>), reused task after task, and tools rooted
+// there, so that the capability gate and the sandbox confine its runbook
+// blocks' and its agent's tool calls to it. Its plan_check claims instead
+// of ticking; it ends a task by committing the worktree with the task's
+// trailers.
+type localWorker struct {
+	index    int
+	dir, rel string
+	repo     *gitwork.Repo
+	// main are the run's tools, which the worker's are made from (same
+	// gate, hooks, config, model); tools are the worker's, once its
+	// worktree exists.
+	main, tools *tools.Tools
+	cfg         *config.Config
+	logger      *slog.Logger
+	agentFor    func(plans.Task) (string, plugins.Agent)
+	// gitDir is the worktree's git directory as the host made it.
+	gitDir string
+}
+
+func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
+
+// Run implements Worker.
+func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Outcome, error) {
+	if err := w.repo.Worktree(ctx, w.dir, a.Branch, a.Base); err != nil {
+		return Outcome{}, err
+	}
+	if w.gitDir == "" {
+		out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir")
+		if err != nil {
+			return Outcome{}, err
+		}
+		w.gitDir = strings.TrimSpace(out)
+	}
+	if w.tools == nil {
+		wt, err := w.main.At(w.dir)
+		if err != nil {
+			return Outcome{}, err
+		}
+		w.tools = wt
+	}
+	t := a.Task
+	role, agent := w.agentFor(t)
+	var claimed atomic.Bool
+	runbook := agents.RunsAsRunbook(t)
+	handed := &tools.Handed{Plan: a.Plan.Name, Task: t, Runbook: runbook, Claim: func() { claimed.Store(true) }}
+	s := w.services(role, a, out, handed)
+	if runbook {
+		resp, err := agents.RunTask(ctx, s, a.Plan.Name, t)
+		switch {
+		case err != nil:
+			return Outcome{}, fmt.Errorf("%s: %w", role, err)
+		case resp.Error != "":
+			return Outcome{}, agents.ResponseError(resp)
+		}
+	} else {
+		if agent == nil {
+			return Outcome{}, fmt.Errorf("%s: no agent", role)
+		}
+		resp, err := agent.Handle(ctx, s, agents.TaskRequest(a.Session, a.Plan, t))
+		switch {
+		case err != nil:
+			return Outcome{}, fmt.Errorf("%s: %w", role, err)
+		case resp.Error != "":
+			return Outcome{}, agents.ResponseError(resp)
+		case !claimed.Load():
+			return Outcome{}, errors.New(role + " stopped without plan_check passing the task's verify blocks")
+		}
+	}
+	if !claimed.Load() {
+		return Outcome{}, errors.New("the task did not pass plan_check")
+	}
+	if ctx.Err() != nil {
+		return Outcome{}, ctx.Err()
+	}
+	if err := w.onBranch(ctx, a); err != nil {
+		return Outcome{}, err
+	}
+	sha, err := w.repo.Commit(ctx, w.dir, t.Title, []gitwork.Trailer{
+		{Key: gitwork.TrailerPlan, Value: a.Plan.Name},
+		{Key: gitwork.TrailerTask, Value: strconv.Itoa(t.Ordinal())},
+		{Key: gitwork.TrailerSession, Value: a.Session},
+		{Key: gitwork.TrailerAttempt, Value: a.AttemptID},
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Commit: sha, Worktree: w.rel}, nil
+}
+
+// onBranch makes sure the task's work is committed where it belongs, as one
+// commit on its branch whose parent is the assignment's base, whatever the
+// task did to the worktree's git: a runbook block that committed, or
+// switched branches, has its work folded into the one commit; a worktree
+// whose .git was rewritten to point at another repository (the main tree's,
+// say) is refused, never committed in.
+func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
+	out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir", "--git-common-dir", "HEAD")
+	if err != nil {
+		return fmt.Errorf("the worktree %s is no longer one: %w", w.rel, err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 3 || f[0] != w.gitDir {
+		return fmt.Errorf("the worktree %s no longer points at its own git directory (%s): the task's work is not committed", w.rel, strings.Join(f, " "))
+	}
+	if _, err := w.repo.Git(ctx, w.dir, "symbolic-ref", "HEAD", "refs/heads/"+a.Branch); err != nil {
+		return err
+	}
+	if f[2] != a.Base {
+		if _, err := w.repo.Git(ctx, w.dir, "reset", "-q", "--soft", a.Base); err != nil {
+			return fmt.Errorf("fold the task's commits into one: %w", err)
+		}
+	}
+	return nil
+}
+
+// services are the host services of the worker's agent: its tool calls go
+// through the worker's tools, as role, handed the task; progress is read
+// from the project's plan, which only the coordinator ticks.
+func (w *localWorker) services(role string, a Assignment, out io.Writer, handed *tools.Handed) *tools.Services {
+	scope := tools.Scope{Output: out, Timeout: w.cfg.Runbook.BlockTimeout, TimeoutSet: true, Handed: handed}
+	s := w.tools.Services(tools.Caller{Agent: role}, a.Session, scope, w.logger.With("agent", role, "worker", w.index))
+	s.ProgressFunc = func(_ context.Context, plan string) (plugins.PlanProgress, error) { return w.main.Progress(plan) }
+	s.TickFunc = func(ctx context.Context, plan string, task plugins.TaskRef) (plugins.PlanProgress, error) {
+		ref := any(task.Title)
+		if task.Number > 0 {
+			ref = task.Number
+		}
+		res, err := s.CallTool(ctx, plugins.ToolCall{Tool: plugins.ToolPlanCheck, Args: map[string]any{"plan": plan, "task": ref}})
+		if err != nil {
+			return plugins.PlanProgress{}, err
+		}
+		if res.IsError {
+			return plugins.PlanProgress{}, errors.New(res.Output)
+		}
+		return w.main.Progress(plan)
+	}
+	if complete := s.ModelFunc; complete != nil {
+		s.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
+			return complete(tools.WithMessageSource(ctx, SourceStartWork), req)
+		}
+	}
+	return s
+}
+
+var _ Worker = (*localWorker)(nil)

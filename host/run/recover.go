@@ -1,0 +1,159 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/plans"
+)
+
+// recover settles what a run with workers that died (SIGKILL, a power
+// cut) left in state.json, before anything runs again. The worktrees git
+// no longer has are pruned (the others are reused). For each task that was
+// running:
+//
+//   - its commit is on the integration branch but its box is not ticked
+//     (the run died between moving the branch and ticking): its verify
+//     blocks run on the landed tree, then it is ticked; when they fail the
+//     commit is reverted on the branch and the task runs again;
+//   - its commit is on its task branch (recorded, or found by the attempt's
+//     trailer) and not landed: it lands, as a worker's fresh commit would;
+//   - else it runs again.
+//
+// So no task is ticked without its landed verify, no commit lands twice
+// (landCommit skips a task already on the branch) and no work committed on
+// a task branch is lost.
+func (c *coordinator) recover(ctx context.Context, p *plans.Plan) (*plans.Plan, error) {
+	r := c.r
+	if err := c.repo.Prune(ctx); err != nil {
+		r.o.Logger.Warn("prune worktrees", "err", err)
+	}
+	if len(r.st.Running) == 0 {
+		return p, nil
+	}
+	keys := make([]string, 0, len(r.st.Running))
+	for k := range r.st.Running {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		rec := r.st.Running[key]
+		var t plans.Task
+		found := false
+		for _, c := range p.Tasks {
+			if c.Key() == key {
+				t, found = c, true
+				break
+			}
+		}
+		if !found || t.Done {
+			delete(r.st.Running, key)
+			continue
+		}
+		t, _ = r.tools.AsStarted(ctx, p, t)
+		c.attempts[key] = rec.Attempt
+		head, err := c.repo.RevParse(ctx, c.ref)
+		if err != nil {
+			return p, err
+		}
+		pr := p.Progress()
+		worker, _ := strconv.Atoi(rec.Worker)
+		j := &job{slot: -1, task: t, a: Assignment{Plan: p, Task: t, Session: r.session, Base: rec.Base, Branch: rec.Branch, Attempt: rec.Attempt, AttemptID: rec.AttemptID},
+			start: r.o.Now(), recovered: true}
+		j.base = Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Verification: t.Verification, Completed: pr.Completed, Total: pr.Total,
+			Attempt: rec.Attempt, MaxAttempts: c.maxAttempts(), Worker: worker}
+		j.out, j.close = r.taskLog(t, j.base, r.logPath(p, t), rec.Attempt)
+		landed, err := c.landedCommit(ctx, head, t)
+		if err != nil {
+			j.close()
+			return p, err
+		}
+		switch {
+		case landed != "":
+			r.warn(fmt.Sprintf("the last run stopped after landing task %s; its verify blocks run again before it is ticked", t.Label()))
+			np, err := c.settleLanded(ctx, p, j, head, landed)
+			j.close()
+			if err != nil {
+				return p, err
+			}
+			p = np
+		case c.committed(ctx, rec) != "":
+			commit := c.committed(ctx, rec)
+			r.warn(fmt.Sprintf("the last run stopped before landing task %s; its committed work lands now", t.Label()))
+			rec.Commit = commit
+			if np := c.land(ctx, p, j, commit, 0); np != nil {
+				p = np
+			}
+			j.close()
+		default:
+			r.warn(fmt.Sprintf("the last run stopped during task %s; it runs again", t.Label()))
+			delete(r.st.Running, key)
+			j.close()
+		}
+		if c.failure != nil {
+			break
+		}
+	}
+	return p, r.save()
+}
+
+// committed is the commit a running record's attempt left on its task
+// branch: the one recorded, else the branch's tip when its trailer names
+// the attempt; "" when the attempt committed nothing.
+func (c *coordinator) committed(ctx context.Context, rec *plans.Running) string {
+	if rec.Commit != "" {
+		if _, err := c.repo.RevParse(ctx, rec.Commit); err == nil {
+			return rec.Commit
+		}
+	}
+	if rec.Branch == "" || rec.Base == "" {
+		return ""
+	}
+	tip, err := c.repo.RevParse(ctx, "refs/heads/"+rec.Branch)
+	if err != nil || tip == rec.Base {
+		return ""
+	}
+	commits, err := c.repo.TaskCommits(ctx, tip, rec.Base, c.r.plan)
+	if err != nil || len(commits) != 1 || commits[0].Attempt != rec.AttemptID || commits[0].SHA != tip {
+		return ""
+	}
+	return tip
+}
+
+// settleLanded finishes a task whose commit is on the integration branch
+// but whose box is not ticked: verify on the landed tree, then tick; a
+// failing verify reverts the commit on the branch and the task runs again.
+func (c *coordinator) settleLanded(ctx context.Context, p *plans.Plan, j *job, head, landed string) (*plans.Plan, error) {
+	r := c.r
+	t := j.task
+	refusal, err := c.verifyAt(ctx, t, head, j.out)
+	if err != nil {
+		return p, err
+	}
+	if refusal == "" {
+		np, err := c.tick(ctx, p, t)
+		if err != nil {
+			return p, err
+		}
+		npr := np.Progress()
+		ev := j.base
+		ev.Type, ev.Time, ev.Completed, ev.Total, ev.Commit = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, landed
+		r.o.Observe(ev)
+		r.fireTaskDone(ctx, np, t)
+		return np, nil
+	}
+	rev, err := c.repo.Revert(ctx, head, landed, []gitwork.Trailer{{Key: gitwork.TrailerPlan, Value: p.Name},
+		{Key: gitwork.TrailerTask, Value: strconv.Itoa(t.Ordinal())}, {Key: gitwork.TrailerSession, Value: r.session}})
+	if err != nil {
+		return p, fmt.Errorf("revert task %s, whose verify blocks fail on the landed tree: %w", t.Label(), err)
+	}
+	if err := c.repo.UpdateRef(ctx, c.ref, rev, head); err != nil {
+		return p, err
+	}
+	delete(r.st.Running, t.Key())
+	r.warn(fmt.Sprintf("task %s's verify blocks fail on the landed tree; its commit is reverted on %s and it runs again", t.Label(), c.branch))
+	return p, r.save()
+}
