@@ -132,6 +132,9 @@ type handsRun struct {
 	err       error
 	stderr    string
 	conflicts map[int]bool // tasks a task.conflict event named
+	// story is, per task, the types of its events in order, for a
+	// failure's message.
+	story map[int][]string
 }
 
 // handsStart runs `weave start-work --workers 3 --json crash` in dir and
@@ -158,7 +161,7 @@ func handsStart(t *testing.T, bin, dir, xdg string, kill *handsKill) handsRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := handsRun{pid: cmd.Process.Pid, conflicts: map[int]bool{}}
+	r := handsRun{pid: cmd.Process.Pid, conflicts: map[int]bool{}, story: map[int][]string{}}
 	// A run that hangs is killed by this guard, and the trial fails below.
 	guard := time.AfterFunc(3*time.Minute, func() { _ = cmd.Process.Kill() })
 	defer guard.Stop()
@@ -171,7 +174,12 @@ func handsStart(t *testing.T, bin, dir, xdg string, kill *handsKill) handsRun {
 		if ev.Type == "task.conflict" {
 			r.conflicts[ev.Task] = true
 		}
-		if kill == nil {
+		if ev.Task > 0 && ev.Type != "task.output" {
+			r.story[ev.Task] = append(r.story[ev.Task], strings.TrimPrefix(ev.Type, "task."))
+		}
+		// After the kill the lines already written are still read: a
+		// conflict reported just before it counts.
+		if kill == nil || r.killed {
 			continue
 		}
 		hit := false
@@ -190,7 +198,6 @@ func handsStart(t *testing.T, bin, dir, xdg string, kill *handsKill) handsRun {
 			time.Sleep(kill.pause)
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			r.killed = true
-			break
 		}
 	}
 	_, _ = io.Copy(io.Discard, stdout)
@@ -544,6 +551,7 @@ func handsTrial(t *testing.T, bin string, seed uint64) (kills, landingKills, blo
 	}
 	committed := map[int]string{} // work committed on a task branch, not landed, as a run died
 	conflicted := map[int]bool{}
+	story := map[int][]string{}
 	var dead []int
 	runs := 1 + rng.IntN(2) // runs killed before the one that goes to the end
 	for i := 0; i <= runs; i++ {
@@ -556,6 +564,14 @@ func handsTrial(t *testing.T, bin string, seed uint64) (kills, landingKills, blo
 		for n := range r.conflicts {
 			conflicted[n] = true
 			conflicts++
+		}
+		for n, evs := range r.story {
+			story[n] = append(story[n], fmt.Sprintf("run %d: %s", i, strings.Join(evs, " ")))
+		}
+		if r.killed {
+			for n := range story {
+				story[n] = append(story[n], fmt.Sprintf("run %d killed at %v", i, kill))
+			}
 		}
 		if r.killed {
 			kills++
@@ -592,7 +608,7 @@ func handsTrial(t *testing.T, bin string, seed uint64) (kills, landingKills, blo
 	live, _ := handsLive(t, repo, start)
 	for n, attempt := range committed {
 		if len(live[n]) == 1 && live[n][0].Attempt != attempt && !conflicted[n] {
-			fail("task %d's committed work (attempt %s) was lost: attempt %s landed instead, no conflict reported", n, attempt, live[n][0].Attempt)
+			fail("task %d's committed work (attempt %s) was lost: attempt %s landed instead, no conflict reported (its events: %s)", n, attempt, live[n][0].Attempt, strings.Join(story[n], "; "))
 		}
 	}
 	if msg := handsCheckWorktrees(t, dir); msg != "" {
