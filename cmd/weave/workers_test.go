@@ -128,6 +128,14 @@ func TestWorkersRunReadyTasksAtOnce(t *testing.T) {
 	if st := gitIn(t, dir, "status", "--porcelain", "--", ".", ":(exclude).weave"); st != "" {
 		t.Errorf("main tree status after the run: %q", st)
 	}
+	// A finished plan leaves its integration branch, not its workers'
+	// worktrees and task branches.
+	if got := gitIn(t, dir, "branch", "--list", "weave/par-task-*"); got != "" {
+		t.Errorf("task branches left after the plan is done: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".weave", "worktrees", "par")); err == nil {
+		t.Error("the workers' worktrees are left after the plan is done")
+	}
 	if !strings.Contains(errOut, "git merge weave/par") {
 		t.Errorf("stderr does not say how to merge weave/par:\n%s", errOut)
 	}
@@ -417,5 +425,88 @@ func TestWorkersKilledWhileLanding(t *testing.T) {
 	}
 	if got := gitIn(t, dir, "show", "weave/kill:k2.txt"); got != "k" {
 		t.Errorf("k2.txt = %q", got)
+	}
+}
+
+func TestWorkersFinishFastForwards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# FF\n\n## TODOs\n\n- [ ] 1. Make f\n  **Files**: `f.txt`\n  ```sh\n  echo f > f.txt\n  ```\n" +
+		"- [ ] 2. Make g\n  **Files**: `g.txt`\n  ```sh\n  echo g > g.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"ff": plan}, nil)
+	code, out, errOut := runWeave(t, bin, dir, append(cleanEnv(t), "WEAVE_RUN_FINISH=ff", "WEAVE_RUN_LAND=merge"), "start-work", "ff", "--workers", "2", "--infer-deps")
+	if code != 0 || !strings.Contains(errOut, "fast-forwarded") {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant main fast-forwarded", code, out, errOut)
+	}
+	if head, branch := gitIn(t, dir, "rev-parse", "HEAD"), gitIn(t, dir, "rev-parse", "weave/ff"); head != branch {
+		t.Errorf("HEAD %s, weave/ff %s: want main fast-forwarded", head, branch)
+	}
+	if got := gitIn(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Errorf("on branch %q after the run, want main", got)
+	}
+	for _, f := range []string{"f.txt", "g.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not in the main tree after the fast-forward: %v", f, err)
+		}
+	}
+	// run.land: merge lands each task as a merge commit.
+	if got := gitIn(t, dir, "log", "--merges", "--format=%s", "weave/ff"); strings.Count(got, "\n") != 1 {
+		t.Errorf("merge commits on weave/ff:\n%s\nwant one per task", got)
+	}
+}
+
+// TestWorkersInterruptedResume is Ctrl-C while two workers run their
+// blocks: the run pauses (exit 3) with nothing ticked, and the next
+// start-work carries both tasks out.
+func TestWorkersInterruptedResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	m := t.TempDir()
+	block := func(n int) string {
+		return fmt.Sprintf("- [ ] %[1]d. Make f%[1]d\n  **Files**: `f%[1]d.txt`\n  ```sh\n  touch %[2]s/started-%[1]d; [ -e %[2]s/go ] || sleep 120; echo %[1]d > f%[1]d.txt\n  ```\n", n, m)
+	}
+	dir := workersRepo(t, map[string]string{"int": "# Int\n\n## TODOs\n\n" + block(1) + block(2)}, nil)
+	cmd := exec.Command(bin, "start-work", "int", "--workers", "2", "--infer-deps")
+	cmd.Dir, cmd.Env = dir, cleanEnv(t)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err1 := os.Stat(filepath.Join(m, "started-1"))
+		_, err2 := os.Stat(filepath.Join(m, "started-2"))
+		if err1 == nil && err2 == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the two tasks never ran at once")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitPaused {
+		t.Fatalf("start-work after Ctrl-C: %v, want exit %d", err, exitPaused)
+	}
+	if p := planOf(t, dir, "int"); strings.Contains(p, "[x]") {
+		t.Fatalf("an interrupted task was ticked:\n%s", p)
+	}
+	if err := os.WriteFile(filepath.Join(m, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "int", "--workers", "2", "--infer-deps")
+	if code != 0 {
+		t.Fatalf("start-work after the pause = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if p := planOf(t, dir, "int"); strings.Count(p, "- [x]") != 2 {
+		t.Errorf("plan:\n%s\nwant both ticked", p)
+	}
+	if got := gitIn(t, dir, "log", "--format=%s", "main..weave/int"); strings.Count(got, "Make f") != 2 {
+		t.Errorf("commits on weave/int:\n%s\nwant one per task", got)
 	}
 }

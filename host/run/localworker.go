@@ -116,18 +116,20 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 // whose .git was rewritten to point at another repository (the main tree's,
 // say) is refused, never committed in.
 func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
-	out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir", "--git-common-dir", "HEAD")
+	out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir", "HEAD", "--symbolic-full-name", "HEAD")
 	if err != nil {
 		return fmt.Errorf("the worktree %s is no longer one: %w", w.rel, err)
 	}
 	f := strings.Fields(out)
-	if len(f) != 3 || f[0] != w.gitDir {
+	if len(f) < 2 || f[0] != w.gitDir {
 		return fmt.Errorf("the worktree %s no longer points at its own git directory (%s): the task's work is not committed", w.rel, strings.Join(f, " "))
 	}
-	if _, err := w.repo.Git(ctx, w.dir, "symbolic-ref", "HEAD", "refs/heads/"+a.Branch); err != nil {
-		return err
+	if len(f) != 3 || f[2] != "refs/heads/"+a.Branch {
+		if _, err := w.repo.Git(ctx, w.dir, "symbolic-ref", "HEAD", "refs/heads/"+a.Branch); err != nil {
+			return err
+		}
 	}
-	if f[2] != a.Base {
+	if f[1] != a.Base {
 		if _, err := w.repo.Git(ctx, w.dir, "reset", "-q", "--soft", a.Base); err != nil {
 			return fmt.Errorf("fold the task's commits into one: %w", err)
 		}

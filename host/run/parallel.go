@@ -150,6 +150,7 @@ type job struct {
 	close func()
 	// recovered marks a task a run that died left running (recover.go).
 	recovered bool
+	worktree  string
 }
 
 // result is what a worker's goroutine hands back.
@@ -175,7 +176,10 @@ type coordinator struct {
 	busy         []bool
 	running      map[string]*job
 	attempts     map[string]int
-	results      chan result
+	// notBefore holds when a task that failed may run again: the backoff
+	// of a lone run's retries (RetryBackoff).
+	notBefore map[string]time.Time
+	results   chan result
 	// failure, once set, stops new tasks: the run ends with it when the
 	// tasks running have finished (and landed).
 	failure     error
@@ -210,12 +214,13 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 	}
 	n := r.workers()
 	c := &coordinator{r: r, repo: repo, branch: IntegrationBranch(p.Name),
-		dir:      filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name)),
-		opts:     plans.ScheduleOptions{InferDeps: r.o.Config.Run.InferDeps, Skip: func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) }},
-		busy:     make([]bool, n),
-		running:  map[string]*job{},
-		attempts: map[string]int{},
-		results:  make(chan result, n),
+		dir:       filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name)),
+		opts:      plans.ScheduleOptions{InferDeps: r.o.Config.Run.InferDeps, Skip: func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) }},
+		busy:      make([]bool, n),
+		running:   map[string]*job{},
+		attempts:  map[string]int{},
+		notBefore: map[string]time.Time{},
+		results:   make(chan result, n),
 	}
 	c.ref = "refs/heads/" + c.branch
 	c.landDir = filepath.Join(c.dir, "land")
@@ -295,24 +300,47 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		var err error
-		if p, err = r.current(p); err != nil {
+		if np, err := r.current(p); err != nil {
 			c.stop(err, nil)
 		} else {
-			r.res.Plan = p
+			p, r.res.Plan = np, np
 		}
 		if herr := r.halted(); herr != nil && c.failure == nil {
 			c.stop(herr, nil)
 		}
+		var wake time.Time
 		if c.failure == nil && ctx.Err() == nil {
 			ready := p.Ready(c.runningKeys(), c.opts)
+			now := r.o.Now()
+			var batch []*job
+			head := ""
 			for _, t := range ready {
+				if nb := c.notBefore[t.Key()]; now.Before(nb) {
+					if wake.IsZero() || nb.Before(wake) {
+						wake = nb
+					}
+					continue
+				}
 				slot := slices.Index(c.busy, false)
 				if slot < 0 {
 					break
 				}
-				if err := c.start(wctx, &wg, p, t, slot); err != nil {
+				if head == "" {
+					var err error
+					if head, err = c.repo.RevParse(ctx, c.ref); err != nil {
+						return r.fail(p, nil, err)
+					}
+				}
+				batch = append(batch, c.assign(ctx, p, t, slot, head))
+			}
+			// One durable write for the tasks that start together, before
+			// any of them does.
+			if len(batch) > 0 {
+				if err := r.save(); err != nil {
 					return r.fail(p, nil, err)
+				}
+				for _, j := range batch {
+					c.launch(wctx, &wg, p, j)
 				}
 			}
 		}
@@ -330,6 +358,13 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 					return r.res, err
 				}
 				return r.fail(p, c.failureTask, c.failure)
+			case !wake.IsZero():
+				// A task that failed waits out its backoff; Ctrl-C during
+				// the wait pauses as during a task.
+				if err := r.sleep(ctx, wake.Sub(r.o.Now())); err != nil || ctx.Err() != nil {
+					return r.pause(p, "interrupted")
+				}
+				continue
 			}
 			if _, ok := r.next(p); ok {
 				t, _ := r.next(p)
@@ -348,11 +383,18 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			c.finish(ctx, p)
 			return r.done(ctx, p)
 		}
+		var backoff <-chan time.Time
+		var timer *time.Timer
+		if !wake.IsZero() {
+			timer = time.NewTimer(wake.Sub(r.o.Now()))
+			backoff = timer.C
+		}
 		select {
 		case res := <-c.results:
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		case <-backoff:
 		case <-ctx.Done():
 			// Ctrl-C: the workers' blocks are stopped with wctx; their
 			// results come in and the run pauses once they have.
@@ -361,6 +403,9 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
@@ -383,14 +428,10 @@ func (c *coordinator) runningKeys() []string {
 
 func (c *coordinator) maxAttempts() int { return 1 + c.r.o.Config.Runbook.Retries }
 
-// start hands t to the worker in slot: state.json records the task running
-// before the worker starts.
-func (c *coordinator) start(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, t plans.Task, slot int) error {
+// assign records t as running on the worker in slot, from head; the
+// caller writes state.json before any worker of the batch starts (launch).
+func (c *coordinator) assign(ctx context.Context, p *plans.Plan, t plans.Task, slot int, head string) *job {
 	r := c.r
-	head, err := c.repo.RevParse(ctx, c.ref)
-	if err != nil {
-		return err
-	}
 	// The task goes with the blocks it had when the run started.
 	t, _ = r.tools.AsStarted(ctx, p, t)
 	key := t.Key()
@@ -401,28 +442,33 @@ func (c *coordinator) start(ctx context.Context, wg *sync.WaitGroup, p *plans.Pl
 	if r.st.Running == nil {
 		r.st.Running = map[string]*plans.Running{}
 	}
-	lw, _ := w.(*localWorker)
 	rec := &plans.Running{Number: t.Number, Title: t.Title, Worker: w.Name(), Branch: a.Branch, Base: head,
 		AttemptID: a.AttemptID, Attempt: a.Attempt, StartedAt: r.o.Now().UTC()}
-	if lw != nil {
+	if lw, ok := w.(*localWorker); ok {
 		rec.Worktree = lw.rel
 	}
 	r.st.Running[key] = rec
 	r.st.Record(key).Attempts = a.Attempt
-	if err := r.save(); err != nil {
-		return err
-	}
 	pr := p.Progress()
-	j := &job{slot: slot, task: t, a: a, start: r.o.Now()}
+	j := &job{slot: slot, task: t, a: a, worktree: rec.Worktree}
 	j.base = Event{Plan: p.Name, Task: taskNumber(t), Title: t.Title, Verification: t.Verification, Completed: pr.Completed, Total: pr.Total,
 		Attempt: a.Attempt, MaxAttempts: c.maxAttempts(), Worker: slot + 1}
-	logPath := r.logPath(p, t)
-	j.out, j.close = r.taskLog(t, j.base, logPath, a.Attempt)
-	ev := j.base
-	ev.Type, ev.Time, ev.Log, ev.Worktree, ev.Branch, ev.BaseRef = EventTaskStarted, r.o.Now(), relTo(r.o.Project, logPath), rec.Worktree, a.Branch, head
-	r.o.Observe(ev)
 	c.busy[slot] = true
 	c.running[key] = j
+	return j
+}
+
+// launch starts the worker of j, once state.json says j is running.
+func (c *coordinator) launch(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, j *job) {
+	r := c.r
+	t, a := j.task, j.a
+	logPath := r.logPath(p, t)
+	j.out, j.close = r.taskLog(t, j.base, logPath, a.Attempt)
+	j.start = r.o.Now()
+	ev := j.base
+	ev.Type, ev.Time, ev.Log, ev.Worktree, ev.Branch, ev.BaseRef = EventTaskStarted, j.start, relTo(r.o.Project, logPath), j.worktree, a.Branch, a.Base
+	r.o.Observe(ev)
+	w, key := c.workers[j.slot], t.Key()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -430,7 +476,6 @@ func (c *coordinator) start(ctx context.Context, wg *sync.WaitGroup, p *plans.Pl
 		j.out.flush()
 		c.results <- result{key: key, out: out, err: err}
 	}()
-	return nil
 }
 
 // handle takes a worker's result: a failure is retried or ends the run; a
@@ -464,7 +509,9 @@ func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *pl
 		ev := j.base
 		ev.Type, ev.Time, ev.Error, ev.Retry, ev.ElapsedMS = EventTaskFailed, r.o.Now(), err.Error(), retry, elapsed
 		r.o.Observe(ev)
-		if !retry {
+		if retry {
+			c.notBefore[res.key] = r.o.Now().Add(RetryBackoff(j.a.Attempt))
+		} else {
 			c.stop(err, &t)
 		}
 		if serr := r.save(); serr != nil {
@@ -528,6 +575,7 @@ func newAttemptID() string {
 // run.finish: ff, fast-forwards that branch when it can.
 func (c *coordinator) finish(ctx context.Context, p *plans.Plan) {
 	r := c.r
+	defer c.clean(ctx)
 	integ := r.st.Integration
 	merge := fmt.Sprintf("plan %s's work is on branch %s: merge it with `git merge %s`", p.Name, c.branch, c.branch)
 	if r.o.Config.Run.Finish != "ff" || integ == nil || integ.From == "" {
@@ -545,6 +593,26 @@ func (c *coordinator) finish(ctx context.Context, p *plans.Plan) {
 		return
 	}
 	r.res.Merge = fmt.Sprintf("plan %s's work is on %s (fast-forwarded to %s)", p.Name, integ.From, c.branch)
+}
+
+// clean removes, once the plan is done, the worktrees of its workers and the
+// branches of its tasks, whose work is all on the integration branch.
+func (c *coordinator) clean(ctx context.Context) {
+	// The directories go, then git forgets them in one prune: a
+	// `git worktree remove` each would cost a process per worker.
+	if err := os.RemoveAll(c.dir); err != nil {
+		c.r.o.Logger.Warn("remove the worktrees of a finished plan", "dir", c.dir, "err", err)
+	}
+	_ = c.repo.Prune(ctx)
+	out, err := c.repo.Git(ctx, "", "for-each-ref", "--format=%(refname:short)", "refs/heads/"+c.branch+"-task-*")
+	if err != nil {
+		return
+	}
+	if names := strings.Fields(out); len(names) > 0 {
+		if _, err := c.repo.Git(ctx, "", append([]string{"branch", "-q", "-D"}, names...)...); err != nil {
+			c.r.o.Logger.Warn("delete the task branches of a finished plan", "err", err)
+		}
+	}
 }
 
 func firstLine(s string) string {

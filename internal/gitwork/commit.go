@@ -30,7 +30,7 @@ func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trail
 		return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 	}
 	args := []string{"commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
-	if !hasIdentity(ctx, dir) {
+	if !r.hasIdentity(ctx) {
 		args = append(append([]string{}, fallbackIdentity...), args...)
 	}
 	if _, err := run(ctx, dir, []byte(Message(subject, trailers)), args...); err != nil {
@@ -43,10 +43,22 @@ func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trail
 	return strings.TrimSpace(out), nil
 }
 
-func hasIdentity(ctx context.Context, dir string) bool {
-	_, err1 := run(ctx, dir, nil, "config", "user.name")
-	_, err2 := run(ctx, dir, nil, "config", "user.email")
-	return err1 == nil && err2 == nil
+// hasIdentity reports whether the repository's user set a name and an
+// email; asked once per Repo (a task commits many times in a run, and the
+// answer does not change under it).
+func (r *Repo) hasIdentity(ctx context.Context) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.identity != nil {
+		return *r.identity
+	}
+	out, err := run(ctx, r.Root, nil, "config", "--get-regexp", `^user\.(name|email)$`)
+	if err != nil && ctx.Err() != nil {
+		return false
+	}
+	ok := err == nil && strings.Contains(out, "user.name ") && strings.Contains(out, "user.email ")
+	r.identity = &ok
+	return ok
 }
 
 // Message is a commit message: subject on one line, then the trailers.

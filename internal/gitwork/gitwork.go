@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/weavehq/weave/internal/proc"
 )
@@ -20,6 +21,13 @@ var ErrNotRepo = errors.New("not a git repository")
 type Repo struct {
 	// Root is the top-level directory of the main working tree.
 	Root string
+
+	// mu guards what is asked of git once per Repo: whether the user set
+	// an identity, and the real path of the git directory (kept only once
+	// known: a call cut short by its context is asked again).
+	mu       sync.Mutex
+	identity *bool
+	common   string
 }
 
 // Open finds the repository dir is in. It returns ErrNotRepo when there is
@@ -242,6 +250,11 @@ func (r *Repo) isWorktree(ctx context.Context, dir string) bool {
 
 // commonDir is r's git directory (the main tree's .git), its real path.
 func (r *Repo) commonDir(ctx context.Context) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.common != "" {
+		return r.common, nil
+	}
 	out, err := run(ctx, r.Root, nil, "rev-parse", "--git-common-dir")
 	if err != nil {
 		return "", err
@@ -250,7 +263,11 @@ func (r *Repo) commonDir(ctx context.Context) (string, error) {
 	if !filepath.IsAbs(d) {
 		d = filepath.Join(r.Root, d)
 	}
-	return filepath.EvalSymlinks(d)
+	if d, err = filepath.EvalSymlinks(d); err != nil {
+		return "", err
+	}
+	r.common = d
+	return d, nil
 }
 
 // clearStale prunes the worktrees git no longer has, and removes dir when

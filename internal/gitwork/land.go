@@ -106,7 +106,7 @@ func (r *Repo) Revert(ctx context.Context, onto, commit string, trailers []Trail
 		msg += "\n" + strings.TrimPrefix(Message("x", trailers), "x\n\n")
 	}
 	args := []string{"commit-tree", tree, "-p", onto, "-F", "-"}
-	if !hasIdentity(ctx, r.Root) {
+	if !r.hasIdentity(ctx) {
 		args = append(append([]string{}, fallbackIdentity...), args...)
 	}
 	out, err := run(ctx, r.Root, []byte(msg), args...)
@@ -168,7 +168,7 @@ func (r *Repo) commitTree(ctx context.Context, from, tree, msg string, parents .
 	}
 	f := strings.SplitN(strings.TrimRight(who, "\n"), "\x00", 3)
 	args := []string{}
-	if !hasIdentity(ctx, r.Root) {
+	if !r.hasIdentity(ctx) {
 		args = append(args, fallbackIdentity...)
 	}
 	args = append(args, "commit-tree", tree)
