@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,9 +42,13 @@ func TestPatternTemplateValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := plans.Validate(dir, p)
-	// One task in TODOs and one check in Verification, the final gate.
-	if len(rep.Errors)+len(rep.Warnings) > 0 || len(p.Tasks) != 2 {
-		t.Errorf("Pattern's template: %d tasks, errors %v, warnings %v; want 2 (a TODO and a check) and no finding", len(p.Tasks), rep.Errors, rep.Warnings)
+	// Two tasks in TODOs, the second waiting for the first, and one check
+	// in Verification, the final gate.
+	if len(rep.Errors)+len(rep.Warnings) > 0 || len(p.Tasks) != 3 {
+		t.Errorf("Pattern's template: %d tasks, errors %v, warnings %v; want 3 (two TODOs and a check) and no finding", len(p.Tasks), rep.Errors, rep.Warnings)
+	}
+	if !p.HasDeps() || len(p.Tasks) < 2 || !slices.Equal(p.Tasks[1].After, []int{1}) {
+		t.Errorf("Pattern's template shows no dependency: task 2 waits for %v, want [1]", p.Tasks[min(1, len(p.Tasks)-1)].After)
 	}
 }
 

@@ -52,10 +52,14 @@
 //
 // A task's number is the N of "N." or "N)" right after the box; a task
 // without one has Number 0. The title is the rest of the box's line after the
-// number, trimmed, with [key: value] tags removed ("[category: docs]"); a
-// bracket followed by "(" or "[" is a link and stays. The category tag fills
-// Task.Category. Task.Key is "N" for a numbered task, else the title in
-// lower case with runs of other characters turned into "-".
+// number, trimmed, with [key: value] tags and the bare tag [serial] removed
+// ("[category: docs]"); a bracket followed by "(" or "[" is a link and
+// stays. Tags fill Task.Category ([category: x]), Task.After ([after: 1, 3],
+// merged with the **Depends** field), Task.Serial ([serial]), Task.Needs
+// ([needs: gpu, os=linux], split on commas) and Task.Budget ([budget: $2],
+// as written); other keys are dropped. Task.Key is "N" for a numbered task,
+// else the title in lower case with runs of other characters turned into
+// "-".
 //
 // # Fields
 //
@@ -64,8 +68,15 @@
 // field. The field runs over the following lines up to the next bold label or
 // the end of the task; code lines are left out, and the common indentation of
 // the continuation lines is removed. Recognised labels: What (or "What to
-// do"), Files (or "File") and Acceptance (or "Acceptance Criteria"); other
-// labels ("**Must NOT do**:") end the current field and are ignored.
+// do"), Files (or "File"), Acceptance (or "Acceptance Criteria") and Depends
+// (or "Depends on", "After", "Dependencies"); other labels ("**Must NOT
+// do**:") end the current field and are ignored.
+//
+// The Depends field lists the numbers of the tasks this one waits for:
+// "1, 3", "#1 and #3", "tasks 2-4", "2 (the schema)"; "none", "-" and "N/A"
+// name none. Task.After holds them with those of [after: ...] tags,
+// ascending; entries that are not numbers are left out and reported by
+// Validate.
 //
 // The Files field is split into one entry per line and per comma or
 // semicolon (outside backticks). An entry's path is its first `backticked`
@@ -100,7 +111,12 @@
 // Validate reports errors, which block a start, and warnings, which are
 // shown. Errors: the plan's path is outside .weave/plans/ (a symlink leading
 // out counts), the file does not exist, the plan has no task, a task number
-// is used twice. Warnings: a missing TL;DR, Context, Objectives, TODOs or
+// is used twice; and of dependencies: an entry that is not a task number, a
+// number no task has (or only an unnumbered item's place) or that two tasks
+// have, a task depending on itself, a TODO depending on an item of the
+// Verification checklist, and tasks that wait for each other in a cycle
+// (named: "tasks 2 → 4 → 2 form a cycle"). A Verification item may depend
+// on tasks. Warnings: a missing TL;DR, Context, Objectives, TODOs or
 // Verification section (headings of any level); in a plan with a TODOs
 // section, a task without **What** or **Acceptance** (**Files** may be
 // omitted, as the Pattern template says for verification-only tasks); a
@@ -109,6 +125,20 @@
 // that skip; a missing **Estimated Effort** or one whose first word is not
 // one of Quick, Short, Medium, Large, XL or Small (also Trivial, Tiny, S, M,
 // L, XXL), case-insensitive.
+//
+// # Scheduling
+//
+// Plan.Ready returns the open tasks that may start now beside the running
+// ones, and Plan.Waits what one task still waits for. A task with After
+// waits for those tasks to be done (never, when one is skipped). Without
+// any After in the plan and without ScheduleOptions.InferDeps, the order is
+// the document's, one task at a time: Ready returns what NextExcept
+// returns. In a plan with After, a task without it is independent. With
+// InferDeps a task without After waits for the earlier open tasks whose
+// Files overlap its own (the same path, or a folder above it; a glob counts
+// as its folder), and a task without Files waits for every earlier one.
+// Verification items wait for every TODO the run does not skip. A Serial
+// task starts only when nothing runs, and nothing starts beside it.
 //
 // # Ticking
 //

@@ -31,6 +31,7 @@ func addSeeds(f *testing.F, add func(src []byte)) {
 		"Title\n===\n## TODOs\n- [ ] a\n  **What**: b\n  ===\n", "[x]: /u\n===\n- [ ] a\n", "- [ ] t\n\n  para\n  ---\n\n  [r]: /u\n  more\n",
 		"[a]: /u\n\"t\n\"x [b]: /v\n[c]: /w\n**Estimated Effort**: S\n", "[a]: /u\n(t\nu) y\n[b]:\n<v>\n'q'\nrest\n",
 		"[ ]: /u\n[\n]: /v\n[a\nb]: /w 'x\ny'\n- [ ] a\n", "[a]: <b\n[a]: /u \"t\" z\n[b]: /v\n",
+		"- [ ] 2. a [after: 1, x] [SERIAL] [needs: gpu,] [budget: $2]\n  **Depends**: #1 (b, c), 3-5\n- [ ] 1. [serial](u) [serial][x]\n",
 	} {
 		add([]byte(s))
 	}

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"iter"
 	"path"
 	"strings"
 )
@@ -45,8 +46,9 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 	for _, k := range running {
 		run[k] = true
 	}
+	isRunning := func(t Task) bool { return len(run) > 0 && run[t.Key()] }
 	for _, t := range p.Tasks {
-		if run[t.Key()] && t.Serial && !t.Done {
+		if t.Serial && !t.Done && isRunning(t) {
 			return nil
 		}
 	}
@@ -66,7 +68,7 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 		before = &orderIndex{}
 	}
 	for i, t := range p.Tasks {
-		if t.Done {
+		if t.Done || s.skipped[i] {
 			continue
 		}
 		blocked := t.Verification && openTODO
@@ -77,11 +79,8 @@ func (p *Plan) Ready(running []string, o ScheduleOptions) []Task {
 		case o.InferDeps || !s.deps:
 			blocked = before.blocks(t, s.files(i))
 		}
-		if s.skipped[i] {
-			continue
-		}
 		before.add(t, s.files(i))
-		if blocked || run[t.Key()] {
+		if blocked || isRunning(t) {
 			continue
 		}
 		if t.Serial {
@@ -113,7 +112,7 @@ func (p *Plan) Waits(t Task, o ScheduleOptions) []Task {
 	wait := make([]bool, len(p.Tasks))
 	if len(t.After) > 0 {
 		for _, n := range t.After {
-			for _, j := range s.byNum[n] {
+			for j := range s.byNum.tasks(n) {
 				wait[j] = !p.Tasks[j].Done
 			}
 		}
@@ -144,18 +143,17 @@ func (p *Plan) Waits(t Task, o ScheduleOptions) []Task {
 // schedule is what Ready and Waits work out once per call.
 type schedule struct {
 	p       *Plan
-	o       ScheduleOptions
 	deps    bool
-	byNum   map[int][]int
+	byNum   numIndex
 	skipped []bool
 	keys    [][]string // normalised Files entries, filled on demand (InferDeps)
 	known   []bool     // keys[i] has been worked out
 }
 
 func (p *Plan) newSchedule(o ScheduleOptions) *schedule {
-	s := &schedule{p: p, o: o, deps: p.HasDeps(), skipped: make([]bool, len(p.Tasks))}
+	s := &schedule{p: p, deps: p.HasDeps(), skipped: make([]bool, len(p.Tasks))}
 	if s.deps {
-		s.byNum = p.numbered()
+		s.byNum = p.numIndex()
 	}
 	if o.Skip != nil {
 		for i, t := range p.Tasks {
@@ -173,17 +171,58 @@ func (p *Plan) newSchedule(o ScheduleOptions) *schedule {
 // is missing.
 func (s *schedule) afterBlocks(t Task) bool {
 	for _, n := range t.After {
-		idx := s.byNum[n]
-		if len(idx) == 0 {
-			return true
-		}
-		for _, j := range idx {
+		found := false
+		for j := range s.byNum.tasks(n) {
 			if !s.p.Tasks[j].Done {
 				return true
 			}
+			found = true
+		}
+		if !found {
+			return true
 		}
 	}
 	return false
+}
+
+// numIndex finds tasks by number, without a slice per number.
+type numIndex struct {
+	first map[int]int // number → index of the first task with it
+	next  []int       // index → index of the next task with the same number, or -1
+}
+
+func (p *Plan) numIndex() numIndex {
+	x := numIndex{first: make(map[int]int, len(p.Tasks)), next: make([]int, len(p.Tasks))}
+	last := make(map[int]int)
+	for i, t := range p.Tasks {
+		x.next[i] = -1
+		if t.Number <= 0 {
+			continue
+		}
+		if j, dup := x.first[t.Number]; dup {
+			if l, ok := last[t.Number]; ok {
+				j = l
+			}
+			x.next[j] = i
+			last[t.Number] = i
+			continue
+		}
+		x.first[t.Number] = i
+	}
+	return x
+}
+
+// tasks yields the indexes of the tasks numbered n, in document order.
+func (x numIndex) tasks(n int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		j, ok := x.first[n]
+		for ok && j >= 0 {
+			if !yield(j) {
+				return
+			}
+			j = x.next[j]
+		}
+	}
 }
 
 // files returns task i's Files as normalised paths, nil when the task has

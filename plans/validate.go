@@ -361,12 +361,22 @@ func validateDeps(p *Plan, r *Report) {
 		}
 	}
 	for _, cycle := range cycles(edges) {
-		parts := make([]string, 0, len(cycle)+1)
-		for _, i := range cycle {
+		// A long cycle is named by its ends: the message stays a line.
+		const shown = 8
+		parts := make([]string, 0, shown+3)
+		for k, i := range cycle {
+			if k == shown-1 && len(cycle) > shown {
+				parts = append(parts, "…", fmt.Sprint(p.Tasks[cycle[len(cycle)-1]].Ordinal()))
+				break
+			}
 			parts = append(parts, fmt.Sprint(p.Tasks[i].Ordinal()))
 		}
 		parts = append(parts, parts[0])
-		r.errorf(p.Tasks[cycle[0]].Line, "tasks %s form a cycle (each waits for the next), so none of them can start; remove one of these dependencies", strings.Join(parts, " → "))
+		size := ""
+		if len(cycle) > shown {
+			size = fmt.Sprintf(" of %d tasks", len(cycle))
+		}
+		r.errorf(p.Tasks[cycle[0]].Line, "tasks %s form a cycle%s (each waits for the next), so none of them can start; remove one of these dependencies", strings.Join(parts, " → "), size)
 	}
 }
 
@@ -391,9 +401,28 @@ func afterTag(p *Plan, t Task) string {
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
 	}
+	if !mayHaveAfterTag(line) {
+		return "" // most lines: no need to split the tags again
+	}
 	_, rest := splitNumber(strings.TrimSpace(string(line)))
 	_, tags := splitTags(rest)
 	return tags.after
+}
+
+// mayHaveAfterTag reports whether "[after" appears in line, in any case.
+func mayHaveAfterTag(line []byte) bool {
+	const want = "after"
+	for i := bytes.IndexByte(line, '['); i >= 0; {
+		if rest := line[i+1:]; len(rest) >= len(want) && bytes.EqualFold(rest[:len(want)], []byte(want)) {
+			return true
+		}
+		j := bytes.IndexByte(line[i+1:], '[')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // cycles returns one cycle of each group of tasks that wait for each other

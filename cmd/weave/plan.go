@@ -260,7 +260,8 @@ func newCmdPlanValidate(g *globalOptions, s *Streams) *cobra.Command {
 		Use:   "validate NAME",
 		Short: "Check a plan; exits 1 when it has errors",
 		Long: `Check a plan: errors (no tasks, duplicate task numbers, a path outside
-.weave/plans/) block a start; warnings are shown. Unchecked tasks without sh or
+.weave/plans/, a dependency on a task the plan does not have, on itself or in
+a cycle) block a start; warnings are shown. Unchecked tasks without sh or
 bash blocks are listed as needing a model.
 
 Exit codes: 0 valid (warnings allowed), 1 errors, 2 usage.`,

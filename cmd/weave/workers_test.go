@@ -510,3 +510,43 @@ func TestWorkersInterruptedResume(t *testing.T) {
 		t.Errorf("commits on weave/int:\n%s\nwant one per task", got)
 	}
 }
+
+// TestWorkersRewrittenGitFile is a model in a worker that points its
+// worktree's .git at the project's own repository, so that the worker's
+// commit would land on the person's branch: the commit is refused, the
+// task runs again in a worktree made afresh, and the person's branch is
+// untouched.
+func TestWorkersRewrittenGitFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	plan := "# G\n\n## TODOs\n\n" +
+		"- [ ] 1. Write the greeting\n  **What**: greeting.txt says hello.\n  **Files**: `greeting.txt`\n  ```sh verify\n  grep -q hello greeting.txt\n  ```\n" +
+		"- [ ] 2. Deploy\n  **Files**: `deployed.txt`\n  ```sh\n  echo deployed > deployed.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"g": plan}, nil)
+	start := gitIn(t, dir, "rev-parse", "HEAD")
+	srv := modeltest.NewServer(t,
+		callOf(t, "read", map[string]any{"path": ".git"}),
+		callOf(t, "write", map[string]any{"path": ".git", "content": "gitdir: " + filepath.Join(dir, ".git") + "\n"}),
+		callOf(t, "write", map[string]any{"path": "greeting.txt", "content": "hello\n"}),
+		callOf(t, "plan_check", map[string]any{"plan": "g", "task": 1}),
+		modeltest.Turn{Text: "Done."},
+		callOf(t, "write", map[string]any{"path": "greeting.txt", "content": "hello\n"}),
+		callOf(t, "plan_check", map[string]any{"plan": "g", "task": 1}),
+		modeltest.Turn{Text: "Done."},
+	)
+	code, out, errOut := runWeave(t, bin, dir, chatEnv(t, srv), "start-work", "g", "--workers", "2", "--infer-deps")
+	if got := gitIn(t, dir, "rev-parse", "HEAD"); got != start {
+		t.Fatalf("the person's branch moved from %s to %s:\n%s", start, got, gitIn(t, dir, "log", "--stat", "-3"))
+	}
+	if got := gitIn(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Fatalf("the project is on %q after the run, want main", got)
+	}
+	if code != 0 {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := gitIn(t, dir, "show", "weave/g:greeting.txt"); got != "hello" {
+		t.Errorf("greeting.txt on weave/g = %q", got)
+	}
+}

@@ -279,14 +279,15 @@ func (c *coordinator) exclude(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("keep the worktrees out of git status: %w", err)
 	}
-	defer f.Close()
+	text := line + "\n"
 	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		line2 := "\n" + line
-		_, err = f.WriteString(line2 + "\n")
-		return err
+		text = "\n" + text
 	}
-	_, err = f.WriteString(line + "\n")
-	return err
+	if _, err := f.WriteString(text); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("keep the worktrees out of git status: %w", err)
+	}
+	return f.Close()
 }
 
 // loop hands ready tasks to free workers, lands what they finish one at a
