@@ -175,6 +175,7 @@ func handsCheckLanded(b *testing.B, dir, plan string, tasks int) {
 func BenchmarkStartWorkWorkers(b *testing.B) {
 	bin := weaveBinary(b)
 	tasks, workers := handsSleepShape(b)
+	b.ResetTimer()
 	var total, cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -344,10 +345,9 @@ func handsLandRepo(b *testing.B, files int) string {
 func BenchmarkLandPerTask(b *testing.B) {
 	bin := weaveBinary(b)
 	files, tasks := handsLandShape(b)
-	b.StopTimer()
 	dir := handsLandRepo(b, files)
 	env := benchEnv(b, bin, dir)
-	b.StartTimer()
+	b.ResetTimer()
 	var total, cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -401,10 +401,9 @@ done
 // wall and CPU time per task.
 func BenchmarkLandByHand(b *testing.B) {
 	files, tasks := handsLandShape(b)
-	b.StopTimer()
 	dir := handsLandRepo(b, files)
 	wt := b.TempDir()
-	b.StartTimer()
+	b.ResetTimer()
 	var total, cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		integ := fmt.Sprintf("hand%d", i)
