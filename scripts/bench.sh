@@ -9,13 +9,17 @@
 #   PAIRS=5 scripts/bench.sh          more pairs
 #   TASKS=100,1000 scripts/bench.sh   runbook sizes (default 100,300,1000,3000)
 #   PLANS=1000 scripts/bench.sh       plans for `weave status` (default 1000)
-#   ONLY=runbook scripts/bench.sh     one group: plans runbook status plugins sandbox model bus mcp
+#   SLEEP=32x8 LAND=10000x20 scripts/bench.sh
+#                                     workers: sleep-1 tasks x workers; files x tasks landed
+#   ONLY=runbook scripts/bench.sh     one group: plans runbook hands status plugins sandbox model bus mcp
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 PAIRS=${PAIRS:-3}
 export WEAVE_BENCH_TASKS=${TASKS:-100,300,1000,3000}
 export WEAVE_BENCH_PLANS=${PLANS:-1000}
+export WEAVE_BENCH_SLEEP=${SLEEP:-32x8}
+export WEAVE_BENCH_LAND=${LAND:-10000x20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 log="$tmp/bench.log"
@@ -101,6 +105,22 @@ if want runbook; then
   echo "   (target: built-in hooks add <= 10% to a 300-task run)"
   pair "start-work 300 tasks, built-ins vs none" ns/task ./cmd/weave 'BenchmarkRunbookHooks$/^builtins$' ./cmd/weave 'BenchmarkRunbookHooks$/^no-builtin-hooks$' 1x cpu-ns/task
   pair "one-task start-work, built-ins vs none" ns/op ./cmd/weave 'BenchmarkFirstTask$/^builtins$' ./cmd/weave 'BenchmarkFirstTask$/^no-builtin-hooks$' 5x
+fi
+
+if want hands; then
+  sleep_tasks=${WEAVE_BENCH_SLEEP%x*} sleep_workers=${WEAVE_BENCH_SLEEP#*x}
+  land_files=${WEAVE_BENCH_LAND%x*} land_tasks=${WEAVE_BENCH_LAND#*x}
+  ideal=$(( (sleep_tasks + sleep_workers - 1) / sleep_workers ))
+  echo "== Workers: weave start-work --workers N --infer-deps, each task in a worktree, landed on weave/<plan>"
+  echo "   (target: $sleep_tasks sleep-1 tasks on $sleep_workers workers within 1.3x of the ideal $ideal s; the floor is that"
+  echo "   pool with one git commit and one fsynced tick per task, landed one at a time)"
+  pair "$sleep_tasks independent sleep-1 tasks, $sleep_workers workers (CLI)" s/run ./cmd/weave 'BenchmarkStartWorkWorkers$' ./cmd/weave 'BenchmarkWorkersFloor$' 1x
+  printf '  %-46s %s s   ideal %s s   ratio %sx\n' "the same run vs the ideal" "$pa" "$ideal" "$(awk -v a="$pa" -v b="$ideal" 'BEGIN { printf "%.2f", a / b }')"
+  echo "   (target: within 3x of git worktree add + commit + rebase by hand in a shell, 2 tasks at a time)"
+  pair "per-task worktree+commit+land, $land_files files (CLI)" ns/task ./cmd/weave 'BenchmarkLandPerTask$' ./cmd/weave 'BenchmarkLandByHand$' 1x cpu-ns/task
+  printf '  %-46s %s ms per task (%s tasks)\n' "per-task cost of weave, wall" "$(awk -v a="$pa" 'BEGIN { printf "%.1f", a / 1e6 }')" "$land_tasks"
+  echo "   (target: --workers 1 keeps the runbook figure: <= 1.5x the floor at 1,000 tasks)"
+  WEAVE_BENCH_TASKS=1000 pair "start-work --workers 1, 1000 tasks (per task)" ns/task ./cmd/weave 'BenchmarkStartWorkRunbookWorkers1$/^tasks=1000$' ./cmd/weave 'BenchmarkRunbookFloor$/^tasks=1000$' 1x cpu-ns/task
 fi
 
 if want status; then

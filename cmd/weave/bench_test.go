@@ -79,9 +79,9 @@ func BenchmarkStartWorkRunbook(b *testing.B) {
 }
 
 // benchStartWork runs `weave start-work` b.N times on plan (with config as
-// .weave/config.yaml when not empty) and reports the time and CPU time
-// (weave's and its children's) per task.
-func benchStartWork(b *testing.B, bin string, plan []byte, config string, tasks int) {
+// .weave/config.yaml when not empty, and flags before the plan's name) and
+// reports the time and CPU time (weave's and its children's) per task.
+func benchStartWork(b *testing.B, bin string, plan []byte, config string, tasks int, flags ...string) {
 	var total, cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -94,7 +94,7 @@ func benchStartWork(b *testing.B, bin string, plan []byte, config string, tasks 
 		env := benchEnv(b, bin, dir)
 		b.StartTimer()
 		start := time.Now()
-		cmd := exec.Command(bin, "--dir", dir, "start-work", "bench")
+		cmd := exec.Command(bin, append(append([]string{"--dir", dir, "start-work"}, flags...), "bench")...)
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("start-work: %v\n%s", err, tail(out))
