@@ -28,8 +28,11 @@ import (
 // a task branch is lost.
 func (c *coordinator) recover(ctx context.Context, p *plans.Plan) (*plans.Plan, error) {
 	r := c.r
-	if err := c.repo.Prune(ctx); err != nil {
-		r.o.Logger.Warn("prune worktrees", "err", err)
+	// A killed run's git children leave their lock files behind, and a
+	// worktree cut off while it was made stays locked: the next run could
+	// neither reuse nor prune them.
+	if err := c.repo.Settle(ctx, c.dir, IntegrationBranch(p.Name)); err != nil {
+		r.o.Logger.Warn("settle the worktrees a killed run left", "err", err)
 	}
 	if len(r.st.Running) == 0 {
 		return p, nil
