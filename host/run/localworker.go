@@ -161,10 +161,16 @@ func (w *localWorker) services(ctx context.Context, role string, a Assignment, o
 		}
 		return w.main.Progress(plan)
 	}
+	task := ctx
 	if complete := s.ModelFunc; complete != nil {
-		task := ctx
 		s.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
 			return complete(budget.Carry(tools.WithMessageSource(ctx, SourceStartWork), task), req)
+		}
+	}
+	// A delegation's model calls are the task's too (tools.Delegator).
+	if call := s.ToolFunc; call != nil {
+		s.ToolFunc = func(ctx context.Context, c plugins.ToolCall) (plugins.ToolResult, error) {
+			return call(budget.Carry(ctx, task), c)
 		}
 	}
 	return s
