@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -32,6 +33,9 @@ type Error struct {
 	// Limit is the budget, Spent what it holds so far, Need the call's
 	// worst case; all in US dollars.
 	Limit, Spent, Need float64
+	// Held is what the calls under way for the same budget may still
+	// cost (other workers' calls).
+	Held float64
 	// Model is the model of the call; NoPrice says its price is unknown.
 	Model   string
 	NoPrice bool
@@ -51,8 +55,12 @@ func (e *Error) Error() string {
 	case ScopeTask:
 		what = "task " + e.Task + "'s"
 	}
-	return fmt.Sprintf("budget: the next model call could cross %s budget of %s: %s of it is spent, and the call could cost up to %s (%s)",
-		what, money(e.Limit), money(e.Spent), money(e.Need), e.Spending())
+	under := ""
+	if e.Held > 0 {
+		under = fmt.Sprintf(", calls under way could cost up to %s more", money(e.Held))
+	}
+	return fmt.Sprintf("budget: the next model call could cross %s budget of %s: %s of it is spent%s, and the call could cost up to %s (%s)",
+		what, money(e.Limit), money(e.Spent), under, money(e.Need), e.Spending())
 }
 
 // Spending says what was spent on what: the run, the plan and the task.
@@ -109,6 +117,14 @@ type Ledger struct {
 	inPlan    bool
 	task      *current
 	tripped   *Error
+	// trippedBy is the first refusal of each task entered with Scope,
+	// by key.
+	trippedBy map[string]*Error
+	// held is the worst case of the calls under way (Begin), in all and
+	// by task key: calls made at once are checked against what the
+	// others may still cost.
+	held     float64
+	heldTask map[string]float64
 	// charged, when set, is called after each charge, without the lock.
 	charged func()
 }
@@ -117,6 +133,43 @@ type Ledger struct {
 type current struct {
 	key, label string
 	limit      float64
+}
+
+// taskCtx is the context key of the task a call is for (Scope).
+type taskCtx struct{}
+
+// Scope is ctx carrying task key (labelled label in messages) with a
+// budget of limit dollars (0: none): the calls made with it, or with a
+// context made from it, are checked and charged as that task's (CheckFor,
+// ChargeFor), whatever task Enter made current. Tasks carried out at once
+// each go with their own; the run's and the plan's budgets are shared. A
+// refusal the task had before is forgotten.
+func (l *Ledger) Scope(ctx context.Context, key, label string, limit float64) context.Context {
+	l.mu.Lock()
+	delete(l.trippedBy, key)
+	l.mu.Unlock()
+	return context.WithValue(ctx, taskCtx{}, &current{key: key, label: label, limit: limit})
+}
+
+// Carry is into carrying the task from, when from carries one: a call
+// made in another goroutine (an agent's, through its host services) stays
+// the task's.
+func Carry(into, from context.Context) context.Context {
+	if t, ok := from.Value(taskCtx{}).(*current); ok {
+		return context.WithValue(into, taskCtx{}, t)
+	}
+	return into
+}
+
+// taskFor is the task the calls made with ctx are for: its Scope, else
+// the one entered; nil for none. l.mu is held.
+func (l *Ledger) taskFor(ctx context.Context) *current {
+	if ctx != nil {
+		if t, ok := ctx.Value(taskCtx{}).(*current); ok {
+			return t
+		}
+	}
+	return l.task
 }
 
 // New is a ledger with a run budget of run dollars (0: none).
@@ -158,67 +211,140 @@ func (l *Ledger) Enter(key, label string, limit float64) {
 }
 
 // Active reports whether any budget holds for the next call.
-func (l *Ledger) Active() bool {
+func (l *Ledger) Active() bool { return l.ActiveFor(context.Background()) }
+
+// ActiveFor reports whether any budget holds for the next call made with
+// ctx.
+func (l *Ledger) ActiveFor(ctx context.Context) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.active()
+	return l.active(l.taskFor(ctx))
 }
 
-func (l *Ledger) active() bool {
-	return l.run > 0 || l.inPlan && l.plan > 0 || l.task != nil && l.task.limit > 0
+func (l *Ledger) active(t *current) bool {
+	return l.run > 0 || l.inPlan && l.plan > 0 || t != nil && t.limit > 0
 }
 
 // Check says whether a call to model whose worst case is worst dollars
 // (known: false when it could not be priced) may be made: nil, or an
 // *Error, which is also kept as Tripped.
 func (l *Ledger) Check(model string, worst float64, known bool) error {
+	return l.CheckFor(context.Background(), model, worst, known)
+}
+
+// CheckFor is Check for a call made with ctx: against the budget of the
+// task ctx carries (Scope), else of the one entered. A refusal is also
+// kept as the task's (TrippedFor).
+func (l *Ledger) CheckFor(ctx context.Context, model string, worst float64, known bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.active() {
+	return l.check(l.taskFor(ctx), model, worst, known)
+}
+
+// Begin is CheckFor for a call about to be made, which, when it may be
+// made, holds its worst case against the budgets until end is called with
+// what it cost (charged: false when it failed and costs nothing): calls
+// made at once, by workers, cannot together cross a budget that each fits
+// alone.
+func (l *Ledger) Begin(ctx context.Context, model string, worst float64, known bool) (end func(usd float64, known, charged bool), err error) {
+	l.mu.Lock()
+	t := l.taskFor(ctx)
+	if err := l.check(t, model, worst, known); err != nil {
+		l.mu.Unlock()
+		return nil, err
+	}
+	l.hold(t, worst)
+	l.mu.Unlock()
+	var once sync.Once
+	return func(usd float64, cknown, charged bool) {
+		once.Do(func() {
+			l.mu.Lock()
+			l.hold(t, -worst)
+			if !charged {
+				l.mu.Unlock()
+				return
+			}
+			l.charge(t, usd, cknown)
+			f := l.charged
+			l.mu.Unlock()
+			if f != nil {
+				f()
+			}
+		})
+	}, nil
+}
+
+// hold adds usd to what the calls under way may cost. l.mu is held.
+func (l *Ledger) hold(t *current, usd float64) {
+	l.held = max(0, l.held+usd)
+	if t == nil {
+		return
+	}
+	if l.heldTask == nil {
+		l.heldTask = map[string]float64{}
+	}
+	if v := l.heldTask[t.key] + usd; v > 1e-12 {
+		l.heldTask[t.key] = v
+	} else {
+		delete(l.heldTask, t.key)
+	}
+}
+
+// check is CheckFor for task t. l.mu is held.
+func (l *Ledger) check(t *current, model string, worst float64, known bool) error {
+	if !l.active(t) {
 		return nil
 	}
-	e := l.refusal(model, worst, known)
+	e := l.refusal(t, model, worst, known)
 	if e == nil {
 		return nil
 	}
 	if l.tripped == nil {
 		l.tripped = e
 	}
+	if t != nil {
+		if l.trippedBy == nil {
+			l.trippedBy = map[string]*Error{}
+		}
+		if l.trippedBy[t.key] == nil {
+			l.trippedBy[t.key] = e
+		}
+	}
 	return e
 }
 
-func (l *Ledger) refusal(model string, worst float64, known bool) *Error {
+func (l *Ledger) refusal(t *current, model string, worst float64, known bool) *Error {
 	base := Error{Model: model, Need: worst, Run: l.spent.Run, Plan: l.spent.Plan}
-	if l.task != nil {
-		base.TaskKey, base.Task = l.task.key, l.task.label
+	if t != nil {
+		base.TaskKey, base.Task = t.key, t.label
 	}
 	if !known {
 		e := base
-		e.NoPrice, e.Scope = true, l.tightest()
+		e.NoPrice, e.Scope = true, l.tightest(t)
 		return &e
 	}
-	if t := l.task; t != nil && t.limit > 0 && l.spent.Tasks[t.key]+worst > t.limit {
+	if t != nil && t.limit > 0 && l.spent.Tasks[t.key]+l.heldTask[t.key]+worst > t.limit {
 		e := base
-		e.Scope, e.Limit, e.Spent = ScopeTask, t.limit, l.spent.Tasks[t.key]
+		e.Scope, e.Limit, e.Spent, e.Held = ScopeTask, t.limit, l.spent.Tasks[t.key], l.heldTask[t.key]
 		return &e
 	}
-	if l.inPlan && l.plan > 0 && l.spent.Plan+worst > l.plan {
+	if l.inPlan && l.plan > 0 && l.spent.Plan+l.held+worst > l.plan {
 		e := base
-		e.Scope, e.Limit, e.Spent = ScopePlan, l.plan, l.spent.Plan
+		e.Scope, e.Limit, e.Spent, e.Held = ScopePlan, l.plan, l.spent.Plan, l.held
 		return &e
 	}
-	if l.run > 0 && l.spent.Run+worst > l.run {
+	if l.run > 0 && l.spent.Run+l.held+worst > l.run {
 		e := base
-		e.Scope, e.Limit, e.Spent = ScopeRun, l.run, l.spent.Run
+		e.Scope, e.Limit, e.Spent, e.Held = ScopeRun, l.run, l.spent.Run, l.held
 		return &e
 	}
 	return nil
 }
 
 // tightest is the scope of the most specific budget that holds.
-func (l *Ledger) tightest() Scope {
+func (l *Ledger) tightest(t *current) Scope {
 	switch {
-	case l.task != nil && l.task.limit > 0:
+	case t != nil && t.limit > 0:
 		return ScopeTask
 	case l.inPlan && l.plan > 0:
 		return ScopePlan
@@ -237,8 +363,14 @@ func (l *Ledger) OnCharge(f func()) {
 // Charge records a call that cost usd (known: false when its price was
 // unknown, which is counted apart, never as zero).
 func (l *Ledger) Charge(usd float64, known bool) {
+	l.ChargeFor(context.Background(), usd, known)
+}
+
+// ChargeFor is Charge for a call made with ctx: to the task ctx carries
+// (Scope), else to the one entered.
+func (l *Ledger) ChargeFor(ctx context.Context, usd float64, known bool) {
 	l.mu.Lock()
-	l.charge(usd, known)
+	l.charge(l.taskFor(ctx), usd, known)
 	f := l.charged
 	l.mu.Unlock()
 	if f != nil {
@@ -246,14 +378,14 @@ func (l *Ledger) Charge(usd float64, known bool) {
 	}
 }
 
-func (l *Ledger) charge(usd float64, known bool) {
+func (l *Ledger) charge(t *current, usd float64, known bool) {
 	if !known {
 		l.spent.Unknown++
-		if l.task != nil {
+		if t != nil {
 			if l.spent.TasksUnknown == nil {
 				l.spent.TasksUnknown = map[string]int{}
 			}
-			l.spent.TasksUnknown[l.task.key]++
+			l.spent.TasksUnknown[t.key]++
 		}
 		return
 	}
@@ -261,8 +393,8 @@ func (l *Ledger) charge(usd float64, known bool) {
 	if l.inPlan {
 		l.spent.Plan += usd
 	}
-	if l.task != nil {
-		l.spent.Tasks[l.task.key] += usd
+	if t != nil {
+		l.spent.Tasks[t.key] += usd
 	}
 }
 
@@ -271,6 +403,14 @@ func (l *Ledger) Tripped() *Error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.tripped
+}
+
+// TrippedFor is the first refusal of a call made for task key since it
+// was scoped (Scope), or nil.
+func (l *Ledger) TrippedFor(key string) *Error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.trippedBy[key]
 }
 
 // Spent is a copy of the figures.

@@ -11,7 +11,16 @@
 // its limit by more than its input was underestimated, and the run stops
 // before the call, never in the middle of a tool call.
 //
-// The first refusal is kept (Tripped) so that the run, which hears of the
+// Tasks carried out at once by workers each have their calls checked
+// against their own budget and charged to them: the task goes with the
+// call's context (Scope, Carry; CheckFor, ChargeFor), and a call without
+// one is the task's that Enter made current, as in a lone run. The run's
+// and the plan's budgets are shared: a call under way holds its worst case
+// against them (Begin, then its end) so that calls made at once cannot
+// together cross a budget each fits alone.
+//
+// The first refusal is kept (Tripped), and each scoped task's
+// (TrippedFor), so that the run, which hears of the
 // failed call only through the agent (its error crosses a plugin's
 // boundary as text), can tell a budget's pause from a failure.
 //

@@ -180,7 +180,14 @@ type budgeted struct {
 }
 
 func (b budgeted) Complete(ctx context.Context, req plugins.ChatRequest, onDelta func(model.Delta)) (plugins.ChatResponse, error) {
-	if b.ledger.Active() {
+	// The task a call is for comes with ctx when tasks run at once
+	// (budget.Ledger.Scope); a lone run's is the one it entered.
+	end := func(usd float64, known, charged bool) {
+		if charged {
+			b.ledger.ChargeFor(ctx, usd, known)
+		}
+	}
+	if b.ledger.ActiveFor(ctx) {
 		if req.MaxTokens <= 0 {
 			req.MaxTokens = b.price.maxTokens
 		}
@@ -188,16 +195,21 @@ func (b budgeted) Complete(ctx context.Context, req plugins.ChatRequest, onDelta
 			req.MaxTokens = budgetMaxTokens
 		}
 		worst, known := b.price.worst(req)
-		if err := b.ledger.Check(b.price.name(req.Model), worst, known); err != nil {
+		// The call's worst case is held against the budgets while it is
+		// under way, so that calls made at once cannot cross one together.
+		var err error
+		if end, err = b.ledger.Begin(ctx, b.price.name(req.Model), worst, known); err != nil {
 			return plugins.ChatResponse{}, err
 		}
 	}
 	resp, err := b.p.Complete(ctx, req, onDelta)
-	if err == nil {
-		c := b.price.cost(req.Model, resp)
-		b.ledger.Charge(c.USD, !c.Unknown)
+	if err != nil {
+		end(0, true, false)
+		return resp, err
 	}
-	return resp, err
+	c := b.price.cost(req.Model, resp)
+	end(c.USD, !c.Unknown, true)
+	return resp, nil
 }
 
 // withBudget has p's calls kept within the ledger's budgets; nil ledger or

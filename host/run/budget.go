@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -113,10 +114,23 @@ func setFigures(sp *plans.Spending, s budget.Spent) {
 // the run first read (budgetTags): an edit of the plan file during a run
 // may lower a task's budget, never raise or remove it.
 func (r *runner) budgetTask(t plans.Task) {
-	l := r.o.Budget
-	if l == nil {
-		return
+	if l := r.o.Budget; l != nil {
+		l.Enter(t.Key(), t.Label(), r.taskLimit(t))
 	}
+}
+
+// budgetScope is ctx carrying task t with its budget (as budgetTask
+// reckons it), for a worker: tasks carried out at once are each checked
+// and charged apart.
+func (r *runner) budgetScope(ctx context.Context, t plans.Task) context.Context {
+	if l := r.o.Budget; l != nil {
+		return l.Scope(ctx, t.Key(), t.Label(), r.taskLimit(t))
+	}
+	return ctx
+}
+
+// taskLimit is task t's budget in dollars (0: none).
+func (r *runner) taskLimit(t plans.Task) float64 {
 	key := t.Key()
 	limit := r.o.Config.Budget.Task
 	if v, ok := r.tagBudget(t); ok {
@@ -129,7 +143,7 @@ func (r *runner) budgetTask(t plans.Task) {
 	if limit > 0 {
 		limit += sp.Raised(string(budget.ScopeTask), key)
 	}
-	l.Enter(key, t.Label(), limit)
+	return limit
 }
 
 // budgetTags records the [budget: $N] tags of plan p's open tasks that the
@@ -182,11 +196,29 @@ func (r *runner) overBudget(err error) *budget.Error {
 	return r.o.Budget.Tripped()
 }
 
+// overBudgetFor is overBudget for task key carried out by a worker: the
+// refusal kept for that task alone (budgetScope), never another's.
+func (r *runner) overBudgetFor(key string, err error) *budget.Error {
+	if err == nil || r.o.Budget == nil {
+		return nil
+	}
+	if e, ok := budget.As(err); ok {
+		return e
+	}
+	return r.o.Budget.TrippedFor(key)
+}
+
 // budgetPause pauses the plan on a budget: the task is withdrawn (it runs
 // again on resume), the reason says what was spent on what and how to go
 // on, and state.json records which budget paused it.
 func (r *runner) budgetPause(p *plans.Plan, t plans.Task, e *budget.Error) error {
 	r.st.Withdraw(t)
+	return r.budgetPaused(p, e)
+}
+
+// budgetPaused pauses the plan on budget refusal e, which state.json
+// records with the spending.
+func (r *runner) budgetPaused(p *plans.Plan, e *budget.Error) error {
 	sp := r.st.Spent()
 	sp.PausedBy, sp.PausedTask = string(e.Scope), ""
 	if e.Scope == budget.ScopeTask {

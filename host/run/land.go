@@ -80,6 +80,7 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 	npr := np.Progress()
 	ev = j.base
 	ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS, ev.Commit = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed, landed
+	ev.CostUSD = r.taskCost(t)
 	r.o.Observe(ev)
 	r.fireTaskDone(ctx, np, t)
 	return np

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/plans"
@@ -65,7 +66,7 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 	var claimed atomic.Bool
 	runbook := agents.RunsAsRunbook(t)
 	handed := &tools.Handed{Plan: a.Plan.Name, Task: t, Runbook: runbook, Claim: func() { claimed.Store(true) }}
-	s := w.services(role, a, out, handed)
+	s := w.services(ctx, role, a, out, handed)
 	if runbook {
 		resp, err := agents.RunTask(ctx, s, a.Plan.Name, t)
 		switch {
@@ -139,8 +140,10 @@ func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
 
 // services are the host services of the worker's agent: its tool calls go
 // through the worker's tools, as role, handed the task; progress is read
-// from the project's plan, which only the coordinator ticks.
-func (w *localWorker) services(role string, a Assignment, out io.Writer, handed *tools.Handed) *tools.Services {
+// from the project's plan, which only the coordinator ticks. Its model calls
+// carry the task's budget that ctx, the task's, carries: an agent's call
+// comes back through the host in a context of its own.
+func (w *localWorker) services(ctx context.Context, role string, a Assignment, out io.Writer, handed *tools.Handed) *tools.Services {
 	scope := tools.Scope{Output: out, Timeout: w.cfg.Runbook.BlockTimeout, TimeoutSet: true, Handed: handed}
 	s := w.tools.Services(tools.Caller{Agent: role}, a.Session, scope, w.logger.With("agent", role, "worker", w.index))
 	s.ProgressFunc = func(_ context.Context, plan string) (plugins.PlanProgress, error) { return w.main.Progress(plan) }
@@ -158,9 +161,16 @@ func (w *localWorker) services(role string, a Assignment, out io.Writer, handed 
 		}
 		return w.main.Progress(plan)
 	}
+	task := ctx
 	if complete := s.ModelFunc; complete != nil {
 		s.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
-			return complete(tools.WithMessageSource(ctx, SourceStartWork), req)
+			return complete(budget.Carry(tools.WithMessageSource(ctx, SourceStartWork), task), req)
+		}
+	}
+	// A delegation's model calls are the task's too (tools.Delegator).
+	if call := s.ToolFunc; call != nil {
+		s.ToolFunc = func(ctx context.Context, c plugins.ToolCall) (plugins.ToolResult, error) {
+			return call(budget.Carry(ctx, task), c)
 		}
 	}
 	return s

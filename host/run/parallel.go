@@ -18,6 +18,7 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
@@ -184,6 +185,11 @@ type coordinator struct {
 	// tasks running have finished (and landed).
 	failure     error
 	failureTask *plans.Task
+	// overBudget, once set, is the budget's refusal that ended a task: the
+	// other workers are stopped as on Ctrl-C (cancel) and the run pauses
+	// on it, nothing retried.
+	overBudget *budget.Error
+	cancel     context.CancelFunc
 }
 
 // parallel carries out p's open tasks with workers.
@@ -306,6 +312,7 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	started := p
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	c.cancel = cancel
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -318,7 +325,7 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			c.stop(herr, nil)
 		}
 		var wake time.Time
-		if c.failure == nil && ctx.Err() == nil {
+		if c.failure == nil && c.overBudget == nil && ctx.Err() == nil {
 			ready := p.Ready(c.runningKeys(), c.opts)
 			now := r.o.Now()
 			var batch []*job
@@ -357,6 +364,9 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			switch {
 			case ctx.Err() != nil:
 				return r.pause(p, "interrupted")
+			case c.overBudget != nil:
+				err := r.budgetPaused(p, c.overBudget)
+				return r.res, err
 			case c.failure != nil:
 				var le *LandError
 				if errors.As(c.failure, &le) {
@@ -478,6 +488,9 @@ func (c *coordinator) launch(ctx context.Context, wg *sync.WaitGroup, p *plans.P
 	ev.Type, ev.Time, ev.Log, ev.Worktree, ev.Branch, ev.BaseRef = EventTaskStarted, j.start, relTo(r.o.Project, logPath), j.worktree, a.Branch, a.Base
 	r.o.Observe(ev)
 	w, key := c.workers[j.slot], t.Key()
+	// The task's model calls are checked against its own budget and
+	// charged to it, beside the other workers' tasks.
+	ctx = r.budgetScope(ctx, t)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -499,15 +512,23 @@ func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *pl
 	elapsed := r.o.Now().Sub(j.start).Milliseconds()
 	if res.err != nil {
 		defer j.close()
-		fmt.Fprintf(j.out, "=== failed: %v\n", res.err)
 		delete(r.st.Running, res.key)
-		if ctx.Err() != nil {
-			// An interrupted attempt is not a failure of the task.
+		be := r.overBudgetFor(res.key, res.err)
+		if ctx.Err() != nil || c.overBudget != nil || be != nil {
+			// An attempt interrupted, stopped by another task's budget,
+			// or refused a model call over a budget is not a failure of
+			// the task: it runs again on resume.
+			fmt.Fprintf(j.out, "=== stopped: %v\n", res.err)
 			c.attempts[res.key]--
 			r.st.Record(res.key).Attempts = c.attempts[res.key]
+			if be != nil && c.overBudget == nil && ctx.Err() == nil {
+				c.overBudget = be
+				c.cancel()
+			}
 			_ = r.save()
 			return nil
 		}
+		fmt.Fprintf(j.out, "=== failed: %v\n", res.err)
 		err := res.err
 		if herr := r.halted(); herr != nil {
 			err = herr

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -84,8 +85,11 @@ func (d *agentDelegator) Delegate(ctx context.Context, caller Caller, session, a
 	if complete := services.ModelFunc; complete != nil {
 		// The delegated agent's prompt is the delegating model's text, not
 		// the person's: its chat.message hooks see source "delegation".
+		// Its calls are the delegating task's too, for that task's budget:
+		// a plugin's call comes back in a context of its own.
+		task := ctx
 		services.ModelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
-			return complete(WithMessageSource(ctx, SourceDelegation), req)
+			return complete(budget.Carry(WithMessageSource(ctx, SourceDelegation), task), req)
 		}
 	}
 	resp, err := d.agent(agent).Handle(ctx, services, plugins.AgentRequest{SessionID: session, Prompt: prompt})

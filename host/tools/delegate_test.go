@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/plugins"
 )
 
@@ -95,5 +96,53 @@ func TestChildSessionStaysAPlainBoundedName(t *testing.T) {
 	}
 	if a, b := ChildSession("s", "thread"), ChildSession("s", "thread"); a == b {
 		t.Errorf("two delegations got one session %q", a)
+	}
+}
+
+// askingAgent makes one model call in a context of its own, as a plugin
+// across a process boundary does, and reports what the host answered.
+type askingAgent struct{}
+
+func (askingAgent) Info(context.Context) (plugins.Info, error) {
+	return plugins.Info{Name: "test.asker", Kind: plugins.KindAgent}, nil
+}
+
+func (askingAgent) Handle(_ context.Context, h plugins.Host, _ plugins.AgentRequest) (plugins.AgentResponse, error) {
+	if _, err := h.Complete(context.Background(), plugins.ChatRequest{}); err != nil {
+		return plugins.AgentResponse{Output: "refused: " + err.Error(), Done: true}, nil
+	}
+	return plugins.AgentResponse{Output: "answered", Done: true}, nil
+}
+
+// TestDelegatedCallsAreTheDelegatingTasks has a worker's task delegate to
+// an agent whose model call comes back without the task's context: the
+// call is still held to that task's budget.
+func TestDelegatedCallsAreTheDelegatingTasks(t *testing.T) {
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, ".weave"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	gate, err := NewGate(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := budget.New(0)
+	model := func(string, string) func(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error) {
+		return func(ctx context.Context, _ plugins.ChatRequest) (plugins.ChatResponse, error) {
+			return plugins.ChatResponse{}, ledger.CheckFor(ctx, "m", 1, true)
+		}
+	}
+	tools, err := New(project, cfg, gate, nil, WithModel(model), WithAgents(func(string) plugins.Agent { return askingAgent{} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ledger.Scope(context.Background(), "7", "7 (Seven)", 0.5)
+	res, err := tools.Call(ctx, Caller{Agent: "loom"}, "s1", plugins.ToolCall{Tool: plugins.ToolTask, Args: map[string]any{"agent": "shuttle", "prompt": "hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "task 7 (Seven)'s budget") || ledger.TrippedFor("7") == nil {
+		t.Errorf("delegated call = %q, want it refused by task 7's budget", res.Output)
 	}
 }
