@@ -81,7 +81,6 @@ type Task struct {
 	// Verification marks an item of the plan's Verification checklist: the
 	// final gate, checked after every other task (see Plan.Next).
 	Verification bool
-
 }
 
 // HasWork reports whether the task carries shell blocks that are not
