@@ -457,19 +457,6 @@ func bareTagAt(s string, i int) (int, bool) {
 	return end, true
 }
 
-// tagValue is the value of the first [key: value] tag in s, "" when none.
-func tagValue(s, key string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '[' {
-			continue
-		}
-		if k, v, _, ok := tagAt(s, i); ok && strings.EqualFold(k, key) {
-			return v
-		}
-	}
-	return ""
-}
-
 // tagAt parses a "[key: value]" tag starting at s[i] == '['.
 func tagAt(s string, i int) (key, val string, end int, ok bool) {
 	j := i + 1

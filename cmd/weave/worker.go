@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +22,7 @@ import (
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -277,7 +277,8 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	cmd.Dir = dir
 	cmd.Env = workerChildEnv(os.Environ())
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The run dies with this worker (on Linux, where the kernel can say).
+	cmd.SysProcAttr = proc.ChildAttr()
 	// A task taken back is paused as Ctrl-C pauses a run: its blocks are
 	// stopped, then it is killed if it lingers.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
