@@ -41,7 +41,9 @@ type Event struct {
 	Key    string `json:"key"`
 	Award  string `json:"award,omitempty"`
 	Worker string `json:"worker,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	// Labels are what the worker offers, as its bid said (work.awarded).
+	Labels []string `json:"labels,omitempty"`
+	Detail string   `json:"detail,omitempty"`
 }
 
 // Coordinator offers a run's tasks to the workers through the contract net
@@ -166,6 +168,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		c.mu.Unlock()
 	}()
 	var worker string
+	var labels []string
 	for _, b := range bids {
 		bid, err := decode[Bid]("bid", b.Payload)
 		if err != nil || bid.Worker == "" || "agent."+bid.Worker != b.Metadata[collab.KeySender] {
@@ -179,7 +182,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		}
 		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token}
 		if c.send(ctx, bid.Worker, TypeAssign, a) {
-			worker = bid.Worker
+			worker, labels = bid.Worker, bid.Labels
 			break
 		}
 	}
@@ -187,7 +190,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		_ = c.leases.Release(ctx, o.Key(), award)
 		return Result{}, false, nil
 	}
-	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker})
+	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker, Labels: labels})
 	check := time.NewTicker(c.opts.Lease / 4)
 	defer check.Stop()
 	for {

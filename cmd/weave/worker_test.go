@@ -333,15 +333,15 @@ func TestStartWorkWithRemoteWorkers(t *testing.T) {
 		t.Errorf("two.txt on weave/far = %q", got)
 	}
 	big.waitLine(t, "task far.2: returned commit", func() string { return strings.Join(big.all, "\n") })
-	// Each award is an event of --json, naming the worker.
-	awarded := map[int]string{}
+	// Each award is an event of --json, naming the worker and its labels.
+	awarded, labels := map[int]string{}, map[int]string{}
 	for _, ev := range events(t, out) {
 		if ev.Type == "work.awarded" {
-			awarded[ev.Task] = ev.WorkerName
+			awarded[ev.Task], labels[ev.Task] = ev.WorkerName, strings.Join(ev.WorkerLabels, ",")
 		}
 	}
-	if len(awarded) != 3 || awarded[2] != "big" {
-		t.Errorf("awards in --json: %v, want all three tasks, task 2 to big", awarded)
+	if len(awarded) != 3 || awarded[2] != "big" || labels[2] != "gpu" {
+		t.Errorf("awards in --json: %v (labels %v), want all three tasks, task 2 to big [gpu]", awarded, labels)
 	}
 }
 

@@ -39,6 +39,7 @@ type Pool struct {
 	slots   []run.Worker
 	logger  *slog.Logger
 	pending sync.Map // attempt id -> run.Assignment, for the local bidder
+	reports sync.Map // task key -> func(workers.Event), the run's Assignment.Report
 	free    chan run.Worker
 }
 
@@ -56,6 +57,12 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	p := &Pool{logger: o.Logger, free: make(chan run.Worker, len(local))}
 	events := func(e workers.Event) {
 		p.logger.Info("workers: "+e.Type, "task", e.Key, "award", e.Award, "worker", e.Worker, "detail", e.Detail)
+		switch e.Type {
+		case "work.awarded", "work.renewed", "work.lost":
+			if f, ok := p.reports.Load(e.Key); ok {
+				f.(func(workers.Event))(e)
+			}
+		}
 		if o.Events != nil {
 			o.Events(e)
 		}
@@ -131,6 +138,14 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 		Session: a.Session, Base: a.Base, Branch: a.Branch,
 		Attempt: a.Attempt, AttemptID: a.AttemptID,
 	}
+	if a.Report != nil {
+		p.reports.Store(o.Key(), func(e workers.Event) {
+			if ev, ok := RunEvent(a.Plan.Name, e); ok {
+				a.Report(ev)
+			}
+		})
+		defer p.reports.Delete(o.Key())
+	}
 	res, err := p.coord.Offer(ctx, o)
 	if log, lerr := p.store.Get(context.WithoutCancel(ctx), "log-"+res.Award); lerr == nil && res.Award != "" {
 		_, _ = out.Write(log)
@@ -164,7 +179,7 @@ func RunEvent(plan string, e workers.Event) (run.Event, bool) {
 	if !strings.HasPrefix(e.Type, "work.") || e.Type == "work.offered" {
 		return run.Event{}, false
 	}
-	ev := run.Event{Type: e.Type, Time: time.Now(), Plan: plan, WorkerName: e.Worker, Reason: e.Detail}
+	ev := run.Event{Type: e.Type, Time: time.Now(), Plan: plan, WorkerName: e.Worker, WorkerLabels: e.Labels, Reason: e.Detail}
 	if _, n, ok := strings.Cut(e.Key, "."); ok {
 		ev.Task, _ = strconv.Atoi(n)
 	}
