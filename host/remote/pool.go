@@ -29,6 +29,11 @@ type Options struct {
 	Events func(workers.Event)
 	// Logger is the host log; nil discards.
 	Logger *slog.Logger
+	// Remote, when set, names the git remote of the repository that
+	// carries the code instead of the bundle store (run.remote);
+	// RemoteURL is its URL, which the workers must have been given
+	// (weave worker --remote).
+	Remote, RemoteURL string
 }
 
 // Pool is the workers of a run coordinated over NATS.
@@ -72,14 +77,18 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	if p.store, err = workers.OpenStore(ctx, js); err != nil {
 		return nil, err
 	}
-	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events}); err != nil {
+	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL}); err != nil {
 		return nil, err
 	}
 	for _, w := range local {
 		p.free <- w
 	}
 	info := workers.Info{Name: id + "-local", Labels: o.Labels, Slots: len(local)}
-	if p.local, err = workers.Join(ctx, b, js, repo, info, p.runLocal, workers.AgentOptions{Events: events}); err != nil {
+	var remotes []string
+	if o.Remote != "" {
+		remotes = []string{o.RemoteURL}
+	}
+	if p.local, err = workers.Join(ctx, b, js, repo, info, p.runLocal, workers.AgentOptions{Events: events, Remotes: remotes}); err != nil {
 		_ = p.coord.Close()
 		return nil, err
 	}
@@ -158,6 +167,20 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 }
 
 var _ run.Worker = (*netWorker)(nil)
+
+// GitRemoteURL is the URL of the repository's remote name (run.remote),
+// as workers are to reach it. A URL holding a password is refused: it
+// would travel in every offer, to every worker on the bus.
+func GitRemoteURL(ctx context.Context, repo *gitwork.Repo, name string) (string, error) {
+	u, err := repo.RemoteURL(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("run.remote: %w", err)
+	}
+	if gitwork.RedactURL(u) != u {
+		return "", fmt.Errorf("run.remote: the URL of remote %q holds a password, which every worker would see; use ssh keys or a git credential helper", name)
+	}
+	return u, nil
+}
 
 // IDToken makes s usable in an agent id: letters, digits, '-' and '_'
 // stay, anything else becomes '-'.
