@@ -478,3 +478,60 @@ func TestWorkerLeastPrivilege(t *testing.T) {
 		t.Fatal("the worker's user wrote a lease")
 	}
 }
+
+// TestStartWorkThroughGitRemote: with run.remote: origin, a run
+// coordinated over NATS moves its code through that git remote instead of
+// bundles: the `weave worker` given the remote fetches the base there and
+// pushes its commit back; the coordinator lands it after its verify blocks
+// pass on the landed tree. A worker not given the remote never gets a
+// task, though it fits best; and a commit whose verify fails on the
+// landed tree is not ticked.
+func TestStartWorkThroughGitRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	bare := filepath.Join(t.TempDir(), "origin.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+	far := startWorker(t, url, "far", "--labels", "gpu", "--remote", bare)
+	blind := startWorker(t, url, "blind", "--labels", "gpu", "--slots", "4")
+	plan := "# Via\n\n## TODOs\n\n" +
+		"- [ ] 1. Two [needs: gpu]\n  ```sh\n  echo two > two.txt\n  ```\n  ```sh verify\n  grep -q two two.txt\n  ```\n" +
+		"- [ ] 2. Liar [needs: gpu]\n  ```sh\n  echo x > x.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in *worktrees/w*) true;; *) false;; esac\n  ```\n"
+	dir := workersRepo(t, map[string]string{"via": plan}, map[string]string{"README": "hi\n"})
+	gitIn(t, dir, "remote", "add", "origin", bare)
+	code, out, errOut := runWeave(t, bin, dir, append(cleanEnv(t), "WEAVE_RUN_REMOTE=origin"), "start-work", "via", "--workers", "2", "--bus", url, "--json", "--retries", "0")
+	if code != exitPaused {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant a pause on task 2", code, out, errOut)
+	}
+	p := planOf(t, dir, "via")
+	if !strings.Contains(p, "- [x] 1.") || !strings.Contains(p, "- [ ] 2.") {
+		t.Errorf("plan after the run:\n%s\nwant task 1 ticked, task 2 not (its verify fails on the landed tree)", p)
+	}
+	if got := gitIn(t, dir, "show", "weave/via:two.txt"); got != "two" {
+		t.Errorf("two.txt on weave/via = %q", got)
+	}
+	if err := exec.Command("git", "-C", dir, "cat-file", "-e", "weave/via:x.txt").Run(); err == nil {
+		t.Error("x.txt landed although its verify failed on the landed tree")
+	}
+	for _, ev := range events(t, out) {
+		if ev.Type == "work.awarded" && ev.WorkerName != "far" {
+			t.Errorf("task %d awarded to %s, want far alone (the only worker given the remote)", ev.Task, ev.WorkerName)
+		}
+	}
+	far.waitLine(t, "task via.1: returned commit", func() string { return strings.Join(far.all, "\n") })
+	if len(blind.all) != 1 { // its "joined" line
+		t.Errorf("the worker without the remote said:\n%s", strings.Join(blind.all, "\n"))
+	}
+	// The base went through the remote; no result ref is left there.
+	base := gitIn(t, dir, "rev-parse", "main")
+	if got := gitIn(t, bare, "rev-parse", "refs/weave/base/"+base); got != base {
+		t.Errorf("the remote's base ref = %s, want %s", got, base)
+	}
+	if left := gitIn(t, bare, "for-each-ref", "refs/weave/results/"); left != "" {
+		t.Errorf("result refs left on the remote:\n%s", left)
+	}
+}
