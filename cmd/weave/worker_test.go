@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"os"
@@ -533,5 +534,64 @@ func TestStartWorkThroughGitRemote(t *testing.T) {
 	}
 	if left := gitIn(t, bare, "for-each-ref", "refs/weave/results/"); left != "" {
 		t.Errorf("result refs left on the remote:\n%s", left)
+	}
+}
+
+// TestStatusDuringRemoteRun: while a `weave worker` runs a task of a run
+// coordinated over NATS, `weave status` names that worker, its labels and
+// its last heartbeat, from the run's state.json.
+func TestStatusDuringRemoteRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	startWorker(t, url, "big", "--labels", "gpu,os=linux")
+	shared := t.TempDir()
+	plan := "# Seen\n\n## TODOs\n\n- [ ] 1. Far [needs: gpu]\n  ```sh\n" +
+		"  i=0; until [ -e " + shared + "/release ]; do i=$((i+1)); [ $i -lt 1200 ] || exit 9; sleep 0.05; done; echo x > x.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"seen": plan}, nil)
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "seen", "--workers", "2", "--bus", url, "--json")
+		done <- result{code, out, errOut}
+	}()
+	release := func() { _ = os.WriteFile(filepath.Join(shared, "release"), nil, 0o644) }
+	defer release()
+	guard := time.Now().Add(60 * time.Second)
+	for {
+		_, out, _ := runWeave(t, bin, dir, cleanEnv(t), "status", "--json")
+		var st struct {
+			Plans []struct {
+				Running []struct {
+					Worker        string
+					Task          int
+					Labels        []string
+					LastHeartbeat string `json:"last_heartbeat"`
+				}
+			}
+		}
+		if json.Unmarshal([]byte(out), &st) == nil && len(st.Plans) == 1 && len(st.Plans[0].Running) == 1 {
+			r := st.Plans[0].Running[0]
+			if r.Worker == "big" && r.Task == 1 && strings.Join(r.Labels, ",") == "gpu,os=linux" && r.LastHeartbeat != "" {
+				break
+			}
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("start-work ended (%d) before status showed the remote worker:\n%s\n%s\nlast status:\n%s", r.code, r.out, r.errOut, out)
+		default:
+		}
+		if time.Now().After(guard) {
+			t.Fatalf("status never showed the remote worker; last:\n%s", out)
+		}
+	}
+	release()
+	if r := <-done; r.code != 0 {
+		t.Fatalf("start-work = %d\n%s\n%s", r.code, r.out, r.errOut)
 	}
 }
