@@ -189,7 +189,7 @@ func keyTable() []Key {
 		{Name: "run.finish", Kind: KindString, Default: "none", Allowed: []string{"none", "ff"},
 			Doc: "When a run with workers finishes its plan: none (say how to merge weave/<plan>) or ff (fast-forward the branch the run started from, when its tree has no changes in the way)."},
 		{Name: "run.remote", Kind: KindString, Default: "", check: remoteName,
-			Doc: "A git remote of the project (origin) that carries a run's code to and from the workers of a run coordinated over NATS (start-work --bus nats://...), instead of bundles in JetStream: the integration head is pushed to refs/weave/base/<commit> there, each worker (weave worker --remote URL) pushes its task's commit to refs/weave/results/...; empty keeps the bundles. Its URL must hold no password."},
+			Doc: "A git remote of the project (origin) that carries a run's code to and from the workers of a run coordinated over NATS (start-work --bus nats://...), instead of bundles in JetStream: the integration head is pushed to refs/weave/base/<commit> there, each worker (weave worker --remote URL) pushes its task's commit to refs/weave/results/...; empty keeps the bundles. Its URL must hold no password or token."},
 
 		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
 			Doc: "Re-prompt the executing agent when it goes idle with tasks left, in every session; `weave start-work` always does."},

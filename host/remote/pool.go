@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,8 +177,10 @@ func GitRemoteURL(ctx context.Context, repo *gitwork.Repo, name string) (string,
 	if err != nil {
 		return "", fmt.Errorf("run.remote: %w", err)
 	}
-	if gitwork.RedactURL(u) != u {
-		return "", fmt.Errorf("run.remote: the URL of remote %q holds a password, which every worker would see; use ssh keys or a git credential helper", name)
+	// A user in an http(s) URL is most often a token.
+	pu, perr := url.Parse(u)
+	if gitwork.RedactURL(u) != u || perr == nil && pu.User != nil && (pu.Scheme == "http" || pu.Scheme == "https") {
+		return "", fmt.Errorf("run.remote: the URL of remote %q holds a password or token, which every worker would see; use ssh keys or a git credential helper", name)
 	}
 	return u, nil
 }

@@ -257,6 +257,14 @@ func TestGitRemoteURLRefusesPassword(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "password") {
 		t.Fatalf("GitRemoteURL = %v, want a refusal that does not repeat the password", err)
 	}
+	git(t, repo.Root, "remote", "add", "tok", "https://ghp_s3cretToken@git.example/p.git")
+	if _, err := remote.GitRemoteURL(context.Background(), repo, "tok"); err == nil || strings.Contains(err.Error(), "s3cretToken") {
+		t.Fatalf("GitRemoteURL of a URL with a token = %v, want a refusal that does not repeat it", err)
+	}
+	git(t, repo.Root, "remote", "add", "ssh", "ssh://git@git.example/p.git")
+	if u, err := remote.GitRemoteURL(context.Background(), repo, "ssh"); err != nil || u != "ssh://git@git.example/p.git" {
+		t.Fatalf("GitRemoteURL of an ssh URL = %q, %v", u, err)
+	}
 	if _, err := remote.GitRemoteURL(context.Background(), repo, "upstream"); err == nil || !strings.Contains(err.Error(), "git remote -v") {
 		t.Fatalf("GitRemoteURL of a missing remote = %v", err)
 	}
