@@ -124,6 +124,10 @@ type RunConfig struct {
 	// done: none (Weave says how to merge it) or ff (the branch the run
 	// started from is fast-forwarded to it).
 	Finish string `mapstructure:"finish"`
+	// Remote names a git remote of the project that carries the code of a
+	// run coordinated over NATS instead of bundles in JetStream; "" keeps
+	// the bundles (docs/workers-nats.md).
+	Remote string `mapstructure:"remote"`
 }
 
 // MaxWorkers bounds run.workers.

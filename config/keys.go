@@ -188,6 +188,8 @@ func keyTable() []Key {
 			Doc: "How a worker's finished task lands on weave/<plan>: rebase (its commit replayed on top, one commit per task) or merge (a merge commit)."},
 		{Name: "run.finish", Kind: KindString, Default: "none", Allowed: []string{"none", "ff"},
 			Doc: "When a run with workers finishes its plan: none (say how to merge weave/<plan>) or ff (fast-forward the branch the run started from, when its tree has no changes in the way)."},
+		{Name: "run.remote", Kind: KindString, Default: "", check: remoteName,
+			Doc: "A git remote of the project (origin) that carries a run's code to and from the workers of a run coordinated over NATS (start-work --bus nats://...), instead of bundles in JetStream: the integration head is pushed to refs/weave/base/<commit> there, each worker (weave worker --remote URL) pushes its task's commit to refs/weave/results/...; empty keeps the bundles. Its URL must hold no password or token."},
 
 		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
 			Doc: "Re-prompt the executing agent when it goes idle with tasks left, in every session; `weave start-work` always does."},
@@ -646,6 +648,15 @@ func shellName(v any) string {
 		return "must not be empty; name a shell such as sh or bash"
 	case strings.ContainsAny(s, " \t\n"):
 		return fmt.Sprintf("%q is not one shell: name the program only (sh, bash, zsh or a path), without arguments", s)
+	}
+	return ""
+}
+
+// remoteName accepts "" or the name of a git remote.
+func remoteName(v any) string {
+	s := v.(string)
+	if s != "" && (strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t\n:/\\")) {
+		return fmt.Sprintf("%q is not a git remote's name; want a name such as origin (`git remote -v` lists them)", s)
 	}
 	return ""
 }

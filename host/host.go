@@ -412,11 +412,18 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 			if err != nil {
 				return nil, err
 			}
-			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, remote.Options{Logger: h.logger, Events: func(e workers.Event) {
+			ro := remote.Options{Logger: h.logger}
+			if ro.Remote = h.cfg.Run.Remote; ro.Remote != "" {
+				if ro.RemoteURL, err = remote.GitRemoteURL(ctx, repo, ro.Remote); err != nil {
+					return nil, err
+				}
+			}
+			ro.Events = func(e workers.Event) {
 				if ev, ok := remote.RunEvent(plan, e); ok {
 					emit(ev)
 				}
-			}})
+			}
+			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, ro)
 			if err != nil {
 				return nil, err
 			}

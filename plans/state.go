@@ -85,6 +85,11 @@ type Running struct {
 	// Landing is set while it lands.
 	Commit  string `json:"commit,omitempty"`
 	Landing bool   `json:"landing,omitempty"`
+	// Labels are what a worker joined over the bus offers; Heartbeat is
+	// when the run last heard from it (its award, then each lease
+	// renewal). Both are empty for a local worker.
+	Labels    []string  `json:"labels,omitempty"`
+	Heartbeat time.Time `json:"heartbeat,omitzero"`
 }
 
 // Continuation is what the work-continuation hook counts for the active

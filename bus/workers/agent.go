@@ -33,6 +33,10 @@ type AgentOptions struct {
 	// Events, when set, hears of every task taken, lost, returned or
 	// refused.
 	Events func(Event)
+	// Remotes are the URLs of the git remotes the worker fetches a base
+	// from and pushes its commits to when an offer names one (run.remote);
+	// it bids on no offer naming another.
+	Remotes []string
 }
 
 // Agent is a worker on the bus: it bids on the calls for proposals it can
@@ -190,7 +194,7 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	busy := len(a.busy)
 	a.mu.Unlock()
 	score, ok := Fits(a.info, busy, o.Needs)
-	if !ok {
+	if !ok || !a.reaches(o.Remote) {
 		return bus.Ack{Message: "cannot take it"}, nil
 	}
 	bid, _ := json.Marshal(Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy})
@@ -220,6 +224,10 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	if err != nil {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment: " + err.Error()})
 		return bus.Ack{Message: "refused: " + err.Error()}, nil
+	}
+	if !a.reaches(as.Remote) {
+		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment names a git remote this worker was not given"})
+		return bus.Ack{Message: "refused: the worker does not use that git remote (weave worker --remote)"}, nil
 	}
 	if l.Digest != as.Offer.Digest() || l.AttemptID != as.AttemptID || l.Base != as.Base {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment differs from its lease"})
@@ -285,7 +293,7 @@ func (a *Agent) run(as Assignment) {
 // stores its commit's bundle.
 func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer) (string, error) {
 	if _, err := a.repo.RevParse(ctx, as.Base); err != nil {
-		if _, err := a.store.FetchCommit(ctx, a.repo, bundleName("base", as.Base), "refs/weave/base"); err != nil {
+		if err := a.fetchBase(ctx, as); err != nil {
 			return "", fmt.Errorf("fetch the task's base: %w", err)
 		}
 	}
@@ -293,7 +301,7 @@ func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer) (string,
 	if err != nil {
 		return "", err
 	}
-	if err := a.store.PutCommit(ctx, a.repo, bundleName("result", as.Award), commit, as.Base); err != nil {
+	if err := a.sendResult(ctx, as, commit); err != nil {
 		return "", fmt.Errorf("send the task's commit: %w", err)
 	}
 	return commit, nil

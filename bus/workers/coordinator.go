@@ -29,6 +29,10 @@ type CoordinatorOptions struct {
 	Events func(Event)
 	// Clock gives the time; nil means time.Now.
 	Clock func() time.Time
+	// Remote, when set, is a git remote of the coordinator's repository
+	// (its name, run.remote) that carries the code instead of the bundle
+	// store; RemoteURL is its URL as workers reach it (gitremote.go).
+	Remote, RemoteURL string
 }
 
 // Event is something that happened to an offered task.
@@ -41,7 +45,9 @@ type Event struct {
 	Key    string `json:"key"`
 	Award  string `json:"award,omitempty"`
 	Worker string `json:"worker,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	// Labels are what the worker offers, as its bid said (work.awarded).
+	Labels []string `json:"labels,omitempty"`
+	Detail string   `json:"detail,omitempty"`
 }
 
 // Coordinator offers a run's tasks to the workers through the contract net
@@ -58,6 +64,8 @@ type Coordinator struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan Result // award -> its Offer, until it returns
+	// pushed holds the bases pushed to the git remote (gitremote.go).
+	pushed sync.Map
 }
 
 // NewCoordinator joins the bus as agent id (the mailbox agent.<id>.replies
@@ -118,10 +126,10 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 // plan, task and attempt in its trailers and its parent is o.Base. Its
 // verify blocks are the caller's to run, on the landed tree.
 func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
-	if err := c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, ""); err != nil {
+	if err := c.publishBase(ctx, &o); err != nil {
 		return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
 	}
-	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt})
+	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt, Remote: o.Remote})
 	if err != nil {
 		return Result{}, err
 	}
@@ -166,6 +174,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		c.mu.Unlock()
 	}()
 	var worker string
+	var labels []string
 	for _, b := range bids {
 		bid, err := decode[Bid]("bid", b.Payload)
 		if err != nil || bid.Worker == "" || "agent."+bid.Worker != b.Metadata[collab.KeySender] {
@@ -179,7 +188,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		}
 		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token}
 		if c.send(ctx, bid.Worker, TypeAssign, a) {
-			worker = bid.Worker
+			worker, labels = bid.Worker, bid.Labels
 			break
 		}
 	}
@@ -187,7 +196,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		_ = c.leases.Release(ctx, o.Key(), award)
 		return Result{}, false, nil
 	}
-	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker})
+	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker, Labels: labels})
 	check := time.NewTicker(c.opts.Lease / 4)
 	defer check.Stop()
 	for {
@@ -298,7 +307,7 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 // branch, after checking that it is what the lease was for.
 func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
 	ref := "refs/weave/results/" + res.Award
-	sha, err := c.store.FetchCommit(ctx, c.repo, bundleName("result", res.Award), ref)
+	sha, err := c.fetchResult(ctx, *res, ref)
 	if err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}

@@ -51,6 +51,17 @@
 // here: a worker's claim is never trusted, the caller lands the commit
 // and runs them on the landed tree.
 //
+// # A git remote instead of bundles
+//
+// With CoordinatorOptions.Remote (run.remote), the base is pushed to
+// refs/weave/base/<commit> on that git remote and the offer carries the
+// remote's URL; only a worker given that URL (AgentOptions.Remotes) bids,
+// fetches the base there and pushes its commit to
+// refs/weave/results/<award>-<commit>, which the coordinator fetches and
+// deletes. Each ref names the commit it must hold and each side checks
+// it: a third party that can push to the remote can make a task fail,
+// never slip other code in. The result's other checks are a bundle's.
+//
 // # Faults
 //
 // Both sides ride out a NATS restart: the buckets and the object store are

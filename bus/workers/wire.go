@@ -71,6 +71,12 @@ type Offer struct {
 	// Weave-Attempt trailer.
 	Attempt   int    `json:"attempt"`
 	AttemptID string `json:"attempt_id"`
+	// Remote, when set, is the URL of the git remote that carries the
+	// code instead of the bundle store (run.remote): the base is at
+	// refs/weave/base/<Base> there, and the worker pushes its commit to
+	// refs/weave/results/<award>. Only a worker told that remote
+	// (AgentOptions.Remotes) bids.
+	Remote string `json:"remote,omitempty"`
 }
 
 // Key is the offer's lease key: <run>.<task>.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,67 @@ func TestStatusTextShowsWorkers(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status = %q, want %q", out.String(), want)
 		}
+	}
+}
+
+// A task of a run coordinated over NATS, on a worker joined over the bus:
+// status names that worker with its labels and last heartbeat (text and
+// --json), and the piped detail names it too.
+func TestStatusShowsRemoteWorker(t *testing.T) {
+	dir := project(t, map[string]string{"p": revertPlan})
+	store := plans.ProjectStore(dir)
+	started := time.Now().Add(-40 * time.Second).UTC()
+	beat := time.Now().Add(-7 * time.Second).UTC()
+	st := &plans.State{
+		SchemaVersion: plans.SchemaVersion, ActivePlan: filepath.Join(dir, ".weave", "plans", "p.md"), PlanName: "p", StartedAt: started,
+		Integration: &plans.Integration{Branch: "weave/p", Base: "1111111", From: "main"},
+		Running: map[string]*plans.Running{
+			"2": {Number: 2, Title: "Add b", Worker: "big", Labels: []string{"gpu", "os=linux"}, Heartbeat: beat, Branch: "weave/p-task-2", Base: "1111111", AttemptID: "att_2", Attempt: 1, StartedAt: started},
+			"1": {Number: 1, Title: "Add a", Worker: "1", Worktree: ".weave/worktrees/p/w1", Branch: "weave/p-task-1", Base: "1111111", AttemptID: "att_1", Attempt: 1, StartedAt: started},
+		},
+	}
+	if err := store.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	release, err := store.Lock() // the run that drives it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	r := runBin(t, nil, "", "--dir", dir, "status", "--json")
+	var got struct {
+		Plans []struct {
+			Running []struct {
+				Worker        string
+				Task          int
+				Labels        []string
+				LastHeartbeat string `json:"last_heartbeat"`
+				SilentSeconds *int64 `json:"silent_seconds"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil || len(got.Plans) != 1 || len(got.Plans[0].Running) != 2 {
+		t.Fatalf("status --json = %v %q", err, r.out)
+	}
+	local, far := got.Plans[0].Running[0], got.Plans[0].Running[1]
+	if far.Worker != "big" || far.Task != 2 || strings.Join(far.Labels, ",") != "gpu,os=linux" || far.LastHeartbeat != beat.Format(time.RFC3339) ||
+		far.SilentSeconds == nil || *far.SilentSeconds < 6 {
+		t.Errorf("the remote worker's task in status --json = %+v, want big [gpu os=linux], heard of 7s ago", far)
+	}
+	if local.Worker != "1" || local.LastHeartbeat != "" || local.SilentSeconds != nil || local.Labels != nil {
+		t.Errorf("the local worker's task in status --json = %+v, want no labels nor heartbeat", local)
+	}
+
+	var out strings.Builder
+	s := &Streams{Out: &out, ErrOut: &out, Terminal: true, Width: 120}
+	if err := printStatus(t.Context(), &statusOptions{globalOptions: &globalOptions{Dir: dir}, Streams: s}, dir); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`worker big \[gpu,os=linux\]: task 2 \(Add b\) on weave/p-task-2, for 4\ds, last heartbeat \ds ago`).MatchString(out.String()) {
+		t.Errorf("status = %q, want the remote worker with its labels and last heartbeat", out.String())
+	}
+	r = runBin(t, nil, "", "--dir", dir, "status")
+	if !strings.Contains(r.out, "running: 1 (worker 1), 2 (worker big)") {
+		t.Errorf("piped status = %q, want the remote worker named in the detail", r.out)
 	}
 }

@@ -108,6 +108,10 @@ func (v *plainView) Observe(ev run.Event) {
 		fmt.Fprintf(v.out, "    [%s] → %s\n", ev.Agent, ev.Tool)
 	case run.EventModelCompacting, run.EventModelCompacted:
 		fmt.Fprintf(v.out, "    [%s] %s\n", ev.Agent, ev.Output)
+	case run.EventWorkAwarded:
+		fmt.Fprintf(v.out, "    task %d awarded to worker %s%s\n", ev.Task, ev.WorkerName, labelsNote(ev.WorkerLabels))
+	case run.EventWorkLost:
+		fmt.Fprintf(v.out, "    task %d: worker %s lost it (%s); offering it again\n", ev.Task, ev.WorkerName, ev.Reason)
 	case run.EventReviewStarted:
 		fmt.Fprintf(v.out, "reviewing plan %s with %s\n", ev.Plan, ev.Reason)
 	case run.EventReview:
@@ -128,6 +132,14 @@ func gateNote(ev run.Event) string {
 		return " (verification)"
 	}
 	return ""
+}
+
+// labelsNote is a remote worker's labels, " [gpu,os=linux]", or "".
+func labelsNote(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(labels, ",") + "]"
 }
 
 // workerNote names the worker of a task in a run with workers.
@@ -277,6 +289,9 @@ func (m liveModel) applyEvent(ev run.Event) (liveModel, string) {
 	}
 	if ev.Worker > 0 {
 		return m.applyWorkerEvent(ev)
+	}
+	if strings.HasPrefix(ev.Type, "work.") {
+		return m.applyWorkEvent(ev)
 	}
 	m = m.applyRunEvent(ev)
 	switch ev.Type {

@@ -21,6 +21,11 @@ type lane struct {
 	num   int
 	start time.Time
 	last  string
+	// remote names the worker on the bus its task was awarded to, with
+	// its labels ("" for a local worker, or while the task waits for a
+	// bid after its worker was lost); beat is when it was last heard of.
+	remote string
+	beat   time.Time
 }
 
 // queued is a task waiting to land, or landing.
@@ -116,6 +121,53 @@ func (m liveModel) applyWorkerEvent(ev run.Event) (liveModel, string) {
 	return m, printed
 }
 
+// applyWorkEvent folds an event of a run coordinated over NATS (work.*,
+// with the worker's name, not its lane) into the lane of its task: who
+// has the task, what it offers, and its last heartbeat. It moves no
+// progress. A lost worker is said above the panel.
+func (m liveModel) applyWorkEvent(ev run.Event) (liveModel, string) {
+	w, ln, ok := m.lanes.laneOf(ev.Task)
+	if !ok {
+		return m, ""
+	}
+	var printed string
+	switch ev.Type {
+	case run.EventWorkAwarded:
+		ln.remote = ev.WorkerName
+		if len(ev.WorkerLabels) > 0 {
+			ln.remote += " [" + strings.Join(ev.WorkerLabels, ",") + "]"
+		}
+		ln.beat = ev.Time
+	case run.EventWorkRenewed:
+		if name, _, _ := strings.Cut(ln.remote, " ["); name != ev.WorkerName {
+			ln.remote = ev.WorkerName
+		}
+		ln.beat = ev.Time
+	case run.EventWorkLost:
+		printed = fmt.Sprintf("%s %s: worker %s lost it (%s); offering it again", m.pal.warn.Render("↺"), ln.task, ev.WorkerName, ev.Reason)
+		ln.remote, ln.beat = "", time.Time{}
+	default:
+		return m, ""
+	}
+	byW := make(map[int]lane, len(m.lanes.byW))
+	for k, v := range m.lanes.byW {
+		byW[k] = v
+	}
+	byW[w] = ln
+	m.lanes.byW = byW
+	return m, printed
+}
+
+// laneOf finds the lane whose task is task.
+func (l *lanes) laneOf(task int) (int, lane, bool) {
+	for w, ln := range l.byW {
+		if ln.num == task {
+			return w, ln, true
+		}
+	}
+	return 0, lane{}, false
+}
+
 // free empties the lane of ev's worker when it is still on ev's task.
 func (l *lanes) free(ev run.Event) {
 	if ln, ok := l.byW[ev.Worker]; ok && ln.num == ev.Task {
@@ -141,6 +193,10 @@ func (m liveModel) viewLanes(b *strings.Builder) {
 		}
 		elapsed := m.now().Sub(ln.start).Truncate(100 * time.Millisecond)
 		fmt.Fprintf(b, "w%d ▸ %s  %s\n", w, clip(ln.task, m.width-16), elapsed)
+		if ln.remote != "" {
+			silent := max(m.now().Sub(ln.beat), 0).Truncate(time.Second)
+			fmt.Fprintf(b, "   %s\n", m.pal.dim.Render(clip(fmt.Sprintf("on %s · last heartbeat %s ago", ln.remote, silent), m.width-3)))
+		}
 		if ln.last != "" {
 			fmt.Fprintf(b, "   │ %s\n", clip(ln.last, m.width-5))
 		}

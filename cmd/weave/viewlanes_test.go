@@ -129,3 +129,45 @@ func TestPlainViewNamesWorkers(t *testing.T) {
 		t.Errorf("plain view =\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// A run coordinated over NATS: the lane of a task awarded to a worker on
+// the bus shows that worker's name, labels and last heartbeat; the work.*
+// events move no progress; a lost worker is said above the panel and the
+// lane waits for the next award.
+func TestLiveModelRemoteWorkers(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	m := liveModel{tail: 4, width: 120, now: func() time.Time { return now }}
+	var printed []string
+	step := func(ev run.Event) {
+		ev.Plan = "far"
+		nm, p := m.applyEvent(ev)
+		m = nm
+		if p != "" {
+			printed = append(printed, p)
+		}
+	}
+	step(run.Event{Type: run.EventPlanStarted, Workers: 2, Completed: 1, Total: 4})
+	step(run.Event{Type: run.EventTaskStarted, Worker: 1, Task: 2, Title: "Two", Time: now.Add(-3 * time.Second), Completed: 1, Total: 4})
+	step(run.Event{Type: run.EventWorkAwarded, Task: 2, WorkerName: "big", WorkerLabels: []string{"gpu", "os=linux"}, Time: now.Add(-3 * time.Second)})
+	step(run.Event{Type: run.EventWorkRenewed, Task: 2, WorkerName: "big", Time: now.Add(-2 * time.Second)})
+	// An award of a task no lane runs (a stray event) draws nothing.
+	step(run.Event{Type: run.EventWorkAwarded, Task: 9, WorkerName: "ghost", Time: now})
+	v := m.View()
+	for _, want := range []string{"1/4", "w1 ▸ 2. Two  3s", "on big [gpu,os=linux] · last heartbeat 2s ago", "w2 · idle"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("View() = %q, want it to contain %q", v, want)
+		}
+	}
+	if strings.Contains(v, "ghost") {
+		t.Errorf("View() = %q, want no lane for a task not running", v)
+	}
+	step(run.Event{Type: run.EventWorkLost, Task: 2, WorkerName: "big", Reason: "silent for more than 15s", Time: now})
+	v = m.View()
+	if strings.Contains(v, "big") || !strings.Contains(v, "w1 ▸ 2. Two") || !strings.Contains(v, "1/4") {
+		t.Errorf("View() after the worker was lost = %q, want task 2 still in lane 1, no worker named", v)
+	}
+	want := "↺ 2. Two: worker big lost it (silent for more than 15s); offering it again"
+	if len(printed) != 1 || printed[0] != want {
+		t.Errorf("printed above the panel = %q, want %q", printed, want)
+	}
+}

@@ -37,6 +37,7 @@ type workerOptions struct {
 	Categories []string
 	Models     []string
 	Slots      int
+	Remotes    []string
 	// ready, when set, is called once the worker has joined (tests).
 	ready func(name string)
 }
@@ -72,6 +73,7 @@ runs the task's verify blocks again itself. docs/workers.md says more.`,
 	f.StringSliceVar(&opts.Categories, "categories", nil, "the task categories it runs (default: any)")
 	f.StringSliceVar(&opts.Models, "models", nil, "the models it runs (default: any)")
 	f.IntVar(&opts.Slots, "slots", 1, "how many tasks it runs at once")
+	f.StringSliceVar(&opts.Remotes, "remote", nil, "the URL of a git remote that carries the code of runs with run.remote set, as the coordinator's `git remote get-url` prints it; the worker bids on no run using another")
 	return cmd
 }
 
@@ -114,7 +116,7 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 		x.slots <- i + 1
 	}
 	info := workers.Info{Name: opts.Name, Labels: opts.Labels, Categories: opts.Categories, Models: opts.Models, Slots: opts.Slots}
-	agent, err := workers.Join(ctx, nb, nb.JetStream(), repo, info, x.run, workers.AgentOptions{Events: x.event})
+	agent, err := workers.Join(ctx, nb, nb.JetStream(), repo, info, x.run, workers.AgentOptions{Events: x.event, Remotes: opts.Remotes})
 	if err != nil {
 		return err
 	}

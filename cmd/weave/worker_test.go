@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"os"
@@ -333,15 +334,15 @@ func TestStartWorkWithRemoteWorkers(t *testing.T) {
 		t.Errorf("two.txt on weave/far = %q", got)
 	}
 	big.waitLine(t, "task far.2: returned commit", func() string { return strings.Join(big.all, "\n") })
-	// Each award is an event of --json, naming the worker.
-	awarded := map[int]string{}
+	// Each award is an event of --json, naming the worker and its labels.
+	awarded, labels := map[int]string{}, map[int]string{}
 	for _, ev := range events(t, out) {
 		if ev.Type == "work.awarded" {
-			awarded[ev.Task] = ev.WorkerName
+			awarded[ev.Task], labels[ev.Task] = ev.WorkerName, strings.Join(ev.WorkerLabels, ",")
 		}
 	}
-	if len(awarded) != 3 || awarded[2] != "big" {
-		t.Errorf("awards in --json: %v, want all three tasks, task 2 to big", awarded)
+	if len(awarded) != 3 || awarded[2] != "big" || labels[2] != "gpu" {
+		t.Errorf("awards in --json: %v (labels %v), want all three tasks, task 2 to big [gpu]", awarded, labels)
 	}
 }
 
@@ -476,5 +477,121 @@ func TestWorkerLeastPrivilege(t *testing.T) {
 	defer pcancel()
 	if _, err := kv.Put(pctx, "p.9", []byte(`{"worker":"worker1","award":"mine"}`)); err == nil {
 		t.Fatal("the worker's user wrote a lease")
+	}
+}
+
+// TestStartWorkThroughGitRemote: with run.remote: origin, a run
+// coordinated over NATS moves its code through that git remote instead of
+// bundles: the `weave worker` given the remote fetches the base there and
+// pushes its commit back; the coordinator lands it after its verify blocks
+// pass on the landed tree. A worker not given the remote never gets a
+// task, though it fits best; and a commit whose verify fails on the
+// landed tree is not ticked.
+func TestStartWorkThroughGitRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	bare := filepath.Join(t.TempDir(), "origin.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v %s", err, out)
+	}
+	far := startWorker(t, url, "far", "--labels", "gpu", "--remote", bare)
+	blind := startWorker(t, url, "blind", "--labels", "gpu", "--slots", "4")
+	plan := "# Via\n\n## TODOs\n\n" +
+		"- [ ] 1. Two [needs: gpu]\n  ```sh\n  echo two > two.txt\n  ```\n  ```sh verify\n  grep -q two two.txt\n  ```\n" +
+		"- [ ] 2. Liar [needs: gpu]\n  ```sh\n  echo x > x.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in *worktrees/w*) true;; *) false;; esac\n  ```\n"
+	dir := workersRepo(t, map[string]string{"via": plan}, map[string]string{"README": "hi\n"})
+	gitIn(t, dir, "remote", "add", "origin", bare)
+	code, out, errOut := runWeave(t, bin, dir, append(cleanEnv(t), "WEAVE_RUN_REMOTE=origin"), "start-work", "via", "--workers", "2", "--bus", url, "--json", "--retries", "0")
+	if code != exitPaused {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s\nwant a pause on task 2", code, out, errOut)
+	}
+	p := planOf(t, dir, "via")
+	if !strings.Contains(p, "- [x] 1.") || !strings.Contains(p, "- [ ] 2.") {
+		t.Errorf("plan after the run:\n%s\nwant task 1 ticked, task 2 not (its verify fails on the landed tree)", p)
+	}
+	if got := gitIn(t, dir, "show", "weave/via:two.txt"); got != "two" {
+		t.Errorf("two.txt on weave/via = %q", got)
+	}
+	if err := exec.Command("git", "-C", dir, "cat-file", "-e", "weave/via:x.txt").Run(); err == nil {
+		t.Error("x.txt landed although its verify failed on the landed tree")
+	}
+	for _, ev := range events(t, out) {
+		if ev.Type == "work.awarded" && ev.WorkerName != "far" {
+			t.Errorf("task %d awarded to %s, want far alone (the only worker given the remote)", ev.Task, ev.WorkerName)
+		}
+	}
+	far.waitLine(t, "task via.1: returned commit", func() string { return strings.Join(far.all, "\n") })
+	if len(blind.all) != 1 { // its "joined" line
+		t.Errorf("the worker without the remote said:\n%s", strings.Join(blind.all, "\n"))
+	}
+	// The base went through the remote; no result ref is left there.
+	base := gitIn(t, dir, "rev-parse", "main")
+	if got := gitIn(t, bare, "rev-parse", "refs/weave/base/"+base); got != base {
+		t.Errorf("the remote's base ref = %s, want %s", got, base)
+	}
+	if left := gitIn(t, bare, "for-each-ref", "refs/weave/results/"); left != "" {
+		t.Errorf("result refs left on the remote:\n%s", left)
+	}
+}
+
+// TestStatusDuringRemoteRun: while a `weave worker` runs a task of a run
+// coordinated over NATS, `weave status` names that worker, its labels and
+// its last heartbeat, from the run's state.json.
+func TestStatusDuringRemoteRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	startWorker(t, url, "big", "--labels", "gpu,os=linux")
+	shared := t.TempDir()
+	plan := "# Seen\n\n## TODOs\n\n- [ ] 1. Far [needs: gpu]\n  ```sh\n" +
+		"  i=0; until [ -e " + shared + "/release ]; do i=$((i+1)); [ $i -lt 1200 ] || exit 9; sleep 0.05; done; echo x > x.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"seen": plan}, nil)
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "seen", "--workers", "2", "--bus", url, "--json")
+		done <- result{code, out, errOut}
+	}()
+	release := func() { _ = os.WriteFile(filepath.Join(shared, "release"), nil, 0o644) }
+	defer release()
+	guard := time.Now().Add(60 * time.Second)
+	for {
+		_, out, _ := runWeave(t, bin, dir, cleanEnv(t), "status", "--json")
+		var st struct {
+			Plans []struct {
+				Running []struct {
+					Worker        string
+					Task          int
+					Labels        []string
+					LastHeartbeat string `json:"last_heartbeat"`
+				}
+			}
+		}
+		if json.Unmarshal([]byte(out), &st) == nil && len(st.Plans) == 1 && len(st.Plans[0].Running) == 1 {
+			r := st.Plans[0].Running[0]
+			if r.Worker == "big" && r.Task == 1 && strings.Join(r.Labels, ",") == "gpu,os=linux" && r.LastHeartbeat != "" {
+				break
+			}
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("start-work ended (%d) before status showed the remote worker:\n%s\n%s\nlast status:\n%s", r.code, r.out, r.errOut, out)
+		default:
+		}
+		if time.Now().After(guard) {
+			t.Fatalf("status never showed the remote worker; last:\n%s", out)
+		}
+	}
+	release()
+	if r := <-done; r.code != 0 {
+		t.Fatalf("start-work = %d\n%s\n%s", r.code, r.out, r.errOut)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,11 @@ type Options struct {
 	Events func(workers.Event)
 	// Logger is the host log; nil discards.
 	Logger *slog.Logger
+	// Remote, when set, names the git remote of the repository that
+	// carries the code instead of the bundle store (run.remote);
+	// RemoteURL is its URL, which the workers must have been given
+	// (weave worker --remote).
+	Remote, RemoteURL string
 }
 
 // Pool is the workers of a run coordinated over NATS.
@@ -39,6 +45,7 @@ type Pool struct {
 	slots   []run.Worker
 	logger  *slog.Logger
 	pending sync.Map // attempt id -> run.Assignment, for the local bidder
+	reports sync.Map // task key -> func(workers.Event), the run's Assignment.Report
 	free    chan run.Worker
 }
 
@@ -56,6 +63,12 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	p := &Pool{logger: o.Logger, free: make(chan run.Worker, len(local))}
 	events := func(e workers.Event) {
 		p.logger.Info("workers: "+e.Type, "task", e.Key, "award", e.Award, "worker", e.Worker, "detail", e.Detail)
+		switch e.Type {
+		case "work.awarded", "work.renewed", "work.lost":
+			if f, ok := p.reports.Load(e.Key); ok {
+				f.(func(workers.Event))(e)
+			}
+		}
 		if o.Events != nil {
 			o.Events(e)
 		}
@@ -65,14 +78,18 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	if p.store, err = workers.OpenStore(ctx, js); err != nil {
 		return nil, err
 	}
-	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events}); err != nil {
+	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL}); err != nil {
 		return nil, err
 	}
 	for _, w := range local {
 		p.free <- w
 	}
 	info := workers.Info{Name: id + "-local", Labels: o.Labels, Slots: len(local)}
-	if p.local, err = workers.Join(ctx, b, js, repo, info, p.runLocal, workers.AgentOptions{Events: events}); err != nil {
+	var remotes []string
+	if o.Remote != "" {
+		remotes = []string{o.RemoteURL}
+	}
+	if p.local, err = workers.Join(ctx, b, js, repo, info, p.runLocal, workers.AgentOptions{Events: events, Remotes: remotes}); err != nil {
 		_ = p.coord.Close()
 		return nil, err
 	}
@@ -131,6 +148,14 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 		Session: a.Session, Base: a.Base, Branch: a.Branch,
 		Attempt: a.Attempt, AttemptID: a.AttemptID,
 	}
+	if a.Report != nil {
+		p.reports.Store(o.Key(), func(e workers.Event) {
+			if ev, ok := RunEvent(a.Plan.Name, e); ok {
+				a.Report(ev)
+			}
+		})
+		defer p.reports.Delete(o.Key())
+	}
 	res, err := p.coord.Offer(ctx, o)
 	if log, lerr := p.store.Get(context.WithoutCancel(ctx), "log-"+res.Award); lerr == nil && res.Award != "" {
 		_, _ = out.Write(log)
@@ -143,6 +168,22 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 }
 
 var _ run.Worker = (*netWorker)(nil)
+
+// GitRemoteURL is the URL of the repository's remote name (run.remote),
+// as workers are to reach it. A URL holding a password is refused: it
+// would travel in every offer, to every worker on the bus.
+func GitRemoteURL(ctx context.Context, repo *gitwork.Repo, name string) (string, error) {
+	u, err := repo.RemoteURL(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("run.remote: %w", err)
+	}
+	// A user in an http(s) URL is most often a token.
+	pu, perr := url.Parse(u)
+	if gitwork.RedactURL(u) != u || perr == nil && pu.User != nil && (pu.Scheme == "http" || pu.Scheme == "https") {
+		return "", fmt.Errorf("run.remote: the URL of remote %q holds a password or token, which every worker would see; use ssh keys or a git credential helper", name)
+	}
+	return u, nil
+}
 
 // IDToken makes s usable in an agent id: letters, digits, '-' and '_'
 // stay, anything else becomes '-'.
@@ -164,7 +205,7 @@ func RunEvent(plan string, e workers.Event) (run.Event, bool) {
 	if !strings.HasPrefix(e.Type, "work.") || e.Type == "work.offered" {
 		return run.Event{}, false
 	}
-	ev := run.Event{Type: e.Type, Time: time.Now(), Plan: plan, WorkerName: e.Worker, Reason: e.Detail}
+	ev := run.Event{Type: e.Type, Time: time.Now(), Plan: plan, WorkerName: e.Worker, WorkerLabels: e.Labels, Reason: e.Detail}
 	if _, n, ok := strings.Cut(e.Key, "."); ok {
 		ev.Task, _ = strconv.Atoi(n)
 	}

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,5 +145,127 @@ func TestPoolOffersToLocalAndRemote(t *testing.T) {
 	}
 	if a := local.got.Load(); a == nil || a.Plan != p || a.AttemptID != "att1" {
 		t.Fatalf("the local worker got %+v, want the run's own assignment of task 1", a)
+	}
+}
+
+// TestPoolThroughGitRemote: with run.remote set, the code goes through
+// the git remote, not the bundle store: the base is pushed there, the
+// worker fetches it and pushes its commit back, and the coordinator
+// fetches that, checks it as it checks a bundle, and deletes the ref. A
+// worker not given the remote does not bid, even when it alone fits.
+func TestPoolThroughGitRemote(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	bare := filepath.Join(t.TempDir(), "origin.git")
+	git(t, repo.Root, "init", "-q", "--bare", bare)
+	git(t, repo.Root, "remote", "add", "origin", bare)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base, _, _ := repo.Head(ctx)
+	url, err := remote.GitRemoteURL(ctx, repo, "origin")
+	if err != nil || url != bare {
+		t.Fatalf("GitRemoteURL = %q, %v; want %s", url, err, bare)
+	}
+	nobid := make(chan struct{}, 16)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Remote: "origin", RemoteURL: url, Events: func(e workers.Event) {
+			if e.Type == "work.nobid" {
+				nobid <- struct{}{}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	join := func(name string, remotes []string, ran *atomic.Int32) *workers.Agent {
+		b := newBus(t, ns.URL())
+		a, err := workers.Join(ctx, b, b.JetStream(), newRepo(t, false), workers.Info{Name: name, Labels: []string{"gpu"}, Slots: 1},
+			func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+				ran.Add(1)
+				return commitIn(ctx, r, name+"-"+a.Award, a.Run, a.Task, a.Base, a.AttemptID)
+			}, workers.AgentOptions{Remotes: remotes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = a.Close() })
+		return a
+	}
+	var nopeRan, farRan atomic.Int32
+	join("nope", nil, &nopeRan)
+
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att2"}
+	// Only a worker without the remote fits: nobody bids.
+	octx, ocancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := pool.Workers()[0].Run(octx, a, io.Discard)
+		done <- err
+	}()
+	select {
+	case <-nobid:
+	case <-ctx.Done():
+		t.Fatal("no work.nobid while the only GPU worker lacks the remote")
+	}
+	ocancel()
+	if err := <-done; err == nil {
+		t.Fatal("the task was run with no worker that has the remote")
+	}
+	if nopeRan.Load() != 0 {
+		t.Fatal("a worker not given the run's git remote ran its task")
+	}
+
+	join("far", []string{bare}, &farRan)
+	o, err := pool.Workers()[0].Run(ctx, a, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if farRan.Load() != 1 || nopeRan.Load() != 0 {
+		t.Fatalf("runs: far %d, nope %d; want far once", farRan.Load(), nopeRan.Load())
+	}
+	if got := git(t, repo.Root, "rev-parse", a.Branch); got != o.Commit {
+		t.Fatalf("branch at %s, outcome %s", got, o.Commit)
+	}
+	if by := git(t, repo.Root, "show", o.Commit+":by.txt"); !strings.HasPrefix(by, "far-") {
+		t.Fatalf("task ran on %q, want far", by)
+	}
+	// The remote has the base and no result left; the bundle store has
+	// neither.
+	if got := git(t, bare, "rev-parse", "refs/weave/base/"+base); got != base {
+		t.Errorf("the remote's base ref = %s, want %s", got, base)
+	}
+	if left := git(t, bare, "for-each-ref", "refs/weave/results/"); left != "" {
+		t.Errorf("result refs left on the remote: %s", left)
+	}
+	store, err := workers.OpenStore(ctx, newBus(t, ns.URL()).JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Get(ctx, "base-"+base); !errors.Is(err, workers.ErrMissing) {
+		t.Errorf("the bundle store has the base (%v); want the remote alone to carry it", err)
+	}
+}
+
+// A remote whose URL holds a password is refused: every worker would see
+// it in the offers.
+func TestGitRemoteURLRefusesPassword(t *testing.T) {
+	repo := newRepo(t, true)
+	git(t, repo.Root, "remote", "add", "origin", "https://me:s3cret-pw@git.example/p.git")
+	_, err := remote.GitRemoteURL(context.Background(), repo, "origin")
+	if err == nil || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("GitRemoteURL = %v, want a refusal that does not repeat the password", err)
+	}
+	git(t, repo.Root, "remote", "add", "tok", "https://ghp_s3cretToken@git.example/p.git")
+	if _, err := remote.GitRemoteURL(context.Background(), repo, "tok"); err == nil || strings.Contains(err.Error(), "s3cretToken") {
+		t.Fatalf("GitRemoteURL of a URL with a token = %v, want a refusal that does not repeat it", err)
+	}
+	git(t, repo.Root, "remote", "add", "ssh", "ssh://git@git.example/p.git")
+	if u, err := remote.GitRemoteURL(context.Background(), repo, "ssh"); err != nil || u != "ssh://git@git.example/p.git" {
+		t.Fatalf("GitRemoteURL of an ssh URL = %q, %v", u, err)
+	}
+	if _, err := remote.GitRemoteURL(context.Background(), repo, "upstream"); err == nil || !strings.Contains(err.Error(), "git remote -v") {
+		t.Fatalf("GitRemoteURL of a missing remote = %v", err)
 	}
 }

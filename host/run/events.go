@@ -104,6 +104,8 @@ type Event struct {
 	// WorkerName names the worker a task was awarded to in a run
 	// coordinated over NATS (work.* events, host/remote).
 	WorkerName string `json:"worker_name,omitempty"`
+	// WorkerLabels are what that worker offers (work.awarded).
+	WorkerLabels []string `json:"worker_labels,omitempty"`
 	// Usage is a model call's token use (model.usage).
 	Usage *plugins.Usage `json:"usage,omitempty"`
 	// CostUSD is what a model call cost (model.usage) or a task's calls

@@ -190,6 +190,9 @@ type coordinator struct {
 	// on it, nothing retried.
 	overBudget *budget.Error
 	cancel     context.CancelFunc
+	// seen has what the run heard of its tasks' workers on the bus
+	// (remoteseen.go).
+	seen *seenBoard
 }
 
 // parallel carries out p's open tasks with workers.
@@ -227,6 +230,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		attempts:  map[string]int{},
 		notBefore: map[string]time.Time{},
 		results:   make(chan result, n),
+		seen:      newSeenBoard(),
 	}
 	c.ref = "refs/heads/" + c.branch
 	c.landDir = filepath.Join(c.dir, "land")
@@ -413,6 +417,8 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		case <-c.seen.wake:
+			c.recordSeen()
 		case <-backoff:
 		case <-ctx.Done():
 			// Ctrl-C: the workers' blocks are stopped with wctx; their
@@ -458,6 +464,7 @@ func (c *coordinator) assign(ctx context.Context, p *plans.Plan, t plans.Task, s
 	w := c.workers[slot]
 	a := Assignment{Plan: p, Task: t, Session: r.session, Base: head, Branch: TaskBranch(p.Name, taskNumber(t)),
 		Attempt: c.attempts[key], AttemptID: newAttemptID()}
+	a.Report = c.seen.reporter(key, a.AttemptID)
 	if r.st.Running == nil {
 		r.st.Running = map[string]*plans.Running{}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weavehq/weave/plans"
@@ -35,6 +36,12 @@ type RunningTask struct {
 	// Interrupted says no process drives it: the run died. The next
 	// start-work lands its commit, or runs it again.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Labels are what a worker joined over the bus offers; LastHeartbeat
+	// (RFC 3339) is when the run last heard from it, SilentSeconds how
+	// long ago that was. Absent for a local worker.
+	Labels        []string `json:"labels,omitempty"`
+	LastHeartbeat string   `json:"last_heartbeat,omitempty"`
+	SilentSeconds *int64   `json:"silent_seconds,omitempty"`
 }
 
 // runningOf lists st's running tasks by worker, then task.
@@ -45,6 +52,12 @@ func runningOf(st *plans.State, now time.Time, interrupted bool) []RunningTask {
 			Attempt: r.Attempt, Commit: r.Commit, Landing: r.Landing, Interrupted: interrupted}
 		if rt.Task == 0 {
 			rt.Task, _ = strconv.Atoi(key)
+		}
+		rt.Labels = r.Labels
+		if !r.Heartbeat.IsZero() {
+			rt.LastHeartbeat = r.Heartbeat.UTC().Format(time.RFC3339)
+			silent := int64(max(now.Sub(r.Heartbeat), 0) / time.Second)
+			rt.SilentSeconds = &silent
 		}
 		if !r.StartedAt.IsZero() {
 			rt.StartedAt = r.StartedAt.UTC().Format(time.RFC3339)
@@ -64,9 +77,15 @@ func runningOf(st *plans.State, now time.Time, interrupted bool) []RunningTask {
 }
 
 // Text is the running task as a person reads it: "worker 1: task 3
-// (Build) on weave/p-task-3, for 12s", and what it waits for.
+// (Build) on weave/p-task-3, for 12s", and what it waits for; a worker
+// on the bus with its labels and last heartbeat: "worker big [gpu]: ...,
+// for 12s, last heartbeat 2s ago".
 func (r RunningTask) Text() string {
-	s := fmt.Sprintf("worker %s: task %s on %s", r.Worker, plans.TaskLabel(r.Task, r.Title), r.Branch)
+	worker := r.Worker
+	if len(r.Labels) > 0 {
+		worker += " [" + strings.Join(r.Labels, ",") + "]"
+	}
+	s := fmt.Sprintf("worker %s: task %s on %s", worker, plans.TaskLabel(r.Task, r.Title), r.Branch)
 	switch {
 	case r.Interrupted && r.Commit != "":
 		return s + " (interrupted; committed, lands on the next start-work)"
@@ -77,5 +96,9 @@ func (r RunningTask) Text() string {
 	case r.Commit != "":
 		s += ", committed, waiting to land"
 	}
-	return fmt.Sprintf("%s, for %s", s, time.Duration(r.ForSeconds)*time.Second)
+	s = fmt.Sprintf("%s, for %s", s, time.Duration(r.ForSeconds)*time.Second)
+	if r.SilentSeconds != nil {
+		s += fmt.Sprintf(", last heartbeat %s ago", time.Duration(*r.SilentSeconds)*time.Second)
+	}
+	return s
 }

@@ -37,6 +37,11 @@ type Assignment struct {
 	// in its commit's trailer.
 	Attempt   int
 	AttemptID string
+	// Report, set by the run, hears who has the task when a worker joined
+	// over the bus does: work.awarded, work.renewed and work.lost events
+	// (WorkerName, WorkerLabels, Time). The run records the worker and its
+	// last heartbeat in state.json for `weave status`. It never blocks.
+	Report func(Event)
 }
 
 // Outcome is what a worker did with a task.
