@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type Coordinator struct {
 	bus    collab.Bus
 	leases *Leases
 	store  *Store
+	live   *live
 	opts   CoordinatorOptions
 
 	mu      sync.Mutex
@@ -81,9 +83,14 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, opts: opts, waiting: map[string]chan Result{}}
+	lv, err := watchLive(context.WithoutCancel(ctx), js, opts.Clock)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
+		_ = lv.stop()
 		return nil, err
 	}
 	c.collab = col
@@ -91,7 +98,25 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 }
 
 // Close leaves the bus.
-func (c *Coordinator) Close() error { return c.collab.Close() }
+func (c *Coordinator) Close() error {
+	_ = c.live.stop()
+	return c.collab.Close()
+}
+
+// enough closes a call for proposals before its window ends once no
+// better bid can come: one bid has the best score there is (a worker with
+// every slot free), or every live worker in the registry has answered,
+// with a bid or a refusal. The ranking is the contract net's either way.
+func (c *Coordinator) enough(proposals []collab.Event) bool {
+	senders := make(map[string]bool, len(proposals))
+	for _, p := range proposals {
+		if p.Score() >= 1 {
+			return true
+		}
+		senders[p.Metadata[collab.KeySender]] = true
+	}
+	return c.live.answered(senders)
+}
 
 // Leases is the coordinator's lease bucket.
 func (c *Coordinator) Leases() *Leases { return c.leases }
@@ -118,9 +143,12 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 // plan, task and attempt in its trailers and its parent is o.Base. Its
 // verify blocks are the caller's to run, on the landed tree.
 func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
+	var steps Steps
+	start := time.Now()
 	if err := c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, ""); err != nil {
 		return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
 	}
+	steps.BundleOut = time.Since(start)
 	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt})
 	if err != nil {
 		return Result{}, err
@@ -132,10 +160,12 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		}
 		award := newID()
 		c.emit(Event{Type: "work.offered", Key: o.Key(), Award: award})
-		bids, err := c.collab.ContractNet(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3)
+		called := time.Now()
+		bids, err := c.collab.ContractNetUntil(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3, c.enough)
 		if err != nil {
 			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
 		}
+		bids = slices.DeleteFunc(bids, func(b collab.Event) bool { return b.Score() < 0 })
 		if len(bids) == 0 {
 			if !quiet {
 				c.emit(Event{Type: "work.nobid", Key: o.Key(), Detail: "no worker bid; offering again"})
@@ -143,11 +173,12 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 			}
 			continue
 		}
-		res, ok, err := c.assign(ctx, o, award, bids)
+		res, ok, err := c.assign(ctx, o, award, bids, called)
 		if err != nil {
 			return Result{}, err
 		}
 		if ok {
+			res.Steps.BundleOut = steps.BundleOut
 			return res, nil
 		}
 	}
@@ -155,7 +186,7 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 
 // assign awards the task to the first bidder that takes it and waits for
 // its result; ok is false when the task must be offered again.
-func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event) (Result, bool, error) {
+func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event, called time.Time) (Result, bool, error) {
 	ch := make(chan Result, 1)
 	c.mu.Lock()
 	c.waiting[award] = ch
@@ -187,12 +218,14 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		_ = c.leases.Release(ctx, o.Key(), award)
 		return Result{}, false, nil
 	}
+	awarded := time.Since(called)
 	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker})
 	check := time.NewTicker(c.opts.Lease / 4)
 	defer check.Stop()
 	for {
 		select {
 		case res := <-ch:
+			res.Steps.Award = awarded
 			_ = c.leases.Release(ctx, o.Key(), award)
 			if res.Error != "" {
 				return res, true, fmt.Errorf("task %s on %s: %w: %s", o.Key(), worker, ErrTaskFailed, res.Error)
@@ -282,9 +315,11 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 		return err
 	}
 	if res.Error == "" {
+		start := time.Now()
 		if err := c.fetch(ctx, l, &res); err != nil {
 			return err
 		}
+		res.Steps.Fetch = time.Since(start)
 	}
 	select {
 	case ch <- res:
