@@ -332,28 +332,12 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 // fetch brings the result's commit into the repository, on the task's
 // branch, after checking that it is what the lease was for.
 func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
-	ref := "refs/weave/results/" + res.Award
-	sha, err := c.store.FetchCommit(ctx, c.repo, bundleName("result", res.Award), ref)
+	data, err := c.store.Get(ctx, bundleName("result", res.Award))
 	if err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
-	defer func() { _, _ = c.repo.Git(context.WithoutCancel(ctx), "", "update-ref", "-d", ref) }()
-	if sha != res.Commit {
-		return fmt.Errorf("the bundle holds %s, the result names %s", sha, res.Commit)
-	}
-	parent, err := c.repo.RevParse(ctx, sha+"^")
-	if err != nil || parent != l.Base {
-		return fmt.Errorf("commit %s does not build on the task's base %s", sha, l.Base)
-	}
-	commits, err := c.repo.TaskCommits(ctx, sha, l.Base, l.Run)
-	if err != nil {
-		return err
-	}
-	if len(commits) != 1 || commits[0].Task != l.Task || commits[0].Attempt != l.AttemptID {
-		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", sha, l.Key, l.AttemptID)
-	}
-	if _, err := c.repo.BranchAt(ctx, l.Branch, sha, true); err != nil {
-		return err
+	if err := fetchResult(ctx, c.repo, data, l, res.Award, res.Commit); err != nil {
+		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
 	return nil
 }
