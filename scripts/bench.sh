@@ -147,6 +147,9 @@ if want remote; then
     "$(fromlog BenchmarkStartWorkRemote fetch-ms/task)" "$(fromlog BenchmarkStartWorkRemote land-ms/task)"
   printf '  %-46s %s ms   (its base in %s ms; a lone start-work of the task, commit and result bundle, less the sleep)\n' \
     "the worker's own share per task" "$(fromlog BenchmarkStartWorkRemote worker-ms/task)" "$(fromlog BenchmarkStartWorkRemote base-in-ms/task)"
+  cpu=$(fromlog BenchmarkStartWorkRemote cpu-ms/task) cores=$(getconf _NPROCESSORS_ONLN)
+  printf '  %-46s %s ms   (%s tasks on %s cores need at least %s s of wall for it alone)\n' \
+    "CPU per task, coordinator and workers" "$cpu" "$remote_tasks" "$cores" "$(awk -v c="$cpu" -v t="$remote_tasks" -v n="$cores" 'BEGIN { printf "%.1f", c * t / n / 1000 }')"
   single "one task through the contract net, no landing" coord-ms/op ./bus/workers 'BenchmarkOfferRoundTrip$/^window=300ms$' 20x
 fi
 

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -53,12 +54,15 @@ var remoteStep = regexp.MustCompile(`ran on worker \S+ \(award \S+\): bundle out
 // bundle fetched and checked, and the landing (the commit back to its
 // tick, verify and all); coord-ms/task is their sum. The worker's own run
 // (worktree, a lone start-work of the task, commit, result bundle) is
-// reported too (worker-ms/task, without the sleep's second).
+// reported too (worker-ms/task, without the sleep's second), and the CPU
+// time of the whole run, coordinator and workers with their children, per
+// task (cpu-ms/task): on a machine of C cores, T tasks need T*cpu/C of it
+// whatever the scheduling, which bounds the wall from below too.
 func BenchmarkStartWorkRemote(b *testing.B) {
 	bin := weaveBinary(b)
 	tasks, slots := remoteShape(b)
 	workers := remoteProcs * slots
-	var total time.Duration
+	var total, cpu time.Duration
 	var steps [6][]float64 // bundle out, award, fetch, land, worker, base in
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -67,9 +71,11 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 		handsWritePlan(b, dir, "sleep", remoteSleepPlan(tasks))
 		env := benchEnv(b, bin, dir)
 		ns := bustest.StartNATS(b)
+		var procs []*exec.Cmd
 		for p := 1; p <= remoteProcs; p++ {
-			remoteWorker(b, bin, env, ns.URL(), fmt.Sprintf("far%d", p), slots)
+			procs = append(procs, remoteWorker(b, bin, env, ns.URL(), fmt.Sprintf("far%d", p), slots))
 		}
+		before := procCPU(b, procs)
 		b.StartTimer()
 		start := time.Now()
 		cmd := exec.Command(bin, "--dir", dir, "start-work", "--workers", strconv.Itoa(workers), "--bus", ns.URL(), "--infer-deps", "--json", "sleep")
@@ -80,6 +86,7 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 		if err != nil {
 			b.Fatalf("start-work --workers %d --bus: %v\n%s", workers, err, tail(out))
 		}
+		cpu += cpuTime(cmd) + procCPU(b, procs) - before
 		handsCheckLanded(b, dir, "sleep", tasks)
 		remoteSteps(b, out, tasks, &steps)
 		b.StartTimer()
@@ -95,11 +102,33 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 		}
 	}
 	b.ReportMetric(coord, "coord-ms/task")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*tasks), "cpu-ms/task")
+}
+
+// procCPU is the CPU time the worker processes and the children they
+// waited for have used so far (from /proc: utime, stime, cutime, cstime).
+func procCPU(b *testing.B, procs []*exec.Cmd) time.Duration {
+	b.Helper()
+	var ticks int64
+	for _, p := range procs {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Process.Pid))
+		if err != nil {
+			b.Fatalf("CPU time of worker %d: %v", p.Process.Pid, err)
+		}
+		// Fields after the command name, which ends with the last ')':
+		// state is the first, utime the 12th.
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		for _, i := range []int{11, 12, 13, 14} {
+			v, _ := strconv.ParseInt(f[i], 10, 64)
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
 // remoteWorker starts `weave worker` with slots slots and the label far,
 // and waits until it has joined; it is killed when the benchmark ends.
-func remoteWorker(b *testing.B, bin string, env []string, url, name string, slots int) {
+func remoteWorker(b *testing.B, bin string, env []string, url, name string, slots int) *exec.Cmd {
 	b.Helper()
 	cmd := exec.Command(bin, "worker", "--bus", url, "--name", name, "--slots", strconv.Itoa(slots), "--labels", "far", "--repo", filepath.Join(b.TempDir(), name))
 	cmd.Env = append(env, "WEAVE_SANDBOX_MODE=off")
@@ -136,6 +165,7 @@ func remoteWorker(b *testing.B, bin string, env []string, url, name string, slot
 	case <-time.After(time.Minute):
 		b.Fatalf("worker %s did not join", name)
 	}
+	return cmd
 }
 
 // remoteSteps adds each task's steps, read from the run's --json events,
