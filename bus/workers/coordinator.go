@@ -133,7 +133,7 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 
 // Offer runs o on a worker and returns the task's commit, fetched into the
 // coordinator's repository on the task's branch (refs/heads/<o.Branch>). It publishes the base
-// bundle, calls for proposals carrying the task's needs, awards the task
+// bundle while it calls for proposals carrying the task's needs, awards the task
 // to the best bid and records the award as a lease; a worker that goes
 // silent past its lease, refuses the assignment or leaves loses the task,
 // which is offered again under a new award id. With no bid, the call is
@@ -143,12 +143,12 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 // plan, task and attempt in its trailers and its parent is o.Base. Its
 // verify blocks are the caller's to run, on the landed tree.
 func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
-	var steps Steps
-	start := time.Now()
-	if err := c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, ""); err != nil {
-		return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
-	}
-	steps.BundleOut = time.Since(start)
+	// The base bundle is stored while the call for proposals runs: no
+	// worker hears of the task before it is in the store.
+	published := make(chan error, 1)
+	go func() { published <- c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, "") }()
+	var waited time.Duration
+	stored := false
 	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt})
 	if err != nil {
 		return Result{}, err
@@ -171,14 +171,32 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 				c.emit(Event{Type: "work.nobid", Key: o.Key(), Detail: "no worker bid; offering again"})
 				quiet = true
 			}
+			// Every worker may have declined at once: the next call waits
+			// for the rest of the window, as a call nobody answers does.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(called.Add(c.opts.Window))):
+			}
 			continue
+		}
+		if !stored {
+			start := time.Now()
+			select {
+			case err := <-published:
+				if err != nil {
+					return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
+				}
+			case <-ctx.Done():
+				return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), ctx.Err())
+			}
+			waited, stored = time.Since(start), true
 		}
 		res, ok, err := c.assign(ctx, o, award, bids, called)
 		if err != nil {
 			return Result{}, err
 		}
 		if ok {
-			res.Steps.BundleOut = steps.BundleOut
+			res.Steps.BundleOut = waited
 			return res, nil
 		}
 	}

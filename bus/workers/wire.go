@@ -143,9 +143,12 @@ type Result struct {
 
 // Steps is the time each step of a task offered to a worker took.
 type Steps struct {
-	// BundleOut: the base bundle stored (nothing when stored already).
+	// BundleOut: the wait for the base bundle to be stored once the call
+	// for proposals ended (it is stored while the call runs; nothing when
+	// stored already).
 	BundleOut time.Duration `json:"bundle_out,omitempty"`
-	// Award: the call for proposals opened to the assignment taken.
+	// Award: the call for proposals opened to the assignment taken
+	// (BundleOut included).
 	Award time.Duration `json:"award,omitempty"`
 	// BaseIn: the worker fetched the base (nothing when it had it).
 	BaseIn time.Duration `json:"base_in,omitempty"`
@@ -159,7 +162,7 @@ type Steps struct {
 
 // Overhead is the coordinator's share of a task: everything but the
 // worker's run.
-func (s Steps) Overhead() time.Duration { return s.BundleOut + s.Award + s.Fetch }
+func (s Steps) Overhead() time.Duration { return s.Award + s.Fetch }
 
 // String lists the steps in milliseconds.
 func (s Steps) String() string {
