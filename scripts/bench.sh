@@ -11,7 +11,8 @@
 #   PLANS=1000 scripts/bench.sh       plans for `weave status` (default 1000)
 #   SLEEP=32x8 LAND=10000x20 scripts/bench.sh
 #                                     workers: sleep-1 tasks x workers; files x tasks landed
-#   ONLY=runbook scripts/bench.sh     one group: plans runbook hands status plugins sandbox model bus mcp
+#   REMOTE=64x4 scripts/bench.sh      remote workers: sleep-1 tasks x slots of each of the 2 worker processes
+#   ONLY=runbook scripts/bench.sh     one group: plans runbook hands remote status plugins sandbox model bus mcp
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -20,6 +21,7 @@ export WEAVE_BENCH_TASKS=${TASKS:-100,300,1000,3000}
 export WEAVE_BENCH_PLANS=${PLANS:-1000}
 export WEAVE_BENCH_SLEEP=${SLEEP:-32x8}
 export WEAVE_BENCH_LAND=${LAND:-10000x20}
+export WEAVE_BENCH_REMOTE=${REMOTE:-64x4}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 log="$tmp/bench.log"
@@ -48,6 +50,12 @@ bench1() {
   for unit in "$@"; do
     printf '%s\n' "$res" | awk -v unit="$unit" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == unit) v = $i } END { print v }'
   done
+}
+
+# fromlog BENCH UNIT: the median of UNIT over every run of BENCH (a
+# benchmark name, no regexp) logged so far.
+fromlog() {
+  awk -v name="$1" -v unit="$2" 'index($1, name) == 1 { for (i = 3; i < NF; i++) if ($(i+1) == unit) print $i }' "$log" | median
 }
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
@@ -121,6 +129,28 @@ if want hands; then
   printf '  %-46s %s ms per task (%s tasks)\n' "per-task cost of weave, wall" "$(awk -v a="$pa" 'BEGIN { printf "%.1f", a / 1e6 }')" "$land_tasks"
   echo "   (target: --workers 1 keeps the runbook figure: <= 1.5x the floor at 1,000 tasks)"
   WEAVE_BENCH_TASKS=1000 pair "start-work --workers 1, 1000 tasks (per task)" ns/task ./cmd/weave 'BenchmarkStartWorkRunbookWorkers1$/^tasks=1000$' ./cmd/weave 'BenchmarkRunbookFloor$/^tasks=1000$' 1x cpu-ns/task
+fi
+
+if want remote; then
+  remote_tasks=${WEAVE_BENCH_REMOTE%x*} remote_slots=${WEAVE_BENCH_REMOTE#*x}
+  remote_workers=$((2 * remote_slots))
+  ideal=$(( (remote_tasks + remote_workers - 1) / remote_workers ))
+  echo "== Remote workers: weave start-work --workers $remote_workers --bus nats://..., every task run by one of 2 \`weave worker\` processes of $remote_slots slots"
+  echo "   beside an embedded nats-server (target: $remote_tasks sleep-1 tasks within 1.3x of the ideal $ideal s; the floor is that pool"
+  echo "   with one git commit and one fsynced tick per task, landed one at a time, as for the local workers)"
+  pair "$remote_tasks sleep-1 tasks, 2x$remote_slots remote slots (CLI)" s/run ./cmd/weave 'BenchmarkStartWorkRemote$' ./cmd/weave 'BenchmarkRemoteFloor$' 1x
+  printf '  %-46s %s s   ideal %s s   ratio %sx\n' "the same run vs the ideal" "$pa" "$ideal" "$(awk -v a="$pa" -v b="$ideal" 'BEGIN { printf "%.2f", a / b }')"
+  echo "   (target: the coordinator's share of a task under 50 ms: offer to award with the bundle out, bundle back fetched and checked, landing)"
+  printf '  %-46s %s ms   (offer to award %s, of it waiting for the bundle out %s, fetch %s, land %s; medians of the tasks, then of the runs)\n' \
+    "coordinator per task, in the CLI run" "$(fromlog BenchmarkStartWorkRemote coord-ms/task)" \
+    "$(fromlog BenchmarkStartWorkRemote award-ms/task)" "$(fromlog BenchmarkStartWorkRemote bundle-out-ms/task)" \
+    "$(fromlog BenchmarkStartWorkRemote fetch-ms/task)" "$(fromlog BenchmarkStartWorkRemote land-ms/task)"
+  printf '  %-46s %s ms   (its base in %s ms; a lone start-work of the task, commit and result bundle, less the sleep)\n' \
+    "the worker's own share per task" "$(fromlog BenchmarkStartWorkRemote worker-ms/task)" "$(fromlog BenchmarkStartWorkRemote base-in-ms/task)"
+  cpu=$(fromlog BenchmarkStartWorkRemote cpu-ms/task) cores=$(getconf _NPROCESSORS_ONLN)
+  printf '  %-46s %s ms   (%s tasks on %s cores need at least %s s of wall for it alone)\n' \
+    "CPU per task, coordinator and workers" "$cpu" "$remote_tasks" "$cores" "$(awk -v c="$cpu" -v t="$remote_tasks" -v n="$cores" 'BEGIN { printf "%.1f", c * t / n / 1000 }')"
+  single "one task through the contract net, no landing" coord-ms/op ./bus/workers 'BenchmarkOfferRoundTrip$/^window=300ms$' 20x
 fi
 
 if want status; then

@@ -280,6 +280,16 @@ func (c *Collaborator) FanoutFanin(ctx context.Context, topics []string, payload
 // award_to naming the proposal's sender), then a collab.summary there, and
 // returns the winning proposals. window and maxAwards must be positive.
 func (c *Collaborator) ContractNet(ctx context.Context, threadID string, cfp json.RawMessage, window time.Duration, maxAwards int) ([]Event, error) {
+	return c.ContractNetUntil(ctx, threadID, cfp, window, maxAwards, nil)
+}
+
+// ContractNetUntil is ContractNet whose call for proposals closes before
+// the window ends once enough, called with the proposals so far each time
+// one arrives, says no better one can come (every bidder known to the
+// caller has answered, or one bid with the best score there is). The
+// ranking and the awards are ContractNet's; a nil enough waits the whole
+// window.
+func (c *Collaborator) ContractNetUntil(ctx context.Context, threadID string, cfp json.RawMessage, window time.Duration, maxAwards int, enough func([]Event) bool) ([]Event, error) {
 	if window <= 0 {
 		return nil, fmt.Errorf("contract net: window must be positive, got %s", window)
 	}
@@ -294,6 +304,9 @@ func (c *Collaborator) ContractNet(ctx context.Context, threadID string, cfp jso
 	if err != nil {
 		return nil, err
 	}
+	col.mu.Lock()
+	col.enough = enough
+	col.mu.Unlock()
 	defer col.close()
 	deadline := c.clock.After(window)
 	broadcast := env.BroadcastTopic()
@@ -374,10 +387,12 @@ func (c *Collaborator) answer(ctx context.Context, to Event, typ string, payload
 // collector gathers events of one type and correlation from a thread's
 // reply topic.
 type collector struct {
-	sub    bus.Subscription
-	types  []string
-	corr   string
-	limit  int // 0: no limit
+	sub   bus.Subscription
+	types []string
+	corr  string
+	limit int // 0: no limit
+	// enough, when set, ends the collection early (see ContractNetUntil).
+	enough func([]Event) bool
 	mu     sync.Mutex
 	got    []Event
 	closed bool
@@ -408,7 +423,8 @@ func (col *collector) handle(_ context.Context, m bus.Message) (bus.Ack, error) 
 		return bus.Ack{Message: "no longer collecting " + col.what() + " for correlation " + col.corr}, nil
 	}
 	col.got = append(col.got, e)
-	if col.limit > 0 && len(col.got) == col.limit {
+	if col.limit > 0 && len(col.got) == col.limit || col.limit == 0 && col.enough != nil && col.enough(col.got) {
+		col.closed = true
 		close(col.full)
 	}
 	return bus.Ack{Processed: true}, nil

@@ -516,3 +516,53 @@ func TestReplyExpired(t *testing.T) {
 		t.Errorf("Reply() with ttl 1 = %v, want ErrExpired", err)
 	}
 }
+
+// TestContractNetUntil: the call closes as soon as enough says so, without
+// its window ever passing (the clock never moves), ranks what came as
+// ContractNet does, and refuses a proposal that comes after.
+func TestContractNetUntil(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	coordinator := w.agent(t, "coordinator", Options{})
+	late := make(chan bool, 1)
+	closed := make(chan struct{})
+	for i, b := range []struct {
+		id, pattern string
+		score       float64
+	}{{"b1", "thread.job-2.broadcast", 0.25}, {"b2", "thread.job-2.*", 0.75}, {"b3", "thread.*.broadcast", 1}} {
+		agent := w.agent(t, b.id, Options{})
+		w.listen(t, b.pattern, func(e Event) {
+			if e.Type != TypeCFP {
+				return
+			}
+			if i == 2 {
+				// The third waits until the call has closed.
+				go func() {
+					<-closed
+					res, err := agent.Propose(ctx, e, b.score, payload(t, b.id))
+					late <- err == nil && !res.Processed()
+				}()
+				return
+			}
+			if _, err := agent.Propose(ctx, e, b.score, payload(t, b.id)); err != nil {
+				t.Errorf("Propose() = %v", err)
+			}
+		})
+	}
+	done := make(chan []Event, 1)
+	go func() {
+		got, err := coordinator.ContractNetUntil(ctx, "job-2", nil, time.Hour, 3, func(p []Event) bool { return len(p) >= 2 })
+		if err != nil {
+			t.Errorf("ContractNetUntil() = %v", err)
+		}
+		done <- got
+	}()
+	got := bustest.Recv(t, "ContractNetUntil to return before its window", done)
+	close(closed)
+	if len(got) != 2 || got[0].Metadata[KeySender] != "agent.b2" || got[1].Metadata[KeySender] != "agent.b1" {
+		t.Fatalf("winners = %v, want b2 then b1", got)
+	}
+	if !bustest.Recv(t, "the late proposal's answer", late) {
+		t.Error("a proposal after the call closed was taken")
+	}
+}

@@ -194,10 +194,13 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	busy := len(a.busy)
 	a.mu.Unlock()
 	score, ok := Fits(a.info, busy, o.Needs)
+	b := Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy}
 	if !ok || !a.reaches(o.Remote) {
-		return bus.Ack{Message: "cannot take it"}, nil
+		// A worker without the run's git remote cannot take its code.
+		ok = false
+		score, b.Decline = -1, "cannot take it"
 	}
-	bid, _ := json.Marshal(Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy})
+	bid, _ := json.Marshal(b)
 	// The proposal is a request the coordinator answers once it has taken
 	// it; it must not hold up the next call.
 	a.wg.Add(1)
@@ -205,6 +208,9 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 		defer a.wg.Done()
 		_, _ = a.collab.Propose(a.ctx, e, score, bid)
 	}()
+	if !ok {
+		return bus.Ack{Message: "cannot take it"}, nil
+	}
 	return bus.Ack{Processed: true}, nil
 }
 
@@ -265,7 +271,7 @@ func (a *Agent) run(as Assignment) {
 	}()
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
-	commit, err := a.work(ctx, as, &log)
+	commit, err := a.work(ctx, as, &log, &res.Steps)
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be
 		// refused, and another worker has it or will.
@@ -291,19 +297,25 @@ func (a *Agent) run(as Assignment) {
 
 // work fetches the base when the repository lacks it, runs the task and
 // stores its commit's bundle.
-func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer) (string, error) {
+func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *Steps) (string, error) {
+	start := time.Now()
 	if _, err := a.repo.RevParse(ctx, as.Base); err != nil {
 		if err := a.fetchBase(ctx, as); err != nil {
 			return "", fmt.Errorf("fetch the task's base: %w", err)
 		}
 	}
+	steps.BaseIn = time.Since(start)
+	start = time.Now()
 	commit, err := a.exec(ctx, a.repo, as, log)
+	steps.Run = time.Since(start)
 	if err != nil {
 		return "", err
 	}
+	start = time.Now()
 	if err := a.sendResult(ctx, as, commit); err != nil {
 		return "", fmt.Errorf("send the task's commit: %w", err)
 	}
+	steps.BundleBack = time.Since(start)
 	return commit, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,6 +61,7 @@ type Coordinator struct {
 	bus    collab.Bus
 	leases *Leases
 	store  *Store
+	live   *live
 	opts   CoordinatorOptions
 
 	mu      sync.Mutex
@@ -89,9 +91,14 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, opts: opts, waiting: map[string]chan Result{}}
+	lv, err := watchLive(context.WithoutCancel(ctx), js, opts.Clock)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
+		_ = lv.stop()
 		return nil, err
 	}
 	c.collab = col
@@ -99,7 +106,25 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 }
 
 // Close leaves the bus.
-func (c *Coordinator) Close() error { return c.collab.Close() }
+func (c *Coordinator) Close() error {
+	_ = c.live.stop()
+	return c.collab.Close()
+}
+
+// enough closes a call for proposals before its window ends once no
+// better bid can come: one bid has the best score there is (a worker with
+// every slot free), or every live worker in the registry has answered,
+// with a bid or a refusal. The ranking is the contract net's either way.
+func (c *Coordinator) enough(proposals []collab.Event) bool {
+	senders := make(map[string]bool, len(proposals))
+	for _, p := range proposals {
+		if p.Score() >= 1 {
+			return true
+		}
+		senders[p.Metadata[collab.KeySender]] = true
+	}
+	return c.live.answered(senders)
+}
 
 // Leases is the coordinator's lease bucket.
 func (c *Coordinator) Leases() *Leases { return c.leases }
@@ -116,7 +141,7 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 
 // Offer runs o on a worker and returns the task's commit, fetched into the
 // coordinator's repository on the task's branch (refs/heads/<o.Branch>). It publishes the base
-// bundle, calls for proposals carrying the task's needs, awards the task
+// bundle while it calls for proposals carrying the task's needs, awards the task
 // to the best bid and records the award as a lease; a worker that goes
 // silent past its lease, refuses the assignment or leaves loses the task,
 // which is offered again under a new award id. With no bid, the call is
@@ -126,9 +151,17 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 // plan, task and attempt in its trailers and its parent is o.Base. Its
 // verify blocks are the caller's to run, on the landed tree.
 func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
-	if err := c.publishBase(ctx, &o); err != nil {
-		return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
+	// The base is stored while the call for proposals runs: no worker
+	// hears of the task before it is in the store. On a git remote it is
+	// pushed first, since the offer names the remote.
+	published := make(chan error, 1)
+	if c.opts.Remote != "" {
+		published <- c.publishBase(ctx, &o)
+	} else {
+		go func() { published <- c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, "") }()
 	}
+	var waited time.Duration
+	stored := false
 	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt, Remote: o.Remote})
 	if err != nil {
 		return Result{}, err
@@ -140,22 +173,43 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		}
 		award := newID()
 		c.emit(Event{Type: "work.offered", Key: o.Key(), Award: award})
-		bids, err := c.collab.ContractNet(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3)
+		called := time.Now()
+		bids, err := c.collab.ContractNetUntil(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3, c.enough)
 		if err != nil {
 			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
 		}
+		bids = slices.DeleteFunc(bids, func(b collab.Event) bool { return b.Score() < 0 })
 		if len(bids) == 0 {
 			if !quiet {
 				c.emit(Event{Type: "work.nobid", Key: o.Key(), Detail: "no worker bid; offering again"})
 				quiet = true
 			}
+			// Every worker may have declined at once: the next call waits
+			// for the rest of the window, as a call nobody answers does.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(called.Add(c.opts.Window))):
+			}
 			continue
 		}
-		res, ok, err := c.assign(ctx, o, award, bids)
+		if !stored {
+			start := time.Now()
+			select {
+			case err := <-published:
+				if err != nil {
+					return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
+				}
+			case <-ctx.Done():
+				return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), ctx.Err())
+			}
+			waited, stored = time.Since(start), true
+		}
+		res, ok, err := c.assign(ctx, o, award, bids, called)
 		if err != nil {
 			return Result{}, err
 		}
 		if ok {
+			res.Steps.BundleOut = waited
 			return res, nil
 		}
 	}
@@ -163,7 +217,7 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 
 // assign awards the task to the first bidder that takes it and waits for
 // its result; ok is false when the task must be offered again.
-func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event) (Result, bool, error) {
+func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event, called time.Time) (Result, bool, error) {
 	ch := make(chan Result, 1)
 	c.mu.Lock()
 	c.waiting[award] = ch
@@ -196,12 +250,14 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		_ = c.leases.Release(ctx, o.Key(), award)
 		return Result{}, false, nil
 	}
+	awarded := time.Since(called)
 	c.emit(Event{Type: "work.awarded", Key: o.Key(), Award: award, Worker: worker, Labels: labels})
 	check := time.NewTicker(c.opts.Lease / 4)
 	defer check.Stop()
 	for {
 		select {
 		case res := <-ch:
+			res.Steps.Award = awarded
 			_ = c.leases.Release(ctx, o.Key(), award)
 			if res.Error != "" {
 				return res, true, fmt.Errorf("task %s on %s: %w: %s", o.Key(), worker, ErrTaskFailed, res.Error)
@@ -291,9 +347,11 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 		return err
 	}
 	if res.Error == "" {
+		start := time.Now()
 		if err := c.fetch(ctx, l, &res); err != nil {
 			return err
 		}
+		res.Steps.Fetch = time.Since(start)
 	}
 	select {
 	case ch <- res:
@@ -306,28 +364,15 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 // fetch brings the result's commit into the repository, on the task's
 // branch, after checking that it is what the lease was for.
 func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
-	ref := "refs/weave/results/" + res.Award
-	sha, err := c.fetchResult(ctx, *res, ref)
+	if c.opts.Remote != "" {
+		return c.fetchFromRemote(ctx, l, res)
+	}
+	data, err := c.store.Get(ctx, bundleName("result", res.Award))
 	if err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
-	defer func() { _, _ = c.repo.Git(context.WithoutCancel(ctx), "", "update-ref", "-d", ref) }()
-	if sha != res.Commit {
-		return fmt.Errorf("the bundle holds %s, the result names %s", sha, res.Commit)
-	}
-	parent, err := c.repo.RevParse(ctx, sha+"^")
-	if err != nil || parent != l.Base {
-		return fmt.Errorf("commit %s does not build on the task's base %s", sha, l.Base)
-	}
-	commits, err := c.repo.TaskCommits(ctx, sha, l.Base, l.Run)
-	if err != nil {
-		return err
-	}
-	if len(commits) != 1 || commits[0].Task != l.Task || commits[0].Attempt != l.AttemptID {
-		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", sha, l.Key, l.AttemptID)
-	}
-	if _, err := c.repo.BranchAt(ctx, l.Branch, sha, true); err != nil {
-		return err
+	if err := fetchResult(ctx, c.repo, data, l, res.Award, res.Commit); err != nil {
+		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
 	return nil
 }

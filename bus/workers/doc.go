@@ -8,11 +8,18 @@
 // # The award
 //
 //   - Offer publishes the base commit as a bundle (base-<commit>, the whole
-//     history, stored once per commit), then a call for proposals on
+//     history, stored once per commit) while it calls for proposals on
 //     thread.offer-<task>-<award>.broadcast carrying the task's needs
-//     (labels, category, model). Every worker that fits (Fits: it has every
+//     (labels, category, model); no worker hears of the award before the
+//     bundle is stored. Every worker that fits (Fits: it has every
 //     label, can run the category and model, and has a free slot) bids
-//     with the share of its slots still free as its score.
+//     with the share of its slots still free as its score; every other
+//     declines (score -1, never awarded).
+//   - The call closes before its window once no better bid can come: one
+//     bid has score 1 (the best there is), or every worker live in the
+//     registry (its entry written within the registry's age, as this
+//     process saw it) has answered. A call every worker declined is made
+//     again only once its window has passed.
 //   - The best bid wins. Its award is recorded as a lease (bucket
 //     WEAVE_LEASES, key <run>.<task>) before the worker hears of it; the
 //     worker is then sent the assignment at its mailbox, and takes it only

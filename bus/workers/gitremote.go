@@ -103,3 +103,32 @@ func (a *Agent) sendResult(ctx context.Context, as Assignment, commit string) er
 	}
 	return a.repo.PushRef(ctx, as.Remote, commit, resultRef(as.Award, commit))
 }
+
+// fetchFromRemote brings the result's commit from the run's git remote onto
+// the task's branch, after checking that it is what the lease was for.
+func (c *Coordinator) fetchFromRemote(ctx context.Context, l Lease, res *Result) error {
+	ref := "refs/weave/results/" + res.Award
+	sha, err := c.fetchResult(ctx, *res, ref)
+	if err != nil {
+		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
+	}
+	defer func() { _, _ = c.repo.Git(context.WithoutCancel(ctx), "", "update-ref", "-d", ref) }()
+	if sha != res.Commit {
+		return fmt.Errorf("the remote holds %s, the result names %s", sha, res.Commit)
+	}
+	parent, err := c.repo.RevParse(ctx, sha+"^")
+	if err != nil || parent != l.Base {
+		return fmt.Errorf("commit %s does not build on the task's base %s", sha, l.Base)
+	}
+	commits, err := c.repo.TaskCommits(ctx, sha, l.Base, l.Run)
+	if err != nil {
+		return err
+	}
+	if len(commits) != 1 || commits[0].Task != l.Task || commits[0].Attempt != l.AttemptID {
+		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", sha, l.Key, l.AttemptID)
+	}
+	if _, err := c.repo.BranchAt(ctx, l.Branch, sha, true); err != nil {
+		return err
+	}
+	return nil
+}

@@ -113,10 +113,14 @@ func TokenHash(token string) string {
 // Bid is what a worker says of itself in a proposal; the proposal's score
 // is its fit.
 type Bid struct {
-	Worker string   `json:"worker"`
-	Labels []string `json:"labels,omitempty"`
-	Slots  int      `json:"slots"`
-	Busy   int      `json:"busy"`
+	Worker string `json:"worker"`
+	// Decline, when set, says why the worker cannot take the task: it
+	// answers every call, so that the call closes once every live worker
+	// has (its proposal's score is -1 and it is never awarded).
+	Decline string   `json:"decline,omitempty"`
+	Labels  []string `json:"labels,omitempty"`
+	Slots   int      `json:"slots"`
+	Busy    int      `json:"busy"`
 }
 
 // Heartbeat renews the lease of award.
@@ -137,6 +141,40 @@ type Result struct {
 	Commit string `json:"commit,omitempty"`
 	// Error says why the task has no commit ("" when it has one).
 	Error string `json:"error,omitempty"`
+	// Steps is how long each step of the task took, for the figures: the
+	// worker's own (BaseIn, Run, BundleBack) as it says, the
+	// coordinator's filled in by Offer.
+	Steps Steps `json:"steps"`
+}
+
+// Steps is the time each step of a task offered to a worker took.
+type Steps struct {
+	// BundleOut: the wait for the base bundle to be stored once the call
+	// for proposals ended (it is stored while the call runs; nothing when
+	// stored already).
+	BundleOut time.Duration `json:"bundle_out,omitempty"`
+	// Award: the call for proposals opened to the assignment taken
+	// (BundleOut included).
+	Award time.Duration `json:"award,omitempty"`
+	// BaseIn: the worker fetched the base (nothing when it had it).
+	BaseIn time.Duration `json:"base_in,omitempty"`
+	// Run: the worker ran the task (its Exec).
+	Run time.Duration `json:"run,omitempty"`
+	// BundleBack: the worker stored the result bundle.
+	BundleBack time.Duration `json:"bundle_back,omitempty"`
+	// Fetch: the coordinator fetched the result bundle and checked it.
+	Fetch time.Duration `json:"fetch,omitempty"`
+}
+
+// Overhead is the coordinator's share of a task: everything but the
+// worker's run.
+func (s Steps) Overhead() time.Duration { return s.Award + s.Fetch }
+
+// String lists the steps in milliseconds.
+func (s Steps) String() string {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) }
+	return "bundle out " + ms(s.BundleOut) + " ms, offer to award " + ms(s.Award) + " ms, base in " + ms(s.BaseIn) +
+		" ms, run " + ms(s.Run) + " ms, bundle back " + ms(s.BundleBack) + " ms, fetch " + ms(s.Fetch) + " ms"
 }
 
 func bundleName(kind, id string) string { return kind + "-" + id }

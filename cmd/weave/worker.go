@@ -297,6 +297,12 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	if !ok || !done.Done {
 		return "", fmt.Errorf("task %d (%s) was not done: start-work ended with %v (its output is in the task's log)", a.Task, t.Title, runErr)
 	}
+	// The run's .weave/ (the plan, its state and logs) is the worker's and
+	// never part of the commit; gone, it costs the commit nothing to keep
+	// out, whether the project ignores .weave/ or not.
+	if err := os.RemoveAll(filepath.Join(dir, layout.DirName)); err != nil {
+		return "", err
+	}
 	return repo.Commit(ctx, dir, t.Title, []gitwork.Trailer{
 		{Key: gitwork.TrailerPlan, Value: a.Run},
 		{Key: gitwork.TrailerTask, Value: strconv.Itoa(a.Task)},

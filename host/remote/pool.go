@@ -163,7 +163,9 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	fmt.Fprintf(out, "ran on worker %s (award %s)\n", res.Worker, res.Award)
+	// The steps go to the task's log, for whoever weighs the coordinator's
+	// share of a task (scripts/bench.sh does).
+	fmt.Fprintf(out, "ran on worker %s (award %s): %s\n", res.Worker, res.Award, res.Steps)
 	return run.Outcome{Commit: res.Commit}, nil
 }
 

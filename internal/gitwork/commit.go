@@ -3,6 +3,8 @@ package gitwork
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -26,7 +28,23 @@ var fallbackIdentity = []string{"-c", "user.name=weave", "-c", "user.email=weave
 // and trailers, even when nothing changed, so that every task is one
 // commit. It returns the commit's name.
 func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trailer) (string, error) {
-	if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude).weave"); err != nil {
+	// git refuses a pathspec that names an ignored path, the exclusion
+	// too: a .weave/ in the worktree that the project ignores (a worker's
+	// copy of the plan) is left out by unstaging it instead, which also
+	// keeps out a change to anything tracked there.
+	ignored := false
+	if _, err := os.Lstat(filepath.Join(dir, ".weave")); err == nil {
+		_, err := run(ctx, dir, nil, "check-ignore", "-q", "--no-index", ".weave")
+		ignored = err == nil
+	}
+	if ignored {
+		if _, err := run(ctx, dir, nil, "add", "-A", "--", "."); err != nil {
+			return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
+		}
+		if _, err := run(ctx, dir, nil, "reset", "-q", "--", ".weave"); err != nil {
+			return "", fmt.Errorf("keep .weave out of the task's work in %s: %w", dir, err)
+		}
+	} else if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude).weave"); err != nil {
 		return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 	}
 	args := []string{"commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
