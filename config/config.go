@@ -124,6 +124,9 @@ type RunConfig struct {
 	// done: none (Weave says how to merge it) or ff (the branch the run
 	// started from is fast-forwarded to it).
 	Finish string `mapstructure:"finish"`
+	// Lease is how long a worker over NATS may stay silent before its
+	// task is taken back and offered again (start-work --bus nats://).
+	Lease time.Duration `mapstructure:"lease"`
 }
 
 // MaxWorkers bounds run.workers.

@@ -189,6 +189,9 @@ func keyTable() []Key {
 		{Name: "run.finish", Kind: KindString, Default: "none", Allowed: []string{"none", "ff"},
 			Doc: "When a run with workers finishes its plan: none (say how to merge weave/<plan>) or ff (fast-forward the branch the run started from, when its tree has no changes in the way)."},
 
+		{Name: "run.lease", Kind: KindDuration, Default: 15 * time.Second, check: minDuration(time.Second),
+			Doc: "In a run coordinated over NATS (start-work --bus nats://), how long a worker may stay silent before its task is taken back and offered again; workers send a heartbeat every third of it (at least 1s)."},
+
 		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
 			Doc: "Re-prompt the executing agent when it goes idle with tasks left, in every session; `weave start-work` always does."},
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),

@@ -412,7 +412,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 			if err != nil {
 				return nil, err
 			}
-			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, remote.Options{Logger: h.logger, Events: func(e workers.Event) {
+			pool, err = remote.NewPool(ctx, nb, repo, "coordinator-"+remote.IDToken(plan), local, remote.Options{Run: plan, Lease: h.cfg.Run.Lease, Logger: h.logger, Events: func(e workers.Event) {
 				if ev, ok := remote.RunEvent(plan, e); ok {
 					emit(ev)
 				}
