@@ -128,6 +128,9 @@ type RunConfig struct {
 	// run coordinated over NATS instead of bundles in JetStream; "" keeps
 	// the bundles (docs/workers-nats.md).
 	Remote string `mapstructure:"remote"`
+	// Lease is how long a worker over NATS may stay silent before its
+	// task is taken back and offered again (start-work --bus nats://).
+	Lease time.Duration `mapstructure:"lease"`
 }
 
 // MaxWorkers bounds run.workers.

@@ -58,7 +58,7 @@ func TestDefaults(t *testing.T) {
 		Runbook:          RunbookConfig{Shell: "sh", BlockTimeout: 30 * time.Minute, Retries: 1, OutputTail: 10, MaxLogBytes: 10 << 20},
 		WorkContinuation: WorkContinuationConfig{Enabled: false, MaxStaleNudges: 3},
 		ContextWindow:    ContextWindowConfig{WarnRatio: 0.80, CompactRatio: 0.95},
-		Run:              RunConfig{Workers: 1, Land: "rebase", Finish: "none"},
+		Run:              RunConfig{Workers: 1, Land: "rebase", Finish: "none", Lease: 15 * time.Second},
 		Delegation:       DelegationConfig{MaxDepth: 3},
 		Instructions:     InstructionsConfig{Files: []string{"AGENTS.md", "CLAUDE.md"}},
 		Agents:           map[string]AgentConfig{},

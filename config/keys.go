@@ -191,6 +191,9 @@ func keyTable() []Key {
 		{Name: "run.remote", Kind: KindString, Default: "", check: remoteName,
 			Doc: "A git remote of the project (origin) that carries a run's code to and from the workers of a run coordinated over NATS (start-work --bus nats://...), instead of bundles in JetStream: the integration head is pushed to refs/weave/base/<commit> there, each worker (weave worker --remote URL) pushes its task's commit to refs/weave/results/...; empty keeps the bundles. Its URL must hold no password or token."},
 
+		{Name: "run.lease", Kind: KindDuration, Default: 15 * time.Second, check: minDuration(time.Second),
+			Doc: "In a run coordinated over NATS (start-work --bus nats://), how long a worker may stay silent before its task is taken back and offered again; workers send a heartbeat every third of it (at least 1s)."},
+
 		{Name: "work_continuation.enabled", Kind: KindBool, Default: false,
 			Doc: "Re-prompt the executing agent when it goes idle with tasks left, in every session; `weave start-work` always does."},
 		{Name: "work_continuation.max_stale_nudges", Kind: KindInt, Default: 3, check: minInt(1),

@@ -286,6 +286,28 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 	}
 }
 
+// TakeBack releases every lease of run, for a coordinator that starts
+// anew: it has awarded nothing yet, so each lease of its run is an award
+// of one that stopped (killed, cut off). The worker still running such a
+// task has its next heartbeat refused, stops it and frees its slot, and
+// its result is refused; the run offers the task again under an award of
+// its own. It returns the leases taken back.
+func (c *Coordinator) TakeBack(ctx context.Context, run string) ([]Lease, error) {
+	all, err := c.leases.OfRun(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var out []Lease
+	for _, l := range all {
+		if err := c.leases.Release(ctx, l.Key, l.Award); err != nil {
+			return out, err
+		}
+		c.emit(Event{Type: "work.lost", Key: l.Key, Award: l.Award, Worker: l.Worker, Detail: "awarded by a coordinator that stopped; the task is offered again"})
+		out = append(out, l)
+	}
+	return out, nil
+}
+
 // send requests typ with payload at worker's mailbox and reports whether
 // the worker took it.
 func (c *Coordinator) send(ctx context.Context, worker, typ string, payload any) bool {

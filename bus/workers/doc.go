@@ -77,6 +77,14 @@
 // bucket says once it can be read. A coordinator that cannot read the
 // bucket does not declare a lease lost.
 //
+// A coordinator killed mid-run leaves its leases behind. The one started
+// again for the run calls TakeBack first: every lease of the run is
+// released, so the worker still running such a task has its next
+// heartbeat refused, stops it and frees its slot, and a result of such an
+// award is refused (no Offer waits for it). The caller offers the
+// unfinished tasks again under new awards; a commit that had come back
+// before the kill is on the task's branch already.
+//
 // # Registry
 //
 // Each worker writes an entry (Info: name, labels, slots, the tasks it

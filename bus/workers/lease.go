@@ -165,3 +165,19 @@ func (ls *Leases) All(ctx context.Context) ([]Lease, error) {
 	}
 	return out, nil
 }
+
+// OfRun returns the leases of run's tasks.
+func (ls *Leases) OfRun(ctx context.Context, run string) ([]Lease, error) {
+	keys, err := ls.kv.ListKeysFiltered(ctx, keyToken(run)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("list the leases of run %s: %w", run, err)
+	}
+	var out []Lease
+	for k := range keys.Keys() {
+		l, _, err := ls.Get(ctx, k)
+		if err == nil && l.Run == run {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

@@ -424,3 +424,35 @@ func TestCoordinatorGoneMidTask(t *testing.T) {
 		t.Fatalf("result %+v after the restart; events %+v", res, w.events)
 	}
 }
+
+// TestTakeBackReleasesOnlyTheRunsLeases: a coordinator that starts anew
+// takes back the awards its run left (a killed coordinator's) and no
+// other run's; a worker's heartbeat for an award taken back is refused.
+func TestTakeBackReleasesOnlyTheRunsLeases(t *testing.T) {
+	w := newWorld(t, 10*time.Second)
+	ctx := ctxT(t)
+	now := time.Now()
+	for _, l := range []workers.Lease{
+		{Key: "p.1", Run: "p", Task: 1, Award: "a1", Worker: "w", TokenHash: workers.TokenHash("tok"), Granted: now, Heartbeat: now},
+		{Key: "p.2", Run: "p", Task: 2, Award: "a2", Worker: "w", Granted: now, Heartbeat: now},
+		{Key: "pq.1", Run: "pq", Task: 1, Award: "b1", Worker: "w", Granted: now, Heartbeat: now},
+	} {
+		if err := w.coord.Leases().Grant(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := w.coord.TakeBack(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || w.count("work.lost", "w") != 2 {
+		t.Fatalf("taken back %+v, events %+v; want p.1 and p.2", got, w.events)
+	}
+	if _, _, err := w.coord.Leases().Get(ctx, "pq.1"); err != nil {
+		t.Fatalf("another run's lease: %v", err)
+	}
+	b := newBus(t, w.ns.URL())
+	if ack := send(t, b, "coord", workers.TypeHeartbeat, workers.Heartbeat{Key: "p.1", Award: "a1", Worker: "w", Token: "tok"}); ack.Processed {
+		t.Fatal("a heartbeat for an award taken back was taken")
+	}
+}

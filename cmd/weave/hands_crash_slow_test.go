@@ -405,6 +405,13 @@ func handsLeftProcesses(dead []int, dir string) []string {
 //     depends on.
 func handsCheck(t *testing.T, dir, start string, final bool) []string {
 	t.Helper()
+	return handsCheckPlan(t, dir, start, final, handsCrashPlan)
+}
+
+// handsCheckPlan is handsCheck of a run of want, a plan of
+// handsCrashTasks tasks written in place of handsCrashPlan.
+func handsCheckPlan(t *testing.T, dir, start string, final bool, want string) []string {
+	t.Helper()
 	var bad []string
 	cur, err := os.ReadFile(filepath.Join(dir, ".weave", "plans", "crash.md"))
 	if err != nil {
@@ -415,11 +422,11 @@ func handsCheck(t *testing.T, dir, start string, final bool) []string {
 	for _, tk := range p.Tasks {
 		marks[tk.Mark] = true
 	}
-	if len(cur) != len(handsCrashPlan) || len(p.Tasks) != handsCrashTasks {
-		return []string{fmt.Sprintf("the plan is %d bytes with %d tasks, want %d with %d", len(cur), len(p.Tasks), len(handsCrashPlan), handsCrashTasks)}
+	if len(cur) != len(want) || len(p.Tasks) != handsCrashTasks {
+		return []string{fmt.Sprintf("the plan is %d bytes with %d tasks, want %d with %d", len(cur), len(p.Tasks), len(want), handsCrashTasks)}
 	}
 	for i := range cur {
-		if cur[i] != handsCrashPlan[i] && !marks[i] {
+		if cur[i] != want[i] && !marks[i] {
 			bad = append(bad, fmt.Sprintf("plan byte %d changed outside a checkbox", i))
 			break
 		}

@@ -35,6 +35,11 @@ type Options struct {
 	// RemoteURL is its URL, which the workers must have been given
 	// (weave worker --remote).
 	Remote, RemoteURL string
+	// Run is the plan the pool's coordinator offers tasks of: the leases
+	// its awards left in JetStream when an earlier coordinator of that
+	// run stopped (killed mid-run) are taken back before anything is
+	// offered.
+	Run string
 }
 
 // Pool is the workers of a run coordinated over NATS.
@@ -80,6 +85,16 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	}
 	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL}); err != nil {
 		return nil, err
+	}
+	if o.Run != "" {
+		// A coordinator killed mid-run left its awards behind: their
+		// workers' heartbeats and results are refused from now on, which
+		// stops those tasks and frees the workers' slots; the run offers
+		// each again (state.json says which are unfinished).
+		if _, err := p.coord.TakeBack(ctx, o.Run); err != nil {
+			_ = p.coord.Close()
+			return nil, err
+		}
 	}
 	for _, w := range local {
 		p.free <- w

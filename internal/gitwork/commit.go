@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/weavehq/weave/internal/layout"
 )
 
 // The trailers of a task's commit.
@@ -33,15 +35,15 @@ func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trail
 	// copy of the plan) is left out by unstaging it instead, which also
 	// keeps out a change to anything tracked there.
 	ignored := false
-	if _, err := os.Lstat(filepath.Join(dir, ".weave")); err == nil {
-		_, err := run(ctx, dir, nil, "check-ignore", "-q", "--no-index", ".weave")
+	if _, err := os.Lstat(filepath.Join(dir, layout.DirName)); err == nil {
+		_, err := run(ctx, dir, nil, "check-ignore", "-q", "--no-index", layout.DirName)
 		ignored = err == nil
 	}
 	if ignored {
 		if _, err := run(ctx, dir, nil, "add", "-A", "--", "."); err != nil {
 			return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 		}
-		if _, err := run(ctx, dir, nil, "reset", "-q", "--", ".weave"); err != nil {
+		if _, err := run(ctx, dir, nil, "reset", "-q", "--", layout.DirName); err != nil {
 			return "", fmt.Errorf("keep .weave out of the task's work in %s: %w", dir, err)
 		}
 	} else if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude).weave"); err != nil {
