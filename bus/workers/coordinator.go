@@ -34,6 +34,10 @@ type CoordinatorOptions struct {
 	// (its name, run.remote) that carries the code instead of the bundle
 	// store; RemoteURL is its URL as workers reach it (gitremote.go).
 	Remote, RemoteURL string
+	// Prefer names the worker that wins a tie of the best bids: the run's
+	// own local workers, whose code travels nowhere. A full-fit bid of
+	// another worker then closes a call early only once it has answered.
+	Prefer string
 }
 
 // Event is something that happened to an offered task.
@@ -118,12 +122,27 @@ func (c *Coordinator) Close() error {
 func (c *Coordinator) enough(proposals []collab.Event) bool {
 	senders := make(map[string]bool, len(proposals))
 	for _, p := range proposals {
-		if p.Score() >= 1 {
+		if p.Score() >= 1 && (c.opts.Prefer == "" || p.Metadata[collab.KeySender] == "agent."+c.opts.Prefer) {
 			return true
 		}
 		senders[p.Metadata[collab.KeySender]] = true
 	}
 	return c.live.answered(senders)
+}
+
+// preferFirst moves the preferred worker's bid (CoordinatorOptions.Prefer)
+// to the front when it ties with the best, the bids being ranked best
+// first.
+func (c *Coordinator) preferFirst(bids []collab.Event) {
+	if c.opts.Prefer == "" || len(bids) < 2 {
+		return
+	}
+	i := slices.IndexFunc(bids, func(b collab.Event) bool { return b.Metadata[collab.KeySender] == "agent."+c.opts.Prefer })
+	if i > 0 && bids[i].Score() >= bids[0].Score() {
+		b := bids[i]
+		copy(bids[1:i+1], bids[:i])
+		bids[0] = b
+	}
 }
 
 // Leases is the coordinator's lease bucket.
@@ -179,6 +198,7 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
 		}
 		bids = slices.DeleteFunc(bids, func(b collab.Event) bool { return b.Score() < 0 })
+		c.preferFirst(bids)
 		if len(bids) == 0 {
 			if !quiet {
 				c.emit(Event{Type: "work.nobid", Key: o.Key(), Detail: "no worker bid; offering again"})

@@ -83,7 +83,7 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	if p.store, err = workers.OpenStore(ctx, js); err != nil {
 		return nil, err
 	}
-	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL}); err != nil {
+	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL, Prefer: id + "-local"}); err != nil {
 		return nil, err
 	}
 	if o.Run != "" {
