@@ -145,6 +145,10 @@ func (c *Coordinator) preferFirst(bids []collab.Event) {
 	}
 }
 
+// Live names the workers the coordinator sees live: those whose answers
+// close a call for proposals before its window ends.
+func (c *Coordinator) Live() []string { return c.live.names() }
+
 // Leases is the coordinator's lease bucket.
 func (c *Coordinator) Leases() *Leases { return c.leases }
 

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -68,4 +69,19 @@ func (l *live) answered(senders map[string]bool) bool {
 		n++
 	}
 	return n > 0
+}
+
+// names lists the workers seen live, sorted.
+func (l *live) names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	var out []string
+	for name, at := range l.seen {
+		if now.Sub(at) <= registryAge {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
