@@ -21,7 +21,7 @@ import (
 )
 
 // waitLimit guards every wait: a wait that reaches it is a failure.
-const waitLimit = 20 * time.Second
+const waitLimit = 60 * time.Second
 
 // world is a broker on a Unix socket and an HTTP face, a host whose
 // model is the fake srv, and Loom joined to session.
