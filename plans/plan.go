@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,18 @@ type Plan struct {
 	// so that a tick or a reload can tell from a stat that the file is
 	// still Src (see unchanged).
 	file fileKey
+}
+
+// Clone returns a copy of p that shares nothing a tick changes: ticking
+// patches a plan's Src and its tasks' Done in place, so a goroutine that
+// keeps reading a plan while another ticks it (a worker beside the
+// landing queue) holds a clone.
+func (p *Plan) Clone() *Plan {
+	c := *p
+	c.Src = slices.Clone(p.Src)
+	c.Tasks = slices.Clone(p.Tasks)
+	c.Sections = slices.Clone(p.Sections)
+	return &c
 }
 
 // Section is a heading at the top level of the document.

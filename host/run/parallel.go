@@ -462,7 +462,8 @@ func (c *coordinator) assign(ctx context.Context, p *plans.Plan, t plans.Task, s
 	key := t.Key()
 	c.attempts[key]++
 	w := c.workers[slot]
-	a := Assignment{Plan: p, Task: t, Session: r.session, Base: head, Branch: TaskBranch(p.Name, taskNumber(t)),
+	// The worker reads its plan while the landing queue ticks p in place.
+	a := Assignment{Plan: p.Clone(), Task: t, Session: r.session, Base: head, Branch: TaskBranch(p.Name, taskNumber(t)),
 		Attempt: c.attempts[key], AttemptID: newAttemptID()}
 	a.Report = c.seen.reporter(key, a.AttemptID)
 	if r.st.Running == nil {
