@@ -1,10 +1,12 @@
 package model_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weavehq/weave/host/model"
 	"github.com/weavehq/weave/host/model/modeltest"
@@ -159,7 +161,11 @@ func TestResponseByteCap(t *testing.T) {
 	for _, kind := range providers {
 		t.Run(kind, func(t *testing.T) {
 			srv := modeltest.NewServer(t, modeltest.Turn{Fault: modeltest.FaultGarbage, FaultBytes: model.MaxResponseBytes + 1<<20})
-			_, err := open(t, kind, srv).Complete(ctx(t), userChat("hi"), func(model.Delta) {})
+			// 65 MiB through the SDK's decoder takes seconds, and under the
+			// race detector on a busy machine far more: the guard is wide.
+			c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			_, err := open(t, kind, srv).Complete(c, userChat("hi"), func(model.Delta) {})
 			if !errors.Is(err, model.ErrAnswerTooLong) || !strings.Contains(err.Error(), "cap on one response") {
 				t.Fatalf("Complete = %v, want ErrAnswerTooLong naming the response cap", err)
 			}
