@@ -209,6 +209,9 @@ exec "$@"`
 	ip, _ := exec.LookPath("ip")
 	cmd := exec.Command(ip, args...)
 	cmd.Env = env
+	// ip and sh exec the command in place: it dies with the test process,
+	// not left running in a namespace nobody removes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
@@ -314,9 +317,14 @@ func netLabSweep() {
 			continue
 		}
 		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		if err == nil && !alive(pid) {
-			_ = ipRun("netns", "del", name)
+		if err != nil || alive(pid) {
+			continue
 		}
+		// What still runs there was the dead test's.
+		for _, p := range (&netHost{NS: name}).Pids() {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		_ = ipRun("netns", "del", name)
 	}
 	for name := range links {
 		rest, ok := strings.CutPrefix(name, netLinkShort)
