@@ -473,19 +473,18 @@ func probeBlock(secret string, addrs ...string) string {
 	return b
 }
 
-// TestSlowSeparateHostsPlan: a plan of four independent tasks and a probe,
-// all for the far workers, coordinated over NATS by `start-work --workers
+// TestSlowSeparateHostsPlan: a plan of four independent tasks, a probe and
+// a task that waits for the four, all for the far workers, coordinated over NATS by `start-work --workers
 // 2 --bus` with two `weave worker` processes each on a host of its own.
 // Every task lands exactly once on weave/hosts and is ticked only after
 // the coordinator's own verify block ran on the landed tree (it records
 // that the task was not yet ticked then); each ran on a far host (its
-// file says the worker's home); both hosts had work. The probe, on a
+// file says the worker's home); both hosts ran a task at once. The probe, on a
 // worker, cannot read a file by the coordinator's absolute project path
 // nor connect to this machine's loopback or its other address; the same
 // probe run locally reads and reaches all three. Afterwards nothing runs
 // in the hosts' namespaces and none is left.
 func TestSlowSeparateHostsPlan(t *testing.T) {
-	begin := time.Now()
 	w := newHostsWorld(t, 15*time.Second)
 	loop, loopHits := countingListener(t, "127.0.0.1:0")
 	addrs := []string{loop.Addr().String()}
@@ -496,16 +495,26 @@ func TestSlowSeparateHostsPlan(t *testing.T) {
 		addrs = append(addrs, other.Addr().String())
 	}
 	marks := filepath.Join(w.coord, "marks")
+	// A task's block waits, on its host, until the test has seen a block
+	// start on each host: a worker with its one slot busy takes no other
+	// task, so both hosts run one at once.
+	held := func(n int) string {
+		return fmt.Sprintf(`touch "$HOME/started-%d"; i=0; until [ -e "$HOME/go" ]; do i=$((i+1)); [ $i -lt 2400 ] || exit 9; sleep 0.05; done`, n)
+	}
 	// The project and the secret: outside git, at a path only this
 	// machine has.
 	planText := func(dir string) string {
 		planFile := filepath.Join(dir, ".weave", "plans", "hosts.md")
 		p := "# Hosts\n\n## TODOs\n\n"
 		for n := 1; n <= 4; n++ {
-			p += fmt.Sprintf("- [ ] %d. Task %d [needs: far]\n  ```sh\n  echo %d > f%d.txt; echo \"$HOME\" > ran%d.txt\n  ```\n  ```sh verify\n  %s\n  ```\n",
-				n, n, n, n, n, coordVerify(marks, planFile, n, strconv.Itoa(n), fmt.Sprintf("f%d.txt", n)))
+			p += fmt.Sprintf("- [ ] %d. Task %d [needs: far]\n  ```sh\n  %s\n  echo %d > f%d.txt; echo \"$HOME\" > ran%d.txt\n  ```\n  ```sh verify\n  %s\n  ```\n",
+				n, n, held(n), n, n, n, coordVerify(marks, planFile, n, strconv.Itoa(n), fmt.Sprintf("f%d.txt", n)))
 		}
-		return p + "- [ ] 5. Probe [needs: far]\n  ```sh\n" + probeBlock(filepath.Join(dir, "secret.txt"), addrs...) + "  ```\n"
+		// Task 6 waits for the four; in a plan where a task names what it
+		// waits for, the others wait for nothing and run at once.
+		return p + "- [ ] 5. Probe [needs: far]\n  ```sh\n" + probeBlock(filepath.Join(dir, "secret.txt"), addrs...) + "  ```\n" +
+			"- [ ] 6. Sum [needs: far] [after: 1, 2, 3, 4]\n  ```sh\n  cat f1.txt f2.txt f3.txt f4.txt > all.txt\n  ```\n  ```sh verify\n  " +
+			coordVerify(marks, planFile, 6, "4", "all.txt") + "\n  test \"$(cat all.txt)\" = \"$(printf '1\\n2\\n3\\n4')\"\n  ```\n"
 	}
 	dir := workersRepo(t, map[string]string{"hosts": "# Hosts\n"}, map[string]string{"README": "hi\n"})
 	if err := os.WriteFile(filepath.Join(dir, ".weave", "plans", "hosts.md"), []byte(planText(dir)), 0o644); err != nil {
@@ -522,15 +531,28 @@ func TestSlowSeparateHostsPlan(t *testing.T) {
 	a := w.startHost(t, "hosta", hide)
 	b := w.startHost(t, "hostb", hide)
 
-	t.Logf("hosts up after %s", time.Since(begin).Round(time.Millisecond))
 	start := time.Now()
 	r := w.startCoord(t, dir, "hosts", "--workers", "2", "--bus", w.url, "--retries", "1")
+	guard := time.Now().Add(90 * time.Second)
+	for _, h := range []*farHost{a, b} {
+		for started, _ := filepath.Glob(filepath.Join(h.home, "started-*")); len(started) == 0; started, _ = filepath.Glob(filepath.Join(h.home, "started-*")) {
+			if time.Now().After(guard) {
+				t.Fatalf("no block started on %s:\n%s\n%s\n%s", h.name, r.story(), r.stderr.String(), h.said())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, h := range []*farHost{a, b} {
+		if err := os.WriteFile(filepath.Join(h.home, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if code := r.wait(); code != 0 {
 		t.Fatalf("start-work = %d\n%s\n%s\nhosta: %s\nhostb: %s", code, r.story(), r.stderr.String(), a.said(), b.said())
 	}
 	wall := time.Since(start)
-	landedOnce(t, dir, "hosts", 1, 2, 3, 4, 5)
-	checkVerified(t, marks, 1, 2, 3, 4)
+	landedOnce(t, dir, "hosts", 1, 2, 3, 4, 5, 6)
+	checkVerified(t, marks, 1, 2, 3, 4, 6)
 	homes := map[string]string{"hosta": a.home, "hostb": b.home}
 	per := map[string]int{}
 	for n, ws := range r.awards() {
@@ -564,7 +586,6 @@ func TestSlowSeparateHostsPlan(t *testing.T) {
 	if *loopHits != 0 || (otherHits != nil && *otherHits != 0) {
 		t.Errorf("this machine's listeners were reached from a worker")
 	}
-	t.Logf("checked after %s", time.Since(begin).Round(time.Millisecond))
 	// The same probe, run locally, reads the file and reaches both.
 	local := workersRepo(t, map[string]string{"probe": "# Probe\n\n## TODOs\n\n- [ ] 1. Probe\n  ```sh\n" + probeBlock(filepath.Join(dir, "secret.txt"), addrs...) + "  ```\n"}, nil)
 	if code, out, errOut := runWeave(t, w.bin, local, cleanEnv(t), "start-work", "probe"); code != 0 {
@@ -581,7 +602,7 @@ func TestSlowSeparateHostsPlan(t *testing.T) {
 	if *loopHits != 1 || (otherHits != nil && *otherHits != 1) {
 		t.Errorf("the local probe's connections: loopback %d, other %v", *loopHits, otherHits)
 	}
-	t.Logf("5 tasks over 2 hosts in %s; awards per host %v", wall.Round(time.Millisecond), per)
+	t.Logf("6 tasks over 2 hosts in %s; awards per host %v", wall.Round(time.Millisecond), per)
 	w.finish(t)
 	for _, h := range w.hosts {
 		if left := handsLeftProcesses(nil, h.root); len(left) > 0 {
