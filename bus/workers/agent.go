@@ -25,6 +25,33 @@ import (
 // when the worker loses the task or leaves.
 type Exec func(ctx context.Context, repo *gitwork.Repo, a Assignment, log io.Writer) (commit string, err error)
 
+// spendKey is the context key of the task's spend report (ReportSpend).
+type spendKey struct{}
+
+// spendBox holds what an Exec reported its task spent.
+type spendBox struct {
+	mu    sync.Mutex
+	spend *Spend
+}
+
+// ReportSpend says what the model calls of the task ctx is an Exec's for
+// cost, for its result: the coordinator charges it against the run's
+// budgets. A later report replaces an earlier one; outside an Exec it does
+// nothing.
+func ReportSpend(ctx context.Context, s Spend) {
+	if b, ok := ctx.Value(spendKey{}).(*spendBox); ok {
+		b.mu.Lock()
+		b.spend = &s
+		b.mu.Unlock()
+	}
+}
+
+func (b *spendBox) get() *Spend {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spend
+}
+
 // AgentOptions tune an Agent; zero values take the defaults.
 type AgentOptions struct {
 	// Announce is how often the worker renews its registry entry (default
@@ -271,7 +298,9 @@ func (a *Agent) run(as Assignment) {
 	}()
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
-	commit, err := a.work(ctx, as, &log, &res.Steps)
+	spent := &spendBox{}
+	commit, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
+	res.Spend = spent.get()
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be
 		// refused, and another worker has it or will.

@@ -230,7 +230,8 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		}
 		res, ok, err := c.assign(ctx, o, award, bids, called)
 		if err != nil {
-			return Result{}, err
+			// A task that failed on its worker still says what it spent.
+			return res, err
 		}
 		if ok {
 			res.Steps.BundleOut = waited

@@ -19,6 +19,7 @@ import (
 
 	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
@@ -275,6 +276,19 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	if len(skip) > 0 {
 		args = append(args, "--skip", strings.Join(skip, ","))
 	}
+	// The run is held to what the coordinator allows the task to spend
+	// and says what it spent, through a file beside the worktrees, out of
+	// the task's reach.
+	ledger := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot)+".ledger.json")
+	tl := taskLedger{}
+	if b := a.Budget; b != nil {
+		tl.Allowance = &budget.Allowance{USD: b.USD, Scope: budget.Scope(b.Scope), Limit: b.Limit, Spent: b.Spent, Unpriced: b.Unpriced}
+	}
+	if err := writeTaskLedger(ledger, tl); err != nil {
+		return "", err
+	}
+	defer os.Remove(ledger)
+	args = append(args, "--task-ledger", ledger)
 	cmd := exec.CommandContext(ctx, x.bin, args...)
 	cmd.Dir = dir
 	cmd.Env = workerChildEnv(os.Environ())
@@ -288,6 +302,9 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return "", ctx.Err()
+	}
+	if back, err := readTaskLedger(ledger); err == nil && back.Spent != nil {
+		workers.ReportSpend(ctx, *back.Spent)
 	}
 	after, err := plans.Load(planFile)
 	if err != nil {
