@@ -87,6 +87,10 @@ type Agent struct {
 
 	mu   sync.Mutex
 	busy map[string]string // award -> task key
+	// calls maps the broadcast topic of each call for proposals whose
+	// bid is still being sent to a channel closed when the call's summary
+	// is heard: the call ended, the bid is no longer wanted (propose).
+	calls sync.Map
 }
 
 // Join makes a worker of info.Name on the bus: it subscribes to the calls
@@ -210,6 +214,12 @@ func Fits(info Info, busy int, n Needs) (float64, bool) {
 // onCall bids on a call for proposals the worker can serve.
 func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	e, err := collab.Decode(m)
+	if err == nil && e.Type == collab.TypeSummary {
+		if ended, ok := a.calls.LoadAndDelete(e.Topic); ok {
+			close(ended.(chan struct{}))
+		}
+		return bus.Ack{}, nil
+	}
 	if err != nil || e.Type != collab.TypeCFP {
 		return bus.Ack{}, nil
 	}
@@ -230,15 +240,49 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	bid, _ := json.Marshal(b)
 	// The proposal is a request the coordinator answers once it has taken
 	// it; it must not hold up the next call.
+	ended := make(chan struct{})
+	a.calls.Store(e.Topic, ended)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		_, _ = a.collab.Propose(a.ctx, e, score, bid)
+		defer a.calls.CompareAndDelete(e.Topic, ended)
+		a.propose(e, score, bid, ended)
 	}()
 	if !ok {
 		return bus.Ack{Message: "cannot take it"}, nil
 	}
 	return bus.Ack{Processed: true}, nil
+}
+
+// proposeFor bounds how long a bid that reached nobody is sent again.
+const proposeFor = 10 * time.Second
+
+// propose sends the bid until someone receives it, the call ends (its
+// summary is heard on the call's topic), the worker leaves, or proposeFor
+// passes. The coordinator subscribes to the call's reply topic just before
+// it publishes the call, and this process's bus learns of that
+// subscription from the bus's subscription registry, a JetStream watch,
+// which can lag behind the call itself, a plain NATS message: a bid sent
+// in between reaches nobody, without an error. Sent once only, it was
+// lost, and the call waited out its whole window for an answer that never
+// came.
+func (a *Agent) propose(e collab.Event, score float64, bid []byte, ended <-chan struct{}) {
+	giveUp := time.Now().Add(proposeFor)
+	wait := 5 * time.Millisecond
+	for {
+		res, err := a.collab.Propose(a.ctx, e, score, bid)
+		if err != nil || res.Delivered > 0 || len(res.Acks) > 0 || time.Now().After(giveUp) {
+			return
+		}
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-ended:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 // inbox takes assignments. One is taken only when the lease bucket says
