@@ -15,11 +15,13 @@
 //     label, can run the category and model, and has a free slot) bids
 //     with the share of its slots still free as its score; every other
 //     declines (score -1, never awarded).
+//
 //   - The call closes before its window once no better bid can come: one
 //     bid has score 1 (the best there is), or every worker live in the
 //     registry (its entry written within the registry's age, as this
 //     process saw it) has answered. A call every worker declined is made
 //     again only once its window has passed.
+//
 //   - The best bid wins. Its award is recorded as a lease (bucket
 //     WEAVE_LEASES, key <run>.<task>) before the worker hears of it; the
 //     worker is then sent the assignment at its mailbox, and takes it only
@@ -27,8 +29,32 @@
 //     digest: a peer that can write to the mailbox but not to the leases
 //     cannot make a worker run anything. A worker without a free slot
 //     refuses, and the next bid is tried.
+//
 //   - Each award has its own id; the task's attempt id (its commit's
 //     Weave-Attempt trailer) stays the same across awards.
+//
+//   - A bid that reaches nobody (the worker's bus has not yet heard of the
+//     coordinator's fresh subscription to the call's replies, which
+//     travels through the bus's subscription registry, slower than the
+//     call itself) is sent again until someone takes it, the call's summary
+//     says it ended, or ten seconds pass.
+//
+// # Budgets
+//
+// An offer may carry an Allowance: what the task may still spend on model
+// calls. The worker's Exec holds the task's calls to it and reports what
+// they cost with ReportSpend; the result carries that Spend (known cost,
+// calls of unknown price, and the call refused over the allowance, if
+// one stopped the task). What to charge is the caller's: bus/workers
+// passes the figures on and trusts none of them.
+//
+// # The bundle store
+//
+// A result leaves the store once its commit is fetched, a log once the
+// caller has read it (Forget); the objects of an award taken back go at
+// once and again when its late result is refused; a base goes once no
+// Offer of this coordinator uses it and no lease names it; Close removes
+// whatever the coordinator's awards and bases left (gc.go).
 //
 // # Leases
 //
