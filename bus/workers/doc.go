@@ -15,13 +15,11 @@
 //     label, can run the category and model, and has a free slot) bids
 //     with the share of its slots still free as its score; every other
 //     declines (score -1, never awarded).
-//
 //   - The call closes before its window once no better bid can come: one
 //     bid has score 1 (the best there is), or every worker live in the
 //     registry (its entry written within the registry's age, as this
 //     process saw it) has answered. A call every worker declined is made
 //     again only once its window has passed.
-//
 //   - The best bid wins. Its award is recorded as a lease (bucket
 //     WEAVE_LEASES, key <run>.<task>) before the worker hears of it; the
 //     worker is then sent the assignment at its mailbox, and takes it only
@@ -29,10 +27,8 @@
 //     digest: a peer that can write to the mailbox but not to the leases
 //     cannot make a worker run anything. A worker without a free slot
 //     refuses, and the next bid is tried.
-//
 //   - Each award has its own id; the task's attempt id (its commit's
 //     Weave-Attempt trailer) stays the same across awards.
-//
 //   - A bid that reaches nobody (the worker's bus has not yet heard of the
 //     coordinator's fresh subscription to the call's replies, which
 //     travels through the bus's subscription registry, slower than the
