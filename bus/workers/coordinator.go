@@ -74,11 +74,11 @@ type Coordinator struct {
 	pushed sync.Map
 	// awards holds the awards made or taken back (under mu); bases counts the
 	// Offers using each base (under baseMu); published the bases whose
-	// bundle this coordinator stored (under baseMu2). gc.go.
+	// bundle this coordinator stored (under pubMu). gc.go.
 	awards    map[string]bool
 	baseMu    sync.Mutex
 	bases     map[string]int
-	baseMu2   sync.Mutex
+	pubMu     sync.Mutex
 	published map[string]bool
 }
 

@@ -61,17 +61,17 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 		}
 	}
 	if c.store.Delete(ctx, bundleName("base", base)) == nil {
-		c.baseMu2.Lock()
+		c.pubMu.Lock()
 		delete(c.published, base)
-		c.baseMu2.Unlock()
+		c.pubMu.Unlock()
 	}
 }
 
 // published records that base's bundle was stored by this coordinator.
 func (c *Coordinator) publishedBase(base string) {
-	c.baseMu2.Lock()
+	c.pubMu.Lock()
 	c.published[base] = true
-	c.baseMu2.Unlock()
+	c.pubMu.Unlock()
 }
 
 // Forget removes the result and the log of an award whose Offer returned,
@@ -136,11 +136,11 @@ func (c *Coordinator) sweep() {
 	for _, a := range awards {
 		c.Forget(ctx, a)
 	}
-	c.baseMu2.Lock()
+	c.pubMu.Lock()
 	bases := make([]string, 0, len(c.published))
 	for b := range c.published {
 		bases = append(bases, b)
 	}
-	c.baseMu2.Unlock()
+	c.pubMu.Unlock()
 	c.dropBases(ctx, bases)
 }

@@ -63,7 +63,7 @@ func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
 	if !found {
 		return Allowance{}, false
 	}
-	best.USD = price0(best.USD)
+	best.USD = floorNano(best.USD)
 	best.Unpriced = l.spent.Unknown
 	if best.Scope == ScopeTask && t != nil {
 		best.Unpriced = l.spent.TasksUnknown[t.key]
@@ -71,9 +71,9 @@ func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
 	return best, true
 }
 
-// price0 rounds an amount to the figures' precision, down, so that an
+// floorNano rounds an amount to the figures' precision, down, so that an
 // allowance never exceeds what is left.
-func price0(usd float64) float64 { return math.Floor(usd*1e9) / 1e9 }
+func floorNano(usd float64) float64 { return math.Floor(usd*1e9) / 1e9 }
 
 // SetAllowance holds every call of this ledger from now on to a: the calls
 // are the run of one task a coordinator handed out with a, and together
