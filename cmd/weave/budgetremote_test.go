@@ -138,6 +138,9 @@ func TestRemoteTaskBudgetPausesAndRaiseResumes(t *testing.T) {
 	if r := runBinary(t, bin, []string{"WEAVE_TRUST=1"}, "", "--dir", dir, "budget", "show"); r.code != 0 || !strings.Contains(r.out, "0.2000") {
 		t.Errorf("budget show = %d, want the remote spend ($0.2000):\n%s%s", r.code, r.out, r.err)
 	}
+	if r := runBinary(t, bin, []string{"WEAVE_TRUST=1"}, "", "--dir", dir, "status"); !strings.Contains(r.out+r.err, "task 1 $0.2000 of $0.3000") {
+		t.Errorf("status does not show the remote task's spend against its budget:\n%s%s", r.out, r.err)
+	}
 	if r := runBinary(t, bin, []string{"WEAVE_TRUST=1"}, "", "--dir", dir, "budget", "raise", "--task", "1", "$1"); r.code != 0 {
 		t.Fatalf("budget raise --task 1: exit %d\n%s", r.code, r.err)
 	}
