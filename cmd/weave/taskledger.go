@@ -73,7 +73,7 @@ func reportTaskLedger(path string, l *budget.Ledger, paused bool) error {
 	s := &workers.Spend{}
 	if l != nil {
 		sp := l.Spent()
-		s.USD, s.Unknown = sp.Run, sp.Unknown
+		s.USD, s.Unknown, s.Calls = sp.Run, sp.Unknown, sp.Calls
 		if e := l.Tripped(); e != nil && paused {
 			s.Stop = &workers.BudgetStop{Model: e.Model, Need: e.Need, NoPrice: e.NoPrice}
 		}

@@ -106,6 +106,8 @@ type Spent struct {
 	// TasksUnknown counts each task's calls of unknown price, in this
 	// process.
 	TasksUnknown map[string]int
+	// Calls counts the calls charged in this process, priced or not.
+	Calls int
 }
 
 // Ledger keeps a run's spending against its budgets.
@@ -406,6 +408,7 @@ func (l *Ledger) ChargeFor(ctx context.Context, usd float64, known bool) {
 }
 
 func (l *Ledger) charge(t *current, usd float64, known bool) {
+	l.spent.Calls++
 	if !known {
 		l.spent.Unknown++
 		if t != nil {
