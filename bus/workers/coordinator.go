@@ -80,6 +80,8 @@ type Coordinator struct {
 	bases     map[string]int
 	pubMu     sync.Mutex
 	published map[string]bool
+	// gcWG counts the removals under way, which Close waits for.
+	gcWG sync.WaitGroup
 }
 
 // NewCoordinator joins the bus as agent id (the mailbox agent.<id>.replies
@@ -190,7 +192,7 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 	// hears of the task before it is in the store. On a git remote it is
 	// pushed first, since the offer names the remote.
 	release := c.useBase(o.Base)
-	defer release(context.WithoutCancel(ctx))
+	defer release()
 	published := make(chan error, 1)
 	if c.opts.Remote != "" {
 		published <- c.publishBase(ctx, &o)

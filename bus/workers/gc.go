@@ -28,29 +28,37 @@ import (
 const gcTimeout = 5 * time.Second
 
 // useBase marks base as used by an Offer of this coordinator until the
-// returned release, which removes its bundle when nothing needs it anymore.
-func (c *Coordinator) useBase(base string) (release func(ctx context.Context)) {
+// returned release, after which its bundle is removed, away from the
+// Offer's path, once nothing needs it anymore.
+func (c *Coordinator) useBase(base string) (release func()) {
 	c.baseMu.Lock()
 	c.bases[base]++
 	c.baseMu.Unlock()
-	return func(ctx context.Context) {
+	return func() {
 		c.baseMu.Lock()
-		defer c.baseMu.Unlock()
 		c.bases[base]--
-		if c.bases[base] > 0 {
-			return
+		unused := c.bases[base] <= 0
+		if unused {
+			delete(c.bases, base)
 		}
-		delete(c.bases, base)
-		c.dropBase(ctx, base)
+		c.baseMu.Unlock()
+		if unused {
+			c.gcWG.Add(1)
+			go func() {
+				defer c.gcWG.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), gcTimeout)
+				defer cancel()
+				c.dropBase(ctx, base)
+			}()
+		}
 	}
 }
 
-// dropBase removes base's bundle unless a lease names it. c.baseMu is
-// held, so no Offer of this coordinator starts to use it meanwhile.
+// dropBase removes base's bundle unless a lease names it or an Offer of
+// this coordinator uses it. The removal and the check of the Offers are
+// one step under baseMu: an Offer that starts to use the base after it
+// stores the bundle again.
 func (c *Coordinator) dropBase(ctx context.Context, base string) {
-	if c.bases[base] > 0 {
-		return
-	}
 	all, err := c.leases.All(ctx)
 	if err != nil {
 		return // judged again when the run closes
@@ -59,6 +67,11 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 		if l.Base == base {
 			return
 		}
+	}
+	c.baseMu.Lock()
+	defer c.baseMu.Unlock()
+	if c.bases[base] > 0 {
+		return
 	}
 	if c.store.Delete(ctx, bundleName("base", base)) == nil {
 		c.pubMu.Lock()
@@ -114,8 +127,6 @@ func (c *Coordinator) refusedLate(ctx context.Context, award string) {
 
 // dropBases removes the bundles of bases that nothing uses anymore.
 func (c *Coordinator) dropBases(ctx context.Context, bases []string) {
-	c.baseMu.Lock()
-	defer c.baseMu.Unlock()
 	for _, b := range bases {
 		c.dropBase(ctx, b)
 	}
@@ -125,6 +136,7 @@ func (c *Coordinator) dropBases(ctx context.Context, bases []string) {
 // store: the objects of every award it made or took back and every base
 // bundle it stored that no lease names.
 func (c *Coordinator) sweep() {
+	c.gcWG.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), gcTimeout)
 	defer cancel()
 	c.mu.Lock()

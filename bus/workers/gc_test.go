@@ -59,10 +59,17 @@ func TestTakenBackAwardLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"result-" + award, "log-" + award, "base-" + w.base} {
+	for _, name := range []string{"result-" + award, "log-" + award} {
 		if !missing(t, s, name) {
-			t.Errorf("the store still holds %s", name)
+			t.Errorf("the store still holds %s once its result was refused", name)
 		}
+	}
+	// The base goes once the Offer is over, away from its path.
+	for deadline := time.Now().Add(10 * time.Second); !missing(t, s, "base-"+w.base); {
+		if time.Now().After(deadline) {
+			t.Fatal("the store still holds the base no lease names")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
