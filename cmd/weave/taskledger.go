@@ -70,14 +70,32 @@ func reportTaskLedger(path string, l *budget.Ledger, paused bool) error {
 	if err != nil {
 		return err
 	}
-	s := &workers.Spend{}
-	if l != nil {
-		sp := l.Spent()
-		s.USD, s.Unknown, s.Calls = sp.Run, sp.Unknown, sp.Calls
-		if e := l.Tripped(); e != nil && paused {
-			s.Stop = &workers.BudgetStop{Model: e.Model, Need: e.Need, NoPrice: e.NoPrice}
-		}
-	}
-	tl.Spent = s
+	tl.Spent = taskSpend(l, paused)
 	return writeTaskLedger(path, tl)
+}
+
+// taskAllowance is the ledger's allowance of an offer's (nil: none). A
+// worker's run of a task, in a child process or in its own, holds its
+// ledger to it (budget.Ledger.SetAllowance).
+func taskAllowance(b *workers.Allowance) *budget.Allowance {
+	if b == nil {
+		return nil
+	}
+	return &budget.Allowance{USD: b.USD, Scope: budget.Scope(b.Scope), Limit: b.Limit, Spent: b.Spent, Unpriced: b.Unpriced}
+}
+
+// taskSpend is what a worker's run of a task spent, from its ledger l, for
+// its result (workers.ReportSpend); paused says the run paused, on the
+// refusal l kept.
+func taskSpend(l *budget.Ledger, paused bool) *workers.Spend {
+	s := &workers.Spend{}
+	if l == nil {
+		return s
+	}
+	sp := l.Spent()
+	s.USD, s.Unknown, s.Calls = sp.Run, sp.Unknown, sp.Calls
+	if e := l.Tripped(); e != nil && paused {
+		s.Stop = &workers.BudgetStop{Model: e.Model, Need: e.Need, NoPrice: e.NoPrice}
+	}
+	return s
 }

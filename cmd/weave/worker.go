@@ -19,7 +19,6 @@ import (
 
 	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/bus/workers"
-	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/busface"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
@@ -280,11 +279,7 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	// and says what it spent, through a file beside the worktrees, out of
 	// the task's reach.
 	ledger := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot)+".ledger.json")
-	tl := taskLedger{}
-	if b := a.Budget; b != nil {
-		tl.Allowance = &budget.Allowance{USD: b.USD, Scope: budget.Scope(b.Scope), Limit: b.Limit, Spent: b.Spent, Unpriced: b.Unpriced}
-	}
-	if err := writeTaskLedger(ledger, tl); err != nil {
+	if err := writeTaskLedger(ledger, taskLedger{Allowance: taskAllowance(a.Budget)}); err != nil {
 		return "", err
 	}
 	defer os.Remove(ledger)
