@@ -168,3 +168,28 @@ func TestRemoteTaskBudgetPausesAndRaiseResumes(t *testing.T) {
 		t.Errorf("no task.done for task 1:\n%s", out)
 	}
 }
+
+// TestBusRunLocalTaskKeepsItsBudget: in a run coordinated over NATS, a task
+// the run's own workers take through the bus is held to its budget as in a
+// run without one: task 1's $0.30 pauses the run (exit 3) after its first
+// call, and task 2's calls are not charged to it.
+func TestBusRunLocalTaskKeepsItsBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	dir := pairProject(t, "$0.30", "$5")
+	srv := modeltest.NewServer(t, pairTurns()...)
+	code, out, errOut := runWeave(t, bin, dir, moneyEnv(t, srv), "start-work", "pair", "--workers", "2", "--infer-deps", "--bus", url, "--json")
+	if code != exitPaused {
+		t.Fatalf("start-work --bus = %d, want 3 (paused)\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "task 1 (Write alpha)'s budget of $0.3000") {
+		t.Errorf("stderr does not name task 1's budget:\n%s", errOut)
+	}
+	st := stateOf(t, dir)
+	if st == nil || st.Spending == nil || st.Spending.PausedTask != "1" || math.Abs(st.Spending.TasksUSD["1"]-0.2) > 1e-9 {
+		t.Fatalf("state %+v, want paused by task 1 with its one call ($0.20) charged to it", st)
+	}
+}
