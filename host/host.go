@@ -412,7 +412,7 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 			if err != nil {
 				return nil, err
 			}
-			ro := remote.Options{Run: plan, Lease: h.cfg.Run.Lease, Logger: h.logger}
+			ro := remote.Options{Run: plan, Lease: h.cfg.Run.Lease, Logger: h.logger, Budget: h.budget}
 			if ro.Remote = h.cfg.Run.Remote; ro.Remote != "" {
 				if ro.RemoteURL, err = remote.GitRemoteURL(ctx, repo, ro.Remote); err != nil {
 					return nil, err

@@ -25,6 +25,33 @@ import (
 // when the worker loses the task or leaves.
 type Exec func(ctx context.Context, repo *gitwork.Repo, a Assignment, log io.Writer) (commit string, err error)
 
+// spendKey is the context key of the task's spend report (ReportSpend).
+type spendKey struct{}
+
+// spendBox holds what an Exec reported its task spent.
+type spendBox struct {
+	mu    sync.Mutex
+	spend *Spend
+}
+
+// ReportSpend says what the model calls of the task ctx is an Exec's for
+// cost, for its result: the coordinator charges it against the run's
+// budgets. A later report replaces an earlier one; outside an Exec it does
+// nothing.
+func ReportSpend(ctx context.Context, s Spend) {
+	if b, ok := ctx.Value(spendKey{}).(*spendBox); ok {
+		b.mu.Lock()
+		b.spend = &s
+		b.mu.Unlock()
+	}
+}
+
+func (b *spendBox) get() *Spend {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spend
+}
+
 // AgentOptions tune an Agent; zero values take the defaults.
 type AgentOptions struct {
 	// Announce is how often the worker renews its registry entry (default
@@ -60,6 +87,10 @@ type Agent struct {
 
 	mu   sync.Mutex
 	busy map[string]string // award -> task key
+	// calls maps the broadcast topic of each call for proposals whose
+	// bid is still being sent to a channel closed when the call's summary
+	// is heard: the call ended, the bid is no longer wanted (propose).
+	calls sync.Map
 }
 
 // Join makes a worker of info.Name on the bus: it subscribes to the calls
@@ -183,6 +214,12 @@ func Fits(info Info, busy int, n Needs) (float64, bool) {
 // onCall bids on a call for proposals the worker can serve.
 func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	e, err := collab.Decode(m)
+	if err == nil && e.Type == collab.TypeSummary {
+		if ended, ok := a.calls.LoadAndDelete(e.Topic); ok {
+			close(ended.(chan struct{}))
+		}
+		return bus.Ack{}, nil
+	}
 	if err != nil || e.Type != collab.TypeCFP {
 		return bus.Ack{}, nil
 	}
@@ -203,15 +240,49 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	bid, _ := json.Marshal(b)
 	// The proposal is a request the coordinator answers once it has taken
 	// it; it must not hold up the next call.
+	ended := make(chan struct{})
+	a.calls.Store(e.Topic, ended)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		_, _ = a.collab.Propose(a.ctx, e, score, bid)
+		defer a.calls.CompareAndDelete(e.Topic, ended)
+		a.propose(e, score, bid, ended)
 	}()
 	if !ok {
 		return bus.Ack{Message: "cannot take it"}, nil
 	}
 	return bus.Ack{Processed: true}, nil
+}
+
+// proposeFor bounds how long a bid that reached nobody is sent again.
+const proposeFor = 10 * time.Second
+
+// propose sends the bid until someone receives it, the call ends (its
+// summary is heard on the call's topic), the worker leaves, or proposeFor
+// passes. The coordinator subscribes to the call's reply topic just before
+// it publishes the call, and this process's bus learns of that
+// subscription from the bus's subscription registry, a JetStream watch,
+// which can lag behind the call itself, a plain NATS message: a bid sent
+// in between reaches nobody, without an error. Sent once only, it was
+// lost, and the call waited out its whole window for an answer that never
+// came.
+func (a *Agent) propose(e collab.Event, score float64, bid []byte, ended <-chan struct{}) {
+	giveUp := time.Now().Add(proposeFor)
+	wait := 5 * time.Millisecond
+	for {
+		res, err := a.collab.Propose(a.ctx, e, score, bid)
+		if err != nil || res.Delivered > 0 || len(res.Acks) > 0 || time.Now().After(giveUp) {
+			return
+		}
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-ended:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 // inbox takes assignments. One is taken only when the lease bucket says
@@ -271,7 +342,9 @@ func (a *Agent) run(as Assignment) {
 	}()
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
-	commit, err := a.work(ctx, as, &log, &res.Steps)
+	spent := &spendBox{}
+	commit, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
+	res.Spend = spent.get()
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be
 		// refused, and another worker has it or will.

@@ -72,6 +72,16 @@ type Coordinator struct {
 	waiting map[string]chan Result // award -> its Offer, until it returns
 	// pushed holds the bases pushed to the git remote (gitremote.go).
 	pushed sync.Map
+	// awards holds the awards made or taken back (under mu); bases counts the
+	// Offers using each base (under baseMu); published the bases whose
+	// bundle this coordinator stored (under pubMu). gc.go.
+	awards    map[string]bool
+	baseMu    sync.Mutex
+	bases     map[string]int
+	pubMu     sync.Mutex
+	published map[string]bool
+	// gcWG counts the removals under way, which Close waits for.
+	gcWG sync.WaitGroup
 }
 
 // NewCoordinator joins the bus as agent id (the mailbox agent.<id>.replies
@@ -99,7 +109,8 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{}}
+	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{},
+		awards: map[string]bool{}, bases: map[string]int{}, published: map[string]bool{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
 		_ = lv.stop()
@@ -109,10 +120,13 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	return c, nil
 }
 
-// Close leaves the bus.
+// Close leaves the bus, and removes from the bundle store what its
+// awards left there (gc.go).
 func (c *Coordinator) Close() error {
 	_ = c.live.stop()
-	return c.collab.Close()
+	err := c.collab.Close()
+	c.sweep()
+	return err
 }
 
 // enough closes a call for proposals before its window ends once no
@@ -177,10 +191,13 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 	// The base is stored while the call for proposals runs: no worker
 	// hears of the task before it is in the store. On a git remote it is
 	// pushed first, since the offer names the remote.
+	release := c.useBase(o.Base)
+	defer release()
 	published := make(chan error, 1)
 	if c.opts.Remote != "" {
 		published <- c.publishBase(ctx, &o)
 	} else {
+		c.publishedBase(o.Base)
 		go func() { published <- c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, "") }()
 	}
 	var waited time.Duration
@@ -230,7 +247,8 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		}
 		res, ok, err := c.assign(ctx, o, award, bids, called)
 		if err != nil {
-			return Result{}, err
+			// A task that failed on its worker still says what it spent.
+			return res, err
 		}
 		if ok {
 			res.Steps.BundleOut = waited
@@ -261,6 +279,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		}
 		now := c.opts.Clock()
 		token := newID() + newID()
+		c.awarded(award)
 		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
 			return Result{}, false, err
 		}
@@ -272,6 +291,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 	}
 	if worker == "" {
 		_ = c.leases.Release(ctx, o.Key(), award)
+		c.takenBack(ctx, award)
 		return Result{}, false, nil
 	}
 	awarded := time.Since(called)
@@ -301,10 +321,12 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 				detail = err.Error()
 			}
 			_ = c.leases.Release(ctx, o.Key(), award)
+			c.takenBack(ctx, award)
 			c.emit(Event{Type: "work.lost", Key: o.Key(), Award: award, Worker: worker, Detail: detail})
 			return Result{}, false, nil
 		case <-ctx.Done():
 			_ = c.leases.Release(context.WithoutCancel(ctx), o.Key(), award)
+			c.takenBack(context.WithoutCancel(ctx), award)
 			return Result{}, false, fmt.Errorf("task %s on %s: %w", o.Key(), worker, ctx.Err())
 		}
 	}
@@ -322,6 +344,17 @@ func (c *Coordinator) TakeBack(ctx context.Context, run string) ([]Lease, error)
 		return nil, err
 	}
 	var out []Lease
+	var bases []string
+	defer func() {
+		// The objects of the awards taken back go, and the bases only
+		// they named.
+		for _, l := range out {
+			c.takenBack(ctx, l.Award)
+			bases = append(bases, l.Base)
+			c.publishedBase(l.Base)
+		}
+		c.dropBases(ctx, bases)
+	}()
 	for _, l := range all {
 		if err := c.leases.Release(ctx, l.Key, l.Award); err != nil {
 			return out, err
@@ -371,6 +404,7 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 			return bus.Ack{Message: err.Error()}, nil
 		}
 		if err := c.take(ctx, res); err != nil {
+			c.refusedLate(ctx, res.Award)
 			c.emit(Event{Type: "work.refused", Key: res.Key, Award: res.Award, Worker: res.Worker, Detail: "result: " + err.Error()})
 			return bus.Ack{Message: "result refused: " + err.Error()}, nil
 		}
@@ -401,6 +435,9 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 	}
 	select {
 	case ch <- res:
+		// The commit is in the repository now; the log stays until the
+		// caller has read it (Forget).
+		_ = c.store.Delete(ctx, bundleName("result", res.Award))
 		return nil
 	default:
 		return fmt.Errorf("award %s of task %s has a result already", res.Award, res.Key)

@@ -29,6 +29,28 @@
 //     refuses, and the next bid is tried.
 //   - Each award has its own id; the task's attempt id (its commit's
 //     Weave-Attempt trailer) stays the same across awards.
+//   - A bid that reaches nobody (the worker's bus has not yet heard of the
+//     coordinator's fresh subscription to the call's replies, which
+//     travels through the bus's subscription registry, slower than the
+//     call itself) is sent again until someone takes it, the call's summary
+//     says it ended, or ten seconds pass.
+//
+// # Budgets
+//
+// An offer may carry an Allowance: what the task may still spend on model
+// calls. The worker's Exec holds the task's calls to it and reports what
+// they cost with ReportSpend; the result carries that Spend (known cost,
+// calls of unknown price, and the call refused over the allowance, if
+// one stopped the task). What to charge is the caller's: bus/workers
+// passes the figures on and trusts none of them.
+//
+// # The bundle store
+//
+// A result leaves the store once its commit is fetched, a log once the
+// caller has read it (Forget); the objects of an award taken back go at
+// once and again when its late result is refused; a base goes once no
+// Offer of this coordinator uses it and no lease names it; Close removes
+// whatever the coordinator's awards and bases left (gc.go).
 //
 // # Leases
 //

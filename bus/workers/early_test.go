@@ -2,9 +2,14 @@ package workers_test
 
 import (
 	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/weavehq/weave/bus"
+	"github.com/weavehq/weave/bus/collab"
 	"github.com/weavehq/weave/bus/workers"
 )
 
@@ -25,5 +30,55 @@ func TestDeclinesDoNotSpin(t *testing.T) {
 	}
 	if n := w.count("work.awarded", ""); n != 0 {
 		t.Fatalf("%d awards of a task nobody can take", n)
+	}
+}
+
+// lagBus is a worker's bus whose view of the subscriptions lags: the first
+// request on each reply topic of a call for proposals reaches nobody, as
+// one does when the coordinator's subscription to it has not yet come
+// through the subscription registry.
+type lagBus struct {
+	collab.Bus
+	mu   sync.Mutex
+	seen map[string]bool
+	lost atomic.Int32
+}
+
+func (b *lagBus) Request(ctx context.Context, m bus.Message) (bus.Result, error) {
+	if strings.HasPrefix(m.Topic, "thread.offer-") {
+		b.mu.Lock()
+		first := !b.seen[m.Topic]
+		b.seen[m.Topic] = true
+		b.mu.Unlock()
+		if first {
+			b.lost.Add(1)
+			return bus.Result{}, nil
+		}
+	}
+	return b.Bus.Request(ctx, m)
+}
+
+// TestBidThatReachedNobodyIsSentAgain: a bid sent before the worker's bus
+// knew of the coordinator's fresh subscription to the call reaches nobody;
+// it is sent again, so the call still closes as soon as every worker has
+// answered instead of waiting out its window.
+func TestBidThatReachedNobodyIsSentAgain(t *testing.T) {
+	const window = 20 * time.Second
+	w := newWorldWindow(t, 5*time.Second, window)
+	b := newBus(t, w.ns.URL())
+	lag := &lagBus{Bus: b, seen: map[string]bool{}}
+	a, err := workers.Join(context.Background(), lag, b.JetStream(), newRepo(t, false), workers.Info{Name: "gpu", Labels: []string{"gpu"}, Slots: 1}, commitTask("gpu"), workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), window/2)
+	defer cancel()
+	res, err := w.coord.Offer(ctx, w.offer(1, workers.Needs{Labels: []string{"gpu"}}))
+	if err != nil {
+		t.Fatalf("the call did not close once its one worker had bid (its first bid reached nobody): %v", err)
+	}
+	if res.Worker != "gpu" || lag.lost.Load() == 0 {
+		t.Fatalf("task ran on %q with %d bids lost, want gpu after a lost bid", res.Worker, lag.lost.Load())
 	}
 }

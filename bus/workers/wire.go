@@ -77,6 +77,50 @@ type Offer struct {
 	// refs/weave/results/<award>. Only a worker told that remote
 	// (AgentOptions.Remotes) bids.
 	Remote string `json:"remote,omitempty"`
+	// Budget, when set, is what the task may still spend on model calls
+	// (the least of what is left of the run's, the plan's and the task's
+	// budgets): the worker's run of the task holds every call to it, as a
+	// local task is held to its budget, and a call that could cross it
+	// stops the task (Result.Spend.Stop). Part of the digest the lease
+	// keeps: a worker runs under the allowance the coordinator awarded.
+	Budget *Allowance `json:"budget,omitempty"`
+}
+
+// Allowance is what a task may still spend on model calls, in US dollars
+// (host/budget's Allowance on the wire).
+type Allowance struct {
+	USD float64 `json:"usd"`
+	// Scope (run, plan or task), Limit and Spent name the budget that
+	// leaves least, as the coordinator reckoned it; a refusal on the worker
+	// names it.
+	Scope string  `json:"scope"`
+	Limit float64 `json:"limit"`
+	Spent float64 `json:"spent"`
+	// Unpriced counts the calls of unknown price behind Spent.
+	Unpriced int `json:"unpriced,omitempty"`
+}
+
+// Spend is what a task's model calls cost on the worker, as the worker
+// says: the coordinator charges it to its own ledger, never more than the
+// offer's allowance.
+type Spend struct {
+	// USD is what the calls of known price cost; Calls counts the calls,
+	// Unknown those whose price was unknown (in no figure: never zero).
+	USD     float64 `json:"usd"`
+	Calls   int     `json:"calls,omitempty"`
+	Unknown int     `json:"unknown,omitempty"`
+	// Stop, when set, is the model call the task's budget refused, which
+	// ended the task: the coordinator pauses the run on it.
+	Stop *BudgetStop `json:"stop,omitempty"`
+}
+
+// BudgetStop is a model call refused because it could cross the task's
+// allowance, or because its model had no known price.
+type BudgetStop struct {
+	Model string `json:"model,omitempty"`
+	// Need is the call's worst case in US dollars.
+	Need    float64 `json:"need"`
+	NoPrice bool    `json:"no_price,omitempty"`
 }
 
 // Key is the offer's lease key: <run>.<task>.
@@ -141,6 +185,9 @@ type Result struct {
 	Commit string `json:"commit,omitempty"`
 	// Error says why the task has no commit ("" when it has one).
 	Error string `json:"error,omitempty"`
+	// Spend is what the task's model calls cost, as the worker's Exec
+	// reported it (ReportSpend); nil when it reported nothing.
+	Spend *Spend `json:"spend,omitempty"`
 	// Steps is how long each step of the task took, for the figures: the
 	// worker's own (BaseIn, Run, BundleBack) as it says, the
 	// coordinator's filled in by Offer.

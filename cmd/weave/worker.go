@@ -275,6 +275,15 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	if len(skip) > 0 {
 		args = append(args, "--skip", strings.Join(skip, ","))
 	}
+	// The run is held to what the coordinator allows the task to spend
+	// and says what it spent, through a file beside the worktrees, out of
+	// the task's reach.
+	ledger := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot)+".ledger.json")
+	if err := writeTaskLedger(ledger, taskLedger{Allowance: taskAllowance(a.Budget)}); err != nil {
+		return "", err
+	}
+	defer os.Remove(ledger)
+	args = append(args, "--task-ledger", ledger)
 	cmd := exec.CommandContext(ctx, x.bin, args...)
 	cmd.Dir = dir
 	cmd.Env = workerChildEnv(os.Environ())
@@ -288,6 +297,9 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return "", ctx.Err()
+	}
+	if back, err := readTaskLedger(ledger); err == nil && back.Spent != nil {
+		workers.ReportSpend(ctx, *back.Spent)
 	}
 	after, err := plans.Load(planFile)
 	if err != nil {

@@ -106,6 +106,8 @@ type Spent struct {
 	// TasksUnknown counts each task's calls of unknown price, in this
 	// process.
 	TasksUnknown map[string]int
+	// Calls counts the calls charged in this process, priced or not.
+	Calls int
 }
 
 // Ledger keeps a run's spending against its budgets.
@@ -127,6 +129,11 @@ type Ledger struct {
 	heldTask map[string]float64
 	// charged, when set, is called after each charge, without the lock.
 	charged func()
+	// allow, when set, bounds every call to what a coordinator allowed
+	// the task this run carries out (SetAllowance); allowSpent is what
+	// the calls cost since.
+	allow      *Allowance
+	allowSpent float64
 }
 
 // current is the task the run is on.
@@ -222,7 +229,8 @@ func (l *Ledger) ActiveFor(ctx context.Context) bool {
 }
 
 func (l *Ledger) active(t *current) bool {
-	return l.run > 0 || l.inPlan && l.plan > 0 || t != nil && t.limit > 0
+	t = l.own(t)
+	return l.run > 0 || l.inPlan && l.plan > 0 || t != nil && t.limit > 0 || l.allow != nil
 }
 
 // Check says whether a call to model whose worst case is worst dollars
@@ -318,10 +326,14 @@ func (l *Ledger) refusal(t *current, model string, worst float64, known bool) *E
 	if t != nil {
 		base.TaskKey, base.Task = t.key, t.label
 	}
+	t = l.own(t)
 	if !known {
 		e := base
 		e.NoPrice, e.Scope = true, l.tightest(t)
 		return &e
+	}
+	if e := l.allowRefusal(base, worst); e != nil {
+		return e
 	}
 	if t != nil && t.limit > 0 && l.spent.Tasks[t.key]+l.heldTask[t.key]+worst > t.limit {
 		e := base
@@ -341,9 +353,26 @@ func (l *Ledger) refusal(t *current, model string, worst float64, known bool) *E
 	return nil
 }
 
+// own is task t with the budget this ledger holds its calls to: none
+// under an allowance, which is the task's budget as its coordinator
+// reckoned it (its tag, its raises, what it spent before), so that a tag
+// read again from the plan does not hold the task to its first figure.
+// l.mu is held.
+func (l *Ledger) own(t *current) *current {
+	if t == nil || l.allow == nil || t.limit <= 0 {
+		return t
+	}
+	c := *t
+	c.limit = 0
+	return &c
+}
+
 // tightest is the scope of the most specific budget that holds.
 func (l *Ledger) tightest(t *current) Scope {
+	t = l.own(t)
 	switch {
+	case l.allow != nil:
+		return l.allow.Scope
 	case t != nil && t.limit > 0:
 		return ScopeTask
 	case l.inPlan && l.plan > 0:
@@ -379,6 +408,7 @@ func (l *Ledger) ChargeFor(ctx context.Context, usd float64, known bool) {
 }
 
 func (l *Ledger) charge(t *current, usd float64, known bool) {
+	l.spent.Calls++
 	if !known {
 		l.spent.Unknown++
 		if t != nil {
@@ -389,6 +419,7 @@ func (l *Ledger) charge(t *current, usd float64, known bool) {
 		}
 		return
 	}
+	l.allowSpent += usd
 	l.spent.Run += usd
 	if l.inPlan {
 		l.spent.Plan += usd

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/gitwork"
 )
@@ -40,6 +41,11 @@ type Options struct {
 	// run stopped (killed mid-run) are taken back before anything is
 	// offered.
 	Run string
+	// Budget, when set, is the run's ledger: each task offered carries
+	// what it may still spend (its allowance), and what a worker says its
+	// task spent is charged to it, never more than that allowance
+	// (budget.go).
+	Budget *budget.Ledger
 }
 
 // Pool is the workers of a run coordinated over NATS.
@@ -49,7 +55,8 @@ type Pool struct {
 	store   *workers.Store
 	slots   []run.Worker
 	logger  *slog.Logger
-	pending sync.Map // attempt id -> run.Assignment, for the local bidder
+	pending sync.Map // attempt id -> pendingTask, for the local bidder
+	ledger  *budget.Ledger
 	reports sync.Map // task key -> func(workers.Event), the run's Assignment.Report
 	free    chan run.Worker
 }
@@ -65,7 +72,7 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{logger: o.Logger, free: make(chan run.Worker, len(local))}
+	p := &Pool{logger: o.Logger, free: make(chan run.Worker, len(local)), ledger: o.Budget}
 	events := func(e workers.Event) {
 		p.logger.Info("workers: "+e.Type, "task", e.Key, "award", e.Award, "worker", e.Worker, "detail", e.Detail)
 		switch e.Type {
@@ -129,6 +136,10 @@ func (p *Pool) runLocal(ctx context.Context, _ *gitwork.Repo, a workers.Assignme
 	if !ok {
 		return "", fmt.Errorf("attempt %s of task %s is not this run's", a.AttemptID, a.Key())
 	}
+	pt := v.(pendingTask)
+	// The task's model calls are checked against its budget and charged
+	// to it in this process's ledger, as the run's own workers' are.
+	ctx = budget.Carry(ctx, pt.scope)
 	var w run.Worker
 	select {
 	case w = <-p.free:
@@ -136,11 +147,18 @@ func (p *Pool) runLocal(ctx context.Context, _ *gitwork.Repo, a workers.Assignme
 		return "", ctx.Err()
 	}
 	defer func() { p.free <- w }()
-	out, err := w.Run(ctx, v.(run.Assignment), log)
+	out, err := w.Run(ctx, pt.a, log)
 	if err != nil {
 		return "", err
 	}
 	return out.Commit, nil
+}
+
+// pendingTask is a task a slot offers: its assignment and the context of
+// the run's worker, which carries the task's budget (budget.Scope).
+type pendingTask struct {
+	a     run.Assignment
+	scope context.Context
 }
 
 // netWorker is one slot of the pool: its Run offers the task on the bus.
@@ -154,7 +172,7 @@ func (w *netWorker) Name() string { return w.name }
 // Run implements run.Worker.
 func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (run.Outcome, error) {
 	p := w.pool
-	p.pending.Store(a.AttemptID, a)
+	p.pending.Store(a.AttemptID, pendingTask{a: a, scope: ctx})
 	defer p.pending.Delete(a.AttemptID)
 	o := workers.Offer{
 		Run: a.Plan.Name, Task: a.Task.Ordinal(), Title: a.Task.Title,
@@ -163,6 +181,7 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 		Session: a.Session, Base: a.Base, Branch: a.Branch,
 		Attempt: a.Attempt, AttemptID: a.AttemptID,
 	}
+	allow, limited := p.allowance(ctx, &o)
 	if a.Report != nil {
 		p.reports.Store(o.Key(), func(e workers.Event) {
 			if ev, ok := RunEvent(a.Plan.Name, e); ok {
@@ -174,6 +193,12 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 	res, err := p.coord.Offer(ctx, o)
 	if log, lerr := p.store.Get(context.WithoutCancel(ctx), "log-"+res.Award); lerr == nil && res.Award != "" {
 		_, _ = out.Write(log)
+	}
+	// The log is in the task's log now; no live award needs the award's
+	// objects anymore.
+	p.coord.Forget(context.WithoutCancel(ctx), res.Award)
+	if berr := p.charge(ctx, o, res, allow, limited); berr != nil {
+		return run.Outcome{}, berr
 	}
 	if err != nil {
 		return run.Outcome{}, err

@@ -1,0 +1,79 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+)
+
+func TestAllowanceIsTheLeastLeft(t *testing.T) {
+	l := New(0)
+	ctx := l.Scope(context.Background(), "3", "3 (T)", 0)
+	if _, ok := l.AllowanceFor(ctx); ok {
+		t.Fatal("an allowance without a budget")
+	}
+	l.Restore(Spent{Run: 1, Plan: 0.5, Tasks: map[string]float64{"3": 0.25}})
+	l.SetLimits(3, 1)
+	ctx = l.Scope(context.Background(), "3", "3 (T)", 2)
+	a, ok := l.AllowanceFor(ctx)
+	if !ok || a.Scope != ScopePlan || math.Abs(a.USD-0.5) > 1e-9 || a.Limit != 1 {
+		t.Fatalf("AllowanceFor = %+v, %v; want the plan's $0.50 left", a, ok)
+	}
+	ctx = l.Scope(context.Background(), "3", "3 (T)", 0.5)
+	if a, _ := l.AllowanceFor(ctx); a.Scope != ScopeTask || math.Abs(a.USD-0.25) > 1e-9 {
+		t.Fatalf("AllowanceFor = %+v; want the task's $0.25 left", a)
+	}
+}
+
+func TestAllowanceHoldsEveryCall(t *testing.T) {
+	l := New(0)
+	// The task's own tag, read again from the plan, is the coordinator's
+	// business: the allowance stands in for it.
+	l.Enter("1", "1 (Alpha)", 0.3)
+	l.SetAllowance(Allowance{USD: 1, Scope: ScopeTask, Limit: 1.3, Spent: 0.3})
+	if err := l.Check("m", 0.6, true); err != nil {
+		t.Fatalf("a call within the allowance was refused: %v", err)
+	}
+	l.Charge(0.6, true)
+	err := l.Check("m", 0.5, true)
+	var e *Error
+	if !errors.As(err, &e) || e.Scope != ScopeTask || e.Limit != 1.3 || math.Abs(e.Spent-0.9) > 1e-9 || e.TaskKey != "1" {
+		t.Fatalf("Check past the allowance = %v, want the task's $1.30 named with $0.90 spent", err)
+	}
+	if err := l.Check("m", 0, false); !errors.As(err, &e) || !e.NoPrice {
+		t.Fatalf("a call of unknown price under an allowance = %v, want refused", err)
+	}
+	l.SetAllowance(Allowance{USD: math.NaN(), Scope: "hostile"})
+	if err := l.Check("m", 0.01, true); !errors.As(err, &e) || e.Scope != ScopeTask {
+		t.Fatalf("a NaN allowance let a call through: %v", err)
+	}
+}
+
+func TestAwardNeverTrustsTheFigures(t *testing.T) {
+	a := Allowance{USD: 0.5, Scope: ScopeRun, Limit: 1}
+	for _, tc := range []struct {
+		usd     float64
+		unknown int
+		limited bool
+		charged float64
+		unpaid  int
+		fixed   bool
+	}{
+		{0.2, 0, true, 0.2, 0, false},
+		{-3, 0, true, 0, 0, true},
+		{1e300, 0, true, 0.5, 0, true},
+		{math.Inf(1), 0, true, 0.5, 0, true},
+		{math.NaN(), 0, true, 0.5, 0, true},
+		{0.1, -4, true, 0.1, 0, true},
+		{2e6, 0, false, 0, 1, true},
+		{math.NaN(), 2, false, 0, 3, true},
+	} {
+		l := New(0)
+		got, fixed := l.Award(context.Background(), a, tc.limited, tc.usd, tc.unknown)
+		s := l.Spent()
+		if got != tc.charged || fixed != tc.fixed || s.Run != tc.charged || s.Unknown != tc.unpaid {
+			t.Errorf("Award(%v, %d, limited %v) = %v, %v, spent %+v; want %v, %v, %d unknown", tc.usd, tc.unknown, tc.limited, got, fixed, s, tc.charged, tc.fixed, tc.unpaid)
+		}
+	}
+}
