@@ -9,20 +9,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
-	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -96,6 +95,10 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 		return err
 	}
 	defer nb.Close()
+	// The tasks' blocks and the host's plugins never learn the bus the
+	// worker joined: it is the coordinator's, not theirs (the token is a
+	// secret no child gets anyway).
+	_ = os.Unsetenv(busface.URLEnv)
 	if opts.Dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
@@ -107,11 +110,30 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	bin, err := os.Executable()
+	// The host is loaded once, from the worker's repository and the config
+	// its owner trusted, never from the .weave/ a coordinator's code
+	// carries; every task shares it.
+	cfg, _, err := opts.loadConfig(repo.Root, nil)
 	if err != nil {
-		return fmt.Errorf("find the weave binary: %w", err)
+		return err
 	}
-	x := &taskExec{bin: bin, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}}
+	if err := cfg.CheckShell(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	warnUnrunHooks(opts.Streams.ErrOut, cfg)
+	h, closeHost, err := openLoggedHost(ctx, repo.Root, cfg, host.WithTools(), host.WithNotice(noticeTo(opts.Streams.ErrOut)))
+	if err != nil {
+		return err
+	}
+	// Every plugin, and every process a task started, ends with the
+	// worker, once its tasks have stopped (agent.Close).
+	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
+	handed, err := h.Handed()
+	if err != nil {
+		return err
+	}
+	x := &taskExec{host: handed, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}}
 	for i := range opts.Slots {
 		x.slots <- i + 1
 	}
@@ -196,18 +218,21 @@ func workerRepo(ctx context.Context, dir string) (*gitwork.Repo, error) {
 	return gitwork.Open(ctx, dir)
 }
 
-// taskExec runs an awarded task as a lone start-work run of that one task,
-// in a worktree of the worker's repository (one per slot, reused): the
-// same rules, sandbox and hooks as any run on this machine, its verify
-// blocks through the tick door. Its commit is what the coordinator lands.
+// taskExec runs each awarded task in this process, through the host the
+// worker loaded once from its own repository and config (its plugins,
+// hooks, sandbox, gate and budgets, shared by the tasks it runs at once):
+// in a worktree of the worker's repository (one per slot, reused), as a
+// local worker of a run with workers runs one (run.HandedHost). Its commit
+// is what the coordinator lands. A task's blocks run in process groups of
+// their own, killed when the task's lease goes or the worker dies.
 type taskExec struct {
-	bin   string
+	host  *run.HandedHost
 	slots chan int
 	out   io.Writer
 }
 
-// planName is a plan name a worker accepts from a coordinator: it becomes
-// a file name.
+// planName is a plan name a worker accepts from a coordinator: it names
+// the task's commit and its branch.
 var planName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func (x *taskExec) event(e workers.Event) {
@@ -224,16 +249,9 @@ func (x *taskExec) event(e workers.Event) {
 }
 
 func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
-	if !planName.MatchString(a.Run) || strings.Contains(a.Run, "..") {
-		return "", fmt.Errorf("plan name %q is not one a worker takes", a.Run)
-	}
-	p, err := plans.ParseContext(ctx, []byte(a.Plan))
+	t, err := x.task(ctx, repo, a, log)
 	if err != nil {
-		return "", fmt.Errorf("read the plan: %w", err)
-	}
-	t, ok := p.ByOrdinal(a.Task)
-	if !ok {
-		return "", fmt.Errorf("the plan has no task %d", a.Task)
+		return "", err
 	}
 	var slot int
 	select {
@@ -242,88 +260,43 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 		return "", ctx.Err()
 	}
 	defer func() { x.slots <- slot }()
+	t.Slot = slot
 	// The branch is the slot's: a task offered again may come back to
 	// another slot while the first still has it checked out, and the
 	// coordinator takes the commit, not the branch.
-	dir := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot))
-	if err := repo.Worktree(ctx, dir, "weave/worker-slot-"+strconv.Itoa(slot), a.Base); err != nil {
-		return "", err
-	}
-	// The project's .weave/ (its config, hooks, state) that came with the
-	// base stays out: the task runs under this machine's config, which its
-	// owner trusted, never under one a coordinator sent.
-	if err := os.RemoveAll(filepath.Join(dir, layout.DirName)); err != nil {
-		return "", err
-	}
-	plansDir := filepath.Join(dir, layout.DirName, "plans")
-	if err := os.MkdirAll(plansDir, 0o755); err != nil {
-		return "", err
-	}
-	planFile := filepath.Join(plansDir, a.Run+".md")
-	if err := os.WriteFile(planFile, []byte(a.Plan), 0o644); err != nil {
-		return "", err
-	}
-	// Every other open task is left to the coordinator: this run does
-	// task a.Task alone.
-	args := []string{"start-work", a.Run, "--json"}
-	var skip []string
-	for _, o := range p.Tasks {
-		if !o.Done && o.Ordinal() != a.Task {
-			skip = append(skip, strconv.Itoa(o.Ordinal()))
-		}
-	}
-	if len(skip) > 0 {
-		args = append(args, "--skip", strings.Join(skip, ","))
-	}
-	cmd := exec.CommandContext(ctx, x.bin, args...)
-	cmd.Dir = dir
-	cmd.Env = workerChildEnv(os.Environ())
-	cmd.Stdout, cmd.Stderr = log, log
-	// The run dies with this worker (on Linux, where the kernel can say).
-	cmd.SysProcAttr = proc.ChildAttr()
-	// A task taken back is paused as Ctrl-C pauses a run: its blocks are
-	// stopped, then it is killed if it lingers.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	runErr := cmd.Run()
+	t.Dir = filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot))
+	t.Assignment.Branch = "weave/worker-slot-" + strconv.Itoa(slot)
+	out, err := x.host.Run(ctx, t)
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	after, err := plans.Load(planFile)
 	if err != nil {
-		return "", fmt.Errorf("read the plan after the run: %w", err)
+		return "", fmt.Errorf("task %d (%s) was not done: %w", a.Task, t.Assignment.Task.Title, err)
 	}
-	done, ok := after.ByOrdinal(a.Task)
-	if !ok || !done.Done {
-		return "", fmt.Errorf("task %d (%s) was not done: start-work ended with %v (its output is in the task's log)", a.Task, t.Title, runErr)
-	}
-	// The run's .weave/ (the plan, its state and logs) is the worker's and
-	// never part of the commit; gone, it costs the commit nothing to keep
-	// out, whether the project ignores .weave/ or not.
-	if err := os.RemoveAll(filepath.Join(dir, layout.DirName)); err != nil {
-		return "", err
-	}
-	return repo.Commit(ctx, dir, t.Title, []gitwork.Trailer{
-		{Key: gitwork.TrailerPlan, Value: a.Run},
-		{Key: gitwork.TrailerTask, Value: strconv.Itoa(a.Task)},
-		{Key: gitwork.TrailerSession, Value: a.Session},
-		{Key: gitwork.TrailerAttempt, Value: a.AttemptID},
-	})
+	return out.Commit, nil
 }
 
-// workerChildEnv is the environment of a task's run: the worker's, without
-// what would join the child to the coordinator's bus or trust the project
-// config that came with the task.
-func workerChildEnv(env []string) []string {
-	drop := []string{busface.URLEnv + "=", busface.TokenEnv + "=", "WEAVE_TRUST="}
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		for _, d := range drop {
-			if strings.HasPrefix(kv, d) {
-				return true
-			}
-		}
-		return false
-	})
+// task is the run of assignment a, every option of it in one place: the
+// plan and the task the coordinator sent, its budget, where it writes.
+func (x *taskExec) task(ctx context.Context, repo *gitwork.Repo, a workers.Assignment, log io.Writer) (run.HandedTask, error) {
+	if !planName.MatchString(a.Run) || strings.Contains(a.Run, "..") {
+		return run.HandedTask{}, fmt.Errorf("plan name %q is not one a worker takes", a.Run)
+	}
+	p, err := plans.ParseContext(ctx, []byte(a.Plan))
+	if err != nil {
+		return run.HandedTask{}, fmt.Errorf("read the plan: %w", err)
+	}
+	p.Name = a.Run
+	t, ok := p.ByOrdinal(a.Task)
+	if !ok {
+		return run.HandedTask{}, fmt.Errorf("the plan has no task %d", a.Task)
+	}
+	return run.HandedTask{
+		Repo: repo,
+		Out:  log,
+		Assignment: run.Assignment{Plan: p, Task: t, Session: a.Session, Base: a.Base,
+			Attempt: a.Attempt, AttemptID: a.AttemptID},
+	}, nil
 }
 
 // syncWriter serialises the status lines of concurrent tasks.
