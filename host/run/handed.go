@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
@@ -49,6 +50,12 @@ type HandedHost struct {
 	// Halted, when set, says why no task may go on (a hook whose failure
 	// policy is closed failed).
 	Halted func() error
+
+	// mu guards slots, the worker of each worktree, kept from task to
+	// task with its tools; it is held while a worktree is first made, for
+	// git cannot add two worktrees of one repository at once.
+	mu    sync.Mutex
+	slots map[string]*localWorker
 }
 
 // HandedTask is one handed task's run: every option of it is here.
@@ -92,16 +99,16 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 			return Outcome{}, err
 		}
 	}
-	p := a.Plan
-	w := &localWorker{index: t.Slot, dir: t.Dir, rel: relTo(t.Repo.Root, t.Dir), repo: t.Repo,
-		main: h.Tools, cfg: h.Config, logger: logger,
-		agentFor: func(task plans.Task) (string, plugins.Agent) { return routeTask(h.Route, h.Agent, task) },
-		// The coordinator's .weave/ (its config, hooks, state) that came
-		// with the base is never used here: the task runs under this
-		// host's config, which its owner trusted.
-		prepare:  func() error { return os.RemoveAll(filepath.Join(t.Dir, layout.DirName)) },
-		progress: func(string) (plugins.PlanProgress, error) { return planProgress(p), nil },
+	w, err := h.worker(ctx, t)
+	if err != nil {
+		return Outcome{}, err
 	}
+	p := a.Plan
+	// The coordinator's .weave/ (its config, hooks, state) that came with
+	// the base is never used here: the task runs under this host's config,
+	// which its owner trusted.
+	w.prepare = func() error { return os.RemoveAll(filepath.Join(t.Dir, layout.DirName)) }
+	w.progress = func(string) (plugins.PlanProgress, error) { return planProgress(p), nil }
 	if h.Budget != nil {
 		limit := t.BudgetUSD
 		if limit <= 0 {
@@ -116,6 +123,32 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 		}
 	}
 	return out, err
+}
+
+// worker is the worker of t's worktree, made (with the worktree, at t's
+// base) the first time; one task at a time uses it.
+func (h *HandedHost) worker(ctx context.Context, t HandedTask) (*localWorker, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.slots[t.Dir]; w != nil && w.repo == t.Repo {
+		return w, nil
+	}
+	if err := t.Repo.Worktree(ctx, t.Dir, t.Assignment.Branch, t.Assignment.Base); err != nil {
+		return nil, err
+	}
+	logger := h.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	w := &localWorker{index: t.Slot, dir: t.Dir, rel: relTo(t.Repo.Root, t.Dir), repo: t.Repo,
+		main: h.Tools, cfg: h.Config, logger: logger,
+		agentFor: func(task plans.Task) (string, plugins.Agent) { return routeTask(h.Route, h.Agent, task) },
+	}
+	if h.slots == nil {
+		h.slots = map[string]*localWorker{}
+	}
+	h.slots[t.Dir] = w
+	return w, nil
 }
 
 // HandedTaskLimit is what a lone run of task t alone may spend under cfg:
