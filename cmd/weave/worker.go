@@ -54,10 +54,11 @@ func newCmdWorker(g *globalOptions, s *Streams) *cobra.Command {
 		Long: `Join the runs coordinated on a NATS bus (with JetStream) as a worker, until
 Ctrl-C. The worker announces itself (name, labels, slots), bids on the tasks it
 can run (every label a task needs, a free slot), and runs each task it is
-awarded as a lone start-work run of that task in a git worktree of its own
-repository (--repo), under this machine's config, sandbox and hooks. It sends
-back the task's commit and its output; the coordinator lands the commit and
-runs the task's verify blocks again itself. docs/workers.md says more.`,
+awarded in a git worktree of its own repository (--repo), under the config,
+plugins, sandbox and hooks it loaded once from that repository and this
+machine's user config, up to --slots at once. It sends back the task's
+commit and its output; the coordinator lands the commit and runs the task's
+verify blocks again itself. docs/workers-nats.md says more.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return workerRun(c.Context(), opts)

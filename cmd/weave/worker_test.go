@@ -168,7 +168,7 @@ const workerPlan = "# p\n\n## TODOs\n\n" +
 
 // TestWorkerRunsTaskOverNATS: two `weave worker` processes join a NATS
 // bus; a task needing a GPU is awarded to the one that has it, runs there
-// as a lone run of that task, and its commit comes back holding that
+// in a worktree of its own, and its commit comes back holding that
 // task's work only. `weave workers` lists both.
 func TestWorkerRunsTaskOverNATS(t *testing.T) {
 	url := bustest.StartNATS(t).URL()
