@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -216,7 +217,28 @@ func workerRepo(ctx context.Context, dir string) (*gitwork.Repo, error) {
 			return nil, fmt.Errorf("make the worker's repository %s: %v: %s", dir, err, out)
 		}
 	}
-	return gitwork.Open(ctx, dir)
+	repo, err := gitwork.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	// Every task fetches and commits here; each would start git's
+	// maintenance after it. The worker keeps the repository tidy itself,
+	// as it joins and every maintainEvery tasks after (taskExec).
+	if _, err := repo.Git(ctx, "", "config", "maintenance.auto", "false"); err != nil {
+		return nil, err
+	}
+	maintain(ctx, repo)
+	return repo, nil
+}
+
+// maintainEvery is how many tasks a worker runs between two runs of git's
+// maintenance on its repository.
+const maintainEvery = 64
+
+// maintain runs git's maintenance on the worker's repository when it is
+// due (packing loose objects, say); a failure is only logged by git.
+func maintain(ctx context.Context, repo *gitwork.Repo) {
+	_, _ = repo.Git(ctx, "", "maintenance", "run", "--auto", "--quiet")
 }
 
 // taskExec runs each awarded task in this process, through the host the
@@ -230,6 +252,8 @@ type taskExec struct {
 	host  *run.HandedHost
 	slots chan int
 	out   io.Writer
+	// ran counts the tasks run, for maintain.
+	ran atomic.Int64
 }
 
 // planName is a plan name a worker accepts from a coordinator: it names
@@ -268,6 +292,9 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	t.Dir = filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot))
 	t.Assignment.Branch = "weave/worker-slot-" + strconv.Itoa(slot)
 	out, err := x.host.Run(ctx, t)
+	if x.ran.Add(1)%maintainEvery == 0 {
+		maintain(ctx, repo)
+	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
