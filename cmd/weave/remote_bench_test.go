@@ -54,7 +54,7 @@ var remoteStep = regexp.MustCompile(`ran on worker \S+ \(award \S+\): bundle out
 // base bundle to be stored), the result bundle fetched and checked, and
 // the landing (the commit back to its tick, verify and all);
 // coord-ms/task is their sum. The worker's own run
-// (worktree, a lone start-work of the task, commit, result bundle) is
+// (worktree, the task run in the worker's host, commit, result bundle) is
 // reported too (worker-ms/task, without the sleep's second), and the CPU
 // time of the whole run, coordinator and workers with their children, per
 // task (cpu-ms/task), and the workers' share of it (worker-cpu-ms/task):
