@@ -135,7 +135,11 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	x := &taskExec{host: handed, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}}
+	// A hook whose failure policy is closed that failed stops the worker,
+	// as it stops a run: the tasks it has are offered again elsewhere.
+	wctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	x := &taskExec{host: handed, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}, halt: halt}
 	for i := range opts.Slots {
 		x.slots <- i + 1
 	}
@@ -149,9 +153,13 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 	if opts.ready != nil {
 		opts.ready(opts.Name)
 	}
-	<-ctx.Done()
+	<-wctx.Done()
 	err = agent.Close()
 	fmt.Fprintf(x.out, "worker %s left\n", opts.Name)
+	if ctx.Err() == nil {
+		// The worker stopped itself.
+		return context.Cause(wctx)
+	}
 	return err
 }
 
@@ -254,6 +262,8 @@ type taskExec struct {
 	out   io.Writer
 	// ran counts the tasks run, for maintain.
 	ran atomic.Int64
+	// halt stops the worker with why.
+	halt context.CancelCauseFunc
 }
 
 // planName is a plan name a worker accepts from a coordinator: it names
@@ -294,6 +304,11 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 	out, err := x.host.Run(ctx, t)
 	if x.ran.Add(1)%maintainEvery == 0 {
 		maintain(ctx, repo)
+	}
+	if x.host.Halted != nil {
+		if herr := x.host.Halted(); herr != nil {
+			x.halt(herr)
+		}
 	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
