@@ -91,6 +91,11 @@ type Agent struct {
 	// bid is still being sent to a channel closed when the call's summary
 	// is heard: the call ended, the bid is no longer wanted (propose).
 	calls sync.Map
+
+	// baseMu makes the tasks that start at once fetch their bases one at a
+	// time: each fetch moves the one ref refs/weave/base, and a task whose
+	// base another just fetched needs none.
+	baseMu sync.Mutex
 }
 
 // Join makes a worker of info.Name on the bus: it subscribes to the calls
@@ -372,10 +377,8 @@ func (a *Agent) run(as Assignment) {
 // stores its commit's bundle.
 func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *Steps) (string, error) {
 	start := time.Now()
-	if _, err := a.repo.RevParse(ctx, as.Base); err != nil {
-		if err := a.fetchBase(ctx, as); err != nil {
-			return "", fmt.Errorf("fetch the task's base: %w", err)
-		}
+	if err := a.haveBase(ctx, as); err != nil {
+		return "", fmt.Errorf("fetch the task's base: %w", err)
 	}
 	steps.BaseIn = time.Since(start)
 	start = time.Now()
@@ -390,6 +393,20 @@ func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *S
 	}
 	steps.BundleBack = time.Since(start)
 	return commit, nil
+}
+
+// haveBase makes sure the repository holds the task's base, fetching it
+// when it does not.
+func (a *Agent) haveBase(ctx context.Context, as Assignment) error {
+	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+		return nil
+	}
+	a.baseMu.Lock()
+	defer a.baseMu.Unlock()
+	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+		return nil
+	}
+	return a.fetchBase(ctx, as)
 }
 
 // errLeaseLost ends a task whose lease the coordinator no longer renews.

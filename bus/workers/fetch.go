@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/weavehq/weave/internal/gitwork"
 )
@@ -13,7 +14,7 @@ import (
 // fetchResult fetches a result bundle into repo under a namespace of the
 // award's own, checks that it holds one commit, want, whose one parent is
 // the lease's base and whose trailers name the lease's run, task and
-// attempt, points the task's branch at it and drops the namespace. Four
+// attempt, points the task's branch at it and drops the namespace. Three
 // git commands in all, where fetching, resolving and reading the commit
 // one question at a time took seven: the coordinator pays this for every
 // task.
@@ -34,12 +35,32 @@ func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, 
 	if _, err := repo.Git(ctx, "", "fetch", "-q", "--no-tags", "--no-write-fetch-head", f.Name(), "+refs/weave/bundles/*:"+ns+"*"); err != nil {
 		return fmt.Errorf("fetch the result bundle: %w", err)
 	}
+	if strings.ContainsFunc(l.Branch, unicode.IsSpace) {
+		return fmt.Errorf("branch name %q holds a space", l.Branch)
+	}
 	const sep = "\x1e"
 	out, err := repo.Git(ctx, "", "log", "--no-walk", "--source", "--format=%H%x00%P%x00%S%x00%(trailers:only,unfold)"+sep, "--glob="+ns+"*", "--")
 	var refs []string
+	// The namespace goes, in the one transaction that points the task's
+	// branch at the commit when it is the one wanted, else alone.
+	branch := ""
 	defer func() {
+		var tx strings.Builder
+		if branch != "" {
+			fmt.Fprintf(&tx, "update refs/heads/%s %s\n", l.Branch, branch)
+		}
 		for _, r := range refs {
-			_, _ = repo.Git(context.WithoutCancel(ctx), "", "update-ref", "-d", r)
+			// A ref name holds no space or control character (git
+			// check-ref-format); one that did is not the namespace's.
+			if strings.HasPrefix(r, ns) && !strings.ContainsFunc(r, unicode.IsSpace) {
+				fmt.Fprintf(&tx, "delete %s\n", r)
+			}
+		}
+		if tx.Len() == 0 {
+			return
+		}
+		if _, uerr := repo.GitInput(context.WithoutCancel(ctx), "", []byte(tx.String()), "update-ref", "-m", "weave: branch", "--stdin"); uerr != nil && err == nil && branch != "" {
+			err = fmt.Errorf("point branch %s at %s: %w", l.Branch, branch, uerr)
 		}
 	}()
 	if err != nil {
@@ -74,8 +95,6 @@ func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, 
 	if tr[gitwork.TrailerPlan] != l.Run || tr[gitwork.TrailerTask] != strconv.Itoa(l.Task) || tr[gitwork.TrailerAttempt] != l.AttemptID {
 		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", c.sha, l.Key, l.AttemptID)
 	}
-	if _, err := repo.Git(ctx, "", "update-ref", "-m", "weave: branch", "refs/heads/"+l.Branch, c.sha); err != nil {
-		return fmt.Errorf("point branch %s at %s: %w", l.Branch, c.sha, err)
-	}
+	branch = c.sha
 	return nil
 }

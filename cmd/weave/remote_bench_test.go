@@ -54,16 +54,17 @@ var remoteStep = regexp.MustCompile(`ran on worker \S+ \(award \S+\): bundle out
 // base bundle to be stored), the result bundle fetched and checked, and
 // the landing (the commit back to its tick, verify and all);
 // coord-ms/task is their sum. The worker's own run
-// (worktree, a lone start-work of the task, commit, result bundle) is
+// (worktree, the task run in the worker's host, commit, result bundle) is
 // reported too (worker-ms/task, without the sleep's second), and the CPU
 // time of the whole run, coordinator and workers with their children, per
-// task (cpu-ms/task): on a machine of C cores, T tasks need T*cpu/C of it
+// task (cpu-ms/task), and the workers' share of it (worker-cpu-ms/task):
+// on a machine of C cores, T tasks need T*cpu/C of it
 // whatever the scheduling, which bounds the wall from below too.
 func BenchmarkStartWorkRemote(b *testing.B) {
 	bin := weaveBinary(b)
 	tasks, slots := remoteShape(b)
 	workers := remoteProcs * slots
-	var total, cpu time.Duration
+	var total, cpu, workerCPU time.Duration
 	var steps [6][]float64 // bundle out, award, fetch, land, worker, base in
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -87,7 +88,9 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 		if err != nil {
 			b.Fatalf("start-work --workers %d --bus: %v\n%s", workers, err, tail(out))
 		}
-		cpu += cpuTime(cmd) + procCPU(b, procs) - before
+		w := procCPU(b, procs) - before
+		cpu += cpuTime(cmd) + w
+		workerCPU += w
 		handsCheckLanded(b, dir, "sleep", tasks)
 		remoteSteps(b, out, tasks, &steps)
 		b.StartTimer()
@@ -104,6 +107,7 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 	}
 	b.ReportMetric(coord, "coord-ms/task")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*tasks), "cpu-ms/task")
+	b.ReportMetric(float64(workerCPU.Microseconds())/1000/float64(b.N*tasks), "worker-cpu-ms/task")
 }
 
 // procCPU is the CPU time the worker processes and the children they

@@ -25,10 +25,6 @@ type startWorkOptions struct {
 	Verbose bool
 	// Skip lists tasks to leave for a person.
 	Skip []int
-	// TaskLedger is the hidden --task-ledger: the file through which a
-	// worker's run of a task gets its allowance and says what it spent
-	// (taskledger.go).
-	TaskLedger string
 	// Bus joins a bus (ws:// or nats://) instead of the embedded one.
 	Bus string
 	// Overrides are config values set by flags.
@@ -118,8 +114,6 @@ Exit codes: 0 done, 1 failed, invalid or not approved, 2 usage, 3 paused.`,
 	cmd.Flags().Int("workers", 1, "tasks run at once, 1 to 64, each in a git worktree of its own, landing on branch weave/<plan> only after its verify blocks pass there (run.workers)")
 	cmd.Flags().Bool("infer-deps", false, "in a plan that names no dependency, treat tasks whose **Files** are disjoint as independent (run.infer_deps)")
 	cmd.Flags().StringVar(&opts.Budget, "budget", "", "most the run may spend on models, in US dollars ($5, 2.50; budget.run): a model call that could cross it pauses the run (exit 3); a higher one resumes a run its budget paused")
-	cmd.Flags().StringVar(&opts.TaskLedger, "task-ledger", "", "the file through which `weave worker` gives its run of a task the task's allowance and reads back what it spent")
-	_ = cmd.Flags().MarkHidden("task-ledger")
 	cmd.Flags().Bool("jwz", false, "also append the run's loop events to the project's jwz store, .jwz/messages.jsonl, for idle and `jwz read` (loop.jwz)")
 	return cmd
 }
@@ -149,19 +143,9 @@ func startWorkRun(ctx context.Context, opts *startWorkOptions) error {
 	// Every plugin ends with the run, however the run ends.
 	defer closeHost()
 	printWarnings(opts.Streams.ErrOut, h.Warnings())
-	if opts.TaskLedger != "" {
-		if err := applyTaskLedger(opts.TaskLedger, h.Budget()); err != nil {
-			return err
-		}
-	}
 	view := newRunView(opts.Streams, opts.JSON, cfg.Runbook.OutputTail)
 	res, err := h.StartWork(ctx, opts.Name, view.Observe)
 	view.Close()
-	if opts.TaskLedger != "" {
-		if lerr := reportTaskLedger(opts.TaskLedger, h.Budget(), err == nil && res.Status == run.StatusPaused); lerr != nil {
-			fmt.Fprintf(opts.Streams.ErrOut, "weave: %v\n", lerr)
-		}
-	}
 	var refused *run.WorkersRefusedError
 	if errors.As(err, &refused) {
 		return usageErrorf("%v", err)

@@ -9,20 +9,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weavehq/weave/bus/natsbus"
 	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host"
 	"github.com/weavehq/weave/host/busface"
+	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
-	"github.com/weavehq/weave/internal/proc"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -55,10 +55,11 @@ func newCmdWorker(g *globalOptions, s *Streams) *cobra.Command {
 		Long: `Join the runs coordinated on a NATS bus (with JetStream) as a worker, until
 Ctrl-C. The worker announces itself (name, labels, slots), bids on the tasks it
 can run (every label a task needs, a free slot), and runs each task it is
-awarded as a lone start-work run of that task in a git worktree of its own
-repository (--repo), under this machine's config, sandbox and hooks. It sends
-back the task's commit and its output; the coordinator lands the commit and
-runs the task's verify blocks again itself. docs/workers.md says more.`,
+awarded in a git worktree of its own repository (--repo), under the config,
+plugins, sandbox and hooks it loaded once from that repository and this
+machine's user config, up to --slots at once. It sends back the task's
+commit and its output; the coordinator lands the commit and runs the task's
+verify blocks again itself. docs/workers-nats.md says more.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return workerRun(c.Context(), opts)
@@ -96,6 +97,10 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 		return err
 	}
 	defer nb.Close()
+	// The tasks' blocks and the host's plugins never learn the bus the
+	// worker joined: it is the coordinator's, not theirs (the token is a
+	// secret no child gets anyway).
+	_ = os.Unsetenv(busface.URLEnv)
 	if opts.Dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
@@ -107,11 +112,34 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	bin, err := os.Executable()
+	// The host is loaded once, from the worker's repository and the config
+	// its owner trusted, never from the .weave/ a coordinator's code
+	// carries; every task shares it.
+	cfg, _, err := opts.loadConfig(repo.Root, nil)
 	if err != nil {
-		return fmt.Errorf("find the weave binary: %w", err)
+		return err
 	}
-	x := &taskExec{bin: bin, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}}
+	if err := cfg.CheckShell(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	warnUnrunHooks(opts.Streams.ErrOut, cfg)
+	h, closeHost, err := openLoggedHost(ctx, repo.Root, cfg, host.WithTools(), host.WithNotice(noticeTo(opts.Streams.ErrOut)))
+	if err != nil {
+		return err
+	}
+	// Every plugin, and every process a task started, ends with the
+	// worker, once its tasks have stopped (agent.Close).
+	defer closeHost()
+	printWarnings(opts.Streams.ErrOut, h.Warnings())
+	handed, err := h.Handed()
+	if err != nil {
+		return err
+	}
+	// A hook whose failure policy is closed that failed stops the worker,
+	// as it stops a run: the tasks it has are offered again elsewhere.
+	wctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	x := &taskExec{host: handed, slots: make(chan int, opts.Slots), out: &syncWriter{w: opts.Streams.Out}, halt: halt}
 	for i := range opts.Slots {
 		x.slots <- i + 1
 	}
@@ -125,9 +153,13 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 	if opts.ready != nil {
 		opts.ready(opts.Name)
 	}
-	<-ctx.Done()
+	<-wctx.Done()
 	err = agent.Close()
 	fmt.Fprintf(x.out, "worker %s left\n", opts.Name)
+	if ctx.Err() == nil {
+		// The worker stopped itself.
+		return context.Cause(wctx)
+	}
 	return err
 }
 
@@ -193,21 +225,49 @@ func workerRepo(ctx context.Context, dir string) (*gitwork.Repo, error) {
 			return nil, fmt.Errorf("make the worker's repository %s: %v: %s", dir, err, out)
 		}
 	}
-	return gitwork.Open(ctx, dir)
+	repo, err := gitwork.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	// Every task fetches and commits here; each would start git's
+	// maintenance after it. The worker keeps the repository tidy itself,
+	// as it joins and every maintainEvery tasks after (taskExec).
+	if _, err := repo.Git(ctx, "", "config", "maintenance.auto", "false"); err != nil {
+		return nil, err
+	}
+	maintain(ctx, repo)
+	return repo, nil
 }
 
-// taskExec runs an awarded task as a lone start-work run of that one task,
-// in a worktree of the worker's repository (one per slot, reused): the
-// same rules, sandbox and hooks as any run on this machine, its verify
-// blocks through the tick door. Its commit is what the coordinator lands.
+// maintainEvery is how many tasks a worker runs between two runs of git's
+// maintenance on its repository.
+const maintainEvery = 64
+
+// maintain runs git's maintenance on the worker's repository when it is
+// due (packing loose objects, say); a failure is only logged by git.
+func maintain(ctx context.Context, repo *gitwork.Repo) {
+	_, _ = repo.Git(ctx, "", "maintenance", "run", "--auto", "--quiet")
+}
+
+// taskExec runs each awarded task in this process, through the host the
+// worker loaded once from its own repository and config (its plugins,
+// hooks, sandbox, gate and budgets, shared by the tasks it runs at once):
+// in a worktree of the worker's repository (one per slot, reused), as a
+// local worker of a run with workers runs one (run.HandedHost). Its commit
+// is what the coordinator lands. A task's blocks run in process groups of
+// their own, killed when the task's lease goes or the worker dies.
 type taskExec struct {
-	bin   string
+	host  *run.HandedHost
 	slots chan int
 	out   io.Writer
+	// ran counts the tasks run, for maintain.
+	ran atomic.Int64
+	// halt stops the worker with why.
+	halt context.CancelCauseFunc
 }
 
-// planName is a plan name a worker accepts from a coordinator: it becomes
-// a file name.
+// planName is a plan name a worker accepts from a coordinator: it names
+// the task's commit and its branch.
 var planName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func (x *taskExec) event(e workers.Event) {
@@ -224,16 +284,9 @@ func (x *taskExec) event(e workers.Event) {
 }
 
 func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
-	if !planName.MatchString(a.Run) || strings.Contains(a.Run, "..") {
-		return "", fmt.Errorf("plan name %q is not one a worker takes", a.Run)
-	}
-	p, err := plans.ParseContext(ctx, []byte(a.Plan))
+	t, err := x.task(ctx, repo, a, log)
 	if err != nil {
-		return "", fmt.Errorf("read the plan: %w", err)
-	}
-	t, ok := p.ByOrdinal(a.Task)
-	if !ok {
-		return "", fmt.Errorf("the plan has no task %d", a.Task)
+		return "", err
 	}
 	var slot int
 	select {
@@ -242,100 +295,56 @@ func (x *taskExec) run(ctx context.Context, repo *gitwork.Repo, a workers.Assign
 		return "", ctx.Err()
 	}
 	defer func() { x.slots <- slot }()
+	t.Slot = slot
 	// The branch is the slot's: a task offered again may come back to
 	// another slot while the first still has it checked out, and the
 	// coordinator takes the commit, not the branch.
-	dir := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot))
-	if err := repo.Worktree(ctx, dir, "weave/worker-slot-"+strconv.Itoa(slot), a.Base); err != nil {
-		return "", err
+	t.Dir = filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot))
+	t.Assignment.Branch = "weave/worker-slot-" + strconv.Itoa(slot)
+	// What the task spent goes back with its result, for the
+	// coordinator's ledger.
+	t.Spent = func(s run.HandedSpend) { workers.ReportSpend(ctx, taskSpend(s)) }
+	out, err := x.host.Run(ctx, t)
+	if x.ran.Add(1)%maintainEvery == 0 {
+		maintain(ctx, repo)
 	}
-	// The project's .weave/ (its config, hooks, state) that came with the
-	// base stays out: the task runs under this machine's config, which its
-	// owner trusted, never under one a coordinator sent.
-	if err := os.RemoveAll(filepath.Join(dir, layout.DirName)); err != nil {
-		return "", err
-	}
-	plansDir := filepath.Join(dir, layout.DirName, "plans")
-	if err := os.MkdirAll(plansDir, 0o755); err != nil {
-		return "", err
-	}
-	planFile := filepath.Join(plansDir, a.Run+".md")
-	if err := os.WriteFile(planFile, []byte(a.Plan), 0o644); err != nil {
-		return "", err
-	}
-	// Every other open task is left to the coordinator: this run does
-	// task a.Task alone.
-	args := []string{"start-work", a.Run, "--json"}
-	var skip []string
-	for _, o := range p.Tasks {
-		if !o.Done && o.Ordinal() != a.Task {
-			skip = append(skip, strconv.Itoa(o.Ordinal()))
+	if x.host.Halted != nil {
+		if herr := x.host.Halted(); herr != nil {
+			x.halt(herr)
 		}
 	}
-	if len(skip) > 0 {
-		args = append(args, "--skip", strings.Join(skip, ","))
-	}
-	// The run is held to what the coordinator allows the task to spend
-	// and says what it spent, through a file beside the worktrees, out of
-	// the task's reach.
-	ledger := filepath.Join(repo.Root, layout.DirName, "worktrees", "w"+strconv.Itoa(slot)+".ledger.json")
-	if err := writeTaskLedger(ledger, taskLedger{Allowance: taskAllowance(a.Budget)}); err != nil {
-		return "", err
-	}
-	defer os.Remove(ledger)
-	args = append(args, "--task-ledger", ledger)
-	cmd := exec.CommandContext(ctx, x.bin, args...)
-	cmd.Dir = dir
-	cmd.Env = workerChildEnv(os.Environ())
-	cmd.Stdout, cmd.Stderr = log, log
-	// The run dies with this worker (on Linux, where the kernel can say).
-	cmd.SysProcAttr = proc.ChildAttr()
-	// A task taken back is paused as Ctrl-C pauses a run: its blocks are
-	// stopped, then it is killed if it lingers.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	runErr := cmd.Run()
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	if back, err := readTaskLedger(ledger); err == nil && back.Spent != nil {
-		workers.ReportSpend(ctx, *back.Spent)
-	}
-	after, err := plans.Load(planFile)
 	if err != nil {
-		return "", fmt.Errorf("read the plan after the run: %w", err)
+		return "", fmt.Errorf("task %d (%s) was not done: %w", a.Task, t.Assignment.Task.Title, err)
 	}
-	done, ok := after.ByOrdinal(a.Task)
-	if !ok || !done.Done {
-		return "", fmt.Errorf("task %d (%s) was not done: start-work ended with %v (its output is in the task's log)", a.Task, t.Title, runErr)
-	}
-	// The run's .weave/ (the plan, its state and logs) is the worker's and
-	// never part of the commit; gone, it costs the commit nothing to keep
-	// out, whether the project ignores .weave/ or not.
-	if err := os.RemoveAll(filepath.Join(dir, layout.DirName)); err != nil {
-		return "", err
-	}
-	return repo.Commit(ctx, dir, t.Title, []gitwork.Trailer{
-		{Key: gitwork.TrailerPlan, Value: a.Run},
-		{Key: gitwork.TrailerTask, Value: strconv.Itoa(a.Task)},
-		{Key: gitwork.TrailerSession, Value: a.Session},
-		{Key: gitwork.TrailerAttempt, Value: a.AttemptID},
-	})
+	return out.Commit, nil
 }
 
-// workerChildEnv is the environment of a task's run: the worker's, without
-// what would join the child to the coordinator's bus or trust the project
-// config that came with the task.
-func workerChildEnv(env []string) []string {
-	drop := []string{busface.URLEnv + "=", busface.TokenEnv + "=", "WEAVE_TRUST="}
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		for _, d := range drop {
-			if strings.HasPrefix(kv, d) {
-				return true
-			}
-		}
-		return false
-	})
+// task is the run of assignment a, every option of it in one place: the
+// plan and the task the coordinator sent, its budget, where it writes.
+func (x *taskExec) task(ctx context.Context, repo *gitwork.Repo, a workers.Assignment, log io.Writer) (run.HandedTask, error) {
+	if !planName.MatchString(a.Run) || strings.Contains(a.Run, "..") {
+		return run.HandedTask{}, fmt.Errorf("plan name %q is not one a worker takes", a.Run)
+	}
+	p, err := plans.ParseContext(ctx, []byte(a.Plan))
+	if err != nil {
+		return run.HandedTask{}, fmt.Errorf("read the plan: %w", err)
+	}
+	p.Name = a.Run
+	t, ok := p.ByOrdinal(a.Task)
+	if !ok {
+		return run.HandedTask{}, fmt.Errorf("the plan has no task %d", a.Task)
+	}
+	return run.HandedTask{
+		Repo: repo,
+		Out:  log,
+		Assignment: run.Assignment{Plan: p, Task: t, Session: a.Session, Base: a.Base,
+			Attempt: a.Attempt, AttemptID: a.AttemptID},
+		// The task may spend what the coordinator allows, no more.
+		Allowance: taskAllowance(a.Budget),
+	}, nil
 }
 
 // syncWriter serialises the status lines of concurrent tasks.

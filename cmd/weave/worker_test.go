@@ -168,7 +168,7 @@ const workerPlan = "# p\n\n## TODOs\n\n" +
 
 // TestWorkerRunsTaskOverNATS: two `weave worker` processes join a NATS
 // bus; a task needing a GPU is awarded to the one that has it, runs there
-// as a lone run of that task, and its commit comes back holding that
+// in a worktree of its own, and its commit comes back holding that
 // task's work only. `weave workers` lists both.
 func TestWorkerRunsTaskOverNATS(t *testing.T) {
 	url := bustest.StartNATS(t).URL()
@@ -594,4 +594,66 @@ func TestStatusDuringRemoteRun(t *testing.T) {
 	if r := <-done; r.code != 0 {
 		t.Fatalf("start-work = %d\n%s\n%s", r.code, r.out, r.errOut)
 	}
+}
+
+// TestWorkerRunsTasksUnderItsOwnConfig: a worker loads its host once, from
+// its own repository's config (trusted by its owner), and every task it is
+// awarded runs under it; the .weave/config.yaml that a coordinator's code
+// carries is never read. The worker's config bounds a block to 300ms, the
+// coordinator's would give it an hour: the task whose block outlives the
+// worker's bound fails, and the worker goes on to run the next task.
+// Before the worker loaded its host, a task ran as a start-work of its
+// worktree, where the worker's own project config never applied.
+func TestWorkerRunsTasksUnderItsOwnConfig(t *testing.T) {
+	url := bustest.StartNATS(t).URL()
+	w := newCoordWorld(t, url, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	// The coordinator's code carries a config of its own.
+	cdir := w.repo.Root
+	if err := os.MkdirAll(filepath.Join(cdir, ".weave"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cdir, ".weave", "config.yaml"), []byte("runbook:\n  block_timeout: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.repo.Git(ctx, "", "add", "-f", ".weave/config.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.repo.Git(ctx, "", "commit", "-q", "-m", "config"); err != nil {
+		t.Fatal(err)
+	}
+	w.base, _, _ = w.repo.Head(ctx)
+	// The worker's own repository, with its owner's config.
+	repo := filepath.Join(t.TempDir(), "own")
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".weave"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".weave", "config.yaml"), []byte("runbook:\n  block_timeout: 300ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wp := startWorker(t, url, "own", "--repo", repo)
+
+	const plan = "# p\n\n## TODOs\n\n" +
+		"- [ ] 1. slow\n\n  ```sh\n  sleep 5; echo late > late.txt\n  ```\n\n" +
+		"- [ ] 2. quick\n\n  ```sh\n  echo two > two.txt\n  ```\n"
+	got, err := w.coord.Offer(ctx, w.offer(plan, 1))
+	if err == nil || !strings.Contains(err.Error(), "runbook.block_timeout") {
+		t.Fatalf("task 1 under the worker's 300ms bound: commit %q, error %v; want it stopped by runbook.block_timeout", got.Commit, err)
+	}
+	got, err = w.coord.Offer(ctx, w.offer(plan, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Commit == "" || got.Error != "" {
+		t.Fatalf("task 2 after task 1 failed: commit %q, error %q", got.Commit, got.Error)
+	}
+	files, _ := w.repo.Git(ctx, "", "ls-tree", "-r", "--name-only", got.Commit)
+	if !strings.Contains(files, "two.txt") || strings.Contains(files, "late.txt") {
+		t.Fatalf("files of task 2's commit: %q", files)
+	}
+	wp.waitLine(t, "returned commit", func() string { return "" })
 }

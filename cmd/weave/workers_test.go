@@ -550,3 +550,44 @@ func TestWorkersRewrittenGitFile(t *testing.T) {
 		t.Errorf("greeting.txt on weave/g = %q", got)
 	}
 }
+
+// TestWorkersNextTaskStartsBeforeLanding: a worker whose task came back
+// takes its next task before that task lands; the landing (its verify
+// blocks on the landed tree) no longer holds the worker up. Task 2's
+// verify block, on the landed tree alone, waits for task 3 to have
+// started: task 3 can only start on task 2's worker, which it now does
+// while task 2 lands. Before, the worker took its next task only after
+// the landing, whose verify block then timed out and failed. Task 4
+// depends on the others and starts from a head that holds them all.
+func TestWorkersNextTaskStartsBeforeLanding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	m := t.TempDir()
+	waitFor := func(f string, tries int) string {
+		return fmt.Sprintf(`i=0; until [ -e %s/%s ]; do i=$((i+1)); [ $i -lt %d ] || exit 9; sleep 0.05; done`, m, f, tries)
+	}
+	plan := "# Early\n\n## TODOs\n\n" +
+		fmt.Sprintf("- [ ] 1. Hold\n  ```sh\n  %s; echo one > one.txt\n  ```\n", waitFor("started-3", 1200)) +
+		fmt.Sprintf("- [ ] 2. Quick\n  ```sh\n  echo two > two.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in */land) %s;; esac; test -f two.txt\n  ```\n", waitFor("started-3", 600)) +
+		fmt.Sprintf("- [ ] 3. Third\n  ```sh\n  touch %s/started-3; echo three > three.txt\n  ```\n", m) +
+		"- [ ] 4. All [after: 1, 2, 3]\n  ```sh\n  cat one.txt two.txt three.txt > all.txt\n  ```\n"
+	dir := workersRepo(t, map[string]string{"early": plan}, map[string]string{"README": "hi\n"})
+
+	code, out, errOut := runWeave(t, bin, dir, cleanEnv(t), "start-work", "early", "--workers", "2", "--retries", "0", "--json")
+	if code != 0 {
+		t.Fatalf("start-work --workers 2 = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	for _, ev := range events(t, out) {
+		if ev.Type == run.EventTaskConflict || ev.Type == run.EventTaskFailed {
+			t.Errorf("%s of task %d: %s%s", ev.Type, ev.Task, ev.Error, ev.Reason)
+		}
+	}
+	if got := gitIn(t, dir, "show", "weave/early:all.txt"); got != "one\ntwo\nthree" {
+		t.Errorf("all.txt on weave/early = %q", got)
+	}
+	if p := planOf(t, dir, "early"); strings.Count(p, "- [x]") != 4 {
+		t.Errorf("plan after the run:\n%s\nwant 4 ticks", p)
+	}
+}

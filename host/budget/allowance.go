@@ -3,12 +3,14 @@ package budget
 import (
 	"context"
 	"math"
+
+	"github.com/weavehq/weave/internal/price"
 )
 
 // Allowance is what a task carried out elsewhere (a worker joined over the
 // bus) may still spend on models: the least of what is left of the run's,
 // the plan's and the task's budgets when it was handed out. The worker's
-// ledger holds every call of its run of the task to it (SetAllowance), as
+// ledger holds every call of its run of the task to it (ScopeAllowance), as
 // a task budget holds a local task's calls, and the coordinator charges
 // what the worker says it spent, never more than the allowance (Award).
 type Allowance struct {
@@ -37,7 +39,7 @@ const maxClaim = 1e6
 func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t := l.own(l.taskFor(ctx))
+	t := l.taskFor(ctx)
 	var best Allowance
 	found := false
 	consider := func(scope Scope, limit, spent float64) {
@@ -56,9 +58,9 @@ func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
 	if l.run > 0 {
 		consider(ScopeRun, l.run, l.spent.Run+l.held)
 	}
-	if l.allow != nil {
-		a := *l.allow
-		consider(a.Scope, a.Limit, a.Spent+l.allowSpent+l.held)
+	if t != nil && t.allow != nil {
+		a := *t.allow
+		consider(a.Scope, a.Limit, a.Spent+t.spent+l.heldTask[t.key])
 	}
 	if !found {
 		return Allowance{}, false
@@ -75,34 +77,40 @@ func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
 // allowance never exceeds what is left.
 func floorNano(usd float64) float64 { return math.Floor(usd*1e9) / 1e9 }
 
-// SetAllowance holds every call of this ledger from now on to a: the calls
-// are the run of one task a coordinator handed out with a, and together
-// they may not cost more than a.USD; a call of unknown price is refused,
-// as under any budget. It holds beside this ledger's own budgets (the
-// worker's config), and a refusal names a's budget, as the coordinator
-// would.
-func (l *Ledger) SetAllowance(a Allowance) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// ScopeAllowance is Scope for a task a coordinator elsewhere handed out
+// with allowance a: the calls made with the context it returns may
+// together cost no more than a.USD, and a call of unknown price is
+// refused, as under any budget. The allowance stands in for the task's
+// own budget, which the coordinator reckoned in (its tag, its raises, what
+// it spent before), so that a tag read again from the plan does not hold
+// the task to its first figure; the run's and the plan's budgets of this
+// ledger (the worker's own config) hold beside it. A refusal names a's
+// budget, as the coordinator would. Tasks handed out at once each go with
+// their own.
+func (l *Ledger) ScopeAllowance(ctx context.Context, key, label string, a Allowance) context.Context {
 	if !(a.USD >= 0) || math.IsInf(a.USD, 0) {
 		a.USD = 0
 	}
 	if a.Scope != ScopeRun && a.Scope != ScopePlan {
 		a.Scope = ScopeTask
 	}
-	l.allow, l.allowSpent = &a, 0
+	l.mu.Lock()
+	delete(l.trippedBy, key)
+	l.mu.Unlock()
+	return context.WithValue(ctx, taskCtx{}, &current{key: key, label: label, allow: &a})
 }
 
-// allowRefusal is the refusal of a call of worst dollars by the allowance,
-// or nil. l.mu is held.
-func (l *Ledger) allowRefusal(base Error, worst float64) *Error {
-	a := l.allow
-	if a == nil || l.allowSpent+l.held+worst <= a.USD {
-		return nil
+// ScopeSpent is what the calls made with ctx's task (Scope,
+// ScopeAllowance) cost since it was scoped: dollars of the calls of known
+// price, how many calls were charged, and how many had no known price.
+func (l *Ledger) ScopeSpent(ctx context.Context) (usd float64, calls, unknown int) {
+	t, ok := ctx.Value(taskCtx{}).(*current)
+	if !ok {
+		return 0, 0, 0
 	}
-	e := base
-	e.Scope, e.Limit, e.Spent, e.Held = a.Scope, a.Limit, a.Spent+l.allowSpent, l.held
-	return &e
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return price.Round(t.spent), t.calls, t.unknown
 }
 
 // Award charges what a task carried out elsewhere under allowance a

@@ -31,21 +31,36 @@ func TestAllowanceHoldsEveryCall(t *testing.T) {
 	// The task's own tag, read again from the plan, is the coordinator's
 	// business: the allowance stands in for it.
 	l.Enter("1", "1 (Alpha)", 0.3)
-	l.SetAllowance(Allowance{USD: 1, Scope: ScopeTask, Limit: 1.3, Spent: 0.3})
-	if err := l.Check("m", 0.6, true); err != nil {
+	ctx := l.ScopeAllowance(context.Background(), "1", "1 (Alpha)", Allowance{USD: 1, Scope: ScopeTask, Limit: 1.3, Spent: 0.3})
+	// A task handed out beside it has its own allowance.
+	other := l.ScopeAllowance(context.Background(), "2", "2 (Beta)", Allowance{USD: 0.1, Scope: ScopeTask, Limit: 0.1})
+	if err := l.CheckFor(ctx, "m", 0.6, true); err != nil {
 		t.Fatalf("a call within the allowance was refused: %v", err)
 	}
-	l.Charge(0.6, true)
-	err := l.Check("m", 0.5, true)
+	l.ChargeFor(ctx, 0.6, true)
+	err := l.CheckFor(ctx, "m", 0.5, true)
 	var e *Error
 	if !errors.As(err, &e) || e.Scope != ScopeTask || e.Limit != 1.3 || math.Abs(e.Spent-0.9) > 1e-9 || e.TaskKey != "1" {
 		t.Fatalf("Check past the allowance = %v, want the task's $1.30 named with $0.90 spent", err)
 	}
-	if err := l.Check("m", 0, false); !errors.As(err, &e) || !e.NoPrice {
+	if err := l.CheckFor(ctx, "m", 0, false); !errors.As(err, &e) || !e.NoPrice {
 		t.Fatalf("a call of unknown price under an allowance = %v, want refused", err)
 	}
-	l.SetAllowance(Allowance{USD: math.NaN(), Scope: "hostile"})
-	if err := l.Check("m", 0.01, true); !errors.As(err, &e) || e.Scope != ScopeTask {
+	if err := l.CheckFor(other, "m", 0.05, true); err != nil {
+		t.Fatalf("task 2's call within its own allowance was refused: %v", err)
+	}
+	if err := l.CheckFor(other, "m", 0.2, true); !errors.As(err, &e) || e.TaskKey != "2" {
+		t.Fatalf("task 2's call past its own allowance = %v, want refused", err)
+	}
+	l.ChargeFor(ctx, 0, false)
+	if usd, calls, unknown := l.ScopeSpent(ctx); math.Abs(usd-0.6) > 1e-9 || calls != 2 || unknown != 1 {
+		t.Fatalf("ScopeSpent = %v, %d, %d; want $0.60 over 2 calls, 1 unpriced", usd, calls, unknown)
+	}
+	if usd, calls, _ := l.ScopeSpent(other); usd != 0 || calls != 0 {
+		t.Fatalf("task 2 spent %v over %d calls, want nothing", usd, calls)
+	}
+	hostile := l.ScopeAllowance(context.Background(), "3", "3", Allowance{USD: math.NaN(), Scope: "hostile"})
+	if err := l.CheckFor(hostile, "m", 0.01, true); !errors.As(err, &e) || e.Scope != ScopeTask {
 		t.Fatalf("a NaN allowance let a call through: %v", err)
 	}
 }

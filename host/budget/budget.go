@@ -129,17 +129,20 @@ type Ledger struct {
 	heldTask map[string]float64
 	// charged, when set, is called after each charge, without the lock.
 	charged func()
-	// allow, when set, bounds every call to what a coordinator allowed
-	// the task this run carries out (SetAllowance); allowSpent is what
-	// the calls cost since.
-	allow      *Allowance
-	allowSpent float64
 }
 
-// current is the task the run is on.
+// current is the task the run is on: one Enter, or one Scope, with what
+// its calls cost since (in the ledger's lock).
 type current struct {
 	key, label string
 	limit      float64
+	// allow, when set, bounds the calls instead of limit: the task was
+	// handed out by a coordinator elsewhere with it (ScopeAllowance).
+	allow *Allowance
+	// spent, calls and unknown are what the calls made under this scope
+	// cost, how many were charged, and how many of them had no price.
+	spent          float64
+	calls, unknown int
 }
 
 // taskCtx is the context key of the task a call is for (Scope).
@@ -229,8 +232,7 @@ func (l *Ledger) ActiveFor(ctx context.Context) bool {
 }
 
 func (l *Ledger) active(t *current) bool {
-	t = l.own(t)
-	return l.run > 0 || l.inPlan && l.plan > 0 || t != nil && t.limit > 0 || l.allow != nil
+	return l.run > 0 || l.inPlan && l.plan > 0 || t != nil && (t.limit > 0 || t.allow != nil)
 }
 
 // Check says whether a call to model whose worst case is worst dollars
@@ -326,14 +328,16 @@ func (l *Ledger) refusal(t *current, model string, worst float64, known bool) *E
 	if t != nil {
 		base.TaskKey, base.Task = t.key, t.label
 	}
-	t = l.own(t)
 	if !known {
 		e := base
 		e.NoPrice, e.Scope = true, l.tightest(t)
 		return &e
 	}
-	if e := l.allowRefusal(base, worst); e != nil {
-		return e
+	if t != nil && t.allow != nil && t.spent+l.heldTask[t.key]+worst > t.allow.USD {
+		a := t.allow
+		e := base
+		e.Scope, e.Limit, e.Spent, e.Held = a.Scope, a.Limit, a.Spent+t.spent, l.heldTask[t.key]
+		return &e
 	}
 	if t != nil && t.limit > 0 && l.spent.Tasks[t.key]+l.heldTask[t.key]+worst > t.limit {
 		e := base
@@ -353,26 +357,11 @@ func (l *Ledger) refusal(t *current, model string, worst float64, known bool) *E
 	return nil
 }
 
-// own is task t with the budget this ledger holds its calls to: none
-// under an allowance, which is the task's budget as its coordinator
-// reckoned it (its tag, its raises, what it spent before), so that a tag
-// read again from the plan does not hold the task to its first figure.
-// l.mu is held.
-func (l *Ledger) own(t *current) *current {
-	if t == nil || l.allow == nil || t.limit <= 0 {
-		return t
-	}
-	c := *t
-	c.limit = 0
-	return &c
-}
-
 // tightest is the scope of the most specific budget that holds.
 func (l *Ledger) tightest(t *current) Scope {
-	t = l.own(t)
 	switch {
-	case l.allow != nil:
-		return l.allow.Scope
+	case t != nil && t.allow != nil:
+		return t.allow.Scope
 	case t != nil && t.limit > 0:
 		return ScopeTask
 	case l.inPlan && l.plan > 0:
@@ -409,6 +398,14 @@ func (l *Ledger) ChargeFor(ctx context.Context, usd float64, known bool) {
 
 func (l *Ledger) charge(t *current, usd float64, known bool) {
 	l.spent.Calls++
+	if t != nil {
+		t.calls++
+		if known {
+			t.spent += usd
+		} else {
+			t.unknown++
+		}
+	}
 	if !known {
 		l.spent.Unknown++
 		if t != nil {
@@ -419,7 +416,6 @@ func (l *Ledger) charge(t *current, usd float64, known bool) {
 		}
 		return
 	}
-	l.allowSpent += usd
 	l.spent.Run += usd
 	if l.inPlan {
 		l.spent.Plan += usd

@@ -36,7 +36,7 @@
 // A task carried out by a worker elsewhere (over the bus) is held to an
 // Allowance: the least of what is left of the run's, the plan's and the
 // task's budgets when it is handed out (AllowanceFor). The worker's ledger
-// holds every call of its run of the task to it (SetAllowance) as a task
+// holds every call of its run of the task to it (ScopeAllowance) as a task
 // budget would, standing in for the task's own budget, which the
 // coordinator reckoned in. The coordinator charges what the worker says
 // the task spent (Award), never less than nothing nor more than the

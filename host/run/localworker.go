@@ -38,6 +38,13 @@ type localWorker struct {
 	agentFor    func(plans.Task) (string, plugins.Agent)
 	// gitDir is the worktree's git directory as the host made it.
 	gitDir string
+	// prepare, when set, readies the worktree once it holds the task's
+	// base, before anything runs there (a handed task's drops the
+	// coordinator's .weave/, handed.go).
+	prepare func() error
+	// progress, when set, reads a plan's progress instead of the main
+	// tools (a handed task's plan is the one the coordinator sent).
+	progress func(plan string) (plugins.PlanProgress, error)
 }
 
 func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
@@ -46,6 +53,11 @@ func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
 func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Outcome, error) {
 	if err := w.repo.Worktree(ctx, w.dir, a.Branch, a.Base); err != nil {
 		return Outcome{}, err
+	}
+	if w.prepare != nil {
+		if err := w.prepare(); err != nil {
+			return Outcome{}, err
+		}
 	}
 	if w.gitDir == "" {
 		out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir")
@@ -146,7 +158,11 @@ func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
 func (w *localWorker) services(ctx context.Context, role string, a Assignment, out io.Writer, handed *tools.Handed) *tools.Services {
 	scope := tools.Scope{Output: out, Timeout: w.cfg.Runbook.BlockTimeout, TimeoutSet: true, Handed: handed}
 	s := w.tools.Services(tools.Caller{Agent: role}, a.Session, scope, w.logger.With("agent", role, "worker", w.index))
-	s.ProgressFunc = func(_ context.Context, plan string) (plugins.PlanProgress, error) { return w.main.Progress(plan) }
+	progress := w.main.Progress
+	if w.progress != nil {
+		progress = w.progress
+	}
+	s.ProgressFunc = func(_ context.Context, plan string) (plugins.PlanProgress, error) { return progress(plan) }
 	s.TickFunc = func(ctx context.Context, plan string, task plugins.TaskRef) (plugins.PlanProgress, error) {
 		ref := any(task.Title)
 		if task.Number > 0 {
@@ -159,7 +175,7 @@ func (w *localWorker) services(ctx context.Context, role string, a Assignment, o
 		if res.IsError {
 			return plugins.PlanProgress{}, errors.New(res.Output)
 		}
-		return w.main.Progress(plan)
+		return progress(plan)
 	}
 	task := ctx
 	if complete := s.ModelFunc; complete != nil {

@@ -193,6 +193,11 @@ type coordinator struct {
 	// seen has what the run heard of its tasks' workers on the bus
 	// (remoteseen.go).
 	seen *seenBoard
+	// landing holds the keys of the tasks handle is landing, whose
+	// workers are free again; wctx and wg are what the loop launches workers with.
+	landing map[string]bool
+	wctx    context.Context
+	wg      *sync.WaitGroup
 }
 
 // parallel carries out p's open tasks with workers.
@@ -227,6 +232,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		opts:      plans.ScheduleOptions{InferDeps: r.o.Config.Run.InferDeps, Skip: func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) }},
 		busy:      make([]bool, n),
 		running:   map[string]*job{},
+		landing:   map[string]bool{},
 		attempts:  map[string]int{},
 		notBefore: map[string]time.Time{},
 		results:   make(chan result, n),
@@ -319,6 +325,7 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	c.cancel = cancel
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	c.wctx, c.wg = wctx, &wg
 	for {
 		if np, err := r.current(p); err != nil {
 			c.stop(err, nil)
@@ -330,29 +337,11 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 		}
 		var wake time.Time
 		if c.failure == nil && c.overBudget == nil && ctx.Err() == nil {
-			ready := p.Ready(c.runningKeys(), c.opts)
-			now := r.o.Now()
-			var batch []*job
-			head := ""
-			for _, t := range ready {
-				if nb := c.notBefore[t.Key()]; now.Before(nb) {
-					if wake.IsZero() || nb.Before(wake) {
-						wake = nb
-					}
-					continue
-				}
-				slot := slices.Index(c.busy, false)
-				if slot < 0 {
-					break
-				}
-				if head == "" {
-					var err error
-					if head, err = c.repo.RevParse(ctx, c.ref); err != nil {
-						return r.fail(p, nil, err)
-					}
-				}
-				batch = append(batch, c.assign(ctx, p, t, slot, head))
+			batch, w, err := c.pick(ctx, p)
+			if err != nil {
+				return r.fail(p, nil, err)
 			}
+			wake = w
 			// One durable write for the tasks that start together, before
 			// any of them does.
 			if len(batch) > 0 {
@@ -444,11 +433,53 @@ func (c *coordinator) stop(err error, t *plans.Task) {
 }
 
 func (c *coordinator) runningKeys() []string {
-	keys := make([]string, 0, len(c.running))
+	keys := make([]string, 0, len(c.running)+len(c.landing))
 	for k := range c.running {
 		keys = append(keys, k)
 	}
+	for k := range c.landing {
+		keys = append(keys, k)
+	}
 	return keys
+}
+
+// pick assigns the ready tasks to the free slots, from the integration
+// head, and says when the first task waiting out its backoff may start.
+// The caller writes state.json, then launches the batch.
+func (c *coordinator) pick(ctx context.Context, p *plans.Plan) (batch []*job, wake time.Time, err error) {
+	r := c.r
+	ready := p.Ready(c.runningKeys(), c.opts)
+	now := r.o.Now()
+	head := ""
+	for _, t := range ready {
+		if nb := c.notBefore[t.Key()]; now.Before(nb) {
+			if wake.IsZero() || nb.Before(wake) {
+				wake = nb
+			}
+			continue
+		}
+		slot := slices.Index(c.busy, false)
+		if slot < 0 {
+			break
+		}
+		if head == "" {
+			if head, err = c.repo.RevParse(ctx, c.ref); err != nil {
+				return nil, time.Time{}, err
+			}
+		}
+		batch = append(batch, c.assign(ctx, p, t, slot, head))
+	}
+	return batch, wake, nil
+}
+
+// unassign undoes assign for a job that never started.
+func (c *coordinator) unassign(j *job) {
+	key := j.task.Key()
+	delete(c.running, key)
+	delete(c.r.st.Running, key)
+	c.busy[j.slot] = false
+	c.attempts[key]--
+	c.r.st.Record(key).Attempts = c.attempts[key]
 }
 
 func (c *coordinator) maxAttempts() int { return 1 + c.r.o.Config.Runbook.Retries }
@@ -508,10 +539,81 @@ func (c *coordinator) launch(ctx context.Context, wg *sync.WaitGroup, p *plans.P
 	}()
 }
 
-// handle takes a worker's result: a failure is retried or ends the run; a
-// commit is recorded, then landed. It returns the plan as it now is, or
-// nil when it did not change.
+// handle takes the workers' results, res and any others already in: a
+// failure is retried or ends the run; a commit is recorded, then landed,
+// one at a time. The workers whose tasks came back take their next tasks
+// before the landings, from the head before them, with one durable write:
+// the landings (each task's verify blocks on the landed tree, its tick)
+// do not hold them up, and the tasks that start together share their
+// base. A task counts as running until it has landed (runningKeys), so
+// that no task that waits for it, or shares its files, starts before. It
+// returns the plan as it now is, or nil when it did not change.
 func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *plans.Plan {
+	r := c.r
+	var done []*committed
+	for more := true; more; {
+		if d := c.accept(ctx, res); d != nil {
+			done = append(done, d)
+			c.landing[res.key] = true
+		}
+		select {
+		case res = <-c.results:
+		default:
+			more = false
+		}
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	defer clear(c.landing)
+	var batch []*job
+	if c.failure == nil && c.overBudget == nil && ctx.Err() == nil && r.halted() == nil {
+		var err error
+		if batch, _, err = c.pick(ctx, p); err != nil {
+			c.stop(err, nil)
+		}
+	}
+	// The tasks' work is committed on their branches: from now on it is
+	// never lost, whatever happens to this process.
+	if err := r.save(); err != nil {
+		for _, b := range batch {
+			c.unassign(b)
+		}
+		c.stop(err, nil)
+		for _, d := range done {
+			d.j.close()
+		}
+		return nil
+	}
+	for _, b := range batch {
+		c.launch(c.wctx, c.wg, p, b)
+	}
+	var changed *plans.Plan
+	for _, d := range done {
+		j := d.j
+		ev := j.base
+		ev.Type, ev.Time, ev.Commit, ev.Branch, ev.Worktree = EventTaskCommitted, r.o.Now(), d.out.Commit, j.a.Branch, d.out.Worktree
+		r.o.Observe(ev)
+		if np := c.land(ctx, p, j, d.out.Commit, d.elapsed); np != nil {
+			p, changed = np, np
+		}
+		j.close()
+		delete(c.landing, j.task.Key())
+	}
+	return changed
+}
+
+// committed is a task whose worker handed back its commit, to land.
+type committed struct {
+	j       *job
+	out     Outcome
+	elapsed int64
+}
+
+// accept takes one worker's result: a failure is retried or ends the run
+// (nil); a commit is recorded in state.json's Running, to be written and
+// landed by handle.
+func (c *coordinator) accept(ctx context.Context, res result) *committed {
 	r := c.r
 	j := c.running[res.key]
 	delete(c.running, res.key)
@@ -557,22 +659,10 @@ func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *pl
 		}
 		return nil
 	}
-	// The task's work is committed on its branch: from now on it is never
-	// lost, whatever happens to this process.
 	if rec := r.st.Running[res.key]; rec != nil {
 		rec.Commit = res.out.Commit
 	}
-	if err := r.save(); err != nil {
-		c.stop(err, nil)
-		j.close()
-		return nil
-	}
-	ev := j.base
-	ev.Type, ev.Time, ev.Commit, ev.Branch, ev.Worktree = EventTaskCommitted, r.o.Now(), res.out.Commit, j.a.Branch, res.out.Worktree
-	r.o.Observe(ev)
-	np := c.land(ctx, p, j, res.out.Commit, elapsed)
-	j.close()
-	return np
+	return &committed{j: j, out: res.out, elapsed: elapsed}
 }
 
 // taskLog opens the task's log and returns the writer of its output, which

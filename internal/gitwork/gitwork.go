@@ -102,6 +102,14 @@ func (r *Repo) Git(ctx context.Context, dir string, args ...string) (string, err
 	return run(ctx, dir, nil, args...)
 }
 
+// GitInput is Git with stdin (update-ref --stdin, say).
+func (r *Repo) GitInput(ctx context.Context, dir string, stdin []byte, args ...string) (string, error) {
+	if dir == "" {
+		dir = r.Root
+	}
+	return run(ctx, dir, stdin, args...)
+}
+
 // RevParse resolves rev to a full commit name.
 func (r *Repo) RevParse(ctx context.Context, rev string) (string, error) {
 	out, err := run(ctx, r.Root, nil, "rev-parse", "--verify", "-q", rev+"^{commit}")

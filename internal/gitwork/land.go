@@ -34,10 +34,17 @@ func (e *ConflictError) Error() string {
 // merge of onto and commit. It does not move any branch (UpdateRef does).
 // A *ConflictError says both sides changed the same lines.
 func (r *Repo) Land(ctx context.Context, onto, commit, mode string) (string, error) {
-	parent, err := r.RevParse(ctx, commit+"^")
+	// One git command reads all Land needs of commit: its parent, author
+	// and message (the landing queue pays for each, one task at a time).
+	info, err := run(ctx, r.Root, nil, "log", "-1", "--format=%P%x00%an%x00%ae%x00%ad%x00%B", "--date=raw", commit)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("read %s: %w", short(commit), err)
 	}
+	f := strings.SplitN(info, "\x00", 5)
+	if len(f) != 5 || f[0] == "" {
+		return "", fmt.Errorf("read %s: it has no parent", short(commit))
+	}
+	parent, author, msg := strings.Fields(f[0])[0], f[1:4], f[4]
 	if mode == LandRebase && parent == onto {
 		return commit, nil // already on top: a fast-forward
 	}
@@ -55,16 +62,12 @@ func (r *Repo) Land(ctx context.Context, onto, commit, mode string) (string, err
 		}
 		return "", err
 	}
-	switch mode {
-	case LandMerge:
-		msg, err := run(ctx, r.Root, nil, "log", "-1", "--format=%B", commit)
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", short(commit), err)
-		}
-		return r.commitTree(ctx, commit, tree, msg, onto, commit)
-	default:
-		return r.replay(ctx, commit, tree, onto)
+	if mode == LandMerge {
+		return r.commitTreeAs(ctx, commit, author, tree, msg, onto, commit)
 	}
+	// A copy of commit onto onto with the merged tree: same author, same
+	// message.
+	return r.commitTreeAs(ctx, commit, author, tree, msg, onto)
 }
 
 // Revert makes the commit that undoes commit on top of onto, without
@@ -150,15 +153,6 @@ func (r *Repo) mergeTree(ctx context.Context, ours, theirs string) (string, erro
 	return "", fmt.Errorf("merge in the object store: %w", err)
 }
 
-// replay copies commit onto parent with tree: same author, same message.
-func (r *Repo) replay(ctx context.Context, commit, tree, parent string) (string, error) {
-	msg, err := run(ctx, r.Root, nil, "log", "-1", "--format=%B", commit)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", short(commit), err)
-	}
-	return r.commitTree(ctx, commit, tree, msg, parent)
-}
-
 // commitTree makes a commit of tree with parents and msg, its author the
 // author of from.
 func (r *Repo) commitTree(ctx context.Context, from, tree, msg string, parents ...string) (string, error) {
@@ -166,7 +160,12 @@ func (r *Repo) commitTree(ctx context.Context, from, tree, msg string, parents .
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", short(from), err)
 	}
-	f := strings.SplitN(strings.TrimRight(who, "\n"), "\x00", 3)
+	return r.commitTreeAs(ctx, from, strings.SplitN(strings.TrimRight(who, "\n"), "\x00", 3), tree, msg, parents...)
+}
+
+// commitTreeAs makes a commit of tree with parents and msg, its author
+// (name, email, raw date) that of from.
+func (r *Repo) commitTreeAs(ctx context.Context, from string, author []string, tree, msg string, parents ...string) (string, error) {
 	args := []string{}
 	if !r.hasIdentity(ctx) {
 		args = append(args, fallbackIdentity...)
@@ -176,8 +175,7 @@ func (r *Repo) commitTree(ctx context.Context, from, tree, msg string, parents .
 		args = append(args, "-p", p)
 	}
 	args = append(args, "-F", "-")
-	cmd := append([]string{}, args...)
-	out, err := runEnv(ctx, r.Root, []byte(msg), authorEnv(f), cmd...)
+	out, err := runEnv(ctx, r.Root, []byte(msg), authorEnv(author), args...)
 	if err != nil {
 		return "", fmt.Errorf("make the landed commit of %s: %w", short(from), err)
 	}

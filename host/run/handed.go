@@ -1,0 +1,220 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+
+	"github.com/weavehq/weave/agents"
+	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/host/budget"
+	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/internal/layout"
+	"github.com/weavehq/weave/plans"
+	"github.com/weavehq/weave/plugins"
+)
+
+// A handed task is one a coordinator elsewhere gave this process (`weave
+// worker`, over NATS). The process loads its host once, from its own
+// project and config, and runs each task handed to it the way a local
+// worker of a run with workers runs one (localworker.go): in a worktree of
+// its own, with tools rooted there (tools.At: the same gate, hooks,
+// sandbox, permission rules and model), a plan_check that only claims, and
+// one commit with the task's trailers. The tasks it runs at once share the
+// host and its plugins.
+
+// HandedHost is what a worker process loaded once for every task handed to
+// it: its project's config and tools, its agents, its log and budgets.
+type HandedHost struct {
+	// Config is the worker's own config, never the one a coordinator's
+	// code carries.
+	Config *config.Config
+	// Tools are the worker project's tools; each task's are made from them
+	// at its worktree.
+	Tools *tools.Tools
+	// Agent carries out the tasks that are not runbooks (Tapestry); Route,
+	// when set, gives some to another agent (a category's Shuttle).
+	Agent plugins.Agent
+	Route Router
+	// Logger is the host log; nil discards it.
+	Logger *slog.Logger
+	// Budget keeps what the tasks' model calls cost; nil: none are kept.
+	Budget *budget.Ledger
+	// Halted, when set, says why no task may go on (a hook whose failure
+	// policy is closed failed).
+	Halted func() error
+
+	// mu guards slots, the worker of each worktree, kept from task to
+	// task with its tools; it is held while a worktree is first made, for
+	// git cannot add two worktrees of one repository at once.
+	mu    sync.Mutex
+	slots map[string]*localWorker
+}
+
+// HandedTask is one handed task's run: every option of it is here.
+type HandedTask struct {
+	// Repo is the worker's repository, which holds Assignment.Base; Dir
+	// the worktree the task runs in (made, or reset and cleaned, from the
+	// base on Assignment.Branch).
+	Repo *gitwork.Repo
+	Dir  string
+	// Slot numbers the worker's slot in the log.
+	Slot int
+	// Assignment is the task; its Plan is the coordinator's, named.
+	Assignment Assignment
+	// Out receives the task's output.
+	Out io.Writer
+	// Allowance, when set, is what the coordinator allows the task's
+	// model calls to spend (the least of what is left of its run's, plan's
+	// and task's budgets): it stands in for the task's own budget. Nil
+	// leaves the bound of the worker's config, as a lone run of the task
+	// has it (HandedTaskLimit).
+	Allowance *budget.Allowance
+	// Spent, when set, hears what the task's model calls cost once it
+	// ends, however it ends, and the call its budget refused, if one did.
+	Spent func(HandedSpend)
+}
+
+// HandedSpend is what a handed task's model calls cost.
+type HandedSpend struct {
+	// USD is what the calls of known price cost; Calls counts the calls,
+	// Unknown those whose price was unknown.
+	USD            float64
+	Calls, Unknown int
+	// Stop is the call the task's budget refused, nil when none was.
+	Stop *budget.Error
+}
+
+// Run carries out t and returns its commit. A panic in the task's run is
+// its failure, never the process's end.
+func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err error) {
+	logger := h.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := t.Assignment
+	if a.Plan == nil || a.Plan.Name == "" {
+		return Outcome{}, errors.New("a handed task needs its named plan")
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			logger.Error("handed task panicked", "plan", a.Plan.Name, "task", a.Task.Ordinal(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			out, err = Outcome{}, fmt.Errorf("the task's run failed: %v (the worker's log has the stack)", v)
+		}
+	}()
+	if h.Halted != nil {
+		if err := h.Halted(); err != nil {
+			return Outcome{}, err
+		}
+	}
+	w, err := h.worker(ctx, t)
+	if err != nil {
+		return Outcome{}, err
+	}
+	p := a.Plan
+	// The coordinator's .weave/ (its config, hooks, state) that came with
+	// the base is never used here: the task runs under this host's config,
+	// which its owner trusted.
+	w.prepare = func() error { return os.RemoveAll(filepath.Join(t.Dir, layout.DirName)) }
+	w.progress = func(string) (plugins.PlanProgress, error) { return planProgress(p), nil }
+	if h.Budget != nil {
+		key, label := a.Task.Key(), a.Task.Label()
+		if t.Allowance != nil {
+			ctx = h.Budget.ScopeAllowance(ctx, key, label, *t.Allowance)
+		} else {
+			ctx = h.Budget.Scope(ctx, key, label, HandedTaskLimit(h.Config, a.Task))
+		}
+		if t.Spent != nil {
+			defer func() {
+				var s HandedSpend
+				s.USD, s.Calls, s.Unknown = h.Budget.ScopeSpent(ctx)
+				s.Stop = h.Budget.TrippedFor(key)
+				t.Spent(s)
+			}()
+		}
+	}
+	out, err = w.Run(ctx, a, t.Out)
+	if err == nil && h.Halted != nil {
+		if herr := h.Halted(); herr != nil {
+			return Outcome{}, herr
+		}
+	}
+	return out, err
+}
+
+// worker is the worker of t's worktree, made (with the worktree, at t's
+// base) the first time; one task at a time uses it.
+func (h *HandedHost) worker(ctx context.Context, t HandedTask) (*localWorker, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.slots[t.Dir]; w != nil && w.repo == t.Repo {
+		return w, nil
+	}
+	if err := t.Repo.Worktree(ctx, t.Dir, t.Assignment.Branch, t.Assignment.Base); err != nil {
+		return nil, err
+	}
+	logger := h.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	w := &localWorker{index: t.Slot, dir: t.Dir, rel: relTo(t.Repo.Root, t.Dir), repo: t.Repo,
+		main: h.Tools, cfg: h.Config, logger: logger,
+		agentFor: func(task plans.Task) (string, plugins.Agent) { return routeTask(h.Route, h.Agent, task) },
+	}
+	if h.slots == nil {
+		h.slots = map[string]*localWorker{}
+	}
+	h.slots[t.Dir] = w
+	return w, nil
+}
+
+// HandedTaskLimit is what a lone run of task t alone may spend under cfg:
+// the tightest of budget.task (or the task's [budget: $N]), budget.run and
+// budget.plan, for that run is the task and the plan's spending starts
+// from nothing where the worker runs it (0: no bound).
+func HandedTaskLimit(cfg *config.Config, t plans.Task) float64 {
+	if cfg == nil {
+		return 0
+	}
+	task := cfg.Budget.Task
+	if t.Budget != "" {
+		if v, err := budget.ParseAmount(t.Budget); err == nil {
+			task = v
+		}
+	}
+	limit := 0.0
+	for _, v := range []float64{task, cfg.Budget.Run, cfg.Budget.Plan} {
+		if v > 0 && (limit == 0 || v < limit) {
+			limit = v
+		}
+	}
+	return limit
+}
+
+// routeTask is the role and agent that carry out t: route's, else agent
+// as Tapestry.
+func routeTask(route Router, agent plugins.Agent, t plans.Task) (string, plugins.Agent) {
+	if route != nil {
+		if role, a, ok := route(t); ok {
+			return role, a
+		}
+	}
+	return agents.Tapestry, agent
+}
+
+// planProgress is p's progress as the host services report it.
+func planProgress(p *plans.Plan) plugins.PlanProgress {
+	pr := p.Progress()
+	out := plugins.PlanProgress{Plan: p.Name, Total: pr.Total, Done: pr.Completed, Tasks: make([]plugins.PlanTask, len(p.Tasks))}
+	for i, tk := range p.Tasks {
+		out.Tasks[i] = plugins.PlanTask{Number: tk.Number, Title: tk.Title, Done: tk.Done}
+	}
+	return out
+}
