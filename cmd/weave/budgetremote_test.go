@@ -28,14 +28,15 @@ func remotePair(one string) string {
 		"- [ ] 1. Write alpha [budget: " + one + "] [needs: far]\n  **What**: alpha.txt says alpha.\n  **Files**: `alpha.txt`\n"
 }
 
-// remoteTurns answers task 1 of remotePair as a lone run on the worker
-// asks, however often it starts again: write alpha.txt, claim the task,
-// say it is done once ticked; every call costs $0.20 at fakePrices.
+// remoteTurns answers task 1 of remotePair as the worker asks, however
+// often it starts again: write alpha.txt, claim the task, say it is done
+// once claimed; every call costs $0.20 at fakePrices.
 func remoteTurns() []modeltest.Turn {
 	claim := tool("plan_check", `{"plan":"pair","task":1}`)
 	claim.AfterTool = "wrote"
+	// A worker's plan_check claims the task; the coordinator ticks it.
 	done := modeltest.Turn{Text: "Done."}
-	done.AfterTool = "ticked"
+	done.AfterTool = "passed its verify blocks"
 	write := tool("write", `{"path":"alpha.txt","content":"alpha\n"}`)
 	var turns []modeltest.Turn
 	for _, turn := range []modeltest.Turn{claim, done, write} {

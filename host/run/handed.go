@@ -122,7 +122,22 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 	// The coordinator's .weave/ (its config, hooks, state) that came with
 	// the base is never used here: the task runs under this host's config,
 	// which its owner trusted.
-	w.prepare = func() error { return os.RemoveAll(filepath.Join(t.Dir, layout.DirName)) }
+	// The plan the coordinator sent is the one file of .weave/ the task
+	// has, where an agent and plan_check read it (the tools are rooted at
+	// the worktree); the commit never takes it (gitwork.Commit).
+	planFile := filepath.Join(t.Dir, layout.DirName, "plans", p.Name+".md")
+	if p.Path == "" {
+		p.Path = planFile
+	}
+	w.prepare = func() error {
+		if err := os.RemoveAll(filepath.Join(t.Dir, layout.DirName)); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(planFile), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(planFile, p.Src, 0o644)
+	}
 	w.progress = func(string) (plugins.PlanProgress, error) { return planProgress(p), nil }
 	if h.Budget != nil {
 		key, label := a.Task.Key(), a.Task.Label()
