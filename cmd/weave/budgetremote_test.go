@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,37 +59,7 @@ func startModelWorker(t *testing.T, url, name string, srv *modeltest.Server) *wo
 		t.Fatal(err)
 	}
 	env = append(env, "XDG_CONFIG_HOME="+xdg)
-	cmd := exec.Command(weaveBin(t), "worker", "--bus", url, "--name", name, "--repo", filepath.Join(t.TempDir(), name), "--labels", "far")
-	cmd.Env = env
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &workerProc{cmd: cmd, lines: make(chan string, 64)}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.all = append(w.all, sc.Text())
-			w.mu.Unlock()
-			select {
-			case w.lines <- sc.Text():
-			default:
-			}
-		}
-		close(w.lines)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	w.waitLine(t, "joined", func() string { return errOut.String() })
-	return w
+	return startWorkerEnv(t, env, url, name, "--labels", "far")
 }
 
 func TestRemoteTaskBudgetPausesAndRaiseResumes(t *testing.T) {

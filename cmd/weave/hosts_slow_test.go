@@ -557,7 +557,7 @@ func TestSlowSeparateHostsPlan(t *testing.T) {
 	per := map[string]int{}
 	for n, ws := range r.awards() {
 		if len(ws) != 1 || homes[ws[0]] == "" {
-			t.Errorf("task %d awarded to %v, want one far host", n, ws)
+			t.Errorf("task %d awarded to %v, want one far host:\n%s", n, ws, r.story())
 			continue
 		}
 		per[ws[0]]++

@@ -37,8 +37,14 @@ type workerProc struct {
 // waits until it has joined.
 func startWorker(t *testing.T, url, name string, args ...string) *workerProc {
 	t.Helper()
+	return startWorkerEnv(t, append(cleanEnv(t), "WEAVE_SANDBOX_MODE=off"), url, name, args...)
+}
+
+// startWorkerEnv is startWorker with the worker's environment env.
+func startWorkerEnv(t *testing.T, env []string, url, name string, args ...string) *workerProc {
+	t.Helper()
 	cmd := exec.Command(weaveBin(t), append([]string{"worker", "--bus", url, "--name", name, "--repo", filepath.Join(t.TempDir(), name)}, args...)...)
-	cmd.Env = append(cleanEnv(t), "WEAVE_SANDBOX_MODE=off")
+	cmd.Env = env
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
