@@ -28,6 +28,7 @@ type farEvent struct {
 	Task       int    `json:"task"`
 	Output     string `json:"output"`
 	WorkerName string `json:"worker_name"`
+	Reason     string `json:"reason"`
 }
 
 // farFault is a trial's fault: what is hit (the coordinator or a worker
@@ -112,7 +113,11 @@ func farStart(t *testing.T, bin, dir, xdg, url string, f *farFault, act func(far
 			r.conflicts[ev.Task] = true
 		}
 		if ev.Task > 0 && ev.Type != "task.output" && ev.Type != "work.renewed" {
-			r.story[ev.Task] = append(r.story[ev.Task], strings.TrimPrefix(ev.Type, "task.")+"@"+ev.WorkerName)
+			step := strings.TrimPrefix(ev.Type, "task.") + "@" + ev.WorkerName
+			if ev.Reason != "" && (ev.Type == "work.refused" || ev.Type == "work.lost") {
+				step += "(" + ev.Reason + ")"
+			}
+			r.story[ev.Task] = append(r.story[ev.Task], step)
 		}
 		if f == nil || fired {
 			continue
