@@ -93,32 +93,47 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 // have landed it (a task of this run is on the branch only once ticked).
 // A *landError says it could not land.
 func (c *coordinator) landCommit(ctx context.Context, t plans.Task, commit string, out io.Writer, recovered bool) (string, error) {
-	head, err := c.repo.RevParse(ctx, c.ref)
-	if err != nil {
-		return "", err
-	}
+	head := c.head
 	if recovered {
+		var err error
+		if head, err = c.readHead(ctx); err != nil {
+			return "", err
+		}
 		if sha, err := c.landedCommit(ctx, head, t); err != nil || sha != "" {
 			return sha, err
 		}
 	}
-	landed, err := c.repo.Land(ctx, head, commit, c.landMode())
-	var ce *gitwork.ConflictError
-	if errors.As(err, &ce) {
-		return "", &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+	// The task's base is a head this run assigned, on the line of the
+	// current one: git need not be asked whether it is an ancestor.
+	onLine := gitwork.LandOptions{OnLine: func(sha string) bool { return c.line[sha] }}
+	for moved := false; ; moved = true {
+		landed, err := c.repo.LandWith(ctx, head, commit, c.landMode(), onLine)
+		var ce *gitwork.ConflictError
+		if errors.As(err, &ce) {
+			return "", &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+		}
+		if err != nil {
+			return "", err
+		}
+		if refusal, err := c.verifyAt(ctx, t, landed, out); err != nil {
+			return "", err
+		} else if refusal != "" {
+			return "", &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: ")), files: nil}
+		}
+		err = c.repo.UpdateRef(ctx, c.ref, landed, head)
+		if err == nil {
+			c.advance(landed)
+			return landed, nil
+		}
+		// The compare-and-swap failed: someone else moved the branch
+		// (a person's git). The task lands again, verify and all, on
+		// where the branch is now; once.
+		cur, rerr := c.readHead(ctx)
+		if moved || rerr != nil || cur == head {
+			return "", err
+		}
+		head = cur
 	}
-	if err != nil {
-		return "", err
-	}
-	if refusal, err := c.verifyAt(ctx, t, landed, out); err != nil {
-		return "", err
-	} else if refusal != "" {
-		return "", &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: ")), files: nil}
-	}
-	if err := c.repo.UpdateRef(ctx, c.ref, landed, head); err != nil {
-		return "", err
-	}
-	return landed, nil
 }
 
 func (c *coordinator) landMode() string {

@@ -38,13 +38,24 @@ type localWorker struct {
 	agentFor    func(plans.Task) (string, plugins.Agent)
 	// gitDir is the worktree's git directory as the host made it.
 	gitDir string
+	// checked says the worktree was last seen as the host made it (its
+	// git directory its own, onBranch) after the last task in it ended:
+	// the next task resets it without asking git whether it is one.
+	checked bool
 }
 
 func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
 
 // Run implements Worker.
 func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Outcome, error) {
-	if err := w.repo.Worktree(ctx, w.dir, a.Branch, a.Base); err != nil {
+	reset := w.repo.Worktree
+	if w.checked {
+		reset = w.repo.ResetWorktree
+	}
+	// Whatever happens to this task, the next one checks again unless
+	// this one ends checked.
+	w.checked = false
+	if err := reset(ctx, w.dir, a.Branch, a.Base); err != nil {
 		return Outcome{}, err
 	}
 	if w.gitDir == "" {
@@ -107,6 +118,7 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 	if err != nil {
 		return Outcome{}, err
 	}
+	w.checked = true
 	return Outcome{Commit: sha, Worktree: w.rel}, nil
 }
 

@@ -152,6 +152,10 @@ type job struct {
 	// recovered marks a task a run that died left running (recover.go).
 	recovered bool
 	worktree  string
+	// commit is the task's commit, once its worker handed it back;
+	// elapsed is how long the worker took.
+	commit  string
+	elapsed int64
 }
 
 // result is what a worker's goroutine hands back.
@@ -175,7 +179,19 @@ type coordinator struct {
 	opts         plans.ScheduleOptions
 	workers      []Worker
 	busy         []bool
-	running      map[string]*job
+	// running has the tasks a worker is on and those waiting in queue to
+	// land: a task's dependents wait until it is ticked.
+	running map[string]*job
+	// queue has the tasks whose commits wait to land, in the order they
+	// came; their workers are free for the next task meanwhile.
+	queue []*job
+	// head is the integration branch's head as this run moved it, and
+	// line the heads it had in this run since it was last read from git,
+	// each an ancestor of head: the coordinator alone moves the branch
+	// (compare-and-swap, which tells it when a person moved it too), so
+	// it need not ask git where it is for every task.
+	head string
+	line map[string]bool
 	attempts     map[string]int
 	// notBefore holds when a task that failed may run again: the backoff
 	// of a lone run's retries (RetryBackoff).
@@ -254,6 +270,9 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 			return nil, err
 		}
 	}
+	if _, err := c.readHead(ctx); err != nil {
+		return nil, err
+	}
 	for i := range n {
 		dir := filepath.Join(c.dir, "w"+strconv.Itoa(i+1))
 		c.workers = append(c.workers, &localWorker{index: i + 1, dir: dir, rel: relTo(r.o.Project, dir), repo: repo,
@@ -268,6 +287,26 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		}
 	}
 	return c, nil
+}
+
+// readHead reads where the integration branch is from git and makes it
+// the head the run knows, its line starting again there.
+func (c *coordinator) readHead(ctx context.Context) (string, error) {
+	head, err := c.repo.RevParse(ctx, c.ref)
+	if err != nil {
+		return "", err
+	}
+	if head != c.head {
+		c.head, c.line = head, map[string]bool{head: true}
+	}
+	return head, nil
+}
+
+// advance records that the run moved the integration branch from c.head to
+// head, a commit on top of it.
+func (c *coordinator) advance(head string) {
+	c.head = head
+	c.line[head] = true
 }
 
 // exclude keeps the worktrees out of the main tree's status, so that the
@@ -333,7 +372,6 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			ready := p.Ready(c.runningKeys(), c.opts)
 			now := r.o.Now()
 			var batch []*job
-			head := ""
 			for _, t := range ready {
 				if nb := c.notBefore[t.Key()]; now.Before(nb) {
 					if wake.IsZero() || nb.Before(wake) {
@@ -345,16 +383,11 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 				if slot < 0 {
 					break
 				}
-				if head == "" {
-					var err error
-					if head, err = c.repo.RevParse(ctx, c.ref); err != nil {
-						return r.fail(p, nil, err)
-					}
-				}
-				batch = append(batch, c.assign(ctx, p, t, slot, head))
+				batch = append(batch, c.assign(ctx, p, t, slot, c.head))
 			}
 			// One durable write for the tasks that start together, before
-			// any of them does.
+			// any of them does; it also carries the commits of the tasks
+			// in queue to land.
 			if len(batch) > 0 {
 				if err := r.save(); err != nil {
 					return r.fail(p, nil, err)
@@ -363,6 +396,18 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 					c.launch(wctx, &wg, p, j)
 				}
 			}
+		}
+		// A worker that finished took its next task above; its commit lands
+		// now, one at a time, while the others work.
+		if len(c.queue) > 0 {
+			j := c.queue[0]
+			c.queue = c.queue[1:]
+			if np := c.land(ctx, p, j, j.commit, j.elapsed); np != nil {
+				p = np
+			}
+			delete(c.running, j.task.Key())
+			j.close()
+			continue
 		}
 		if len(c.running) == 0 {
 			switch {
@@ -514,11 +559,11 @@ func (c *coordinator) launch(ctx context.Context, wg *sync.WaitGroup, p *plans.P
 func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *plans.Plan {
 	r := c.r
 	j := c.running[res.key]
-	delete(c.running, res.key)
 	c.busy[j.slot] = false
 	t := j.task
 	elapsed := r.o.Now().Sub(j.start).Milliseconds()
 	if res.err != nil {
+		delete(c.running, res.key)
 		defer j.close()
 		delete(r.st.Running, res.key)
 		be := r.overBudgetFor(res.key, res.err)
@@ -557,22 +602,20 @@ func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *pl
 		}
 		return nil
 	}
-	// The task's work is committed on its branch: from now on it is never
-	// lost, whatever happens to this process.
+	// The task's work is committed on its branch, with its attempt's
+	// trailer: from now on it is never lost, whatever happens to this
+	// process (recover finds it there). The record goes to state.json
+	// with the next write, the one of the task its worker takes next or
+	// the one of its landing.
 	if rec := r.st.Running[res.key]; rec != nil {
 		rec.Commit = res.out.Commit
-	}
-	if err := r.save(); err != nil {
-		c.stop(err, nil)
-		j.close()
-		return nil
 	}
 	ev := j.base
 	ev.Type, ev.Time, ev.Commit, ev.Branch, ev.Worktree = EventTaskCommitted, r.o.Now(), res.out.Commit, j.a.Branch, res.out.Worktree
 	r.o.Observe(ev)
-	np := c.land(ctx, p, j, res.out.Commit, elapsed)
-	j.close()
-	return np
+	j.commit, j.elapsed = res.out.Commit, elapsed
+	c.queue = append(c.queue, j)
+	return nil
 }
 
 // taskLog opens the task's log and returns the writer of its output, which

@@ -49,7 +49,10 @@ func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trail
 	} else if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude).weave"); err != nil {
 		return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 	}
-	args := []string{"commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
+	// git commit starts `git maintenance run --auto` after each commit, a
+	// process per task that packs nothing until thousands of objects
+	// piled up; the person's own next commit runs it as well.
+	args := []string{"-c", "maintenance.auto=false", "commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
 	if !r.hasIdentity(ctx) {
 		args = append(append([]string{}, fallbackIdentity...), args...)
 	}
