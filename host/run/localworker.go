@@ -129,6 +129,11 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 // whose .git was rewritten to point at another repository (the main tree's,
 // say) is refused, never committed in.
 func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
+	// Most tasks leave git as they found it, which git's own files tell
+	// without a process; anything else is asked of git below.
+	if w.repo.OnBranch(ctx, w.dir, w.gitDir, a.Branch, a.Base) {
+		return nil
+	}
 	out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir", "HEAD", "--symbolic-full-name", "HEAD")
 	if err != nil {
 		return fmt.Errorf("the worktree %s is no longer one: %w", w.rel, err)

@@ -188,8 +188,16 @@ func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 	// its creation and its record), or one that is no worktree of r any
 	// more, is pruned first.
 	r.clearStale(ctx, dir)
-	if _, err := r.addWorktree(ctx, dir, "worktree", "add", "-q", "-f", "-B", branch, dir, base); err != nil {
+	// Added bare (no branch, no checkout), then checked out on branch:
+	// git worktree add -B would start three git processes of its own for
+	// the same, and a run's workers all add theirs at once. A branch
+	// checked out in another worktree (a task's earlier attempt on
+	// another worker) is taken over, as worktree add -f did.
+	if _, err := r.addWorktree(ctx, dir, "worktree", "add", "-q", "-f", "--detach", "--no-checkout", dir, base); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
+	}
+	if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--ignore-other-worktrees", "-B", branch, base); err != nil {
+		return fmt.Errorf("check out %s in worktree %s: %w", branch, dir, err)
 	}
 	return nil
 }
@@ -212,7 +220,7 @@ func (r *Repo) addWorktree(ctx context.Context, dir string, args ...string) (str
 // r: one it made, and checked after the last thing that ran in it (its
 // git directory is still its own). It does not ask git again.
 func (r *Repo) ResetWorktree(ctx context.Context, dir, branch, base string) error {
-	if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "-B", branch, base); err != nil {
+	if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--ignore-other-worktrees", "-B", branch, base); err != nil {
 		return fmt.Errorf("reuse worktree %s: %w", dir, err)
 	}
 	if _, err := run(ctx, dir, nil, "clean", "-q", "-f", "-d", "-x"); err != nil {
