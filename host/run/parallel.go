@@ -190,9 +190,9 @@ type coordinator struct {
 	// each an ancestor of head: the coordinator alone moves the branch
 	// (compare-and-swap, which tells it when a person moved it too), so
 	// it need not ask git where it is for every task.
-	head string
-	line map[string]bool
-	attempts     map[string]int
+	head     string
+	line     map[string]bool
+	attempts map[string]int
 	// notBefore holds when a task that failed may run again: the backoff
 	// of a lone run's retries (RetryBackoff).
 	notBefore map[string]time.Time
