@@ -77,6 +77,13 @@ func branchSafe(name string) string {
 // no commit, or with uncommitted changes to files the plan's open tasks
 // touch (their Files lists; any change when one of them has none), which
 // the workers would not see and landing could overwrite.
+// gitFound is what checkWorkers found of the project's repository: the
+// repository, and its HEAD and branch.
+type gitFound struct {
+	repo         *gitwork.Repo
+	head, branch string
+}
+
 func (r *runner) checkWorkers(ctx context.Context, p *plans.Plan) error {
 	n := r.workers()
 	refuse := func(reason, hint string) error { return &WorkersRefusedError{Workers: n, Reason: reason, Hint: hint} }
@@ -93,6 +100,7 @@ func (r *runner) checkWorkers(ctx context.Context, p *plans.Plan) error {
 	if err != nil {
 		return refuse(err.Error(), "check the repository with `git status`")
 	}
+	r.git = &gitFound{repo: repo, head: sha, branch: branch}
 	switch {
 	case sha == "":
 		return refuse("the branch has no commit yet", "commit the project first")
@@ -233,10 +241,16 @@ func (r *runner) parallel(ctx context.Context, p *plans.Plan) (Result, error) {
 }
 
 func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinator, error) {
-	repo, err := gitwork.Open(ctx, r.o.Project)
-	if err != nil {
-		return nil, err
+	found := r.git
+	if found == nil {
+		repo, err := gitwork.Open(ctx, r.o.Project)
+		if err != nil {
+			return nil, err
+		}
+		head, branch, _ := repo.Head(ctx)
+		found = &gitFound{repo: repo, head: head, branch: branch}
 	}
+	repo := found.repo
 	n := r.workers()
 	c := &coordinator{r: r, repo: repo, branch: IntegrationBranch(p.Name),
 		dir:       filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name)),
@@ -255,7 +269,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 	}
 	st := r.st
 	if st.Integration == nil || st.Integration.Branch != c.branch {
-		head, from, _ := repo.Head(ctx)
+		head, from := found.head, found.branch
 		if cur, err := repo.RevParse(ctx, c.ref); err == nil && cur != head {
 			if _, err := repo.Git(ctx, "", "merge-base", "--is-ancestor", cur, head); err != nil {
 				return nil, fmt.Errorf("branch %s holds commits that %s lacks (the work of an earlier run?): merge it (`git merge %s`) or delete it (`git branch -D %s`), then run again",
@@ -269,8 +283,8 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		if err := r.save(); err != nil {
 			return nil, err
 		}
-	}
-	if _, err := c.readHead(ctx); err != nil {
+		c.head, c.line = head, map[string]bool{head: true}
+	} else if _, err := c.readHead(ctx); err != nil {
 		return nil, err
 	}
 	for i := range n {
@@ -312,13 +326,9 @@ func (c *coordinator) advance(head string) {
 // exclude keeps the worktrees out of the main tree's status, so that the
 // project never looks changed because of them.
 func (c *coordinator) exclude(ctx context.Context) error {
-	out, err := c.repo.Git(ctx, "", "rev-parse", "--git-common-dir")
+	gitDir, err := c.repo.CommonDir(ctx)
 	if err != nil {
 		return err
-	}
-	gitDir := strings.TrimSpace(out)
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(c.repo.Root, gitDir)
 	}
 	path := filepath.Join(gitDir, "info", "exclude")
 	const line = "/" + layout.DirName + "/worktrees/"

@@ -158,8 +158,10 @@ func (r *Repo) Dirty(ctx context.Context, paths []string) ([]string, error) {
 // existing branch is left where it is unless force is set. It returns
 // where the branch points.
 func (r *Repo) BranchAt(ctx context.Context, branch, commit string, force bool) (string, error) {
-	if cur, err := r.RevParse(ctx, "refs/heads/"+branch); err == nil && !force {
-		return cur, nil
+	if !force {
+		if cur, err := r.RevParse(ctx, "refs/heads/"+branch); err == nil {
+			return cur, nil
+		}
 	}
 	if _, err := run(ctx, r.Root, nil, "update-ref", "-m", "weave: branch", "refs/heads/"+branch, commit); err != nil {
 		return "", fmt.Errorf("point branch %s at %s: %w", branch, short(commit), err)
@@ -279,6 +281,10 @@ func (r *Repo) isWorktree(ctx context.Context, dir string) bool {
 	return err1 == nil && err2 == nil && err3 == nil && err4 == nil && top == want && common == mine &&
 		filepath.Dir(gitDir) == filepath.Join(mine, "worktrees")
 }
+
+// CommonDir is r's git directory (the main tree's .git, which its linked
+// worktrees share), its real path; asked of git once per Repo.
+func (r *Repo) CommonDir(ctx context.Context) (string, error) { return r.commonDir(ctx) }
 
 // commonDir is r's git directory (the main tree's .git), its real path.
 func (r *Repo) commonDir(ctx context.Context) (string, error) {
