@@ -59,11 +59,11 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 		return Outcome{}, err
 	}
 	if w.gitDir == "" {
-		out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir")
+		g, err := w.repo.GitDir(ctx, w.dir)
 		if err != nil {
 			return Outcome{}, err
 		}
-		w.gitDir = strings.TrimSpace(out)
+		w.gitDir = g
 	}
 	if w.tools == nil {
 		wt, err := w.main.At(w.dir)

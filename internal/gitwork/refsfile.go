@@ -33,6 +33,25 @@ func worktreeGitDir(dir string) string {
 	return filepath.Clean(s)
 }
 
+// GitDir is the git directory of dir, a linked worktree of r that Worktree
+// just made or reset, as git rev-parse --absolute-git-dir says it: read
+// from the .git file git wrote there when it is one of r's worktrees'
+// directories, else asked of git.
+func (r *Repo) GitDir(ctx context.Context, dir string) (string, error) {
+	if g := worktreeGitDir(dir); g != "" {
+		real, err := filepath.EvalSymlinks(g)
+		common, cerr := r.commonDir(ctx)
+		if err == nil && cerr == nil && filepath.Dir(real) == filepath.Join(common, "worktrees") {
+			return real, nil
+		}
+	}
+	out, err := run(ctx, dir, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
 // headBranch is the branch (refs/heads/...) gitDir's HEAD is on, "" when
 // it is detached or cannot be read.
 func headBranch(gitDir string) string {
@@ -85,8 +104,13 @@ func isHex(s string) bool {
 // false means it cannot tell from the files: the caller asks git.
 func (r *Repo) OnBranch(ctx context.Context, dir, gitDir, branch, commit string) bool {
 	g := worktreeGitDir(dir)
-	if g == "" || g != filepath.Clean(gitDir) {
+	if g == "" {
 		return false
+	}
+	if g != filepath.Clean(gitDir) {
+		if real, err := filepath.EvalSymlinks(g); err != nil || real != filepath.Clean(gitDir) {
+			return false
+		}
 	}
 	ref := headBranch(g)
 	return ref == "refs/heads/"+branch && r.looseRef(ctx, ref) == commit
