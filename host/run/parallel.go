@@ -369,6 +369,20 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
+		// Every worker that finished hands in its result before tasks are
+		// handed out: workers that finished together take their next
+		// tasks at once, with one write of state.json, and none waits for
+		// another's landing to start.
+		for drained := false; !drained; {
+			select {
+			case res := <-c.results:
+				if np := c.handle(ctx, p, res); np != nil {
+					p = np
+				}
+			default:
+				drained = true
+			}
+		}
 		if np, err := r.current(p); err != nil {
 			c.stop(err, nil)
 		} else {
