@@ -191,8 +191,12 @@ type coordinator struct {
 	// land: a task's dependents wait until it is ticked.
 	running map[string]*job
 	// queue has the tasks whose commits wait to land, in the order they
-	// came; their workers are free for the next task meanwhile.
-	queue []*job
+	// came; their workers are free for the next task meanwhile. landing
+	// is the one landing in flight (land.go), whose outcome comes back on
+	// landings.
+	queue    []*job
+	landing  *job
+	landings chan landResult
 	// head is the integration branch's head as this run moved it, and
 	// line the heads it had in this run since it was last read from git,
 	// each an ancestor of head: the coordinator alone moves the branch
@@ -260,6 +264,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		attempts:  map[string]int{},
 		notBefore: map[string]time.Time{},
 		results:   make(chan result, n),
+		landings:  make(chan landResult, 1),
 		seen:      newSeenBoard(),
 	}
 	c.ref = "refs/heads/" + c.branch
@@ -368,6 +373,7 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	c.cancel = cancel
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	done := ctx.Done()
 	for {
 		// Every worker that finished hands in its result before tasks are
 		// handed out: workers that finished together take their next
@@ -422,16 +428,12 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			}
 		}
 		// A worker that finished took its next task above; its commit lands
-		// now, one at a time, while the others work.
-		if len(c.queue) > 0 {
+		// one at a time, beside the loop, which meanwhile takes in results
+		// and hands out tasks.
+		if len(c.queue) > 0 && c.landing == nil {
 			j := c.queue[0]
 			c.queue = c.queue[1:]
-			if np := c.land(ctx, p, j, j.commit, j.elapsed); np != nil {
-				p = np
-			}
-			delete(c.running, j.task.Key())
-			j.close()
-			continue
+			c.startLanding(ctx, &wg, j)
 		}
 		if len(c.running) == 0 {
 			switch {
@@ -486,17 +488,19 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		case lr := <-c.landings:
+			if np := c.finishLanding(ctx, p, lr); np != nil {
+				p = np
+			}
 		case <-c.seen.wake:
 			c.recordSeen()
 		case <-backoff:
-		case <-ctx.Done():
+		case <-done:
 			// Ctrl-C: the workers' blocks are stopped with wctx; their
-			// results come in and the run pauses once they have.
+			// results, and the landing in flight, come in and the run
+			// pauses once they have.
 			cancel()
-			res := <-c.results
-			if np := c.handle(ctx, p, res); np != nil {
-				p = np
-			}
+			done = nil
 		}
 		if timer != nil {
 			timer.Stop()
