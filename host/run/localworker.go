@@ -39,8 +39,10 @@ type localWorker struct {
 	// gitDir is the worktree's git directory as the host made it.
 	gitDir string
 	// checked says the worktree was last seen as the host made it (its
-	// git directory its own, onBranch) after the last task in it ended:
-	// the next task resets it without asking git whether it is one.
+	// git directory its own, onBranch) when the last task in it ended,
+	// and nothing runs in a worktree between its tasks (a block's
+	// processes end with the block): the next task resets it without
+	// asking git again whether it is one.
 	checked bool
 }
 

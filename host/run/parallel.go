@@ -72,11 +72,6 @@ func branchSafe(name string) string {
 	return s
 }
 
-// checkWorkers refuses a run with workers where it cannot work: outside a
-// git repository (or below its top), on a detached HEAD or a branch with
-// no commit, or with uncommitted changes to files the plan's open tasks
-// touch (their Files lists; any change when one of them has none), which
-// the workers would not see and landing could overwrite.
 // gitFound is what checkWorkers found of the project's repository: the
 // repository, and its HEAD and branch.
 type gitFound struct {
@@ -84,6 +79,11 @@ type gitFound struct {
 	head, branch string
 }
 
+// checkWorkers refuses a run with workers where it cannot work: outside a
+// git repository (or below its top), on a detached HEAD or a branch with
+// no commit, or with uncommitted changes to files the plan's open tasks
+// touch (their Files lists; any change when one of them has none), which
+// the workers would not see and landing could overwrite.
 func (r *runner) checkWorkers(ctx context.Context, p *plans.Plan) error {
 	n := r.workers()
 	refuse := func(reason, hint string) error { return &WorkersRefusedError{Workers: n, Reason: reason, Hint: hint} }
