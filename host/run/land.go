@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/host/tools"
@@ -48,18 +49,73 @@ type landError struct {
 
 func (e *landError) Error() string { return e.why }
 
-// land lands task j's commit and ticks the task; it returns the plan as it
-// now is, or nil when it did not change.
-func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit string, elapsed int64) *plans.Plan {
+// landResult is what came of a landing: the landed commit, or why not,
+// and where the integration branch was found when someone else had moved
+// it ("" when no one had).
+type landResult struct {
+	j      *job
+	landed string
+	moved  string
+	err    error
+}
+
+// startLanding lands the commit of j, a task its worker finished, in a
+// goroutine of its own: the git work and the verify blocks on the landed
+// tree. It reads the head and line the coordinator knows, which nothing
+// changes while it is in flight (finishLanding, on the coordinator's
+// goroutine, takes the outcome in); state.json and the plan are the
+// coordinator's alone.
+func (c *coordinator) startLanding(ctx context.Context, wg *sync.WaitGroup, j *job) {
+	c.landingStarts(j, j.commit)
+	c.landing = j
+	head := c.head
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		landed, moved, err := c.landOnto(ctx, j.task, j.commit, head, j.out)
+		c.landings <- landResult{j: j, landed: landed, moved: moved, err: err}
+	}()
+}
+
+// finishLanding takes in the outcome of the landing in flight: the task is
+// ticked when it landed, or goes back to run again. It returns the plan as
+// it now is, or nil when it did not change.
+func (c *coordinator) finishLanding(ctx context.Context, p *plans.Plan, lr landResult) *plans.Plan {
+	c.landing = nil
+	j := lr.j
+	defer func() {
+		delete(c.running, j.task.Key())
+		j.close()
+	}()
+	c.learnHead(lr.landed, lr.moved, lr.err)
+	return c.landed(ctx, p, j, lr.landed, lr.err, j.elapsed)
+}
+
+// landingStarts says task j's commit is landing.
+func (c *coordinator) landingStarts(j *job, commit string) {
 	r := c.r
-	t := j.task
 	ev := j.base
 	ev.Type, ev.Time, ev.Commit = EventTaskLanding, r.o.Now(), commit
 	r.o.Observe(ev)
-	if rec := r.st.Running[t.Key()]; rec != nil {
+	if rec := r.st.Running[j.task.Key()]; rec != nil {
 		rec.Landing = true
 	}
-	landed, err := c.landCommit(ctx, t, commit, j.out, j.recovered)
+}
+
+// land lands task j's commit and ticks the task, before it returns; it
+// returns the plan as it now is, or nil when it did not change.
+func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit string, elapsed int64) *plans.Plan {
+	c.landingStarts(j, commit)
+	landed, err := c.landCommit(ctx, j.task, commit, j.out, j.recovered)
+	return c.landed(ctx, p, j, landed, err, elapsed)
+}
+
+// landed ticks task j once its commit landed (err nil), or sends it back
+// to run again; it returns the plan as it now is, or nil when it did not
+// change.
+func (c *coordinator) landed(ctx context.Context, p *plans.Plan, j *job, landed string, err error, elapsed int64) *plans.Plan {
+	r := c.r
+	t := j.task
 	var le *landError
 	switch {
 	case errors.As(err, &le):
@@ -69,7 +125,7 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 		c.stop(fmt.Errorf("land task %s: %w", t.Label(), err), &t)
 		return nil
 	}
-	ev = j.base
+	ev := j.base
 	ev.Type, ev.Time, ev.Commit = EventTaskLanded, r.o.Now(), landed
 	r.o.Observe(ev)
 	np, err := c.tick(ctx, p, t)
@@ -93,32 +149,70 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 // have landed it (a task of this run is on the branch only once ticked).
 // A *landError says it could not land.
 func (c *coordinator) landCommit(ctx context.Context, t plans.Task, commit string, out io.Writer, recovered bool) (string, error) {
-	head, err := c.repo.RevParse(ctx, c.ref)
-	if err != nil {
-		return "", err
-	}
+	head := c.head
 	if recovered {
+		var err error
+		if head, err = c.readHead(ctx); err != nil {
+			return "", err
+		}
 		if sha, err := c.landedCommit(ctx, head, t); err != nil || sha != "" {
 			return sha, err
 		}
 	}
-	landed, err := c.repo.Land(ctx, head, commit, c.landMode())
-	var ce *gitwork.ConflictError
-	if errors.As(err, &ce) {
-		return "", &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+	landed, moved, err := c.landOnto(ctx, t, commit, head, out)
+	c.learnHead(landed, moved, err)
+	return landed, err
+}
+
+// landOnto lands commit on head, the integration head the coordinator
+// knows: the landed commit is made in the object store, t's verify blocks
+// run on its tree, then the branch is moved from head to it (a
+// compare-and-swap). When the swap fails, someone else moved the branch
+// (a person's git): the task lands again, verify and all, on where the
+// branch is now (moved), once. It changes nothing of the coordinator's
+// (learnHead takes in what it found), so that it may run beside the loop.
+// A *landError says it could not land.
+func (c *coordinator) landOnto(ctx context.Context, t plans.Task, commit, head string, out io.Writer) (landed, moved string, err error) {
+	// The task's base is a head this run assigned, on the line of the
+	// head it knows: git need not be asked whether it is an ancestor.
+	// On a branch someone else moved, git is asked.
+	opts := gitwork.LandOptions{OnLine: func(sha string) bool { return c.line[sha] }}
+	for {
+		landed, err := c.repo.LandWith(ctx, head, commit, c.landMode(), opts)
+		var ce *gitwork.ConflictError
+		if errors.As(err, &ce) {
+			return "", moved, &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+		}
+		if err != nil {
+			return "", moved, err
+		}
+		if refusal, err := c.verifyAt(ctx, t, landed, out); err != nil {
+			return "", moved, err
+		} else if refusal != "" {
+			return "", moved, &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: ")), files: nil}
+		}
+		err = c.repo.UpdateRef(ctx, c.ref, landed, head)
+		if err == nil {
+			return landed, moved, nil
+		}
+		cur, rerr := c.repo.RevParse(ctx, c.ref)
+		if moved != "" || rerr != nil || cur == head {
+			return "", moved, err
+		}
+		head, moved, opts = cur, cur, gitwork.LandOptions{}
 	}
-	if err != nil {
-		return "", err
+}
+
+// learnHead takes in what a landing found: where someone else had moved
+// the branch (moved, the line starting again there), and the commit it
+// landed on top (when err is nil).
+func (c *coordinator) learnHead(landed, moved string, err error) {
+	if moved != "" {
+		c.head, c.line = moved, map[string]bool{moved: true}
 	}
-	if refusal, err := c.verifyAt(ctx, t, landed, out); err != nil {
-		return "", err
-	} else if refusal != "" {
-		return "", &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: ")), files: nil}
+	if err == nil && landed != "" {
+		c.advance(landed)
 	}
-	if err := c.repo.UpdateRef(ctx, c.ref, landed, head); err != nil {
-		return "", err
-	}
-	return landed, nil
 }
 
 func (c *coordinator) landMode() string {

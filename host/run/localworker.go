@@ -45,13 +45,26 @@ type localWorker struct {
 	// progress, when set, reads a plan's progress instead of the main
 	// tools (a handed task's plan is the one the coordinator sent).
 	progress func(plan string) (plugins.PlanProgress, error)
+	// checked says the worktree was last seen as the host made it (its
+	// git directory its own, onBranch) when the last task in it ended,
+	// and nothing runs in a worktree between its tasks (a block's
+	// processes end with the block): the next task resets it without
+	// asking git again whether it is one.
+	checked bool
 }
 
 func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
 
 // Run implements Worker.
 func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Outcome, error) {
-	if err := w.repo.Worktree(ctx, w.dir, a.Branch, a.Base); err != nil {
+	reset := w.repo.Worktree
+	if w.checked {
+		reset = w.repo.ResetWorktree
+	}
+	// Whatever happens to this task, the next one checks again unless
+	// this one ends checked.
+	w.checked = false
+	if err := reset(ctx, w.dir, a.Branch, a.Base); err != nil {
 		return Outcome{}, err
 	}
 	if w.prepare != nil {
@@ -60,11 +73,11 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 		}
 	}
 	if w.gitDir == "" {
-		out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir")
+		g, err := w.repo.GitDir(ctx, w.dir)
 		if err != nil {
 			return Outcome{}, err
 		}
-		w.gitDir = strings.TrimSpace(out)
+		w.gitDir = g
 	}
 	if w.tools == nil {
 		wt, err := w.main.At(w.dir)
@@ -119,6 +132,7 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 	if err != nil {
 		return Outcome{}, err
 	}
+	w.checked = true
 	return Outcome{Commit: sha, Worktree: w.rel}, nil
 }
 
@@ -129,6 +143,11 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 // whose .git was rewritten to point at another repository (the main tree's,
 // say) is refused, never committed in.
 func (w *localWorker) onBranch(ctx context.Context, a Assignment) error {
+	// Most tasks leave git as they found it, which git's own files tell
+	// without a process; anything else is asked of git below.
+	if w.repo.OnBranch(ctx, w.dir, w.gitDir, a.Branch, a.Base) {
+		return nil
+	}
 	out, err := w.repo.Git(ctx, w.dir, "rev-parse", "--absolute-git-dir", "HEAD", "--symbolic-full-name", "HEAD")
 	if err != nil {
 		return fmt.Errorf("the worktree %s is no longer one: %w", w.rel, err)

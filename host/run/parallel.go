@@ -72,6 +72,13 @@ func branchSafe(name string) string {
 	return s
 }
 
+// gitFound is what checkWorkers found of the project's repository: the
+// repository, and its HEAD and branch.
+type gitFound struct {
+	repo         *gitwork.Repo
+	head, branch string
+}
+
 // checkWorkers refuses a run with workers where it cannot work: outside a
 // git repository (or below its top), on a detached HEAD or a branch with
 // no commit, or with uncommitted changes to files the plan's open tasks
@@ -93,6 +100,7 @@ func (r *runner) checkWorkers(ctx context.Context, p *plans.Plan) error {
 	if err != nil {
 		return refuse(err.Error(), "check the repository with `git status`")
 	}
+	r.git = &gitFound{repo: repo, head: sha, branch: branch}
 	switch {
 	case sha == "":
 		return refuse("the branch has no commit yet", "commit the project first")
@@ -152,6 +160,10 @@ type job struct {
 	// recovered marks a task a run that died left running (recover.go).
 	recovered bool
 	worktree  string
+	// commit is the task's commit, once its worker handed it back;
+	// elapsed is how long the worker took.
+	commit  string
+	elapsed int64
 }
 
 // result is what a worker's goroutine hands back.
@@ -175,8 +187,24 @@ type coordinator struct {
 	opts         plans.ScheduleOptions
 	workers      []Worker
 	busy         []bool
-	running      map[string]*job
-	attempts     map[string]int
+	// running has the tasks a worker is on and those waiting in queue to
+	// land: a task's dependents wait until it is ticked.
+	running map[string]*job
+	// queue has the tasks whose commits wait to land, in the order they
+	// came; their workers are free for the next task meanwhile. landing
+	// is the one landing in flight (land.go), whose outcome comes back on
+	// landings.
+	queue    []*job
+	landing  *job
+	landings chan landResult
+	// head is the integration branch's head as this run moved it, and
+	// line the heads it had in this run since it was last read from git,
+	// each an ancestor of head: the coordinator alone moves the branch
+	// (compare-and-swap, which tells it when a person moved it too), so
+	// it need not ask git where it is for every task.
+	head     string
+	line     map[string]bool
+	attempts map[string]int
 	// notBefore holds when a task that failed may run again: the backoff
 	// of a lone run's retries (RetryBackoff).
 	notBefore map[string]time.Time
@@ -193,11 +221,6 @@ type coordinator struct {
 	// seen has what the run heard of its tasks' workers on the bus
 	// (remoteseen.go).
 	seen *seenBoard
-	// landing holds the keys of the tasks handle is landing, whose
-	// workers are free again; wctx and wg are what the loop launches workers with.
-	landing map[string]bool
-	wctx    context.Context
-	wg      *sync.WaitGroup
 }
 
 // parallel carries out p's open tasks with workers.
@@ -222,20 +245,26 @@ func (r *runner) parallel(ctx context.Context, p *plans.Plan) (Result, error) {
 }
 
 func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinator, error) {
-	repo, err := gitwork.Open(ctx, r.o.Project)
-	if err != nil {
-		return nil, err
+	found := r.git
+	if found == nil {
+		repo, err := gitwork.Open(ctx, r.o.Project)
+		if err != nil {
+			return nil, err
+		}
+		head, branch, _ := repo.Head(ctx)
+		found = &gitFound{repo: repo, head: head, branch: branch}
 	}
+	repo := found.repo
 	n := r.workers()
 	c := &coordinator{r: r, repo: repo, branch: IntegrationBranch(p.Name),
 		dir:       filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name)),
 		opts:      plans.ScheduleOptions{InferDeps: r.o.Config.Run.InferDeps, Skip: func(t plans.Task) bool { return slices.Contains(r.o.Skip, taskNumber(t)) }},
 		busy:      make([]bool, n),
 		running:   map[string]*job{},
-		landing:   map[string]bool{},
 		attempts:  map[string]int{},
 		notBefore: map[string]time.Time{},
 		results:   make(chan result, n),
+		landings:  make(chan landResult, 1),
 		seen:      newSeenBoard(),
 	}
 	c.ref = "refs/heads/" + c.branch
@@ -245,7 +274,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 	}
 	st := r.st
 	if st.Integration == nil || st.Integration.Branch != c.branch {
-		head, from, _ := repo.Head(ctx)
+		head, from := found.head, found.branch
 		if cur, err := repo.RevParse(ctx, c.ref); err == nil && cur != head {
 			if _, err := repo.Git(ctx, "", "merge-base", "--is-ancestor", cur, head); err != nil {
 				return nil, fmt.Errorf("branch %s holds commits that %s lacks (the work of an earlier run?): merge it (`git merge %s`) or delete it (`git branch -D %s`), then run again",
@@ -259,6 +288,9 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		if err := r.save(); err != nil {
 			return nil, err
 		}
+		c.head, c.line = head, map[string]bool{head: true}
+	} else if _, err := c.readHead(ctx); err != nil {
+		return nil, err
 	}
 	for i := range n {
 		dir := filepath.Join(c.dir, "w"+strconv.Itoa(i+1))
@@ -276,16 +308,32 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 	return c, nil
 }
 
+// readHead reads where the integration branch is from git and makes it
+// the head the run knows, its line starting again there.
+func (c *coordinator) readHead(ctx context.Context) (string, error) {
+	head, err := c.repo.RevParse(ctx, c.ref)
+	if err != nil {
+		return "", err
+	}
+	if head != c.head {
+		c.head, c.line = head, map[string]bool{head: true}
+	}
+	return head, nil
+}
+
+// advance records that the run moved the integration branch from c.head to
+// head, a commit on top of it.
+func (c *coordinator) advance(head string) {
+	c.head = head
+	c.line[head] = true
+}
+
 // exclude keeps the worktrees out of the main tree's status, so that the
 // project never looks changed because of them.
 func (c *coordinator) exclude(ctx context.Context) error {
-	out, err := c.repo.Git(ctx, "", "rev-parse", "--git-common-dir")
+	gitDir, err := c.repo.CommonDir(ctx)
 	if err != nil {
 		return err
-	}
-	gitDir := strings.TrimSpace(out)
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(c.repo.Root, gitDir)
 	}
 	path := filepath.Join(gitDir, "info", "exclude")
 	const line = "/" + layout.DirName + "/worktrees/"
@@ -325,8 +373,22 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	c.cancel = cancel
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	c.wctx, c.wg = wctx, &wg
+	done := ctx.Done()
 	for {
+		// Every worker that finished hands in its result before tasks are
+		// handed out: workers that finished together take their next
+		// tasks at once, with one write of state.json, and none waits for
+		// another's landing to start.
+		for drained := false; !drained; {
+			select {
+			case res := <-c.results:
+				if np := c.handle(ctx, p, res); np != nil {
+					p = np
+				}
+			default:
+				drained = true
+			}
+		}
 		if np, err := r.current(p); err != nil {
 			c.stop(err, nil)
 		} else {
@@ -337,13 +399,25 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 		}
 		var wake time.Time
 		if c.failure == nil && c.overBudget == nil && ctx.Err() == nil {
-			batch, w, err := c.pick(ctx, p)
-			if err != nil {
-				return r.fail(p, nil, err)
+			ready := p.Ready(c.runningKeys(), c.opts)
+			now := r.o.Now()
+			var batch []*job
+			for _, t := range ready {
+				if nb := c.notBefore[t.Key()]; now.Before(nb) {
+					if wake.IsZero() || nb.Before(wake) {
+						wake = nb
+					}
+					continue
+				}
+				slot := slices.Index(c.busy, false)
+				if slot < 0 {
+					break
+				}
+				batch = append(batch, c.assign(ctx, p, t, slot, c.head))
 			}
-			wake = w
 			// One durable write for the tasks that start together, before
-			// any of them does.
+			// any of them does; it also carries the commits of the tasks
+			// in queue to land.
 			if len(batch) > 0 {
 				if err := r.save(); err != nil {
 					return r.fail(p, nil, err)
@@ -352,6 +426,14 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 					c.launch(wctx, &wg, p, j)
 				}
 			}
+		}
+		// A worker that finished took its next task above; its commit lands
+		// one at a time, beside the loop, which meanwhile takes in results
+		// and hands out tasks.
+		if len(c.queue) > 0 && c.landing == nil {
+			j := c.queue[0]
+			c.queue = c.queue[1:]
+			c.startLanding(ctx, &wg, j)
 		}
 		if len(c.running) == 0 {
 			switch {
@@ -406,17 +488,19 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			if np := c.handle(ctx, p, res); np != nil {
 				p = np
 			}
+		case lr := <-c.landings:
+			if np := c.finishLanding(ctx, p, lr); np != nil {
+				p = np
+			}
 		case <-c.seen.wake:
 			c.recordSeen()
 		case <-backoff:
-		case <-ctx.Done():
+		case <-done:
 			// Ctrl-C: the workers' blocks are stopped with wctx; their
-			// results come in and the run pauses once they have.
+			// results, and the landing in flight, come in and the run
+			// pauses once they have.
 			cancel()
-			res := <-c.results
-			if np := c.handle(ctx, p, res); np != nil {
-				p = np
-			}
+			done = nil
 		}
 		if timer != nil {
 			timer.Stop()
@@ -433,53 +517,11 @@ func (c *coordinator) stop(err error, t *plans.Task) {
 }
 
 func (c *coordinator) runningKeys() []string {
-	keys := make([]string, 0, len(c.running)+len(c.landing))
+	keys := make([]string, 0, len(c.running))
 	for k := range c.running {
 		keys = append(keys, k)
 	}
-	for k := range c.landing {
-		keys = append(keys, k)
-	}
 	return keys
-}
-
-// pick assigns the ready tasks to the free slots, from the integration
-// head, and says when the first task waiting out its backoff may start.
-// The caller writes state.json, then launches the batch.
-func (c *coordinator) pick(ctx context.Context, p *plans.Plan) (batch []*job, wake time.Time, err error) {
-	r := c.r
-	ready := p.Ready(c.runningKeys(), c.opts)
-	now := r.o.Now()
-	head := ""
-	for _, t := range ready {
-		if nb := c.notBefore[t.Key()]; now.Before(nb) {
-			if wake.IsZero() || nb.Before(wake) {
-				wake = nb
-			}
-			continue
-		}
-		slot := slices.Index(c.busy, false)
-		if slot < 0 {
-			break
-		}
-		if head == "" {
-			if head, err = c.repo.RevParse(ctx, c.ref); err != nil {
-				return nil, time.Time{}, err
-			}
-		}
-		batch = append(batch, c.assign(ctx, p, t, slot, head))
-	}
-	return batch, wake, nil
-}
-
-// unassign undoes assign for a job that never started.
-func (c *coordinator) unassign(j *job) {
-	key := j.task.Key()
-	delete(c.running, key)
-	delete(c.r.st.Running, key)
-	c.busy[j.slot] = false
-	c.attempts[key]--
-	c.r.st.Record(key).Attempts = c.attempts[key]
 }
 
 func (c *coordinator) maxAttempts() int { return 1 + c.r.o.Config.Runbook.Retries }
@@ -539,88 +581,17 @@ func (c *coordinator) launch(ctx context.Context, wg *sync.WaitGroup, p *plans.P
 	}()
 }
 
-// handle takes the workers' results, res and any others already in: a
-// failure is retried or ends the run; a commit is recorded, then landed,
-// one at a time. The workers whose tasks came back take their next tasks
-// before the landings, from the head before them, with one durable write:
-// the landings (each task's verify blocks on the landed tree, its tick)
-// do not hold them up, and the tasks that start together share their
-// base. A task counts as running until it has landed (runningKeys), so
-// that no task that waits for it, or shares its files, starts before. It
-// returns the plan as it now is, or nil when it did not change.
+// handle takes a worker's result: a failure is retried or ends the run; a
+// commit is recorded, then landed. It returns the plan as it now is, or
+// nil when it did not change.
 func (c *coordinator) handle(ctx context.Context, p *plans.Plan, res result) *plans.Plan {
 	r := c.r
-	var done []*committed
-	for more := true; more; {
-		if d := c.accept(ctx, res); d != nil {
-			done = append(done, d)
-			c.landing[res.key] = true
-		}
-		select {
-		case res = <-c.results:
-		default:
-			more = false
-		}
-	}
-	if len(done) == 0 {
-		return nil
-	}
-	defer clear(c.landing)
-	var batch []*job
-	if c.failure == nil && c.overBudget == nil && ctx.Err() == nil && r.halted() == nil {
-		var err error
-		if batch, _, err = c.pick(ctx, p); err != nil {
-			c.stop(err, nil)
-		}
-	}
-	// The tasks' work is committed on their branches: from now on it is
-	// never lost, whatever happens to this process.
-	if err := r.save(); err != nil {
-		for _, b := range batch {
-			c.unassign(b)
-		}
-		c.stop(err, nil)
-		for _, d := range done {
-			d.j.close()
-		}
-		return nil
-	}
-	for _, b := range batch {
-		c.launch(c.wctx, c.wg, p, b)
-	}
-	var changed *plans.Plan
-	for _, d := range done {
-		j := d.j
-		ev := j.base
-		ev.Type, ev.Time, ev.Commit, ev.Branch, ev.Worktree = EventTaskCommitted, r.o.Now(), d.out.Commit, j.a.Branch, d.out.Worktree
-		r.o.Observe(ev)
-		if np := c.land(ctx, p, j, d.out.Commit, d.elapsed); np != nil {
-			p, changed = np, np
-		}
-		j.close()
-		delete(c.landing, j.task.Key())
-	}
-	return changed
-}
-
-// committed is a task whose worker handed back its commit, to land.
-type committed struct {
-	j       *job
-	out     Outcome
-	elapsed int64
-}
-
-// accept takes one worker's result: a failure is retried or ends the run
-// (nil); a commit is recorded in state.json's Running, to be written and
-// landed by handle.
-func (c *coordinator) accept(ctx context.Context, res result) *committed {
-	r := c.r
 	j := c.running[res.key]
-	delete(c.running, res.key)
 	c.busy[j.slot] = false
 	t := j.task
 	elapsed := r.o.Now().Sub(j.start).Milliseconds()
 	if res.err != nil {
+		delete(c.running, res.key)
 		defer j.close()
 		delete(r.st.Running, res.key)
 		be := r.overBudgetFor(res.key, res.err)
@@ -659,10 +630,20 @@ func (c *coordinator) accept(ctx context.Context, res result) *committed {
 		}
 		return nil
 	}
+	// The task's work is committed on its branch, with its attempt's
+	// trailer: from now on it is never lost, whatever happens to this
+	// process (recover finds it there). The record goes to state.json
+	// with the next write, the one of the task its worker takes next or
+	// the one of its landing.
 	if rec := r.st.Running[res.key]; rec != nil {
 		rec.Commit = res.out.Commit
 	}
-	return &committed{j: j, out: res.out, elapsed: elapsed}
+	ev := j.base
+	ev.Type, ev.Time, ev.Commit, ev.Branch, ev.Worktree = EventTaskCommitted, r.o.Now(), res.out.Commit, j.a.Branch, res.out.Worktree
+	r.o.Observe(ev)
+	j.commit, j.elapsed = res.out.Commit, elapsed
+	c.queue = append(c.queue, j)
+	return nil
 }
 
 // taskLog opens the task's log and returns the writer of its output, which

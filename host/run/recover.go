@@ -58,7 +58,7 @@ func (c *coordinator) recover(ctx context.Context, p *plans.Plan) (*plans.Plan, 
 		}
 		t, _ = r.tools.AsStarted(ctx, p, t)
 		c.attempts[key] = rec.Attempt
-		head, err := c.repo.RevParse(ctx, c.ref)
+		head, err := c.readHead(ctx)
 		if err != nil {
 			return p, err
 		}
@@ -156,6 +156,7 @@ func (c *coordinator) settleLanded(ctx context.Context, p *plans.Plan, j *job, h
 	if err := c.repo.UpdateRef(ctx, c.ref, rev, head); err != nil {
 		return p, err
 	}
+	c.advance(rev)
 	delete(r.st.Running, t.Key())
 	r.warn(fmt.Sprintf("task %s's verify blocks fail on the landed tree; its commit is reverted on %s and it runs again", t.Label(), c.branch))
 	return p, r.save()

@@ -216,6 +216,9 @@ type runner struct {
 	// plan.todos.done context): it goes with the agent's next prompt, never
 	// to the screen.
 	forModel []string
+	// git is what checkWorkers found of the project's repository, which a
+	// run with workers goes on from (parallel.go).
+	git *gitFound
 }
 
 // warn shows a problem that does not stop the run (a corrupt state.json

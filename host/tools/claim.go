@@ -70,7 +70,10 @@ func (t *Tools) At(dir string) (*Tools, error) {
 		return nil, err
 	}
 	n.link, n.watch, n.model, n.publish, n.log, n.procs, n.mcp, n.skills, n.asker = t.link, t.watch, t.model, t.publish, t.log, t.procs, t.mcp, t.skills, t.asker
-	n.sb.probe, n.sb.notice = t.sb.probe, t.sb.notice
+	// Whether bash can be sandboxed is the machine's answer, the same in
+	// every worktree: t probes once for all the tools made from it (a
+	// probe is a process, and a run's workers start at once).
+	n.sb.probe, n.sb.notice = t.sandboxAvailable, t.sb.notice
 	n.perms.policy = t.perms.policy
 	n.web = t.web
 	if d, ok := t.delegator.(*agentDelegator); ok {

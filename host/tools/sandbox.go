@@ -98,8 +98,13 @@ type sandboxPlan struct {
 // runbook or verify block the host runs, which the sandbox holds only
 // with sandbox.blocks.
 func (t *Tools) planSandbox(ctx context.Context, caller Caller, block bool) sandboxPlan {
+	// A block the sandbox does not hold runs without asking whether the
+	// machine could sandbox it: the probe is a process.
+	if block && !t.cfg.Sandbox.Blocks {
+		return sandboxPlan{}
+	}
 	mode, unavailable := t.SandboxStatus(ctx)
-	if mode == sandboxOff || (block && !t.cfg.Sandbox.Blocks) {
+	if mode == sandboxOff {
 		return sandboxPlan{}
 	}
 	if unavailable != nil {

@@ -30,31 +30,36 @@ var fallbackIdentity = []string{"-c", "user.name=weave", "-c", "user.email=weave
 // and trailers, even when nothing changed, so that every task is one
 // commit. It returns the commit's name.
 func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trailer) (string, error) {
-	// git refuses a pathspec that names an ignored path, the exclusion
-	// too: a .weave/ in the worktree that the project ignores (a worker's
-	// copy of the plan) is left out by unstaging it instead, which also
+	// .weave/ is left out by a pathspec exclusion, in one git add. git
+	// refuses an exclusion that names an ignored path that is there: a
+	// .weave/ in the worktree that the project ignores (a worker's copy
+	// of the plan) is then left out by unstaging it instead, which also
 	// keeps out a change to anything tracked there.
-	ignored := false
-	if _, err := os.Lstat(filepath.Join(dir, layout.DirName)); err == nil {
-		_, err := run(ctx, dir, nil, "check-ignore", "-q", "--no-index", layout.DirName)
-		ignored = err == nil
-	}
-	if ignored {
+	if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude)"+layout.DirName); err != nil {
+		if _, lerr := os.Lstat(filepath.Join(dir, layout.DirName)); lerr != nil {
+			return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
+		}
 		if _, err := run(ctx, dir, nil, "add", "-A", "--", "."); err != nil {
 			return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 		}
 		if _, err := run(ctx, dir, nil, "reset", "-q", "--", layout.DirName); err != nil {
 			return "", fmt.Errorf("keep .weave out of the task's work in %s: %w", dir, err)
 		}
-	} else if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude).weave"); err != nil {
-		return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 	}
-	args := []string{"commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
+	// git commit starts `git maintenance run --auto` after each commit, a
+	// process per task that packs nothing until thousands of objects
+	// piled up; the person's own next commit runs it as well.
+	args := []string{"-c", "maintenance.auto=false", "commit", "-q", "--allow-empty", "--no-verify", "-F", "-"}
 	if !r.hasIdentity(ctx) {
 		args = append(append([]string{}, fallbackIdentity...), args...)
 	}
 	if _, err := run(ctx, dir, []byte(Message(subject, trailers)), args...); err != nil {
 		return "", fmt.Errorf("commit the task's work in %s: %w", dir, err)
+	}
+	// The branch's loose ref, which git commit just wrote, names the
+	// commit; git is asked when it cannot be read.
+	if sha := r.headCommit(ctx, dir); sha != "" {
+		return sha, nil
 	}
 	out, err := run(ctx, dir, nil, "rev-parse", "HEAD")
 	if err != nil {

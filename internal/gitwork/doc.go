@@ -19,6 +19,11 @@
 //     Weave-Session, Weave-Attempt) that Landed reads back, so that a run
 //     can tell after a crash which tasks are on the branch already.
 //   - Paths under .weave/ never enter a task's commit: they are the host's.
+//   - A few answers are read from the files git keeps instead of asked of a
+//     git process (a worktree's .git file, its HEAD, a loose branch ref),
+//     and only when the file says exactly what git writes there; anything
+//     else (a packed or reftable ref, a detached HEAD) is asked of git. A
+//     task costs processes, and a run's tasks are many.
 //   - Code travels between machines as git bundles (Bundle, FetchBundle):
 //     a bundle names exactly one commit, fetching one moves only the ref
 //     the caller names, runs no hook, and fails when the repository lacks

@@ -166,8 +166,10 @@ func (r *Repo) Dirty(ctx context.Context, paths []string) ([]string, error) {
 // existing branch is left where it is unless force is set. It returns
 // where the branch points.
 func (r *Repo) BranchAt(ctx context.Context, branch, commit string, force bool) (string, error) {
-	if cur, err := r.RevParse(ctx, "refs/heads/"+branch); err == nil && !force {
-		return cur, nil
+	if !force {
+		if cur, err := r.RevParse(ctx, "refs/heads/"+branch); err == nil {
+			return cur, nil
+		}
 	}
 	if _, err := run(ctx, r.Root, nil, "update-ref", "-m", "weave: branch", "refs/heads/"+branch, commit); err != nil {
 		return "", fmt.Errorf("point branch %s at %s: %w", branch, short(commit), err)
@@ -190,20 +192,49 @@ func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error 
 // is left in it.
 func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 	if r.isWorktree(ctx, dir) {
-		if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "-B", branch, base); err != nil {
-			return fmt.Errorf("reuse worktree %s: %w", dir, err)
-		}
-		if _, err := run(ctx, dir, nil, "clean", "-q", "-f", "-d", "-x"); err != nil {
-			return fmt.Errorf("clean worktree %s: %w", dir, err)
-		}
-		return nil
+		return r.ResetWorktree(ctx, dir, branch, base)
 	}
 	// A directory left by a worktree git no longer knows (a crash between
 	// its creation and its record), or one that is no worktree of r any
 	// more, is pruned first.
 	r.clearStale(ctx, dir)
-	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "-B", branch, dir, base); err != nil {
+	// Added bare (no branch, no checkout), then checked out on branch:
+	// git worktree add -B would start three git processes of its own for
+	// the same, and a run's workers all add theirs at once. A branch
+	// checked out in another worktree (a task's earlier attempt on
+	// another worker) is taken over, as worktree add -f did.
+	if _, err := r.addWorktree(ctx, dir, "worktree", "add", "-q", "-f", "--detach", "--no-checkout", dir, base); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
+	}
+	if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--ignore-other-worktrees", "-B", branch, base); err != nil {
+		return fmt.Errorf("check out %s in worktree %s: %w", branch, dir, err)
+	}
+	return nil
+}
+
+// addWorktree runs git worktree add (args) to make dir, and once more
+// after a prune when it failed: git may still record a worktree there
+// whose directory is gone in a way -f does not override, which the prune
+// forgets.
+func (r *Repo) addWorktree(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := run(ctx, r.Root, nil, args...)
+	if err != nil && ctx.Err() == nil {
+		_ = os.RemoveAll(dir)
+		_, _ = run(ctx, r.Root, nil, "worktree", "prune")
+		out, err = run(ctx, r.Root, nil, args...)
+	}
+	return out, err
+}
+
+// ResetWorktree is Worktree for a dir the caller knows to be a worktree of
+// r: one it made, and checked after the last thing that ran in it (its
+// git directory is still its own). It does not ask git again.
+func (r *Repo) ResetWorktree(ctx context.Context, dir, branch, base string) error {
+	if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--ignore-other-worktrees", "-B", branch, base); err != nil {
+		return fmt.Errorf("reuse worktree %s: %w", dir, err)
+	}
+	if _, err := run(ctx, dir, nil, "clean", "-q", "-f", "-d", "-x"); err != nil {
+		return fmt.Errorf("clean worktree %s: %w", dir, err)
 	}
 	return nil
 }
@@ -221,7 +252,7 @@ func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
 		return nil
 	}
 	r.clearStale(ctx, dir)
-	if _, err := run(ctx, r.Root, nil, "worktree", "add", "-q", "-f", "--detach", dir, commit); err != nil {
+	if _, err := r.addWorktree(ctx, dir, "worktree", "add", "-q", "-f", "--detach", dir, commit); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
 	return nil
@@ -232,6 +263,9 @@ func (r *Repo) Detached(ctx context.Context, dir, commit string) error {
 // rewritten (to point at the main tree's repository, or another) is not:
 // git run there would act on what it points at.
 func (r *Repo) isWorktree(ctx context.Context, dir string) bool {
+	if _, err := os.Lstat(dir); err != nil {
+		return false // nothing there: no git to ask
+	}
 	out, err := run(ctx, dir, nil, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		return false
@@ -256,6 +290,10 @@ func (r *Repo) isWorktree(ctx context.Context, dir string) bool {
 		filepath.Dir(gitDir) == filepath.Join(mine, "worktrees")
 }
 
+// CommonDir is r's git directory (the main tree's .git, which its linked
+// worktrees share), its real path; asked of git once per Repo.
+func (r *Repo) CommonDir(ctx context.Context) (string, error) { return r.commonDir(ctx) }
+
 // commonDir is r's git directory (the main tree's .git), its real path.
 func (r *Repo) commonDir(ctx context.Context) (string, error) {
 	r.mu.Lock()
@@ -278,11 +316,13 @@ func (r *Repo) commonDir(ctx context.Context) (string, error) {
 	return d, nil
 }
 
-// clearStale prunes the worktrees git no longer has, and removes dir when
-// it is there but no worktree of r (a leftover, or one whose .git was
-// rewritten), so that a worktree can be made there afresh.
+// clearStale removes dir when it is there but no worktree of r (a
+// leftover, or one whose .git was rewritten), and prunes what git no
+// longer has, so that a worktree can be made there afresh. When dir is not
+// there, nothing is pruned: git worktree add -f takes the place of a
+// worktree git still records but whose directory is gone, and a run prunes
+// once when it starts (Settle).
 func (r *Repo) clearStale(ctx context.Context, dir string) {
-	_, _ = run(ctx, r.Root, nil, "worktree", "prune")
 	if _, err := os.Lstat(dir); err == nil {
 		_ = os.RemoveAll(dir)
 		_, _ = run(ctx, r.Root, nil, "worktree", "prune")

@@ -34,24 +34,39 @@ func (e *ConflictError) Error() string {
 // merge of onto and commit. It does not move any branch (UpdateRef does).
 // A *ConflictError says both sides changed the same lines.
 func (r *Repo) Land(ctx context.Context, onto, commit, mode string) (string, error) {
-	// One git command reads all Land needs of commit: its parent, author
-	// and message (the landing queue pays for each, one task at a time).
-	info, err := run(ctx, r.Root, nil, "log", "-1", "--format=%P%x00%an%x00%ae%x00%ad%x00%B", "--date=raw", commit)
+	return r.LandWith(ctx, onto, commit, mode, LandOptions{})
+}
+
+// LandOptions are what a caller of LandWith knows already, which git need
+// not be asked.
+type LandOptions struct {
+	// OnLine reports whether sha is known to be onto or one of its
+	// ancestors: the integration heads the caller made itself, each on top
+	// of the one before. A commit it does not vouch for (or a nil OnLine)
+	// is asked of git.
+	OnLine func(sha string) bool
+}
+
+// LandWith is Land with what the caller knows (see LandOptions). It reads
+// commit once (git cat-file) for its parent, author and message, so that a
+// landing costs the merge in the object store, the commit made from it,
+// and nothing else.
+func (r *Repo) LandWith(ctx context.Context, onto, commit, mode string, o LandOptions) (string, error) {
+	c, err := r.readCommit(ctx, commit)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", short(commit), err)
 	}
-	f := strings.SplitN(info, "\x00", 5)
-	if len(f) != 5 || f[0] == "" {
-		return "", fmt.Errorf("read %s: it has no parent", short(commit))
+	if len(c.parents) == 0 {
+		return "", fmt.Errorf("land %s: it has no parent (its base)", short(commit))
 	}
-	parent, author, msg := strings.Fields(f[0])[0], f[1:4], f[4]
+	parent := c.parents[0]
 	if mode == LandRebase && parent == onto {
 		return commit, nil // already on top: a fast-forward
 	}
 	// The merge's base is commit's parent when that is on onto's line,
 	// which a task's base always is (an earlier integration head): the
 	// three-way merge is then exactly the replay of commit's change.
-	if !r.isAncestor(ctx, parent, onto) {
+	if (o.OnLine == nil || !o.OnLine(parent)) && !r.isAncestor(ctx, parent, onto) {
 		return "", fmt.Errorf("land %s: its base %s is not on the integration branch", short(commit), short(parent))
 	}
 	tree, err := r.mergeTree(ctx, onto, commit)
@@ -63,11 +78,10 @@ func (r *Repo) Land(ctx context.Context, onto, commit, mode string) (string, err
 		return "", err
 	}
 	if mode == LandMerge {
-		return r.commitTreeAs(ctx, commit, author, tree, msg, onto, commit)
+		return r.commitTreeAs(ctx, commit, c.author, tree, c.message, onto, commit)
 	}
-	// A copy of commit onto onto with the merged tree: same author, same
-	// message.
-	return r.commitTreeAs(ctx, commit, author, tree, msg, onto)
+	// The replay: same author, same message, parent onto.
+	return r.commitTreeAs(ctx, commit, c.author, tree, c.message, onto)
 }
 
 // Revert makes the commit that undoes commit on top of onto, without
@@ -156,16 +170,16 @@ func (r *Repo) mergeTree(ctx context.Context, ours, theirs string) (string, erro
 // commitTree makes a commit of tree with parents and msg, its author the
 // author of from.
 func (r *Repo) commitTree(ctx context.Context, from, tree, msg string, parents ...string) (string, error) {
-	who, err := run(ctx, r.Root, nil, "log", "-1", "--format=%an%x00%ae%x00%ad", "--date=raw", from)
+	c, err := r.readCommit(ctx, from)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", short(from), err)
+		return "", err
 	}
-	return r.commitTreeAs(ctx, from, strings.SplitN(strings.TrimRight(who, "\n"), "\x00", 3), tree, msg, parents...)
+	return r.commitTreeAs(ctx, from, c.author, tree, msg, parents...)
 }
 
 // commitTreeAs makes a commit of tree with parents and msg, its author
-// (name, email, raw date) that of from.
-func (r *Repo) commitTreeAs(ctx context.Context, from string, author []string, tree, msg string, parents ...string) (string, error) {
+// author (the author line's value, name <email> date) when it parses.
+func (r *Repo) commitTreeAs(ctx context.Context, from, author, tree, msg string, parents ...string) (string, error) {
 	args := []string{}
 	if !r.hasIdentity(ctx) {
 		args = append(args, fallbackIdentity...)
@@ -182,9 +196,45 @@ func (r *Repo) commitTreeAs(ctx context.Context, from string, author []string, t
 	return strings.TrimSpace(out), nil
 }
 
-func authorEnv(f []string) []string {
-	if len(f) != 3 {
+// commitObject is what a commit says of itself: its parents, its author
+// line (name <email> seconds zone) and its message, as stored.
+type commitObject struct {
+	parents []string
+	author  string
+	message string
+}
+
+// readCommit reads commit's object in one git call.
+func (r *Repo) readCommit(ctx context.Context, commit string) (commitObject, error) {
+	out, err := run(ctx, r.Root, nil, "cat-file", "commit", commit)
+	if err != nil {
+		return commitObject{}, fmt.Errorf("read %s: %w", short(commit), err)
+	}
+	head, msg, _ := strings.Cut(out, "\n\n")
+	c := commitObject{message: msg}
+	for _, line := range strings.Split(head, "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		switch k {
+		case "parent":
+			c.parents = append(c.parents, v)
+		case "author":
+			c.author = v
+		}
+	}
+	return c, nil
+}
+
+// authorEnv is the environment that makes git commit-tree write author (an
+// author line's value: "name <email> seconds zone") as the commit's
+// author; nil when it does not parse, and git then uses its own.
+func authorEnv(author string) []string {
+	lt := strings.LastIndexByte(author, '<')
+	gt := strings.LastIndexByte(author, '>')
+	if lt < 0 || gt < lt {
 		return nil
 	}
-	return []string{"GIT_AUTHOR_NAME=" + f[0], "GIT_AUTHOR_EMAIL=" + f[1], "GIT_AUTHOR_DATE=" + f[2]}
+	name := strings.TrimSuffix(author[:lt], " ")
+	email := author[lt+1 : gt]
+	date := strings.TrimSpace(author[gt+1:])
+	return []string{"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email, "GIT_AUTHOR_DATE=" + date}
 }

@@ -29,6 +29,9 @@ func (r *Repo) Settle(ctx context.Context, dir, refPrefix string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	// git records its linked worktrees there and nowhere else: with none
+	// recorded, a prune has nothing to forget.
+	prune := len(entries) > 0
 	for _, e := range entries {
 		admin := filepath.Join(common, "worktrees", e.Name())
 		b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
@@ -63,6 +66,9 @@ func (r *Repo) Settle(ctx context.Context, dir, refPrefix string) error {
 			}
 			return nil
 		})
+	}
+	if !prune {
+		return nil
 	}
 	return r.Prune(ctx)
 }
