@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -304,17 +305,28 @@ func (a *agent) output(ctx context.Context, cv *conv, t turnOf, output string) {
 			rs.Actions = append(rs.Actions, envelope.Action{Type: ra.Type, Dst: ra.Dst, Text: ra.Text, Plan: ra.Plan,
 				Command: ra.Command, Args: ra.Args, ActionIndex: envelope.IntPtr(i), SenderName: a.id})
 		}
-		if err := a.do(ctx, envelope.TypeRelaySubmit, "", rs); err != nil {
-			a.result(ctx, t.src, t.p, t.act, envelope.ResultError, "relay: "+err.Error(), nil)
-			return
-		}
+		// The relay is known before it is sent: an agent may reply to it
+		// before the submit returns, and its reply must find this
+		// conversation, not start one of its own.
 		a.mu.Lock()
 		cv.relays = append(cv.relays, id)
 		a.byRelay[id] = cv
-		if cv.origin == nil && t.act.Kind != envelope.KindReply {
+		setOrigin := cv.origin == nil && t.act.Kind != envelope.KindReply
+		if setOrigin {
 			cv.origin = &t
 		}
 		a.mu.Unlock()
+		if err := a.do(ctx, envelope.TypeRelaySubmit, "", rs); err != nil {
+			a.mu.Lock()
+			cv.relays = slices.DeleteFunc(cv.relays, func(r string) bool { return r == id })
+			delete(a.byRelay, id)
+			if setOrigin {
+				cv.origin = nil
+			}
+			a.mu.Unlock()
+			a.result(ctx, t.src, t.p, t.act, envelope.ResultError, "relay: "+err.Error(), nil)
+			return
+		}
 		a.result(ctx, t.src, t.p, t.act, envelope.ResultCompleted, "relayed as "+id, nil)
 		return
 	}
