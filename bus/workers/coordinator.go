@@ -70,6 +70,10 @@ type Coordinator struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan Result // award -> its Offer, until it returns
+	// offering holds the keys of the tasks on offer (under mu): a task's
+	// lease is one per key, so two offers of one task at once would each
+	// take it from the other, without end.
+	offering map[string]bool
 	// pushed holds the bases pushed to the git remote (gitremote.go).
 	pushed sync.Map
 	// awards holds the awards made or taken back (under mu); bases counts the
@@ -110,7 +114,7 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 		return nil, err
 	}
 	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{},
-		awards: map[string]bool{}, bases: map[string]int{}, published: map[string]bool{}}
+		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, published: map[string]bool{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
 		_ = lv.stop()
@@ -188,6 +192,18 @@ var ErrTaskFailed = errors.New("task failed on its worker")
 // plan, task and attempt in its trailers and its parent is o.Base. Its
 // verify blocks are the caller's to run, on the landed tree.
 func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
+	c.mu.Lock()
+	if c.offering[o.Key()] {
+		c.mu.Unlock()
+		return Result{}, fmt.Errorf("offer task %s: it is on offer already; a task runs once at a time", o.Key())
+	}
+	c.offering[o.Key()] = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.offering, o.Key())
+		c.mu.Unlock()
+	}()
 	// The base is stored while the call for proposals runs: no worker
 	// hears of the task before it is in the store. On a git remote it is
 	// pushed first, since the offer names the remote.

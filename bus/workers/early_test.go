@@ -2,6 +2,7 @@ package workers_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/weavehq/weave/bus"
 	"github.com/weavehq/weave/bus/collab"
 	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/internal/gitwork"
 )
 
 // TestDeclinesDoNotSpin: when every live worker declines at once, the call
@@ -80,5 +82,42 @@ func TestBidThatReachedNobodyIsSentAgain(t *testing.T) {
 	}
 	if res.Worker != "gpu" || lag.lost.Load() == 0 {
 		t.Fatalf("task ran on %q with %d bids lost, want gpu after a lost bid", res.Worker, lag.lost.Load())
+	}
+}
+
+// TestOneOfferOfATaskAtOnce: a task's lease is one per task, so a second
+// offer of a task still on offer would take the lease from the first, and
+// each would take it back from the other without end. The second is
+// refused at once, and the first goes on to land its result.
+func TestOneOfferOfATaskAtOnce(t *testing.T) {
+	w := newWorld(t, 5*time.Second)
+	started := make(chan struct{})
+	held := make(chan struct{})
+	var once sync.Once
+	w.join("one", nil, func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
+		once.Do(func() { close(started) })
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return commitTask("one")(ctx, r, a, log)
+	})
+	ctx := ctxT(t)
+	first := make(chan error, 1)
+	go func() {
+		_, err := w.coord.Offer(ctx, w.offer(1, workers.Needs{}))
+		first <- err
+	}()
+	<-started
+	if _, err := w.coord.Offer(ctx, w.offer(1, workers.Needs{})); err == nil || !strings.Contains(err.Error(), "on offer already") {
+		t.Fatalf("a second offer of a task on offer = %v, want refused", err)
+	}
+	close(held)
+	if err := <-first; err != nil {
+		t.Fatalf("the first offer after the second was refused: %v", err)
+	}
+	if n := w.count("work.awarded", ""); n != 1 {
+		t.Fatalf("task 1 was awarded %d times, want once", n)
 	}
 }
