@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -707,19 +708,29 @@ func (c *coordinator) finish(ctx context.Context, p *plans.Plan) {
 // clean removes, once the plan is done, the worktrees of its workers and the
 // branches of its tasks, whose work is all on the integration branch.
 func (c *coordinator) clean(ctx context.Context) {
+	cleanFinished(ctx, c.repo, c.dir, c.branch, c.r.o.Logger)
+}
+
+// cleanFinished removes the worktrees under dir of a plan whose tasks are
+// all done, and the branches of its tasks (branch-task-*). It is the last
+// step of a run with workers, and the first of the next start when a run
+// was killed after its last tick but before it had cleaned up.
+func cleanFinished(ctx context.Context, repo *gitwork.Repo, dir, branch string, logger *slog.Logger) {
 	// The directories go, then git forgets them in one prune: a
 	// `git worktree remove` each would cost a process per worker.
-	if err := os.RemoveAll(c.dir); err != nil {
-		c.r.o.Logger.Warn("remove the worktrees of a finished plan", "dir", c.dir, "err", err)
+	if err := os.RemoveAll(dir); err != nil {
+		logger.Warn("remove the worktrees of a finished plan", "dir", dir, "err", err)
 	}
-	_ = c.repo.Prune(ctx)
-	out, err := c.repo.Git(ctx, "", "for-each-ref", "--format=%(refname:short)", "refs/heads/"+c.branch+"-task-*")
+	if err := repo.Prune(ctx); err != nil {
+		logger.Warn("forget the worktrees of a finished plan", "err", err)
+	}
+	out, err := repo.Git(ctx, "", "for-each-ref", "--format=%(refname:short)", "refs/heads/"+branch+"-task-*")
 	if err != nil {
 		return
 	}
 	if names := strings.Fields(out); len(names) > 0 {
-		if _, err := c.repo.Git(ctx, "", append([]string{"branch", "-q", "-D"}, names...)...); err != nil {
-			c.r.o.Logger.Warn("delete the task branches of a finished plan", "err", err)
+		if _, err := repo.Git(ctx, "", append([]string{"branch", "-q", "-D"}, names...)...); err != nil {
+			logger.Warn("delete the task branches of a finished plan", "err", err)
 		}
 	}
 }

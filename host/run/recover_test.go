@@ -160,3 +160,41 @@ func TestWorkersRecoverAfterACrash(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkersCleanUpAfterAKillInTheirCleanUp: a run with workers killed
+// after its last tick, while it removed its worktrees (their directories
+// gone, git still recording them), leaves nothing behind once start-work
+// runs again: git forgets the worktrees, the task branches go, and the
+// work state is cleared.
+func TestWorkersCleanUpAfterAKillInTheirCleanUp(t *testing.T) {
+	project, _ := crashedRun(t, crash{committed: true, recorded: true, landed: true}, false)
+	path := filepath.Join(project, ".weave", "plans", "p.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "- [ ] 1.", "- [x] 1.", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(project, ".weave", "worktrees")); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitRun(t, project, "worktree", "list", "--porcelain"); !strings.Contains(got, "prunable") {
+		t.Fatalf("the set-up left no worktree git still records:\n%s", got)
+	}
+	cfg := config.Default()
+	cfg.Run.Workers = 2
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: cfg})
+	if err != nil || res.Status != StatusComplete {
+		t.Fatalf("StartWork = %v, %v (%v), want the plan complete", res.Status, err, res.Err)
+	}
+	if got := gitRun(t, project, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+		t.Errorf("worktrees after start-work on the finished plan:\n%s\nwant the main one only", got)
+	}
+	if got := gitRun(t, project, "branch", "--list", "weave/p-task-*"); got != "" {
+		t.Errorf("task branches left: %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(project, ".weave", "state.json")); !os.IsNotExist(err) {
+		t.Errorf("state.json after the plan is done: %v", err)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/budget"
 	"github.com/weavehq/weave/host/tools"
+	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/internal/logfile"
 	"github.com/weavehq/weave/internal/proc"
@@ -235,7 +236,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	if warning != "" {
 		r.warn(warning)
 	}
-	if st, err = r.settle(st); err != nil {
+	if st, err = r.settle(ctx, st); err != nil {
 		return Result{}, err
 	}
 	// The plan is resolved once; the hooks see the command with that
@@ -373,8 +374,9 @@ func (r *runner) warmAgents(p *plans.Plan) {
 }
 
 // settle finishes the bookkeeping of an earlier run that died after its last
-// tick: a state whose plan is complete, or gone, is cleared.
-func (r *runner) settle(st *plans.State) (*plans.State, error) {
+// tick: a state whose plan is complete, or gone, is cleared, and the
+// worktrees of a complete plan's workers removed.
+func (r *runner) settle(ctx context.Context, st *plans.State) (*plans.State, error) {
 	if st == nil || st.ActivePlan == "" {
 		return st, nil
 	}
@@ -386,6 +388,13 @@ func (r *runner) settle(st *plans.State) (*plans.State, error) {
 		return st, nil
 	case !p.Progress().Complete():
 		return st, nil
+	case st.Integration != nil:
+		// A run with workers killed after its last tick, before it
+		// removed its worktrees: nothing would ever reuse them now.
+		if repo, err := gitwork.Open(ctx, r.o.Project); err == nil {
+			dir := filepath.Join(layout.NewProject(r.o.Project).Dir(), "worktrees", branchSafe(p.Name))
+			cleanFinished(ctx, repo, dir, IntegrationBranch(p.Name), r.o.Logger)
+		}
 	}
 	if err := r.store.Clear(); err != nil {
 		return nil, fmt.Errorf("clear work state: %w", err)
