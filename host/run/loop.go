@@ -99,6 +99,21 @@ type loopObserver struct {
 	grind  bool
 	start  time.Time
 	issues map[int]Event
+	// blob caches the plan file's content address (blobFor).
+	blob planBlob
+}
+
+// planBlob is the content address of the plan file as it was when the file
+// looked as key says.
+type planBlob struct {
+	key fileStamp
+	id  string
+}
+
+// fileStamp is what a stat says of a file's version.
+type fileStamp struct {
+	size, mtime int64
+	sys         any
 }
 
 func (lo *loopObserver) observe(ev Event) {
@@ -116,6 +131,9 @@ func (lo *loopObserver) observe(ev Event) {
 		lo.issueStarted(ev)
 		lo.state(ev)
 	case EventTaskDone:
+		// The run ticked the plan: a stat taken within the clock's
+		// granularity of the last could not tell.
+		lo.blob = planBlob{}
 		lo.issueEnded(ev)
 		lo.state(ev)
 	case EventTaskFailed, EventTaskConflict:
@@ -156,11 +174,11 @@ func (lo *loopObserver) state(ev Event) {
 	}
 	iter := min(ev.Completed+1, ev.Total)
 	if lo.grind {
-		f := loop.Frame{ID: lo.runID, Mode: loop.ModeGrind, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: blobID(lo.planPath)}
+		f := loop.Frame{ID: lo.runID, Mode: loop.ModeGrind, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: lo.blobFor()}
 		lo.publish(loop.NewState(lo.runID, ev.Time, append([]loop.Frame{f}, lo.issueFrames()...)...))
 		return
 	}
-	f := loop.Frame{ID: lo.runID, Mode: loop.ModeLoop, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: blobID(lo.planPath)}
+	f := loop.Frame{ID: lo.runID, Mode: loop.ModeLoop, Iter: iter, Max: ev.Total, PromptFile: lo.planPath, PromptBlob: lo.blobFor()}
 	lo.publish(loop.NewState(lo.runID, ev.Time, f))
 }
 
@@ -207,6 +225,23 @@ func (lo *loopObserver) post(topic string, data []byte) {
 	if _, err := lo.jwz.Post(ctx, topic, data); err != nil {
 		lo.log.Warn("loop event not written to jwz", "topic", topic, "err", err)
 	}
+}
+
+// blobFor is the plan file's content address, read and hashed again only
+// when the file changed: a run's events ask for it two or more times a
+// task, and a plan of a thousand tasks is tens of kilobytes.
+func (lo *loopObserver) blobFor() string {
+	fi, err := os.Stat(lo.planPath)
+	if err != nil {
+		return ""
+	}
+	key := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), sys: stampOf(fi)}
+	if lo.blob.id != "" && lo.blob.key == key {
+		return lo.blob.id
+	}
+	id := blobID(lo.planPath)
+	lo.blob = planBlob{key: key, id: id}
+	return id
 }
 
 // blobID is the content address of the file at path, "sha256:<hex>" (the

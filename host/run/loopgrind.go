@@ -82,7 +82,7 @@ func (lo *loopObserver) issueFrame(ev Event) loop.Frame {
 		Iter:         iter,
 		Max:          max(ev.MaxAttempts, iter),
 		PromptFile:   lo.planPath,
-		PromptBlob:   blobID(lo.planPath),
+		PromptBlob:   lo.blobFor(),
 		IssueID:      id,
 		WorktreePath: wt,
 		Branch:       ev.Branch,

@@ -1,11 +1,13 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,5 +115,53 @@ func TestLoopObserverPauseAndPromptBlob(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, aborts); diff != "" {
 		t.Errorf("ABORTs (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoopObserverPromptBlobFollowsTicks: the plan ticked in place between
+// a task's start and its end (one byte, the same size, the same inode) is
+// hashed again for the task.done STATE: that frame names the plan as
+// ticked, not as it was when the task started.
+func TestLoopObserverPromptBlobFollowsTicks(t *testing.T) {
+	project := runtest.NewProject(t, map[string]string{"demo": "# Demo\n\n## TODOs\n\n- [ ] 1. One\n- [ ] 2. Two\n"})
+	path := filepath.Join(project, ".weave", "plans", "demo.md")
+	blobOf := func() string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	b, _ := bus.NewMemory(bus.DefaultOptions())
+	defer b.Close()
+	rec := runtest.RecordLoop(t, b)
+	obs := LoopObserver(context.Background(), b, project, nil, nil)
+	obs(pausedRun[0])
+	obs(pausedRun[1])
+	before := blobOf()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if _, err := f.WriteAt([]byte("x"), int64(bytes.Index(data, []byte("[ ]"))+1)); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	after := blobOf()
+	obs(pausedRun[3])
+	var got []string
+	for _, m := range rec.WaitN(t, 3) {
+		e, err := loop.Decode(m.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fr, ok := e.Top(); ok {
+			got = append(got, fr.PromptBlob)
+		}
+	}
+	if want := []string{before, before, after}; !slices.Equal(got, want) {
+		t.Errorf("prompt_blob of the STATEs = %q, want %q (the last after the tick)", got, want)
 	}
 }
