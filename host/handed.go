@@ -28,5 +28,7 @@ func (h *Host) Handed() (*run.HandedHost, error) {
 		Logger: h.logger,
 		Budget: h.budget,
 		Halted: h.guardDown.err,
+		Hooks:  h.pipeline,
+		Guide:  h.treeGuide,
 	}, nil
 }
