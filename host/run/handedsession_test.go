@@ -162,3 +162,46 @@ func TestHandedSessionClosedHookFailureStops(t *testing.T) {
 		t.Errorf("events = %v; want session.start then session.end", got)
 	}
 }
+
+// TestHandedTaskDropsALinkedWeaveDir: a coordinator's code whose .weave is
+// a link to a folder of the worker's machine loses the link before the
+// task runs; nothing in the folder it led to is touched (the task keeps
+// only the skills of a .weave/ that is a folder of the code).
+func TestHandedTaskDropsALinkedWeaveDir(t *testing.T) {
+	h, repo, _ := handedWorld(t, nil)
+	ctx := context.Background()
+	outside := t.TempDir()
+	for _, name := range []string{"config.yaml", "keep.txt"} {
+		if err := os.WriteFile(filepath.Join(outside, name), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := repo.Git(ctx, "", "rm", "-q", "-r", ".weave"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(repo.Root, ".weave")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Git(ctx, "", "add", "-f", ".weave"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Git(ctx, "", "commit", "-q", "-m", "linked"); err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := repo.Head(ctx)
+	// The worktrees live elsewhere: the repository's own .weave is the
+	// link.
+	tk := handedTask(t, repo, base, plan(task(1, "Write one", "echo one > one.txt", "")), 1, 1)
+	tk.Dir = filepath.Join(t.TempDir(), "w1")
+	if _, err := h.Run(ctx, tk); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, name := range []string{"config.yaml", "keep.txt"} {
+		if b, err := os.ReadFile(filepath.Join(outside, name)); err != nil || string(b) != "mine\n" {
+			t.Errorf("%s of the folder the link led to: %q, %v; want it untouched", name, b, err)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(tk.Dir, ".weave")); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Errorf("the worktree's .weave: %v, %v; want the task's own folder, not the link", fi, err)
+	}
+}
