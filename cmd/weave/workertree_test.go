@@ -74,7 +74,8 @@ func commitCoord(t *testing.T, w *coordWorld, files, links map[string]string) {
 // it works on, as a local worker's task is told the project's, and not the
 // CLAUDE.md of the worker's own repository. The code cannot reach past its
 // worktree through them: a skill whose SKILL.md links to a file of the
-// worker's machine is not read. Before, the task was told the worker
+// worker's machine is not read. What the worker's own SessionStart hook
+// says goes with the task's first prompt. Before, the task was told the worker
 // repository's instructions, read once when the worker started.
 func TestWorkerTaskToldItsCodesInstructions(t *testing.T) {
 	url := bustest.StartNATS(t).URL()
@@ -88,7 +89,13 @@ func TestWorkerTaskToldItsCodesInstructions(t *testing.T) {
 		".claude/skills/release/SKILL.md": "---\ndescription: COORD-SKILL-RELEASE cuts a release\n---\nsteps\n",
 		".weave/skills/deploy/SKILL.md":   "---\ndescription: COORD-SKILL-DEPLOY ships it\n---\nsteps\n",
 	}, map[string]string{".claude/skills/leak/SKILL.md": secret})
-	repo := ownWorkerRepo(t, map[string]string{"CLAUDE.md": "WORKER-RULE-3: never indent.\n"})
+	// The worker's own SessionStart hook speaks to the model, as a run's does.
+	repo := ownWorkerRepo(t, map[string]string{"CLAUDE.md": "WORKER-RULE-3: never indent.\n", ".weave/config.yaml": `hooks:
+  SessionStart:
+    - hooks:
+        - type: command
+          command: "cat >/dev/null; echo START-CONTEXT-5"
+`})
 
 	claim := tool("plan_check", `{"plan":"p","task":1}`)
 	claim.AfterTool = "wrote"
@@ -117,6 +124,9 @@ func TestWorkerTaskToldItsCodesInstructions(t *testing.T) {
 	reqs := srv.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("the task asked the model nothing")
+	}
+	if text := chatRequestText(t, reqs[0]); !strings.Contains(text, "START-CONTEXT-5") {
+		t.Errorf("the task's first request lacks what the worker's SessionStart hook said:\n%s", text)
 	}
 	for i, r := range reqs {
 		body := string(r.Body)
