@@ -12,6 +12,10 @@ import (
 // sandbox and gate shared by the tasks it runs at once, each task in a
 // worktree of its own (run.HandedHost). The host must be opened WithTools.
 //
+// Each task's agent is told the instruction files and skills of the code in
+// its worktree (treeGuide), not this host's project's, and this host's hooks
+// hear each task's session start and end.
+//
 // Each task is bounded as a lone run of it would be (run.HandedTaskLimit):
 // the ledger keeps no run- or plan-wide bound across the tasks, which are
 // not one run.
@@ -28,5 +32,7 @@ func (h *Host) Handed() (*run.HandedHost, error) {
 		Logger: h.logger,
 		Budget: h.budget,
 		Halted: h.guardDown.err,
+		Hooks:  h.pipeline,
+		Guide:  h.treeGuide,
 	}, nil
 }

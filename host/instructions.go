@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host/instructions"
+	"github.com/weavehq/weave/host/run"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/layout"
 	"github.com/weavehq/weave/plugins"
@@ -72,13 +74,38 @@ func haveSkills(skills []instructions.Skill) string {
 // naming its file.
 func (h *Host) Warnings() []string { return slices.Clone(h.guide.warnings) }
 
+// guideKey carries, in a model call's context, the guidance of the code the
+// call works on when that is not the project's (treeGuide).
+type guideKey struct{}
+
+// treeGuide reads what the code in dir tells the agents, as the host reads
+// its project's when it opens: dir's instruction files and skills (only
+// files whose real path stays inside dir), the user's own beside them, and
+// the names this host's config gives (instructions.files). A worker's task
+// works on a coordinator's code in dir: its model calls carry this
+// guidance instead of the worker project's. It is text for the model only;
+// the config, hooks, permission rules and trust stay the host's.
+func (h *Host) treeGuide(dir string) run.TreeGuide {
+	g := loadGuidance(dir, h.cfg)
+	return run.TreeGuide{
+		Carry:    func(ctx context.Context) context.Context { return context.WithValue(ctx, guideKey{}, &g) },
+		Skills:   g.skills,
+		Warnings: g.warnings,
+	}
+}
+
 // systemFor is what the host adds to agent's system prompt: the
 // instructions, the skills' list when its row has the skill tool, and the
-// skills its category loads. It is the same for every call of the agent,
-// so a provider's prompt cache keeps it.
-func (h *Host) systemFor(agent string) string {
+// skills its category loads, of the project or, when ctx carries one
+// (treeGuide), of the code the call works on. It is the same for every
+// call of the agent on that code, so a provider's prompt cache keeps it.
+func (h *Host) systemFor(ctx context.Context, agent string) string {
+	guide := &h.guide
+	if g, ok := ctx.Value(guideKey{}).(*guidance); ok {
+		guide = g
+	}
 	var parts []string
-	if s := instructions.Render(h.guide.files); s != "" {
+	if s := instructions.Render(guide.files); s != "" {
 		parts = append(parts, s)
 	}
 	role, ok := h.gate.Role(agent)
@@ -86,13 +113,13 @@ func (h *Host) systemFor(agent string) string {
 		return strings.Join(parts, "\n")
 	}
 	if slices.Contains(h.gate.Allowed(tools.Caller{Agent: role.Name}), plugins.ToolSkill) {
-		if s := instructions.RenderSkills(h.guide.skills); s != "" {
+		if s := instructions.RenderSkills(guide.skills); s != "" {
 			parts = append(parts, s)
 		}
 	}
 	if role.Category != "" {
 		for _, name := range h.cfg.Categories[role.Category].Skills {
-			sk, found := instructions.Lookup(h.guide.skills, name)
+			sk, found := instructions.Lookup(guide.skills, name)
 			if !found {
 				continue
 			}

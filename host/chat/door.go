@@ -85,8 +85,10 @@ type Options struct {
 	// carries; nil: none.
 	Plans func(session string) PlanSnapshot
 	// System gives what is added to an agent's system prompt in every
-	// call (the project's instructions and skills); nil adds nothing.
-	System func(agent string) string
+	// call (the project's instructions and skills); nil adds nothing. ctx
+	// is the call's: a task working on other code than the project's (a
+	// worker's) says so there.
+	System func(ctx context.Context, agent string) string
 	// Tools gives the tools the host offers an agent beside those it asks
 	// for (the MCP servers' it may use), added to each of its calls; nil:
 	// none.
@@ -124,7 +126,7 @@ type Door struct {
 	// plans reads the work state a summary carries; nil: none.
 	plans func(session string) PlanSnapshot
 	// system adds to an agent's system prompt; nil: nothing.
-	system func(agent string) string
+	system func(ctx context.Context, agent string) string
 	// models holds, by session, the model a turn was told to use
 	// (UseModel).
 	models map[string]string
@@ -415,7 +417,7 @@ func (d *Door) send(ctx context.Context, tn *turn) (plugins.ChatResponse, error)
 	}
 	d.mu.Unlock()
 	if d.system != nil {
-		if add := d.system(tn.agent); add != "" {
+		if add := d.system(ctx, tn.agent); add != "" {
 			sent.System = strings.TrimRight(sent.System, "\n") + "\n\n" + add
 		}
 	}

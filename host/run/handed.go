@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/weavehq/weave/agents"
 	"github.com/weavehq/weave/config"
+	"github.com/weavehq/weave/hooks"
 	"github.com/weavehq/weave/host/budget"
+	"github.com/weavehq/weave/host/instructions"
 	"github.com/weavehq/weave/host/tools"
 	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/internal/layout"
@@ -28,7 +31,9 @@ import (
 // its own, with tools rooted there (tools.At: the same gate, hooks,
 // sandbox, permission rules and model), a plan_check that only claims, and
 // one commit with the task's trailers. The tasks it runs at once share the
-// host and its plugins.
+// host and its plugins. Its agents are told what the task's code says
+// (its instruction files and skills, Guide), and its hooks hear the task's
+// session start and end (handedsession.go).
 
 // HandedHost is what a worker process loaded once for every task handed to
 // it: its project's config and tools, its agents, its log and budgets.
@@ -50,6 +55,17 @@ type HandedHost struct {
 	// Halted, when set, says why no task may go on (a hook whose failure
 	// policy is closed failed).
 	Halted func() error
+	// Hooks, when set, hear each task's session start and end on this
+	// worker (the tool events reach them through Tools).
+	Hooks *hooks.Pipeline
+	// Guide, when set, reads what the code in a task's worktree tells the
+	// agents, once the worktree holds the task's base: its instruction
+	// files and skills, as a local worker's task is told those of the
+	// project it works on, never the worker project's.
+	Guide func(dir string) TreeGuide
+
+	// sessions are the sessions this worker runs tasks of.
+	sessions handedSessions
 
 	// mu guards slots, the worker of each worktree, kept from task to
 	// task with its tools; it is held while a worktree is first made, for
@@ -80,6 +96,17 @@ type HandedTask struct {
 	// Spent, when set, hears what the task's model calls cost once it
 	// ends, however it ends, and the call its budget refused, if one did.
 	Spent func(HandedSpend)
+}
+
+// TreeGuide is what the code in a task's worktree tells the agents.
+type TreeGuide struct {
+	// Carry has a model call's context say so: the call is told the
+	// code's instructions and skills.
+	Carry func(context.Context) context.Context
+	// Skills are what the task's skill tool loads.
+	Skills []instructions.Skill
+	// Warnings name the files of the code that could not be used.
+	Warnings []string
 }
 
 // HandedSpend is what a handed task's model calls cost.
@@ -121,16 +148,17 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 	p := a.Plan
 	// The coordinator's .weave/ (its config, hooks, state) that came with
 	// the base is never used here: the task runs under this host's config,
-	// which its owner trusted.
-	// The plan the coordinator sent is the one file of .weave/ the task
-	// has, where an agent and plan_check read it (the tools are rooted at
-	// the worktree); the commit never takes it (gitwork.Commit).
+	// which its owner trusted. Its skills stay, for they are text for the
+	// model, as the project's are to a local worker's task (Guide).
+	// The plan the coordinator sent is the one other file of .weave/ the
+	// task has, where an agent and plan_check read it (the tools are rooted
+	// at the worktree); the commit never takes it (gitwork.Commit).
 	planFile := filepath.Join(t.Dir, layout.DirName, "plans", p.Name+".md")
 	if p.Path == "" {
 		p.Path = planFile
 	}
 	w.prepare = func() error {
-		if err := os.RemoveAll(filepath.Join(t.Dir, layout.DirName)); err != nil {
+		if err := dropWeaveDir(t.Dir); err != nil {
 			return err
 		}
 		if err := os.MkdirAll(filepath.Dir(planFile), 0o755); err != nil {
@@ -139,6 +167,41 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 		return os.WriteFile(planFile, p.Src, 0o644)
 	}
 	w.progress = func(string) (plugins.PlanProgress, error) { return planProgress(p), nil }
+	w.toolsAt = nil
+	if h.Guide != nil {
+		w.toolsAt = func() []tools.Option {
+			g := h.Guide(t.Dir)
+			for _, warn := range g.Warnings {
+				logger.Warn("the task's code: "+warn, "plan", p.Name, "task", a.Task.Ordinal())
+			}
+			return []tools.Option{tools.WithSkills(g.Skills), tools.WithModelContext(g.Carry)}
+		}
+	}
+	remind, err := h.begin(ctx, t)
+	w.remind = remind
+	if err == nil {
+		out, err = h.runTask(ctx, w, t, logger)
+	}
+	// The session ends however the task did, and a hook whose failure
+	// policy is closed that failed there stops the worker too.
+	h.end(context.WithoutCancel(ctx), t, endReason(ctx, err))
+	if err == nil && h.Halted != nil {
+		if herr := h.Halted(); herr != nil {
+			return Outcome{}, herr
+		}
+	}
+	return out, err
+}
+
+// runTask runs t in w under its budget. A panic in it is its failure.
+func (h *HandedHost) runTask(ctx context.Context, w *localWorker, t HandedTask, logger *slog.Logger) (out Outcome, err error) {
+	a := t.Assignment
+	defer func() {
+		if v := recover(); v != nil {
+			logger.Error("handed task panicked", "plan", a.Plan.Name, "task", a.Task.Ordinal(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			out, err = Outcome{}, fmt.Errorf("the task's run failed: %v (the worker's log has the stack)", v)
+		}
+	}()
 	if h.Budget != nil {
 		key, label := a.Task.Key(), a.Task.Label()
 		if t.Allowance != nil {
@@ -155,13 +218,38 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 			}()
 		}
 	}
-	out, err = w.Run(ctx, a, t.Out)
-	if err == nil && h.Halted != nil {
-		if herr := h.Halted(); herr != nil {
-			return Outcome{}, herr
+	return w.Run(ctx, a, t.Out)
+}
+
+// dropWeaveDir removes what the coordinator's code holds under .weave/ in
+// the worktree dir, all but its skills folder. A .weave that is not a
+// folder (a link to elsewhere, say) goes whole: nothing it leads to is
+// touched.
+func dropWeaveDir(dir string) error {
+	root := filepath.Join(dir, layout.DirName)
+	fi, err := os.Lstat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return os.Remove(root)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == "skills" && e.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			return err
 		}
 	}
-	return out, err
+	return nil
 }
 
 // worker is the worker of t's worktree, made (with the worktree, at t's

@@ -45,6 +45,13 @@ type localWorker struct {
 	// progress, when set, reads a plan's progress instead of the main
 	// tools (a handed task's plan is the one the coordinator sent).
 	progress func(plan string) (plugins.PlanProgress, error)
+	// toolsAt, when set, has the worker's tools made anew for each task,
+	// once its worktree is prepared, with the options it gives (a handed
+	// task's skills and instructions are those of the code it works on).
+	toolsAt func() []tools.Option
+	// remind, when set, is what hooks said for the model before the task
+	// (a handed task's session.start): it goes with the agent's prompt.
+	remind []string
 	// checked says the worktree was last seen as the host made it (its
 	// git directory its own, onBranch) when the last task in it ended,
 	// and nothing runs in a worktree between its tasks (a block's
@@ -79,8 +86,12 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 		}
 		w.gitDir = g
 	}
-	if w.tools == nil {
-		wt, err := w.main.At(w.dir)
+	if w.tools == nil || w.toolsAt != nil {
+		var opts []tools.Option
+		if w.toolsAt != nil {
+			opts = w.toolsAt()
+		}
+		wt, err := w.main.At(w.dir, opts...)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -104,7 +115,11 @@ func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Out
 		if agent == nil {
 			return Outcome{}, fmt.Errorf("%s: no agent", role)
 		}
-		resp, err := agent.Handle(ctx, s, agents.TaskRequest(a.Session, a.Plan, t))
+		req := agents.TaskRequest(a.Session, a.Plan, t)
+		if len(w.remind) > 0 {
+			req.Prompt += "\n\n<system-reminder>\n" + strings.Join(w.remind, "\n\n") + "\n</system-reminder>"
+		}
+		resp, err := agent.Handle(ctx, s, req)
 		switch {
 		case err != nil:
 			return Outcome{}, fmt.Errorf("%s: %w", role, err)

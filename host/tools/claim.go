@@ -63,8 +63,10 @@ func namesTask(raw any, h *Handed) bool {
 // every path a tool reaches, and bash's sandbox, confined to dir. It owns
 // no plan's checkboxes; its plan_check only claims (Handed.Claim).
 // Delegation stays in dir too: a delegation that would leave this process
-// (over the bus, to tools rooted elsewhere) is not offered.
-func (t *Tools) At(dir string) (*Tools, error) {
+// (over the bus, to tools rooted elsewhere) is not offered. opts apply
+// after what is taken from t (a worker's task on other code than the
+// project's gives its own skills and model context).
+func (t *Tools) At(dir string, opts ...Option) (*Tools, error) {
 	n, err := New(dir, t.cfg, t.gate, t.pipeline)
 	if err != nil {
 		return nil, err
@@ -78,6 +80,9 @@ func (t *Tools) At(dir string) (*Tools, error) {
 	n.web = t.web
 	if d, ok := t.delegator.(*agentDelegator); ok {
 		n.delegator = &agentDelegator{agent: d.agent, tools: n}
+	}
+	for _, o := range opts {
+		o(n)
 	}
 	return n, nil
 }

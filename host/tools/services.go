@@ -111,6 +111,12 @@ func (t *Tools) Services(caller Caller, session string, scope Scope, logger *slo
 	var modelFunc func(context.Context, plugins.ChatRequest) (plugins.ChatResponse, error)
 	if t.model != nil {
 		modelFunc = t.model(session, caller.Role())
+		if with := t.modelCtx; with != nil {
+			complete := modelFunc
+			modelFunc = func(ctx context.Context, req plugins.ChatRequest) (plugins.ChatResponse, error) {
+				return complete(with(ctx), req)
+			}
+		}
 	}
 	return &Services{
 		Logger:    logger,

@@ -131,6 +131,9 @@ type Tools struct {
 	owned *ownedPlan
 	// skills are what the skill tool loads (WithSkills).
 	skills []instructions.Skill
+	// modelCtx, when set, adds to the context of every model call made
+	// through these tools' services (WithModelContext).
+	modelCtx func(context.Context) context.Context
 	// narrowed holds, by session, the tools a turn is narrowed to
 	// (Narrow).
 	narrowed map[string]narrowing
