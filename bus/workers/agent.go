@@ -96,6 +96,11 @@ type Agent struct {
 	// time: each fetch moves the one ref refs/weave/base, and a task whose
 	// base another just fetched needs none.
 	baseMu sync.Mutex
+	// held are the bases the worker fetched or found held, newest first
+	// (under heldMu; basis.go): what its bids name, and what it needs not
+	// ask git for.
+	heldMu sync.Mutex
+	held   []string
 }
 
 // Join makes a worker of info.Name on the bus: it subscribes to the calls
@@ -236,7 +241,7 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	busy := len(a.busy)
 	a.mu.Unlock()
 	score, ok := Fits(a.info, busy, o.Needs)
-	b := Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy}
+	b := Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy, Bases: a.heldBases()}
 	if !ok || !a.reaches(o.Remote) {
 		// A worker without the run's git remote cannot take its code.
 		ok = false
@@ -311,7 +316,7 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment names a git remote this worker was not given"})
 		return bus.Ack{Message: "refused: the worker does not use that git remote (weave worker --remote)"}, nil
 	}
-	if l.Digest != as.Offer.Digest() || l.AttemptID != as.AttemptID || l.Base != as.Base {
+	if l.Digest != as.Offer.Digest() || l.AttemptID != as.AttemptID || l.Base != as.Base || l.Basis != as.Basis {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment differs from its lease"})
 		return bus.Ack{Message: "refused: the assignment is not the task its lease names"}, nil
 	}
@@ -396,17 +401,22 @@ func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *S
 }
 
 // haveBase makes sure the repository holds the task's base, fetching it
-// when it does not.
+// when it does not. A base the worker fetched before is not asked of git
+// again.
 func (a *Agent) haveBase(ctx context.Context, as Assignment) error {
-	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+	if a.holds(as.Base) {
 		return nil
 	}
 	a.baseMu.Lock()
 	defer a.baseMu.Unlock()
-	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+	if a.holds(as.Base) {
 		return nil
 	}
-	return a.fetchBase(ctx, as)
+	if err := a.fetchBase(ctx, as); err != nil {
+		return err
+	}
+	a.hold(as.Base)
+	return nil
 }
 
 // errLeaseLost ends a task whose lease the coordinator no longer renews.

@@ -2,6 +2,8 @@ package workers
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 )
 
@@ -33,6 +35,7 @@ const gcTimeout = 5 * time.Second
 func (c *Coordinator) useBase(base string) (release func()) {
 	c.baseMu.Lock()
 	c.bases[base]++
+	c.offered[base] = true
 	c.baseMu.Unlock()
 	return func() {
 		c.baseMu.Lock()
@@ -73,18 +76,30 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 	if c.bases[base] > 0 {
 		return
 	}
-	if c.store.Delete(ctx, bundleName("base", base)) == nil {
+	c.pubMu.Lock()
+	partial := c.published[base]
+	c.pubMu.Unlock()
+	err = c.store.Delete(ctx, bundleName("base", base))
+	for _, basis := range partial {
+		err = errors.Join(err, c.store.Delete(ctx, baseBundleName(base, basis)))
+	}
+	if err == nil {
 		c.pubMu.Lock()
 		delete(c.published, base)
 		c.pubMu.Unlock()
 	}
 }
 
-// published records that base's bundle was stored by this coordinator.
-func (c *Coordinator) publishedBase(base string) {
+// publishedBase records that a bundle of base over basis ("": the whole
+// history) may have been stored by this coordinator.
+func (c *Coordinator) publishedBase(base, basis string) {
 	c.pubMu.Lock()
-	c.published[base] = true
-	c.pubMu.Unlock()
+	defer c.pubMu.Unlock()
+	have := c.published[base]
+	if basis != "" && basis != base && !slices.Contains(have, basis) {
+		have = append(have, basis)
+	}
+	c.published[base] = have
 }
 
 // Forget removes the result and the log of an award whose Offer returned,

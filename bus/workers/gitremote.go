@@ -27,13 +27,10 @@ func baseRef(base string) string { return "refs/weave/base/" + base }
 
 func resultRef(award, commit string) string { return "refs/weave/results/" + award + "-" + commit }
 
-// publishBase makes o's base reachable by the workers: in the bundle
-// store, or pushed to the run's git remote, whose URL the offer then
-// carries.
+// publishBase makes o's base reachable by the workers: pushed to the
+// run's git remote, whose URL the offer then carries (the bundle store has
+// a bundle for each worker, basis.go).
 func (c *Coordinator) publishBase(ctx context.Context, o *Offer) error {
-	if c.opts.Remote == "" {
-		return c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, "")
-	}
 	if !commitName.MatchString(o.Base) {
 		return fmt.Errorf("base %q is not a full commit name", o.Base)
 	}
@@ -77,8 +74,10 @@ func (a *Agent) reaches(url string) bool {
 // fetchBase brings the assignment's base into the worker's repository.
 func (a *Agent) fetchBase(ctx context.Context, as Assignment) error {
 	if as.Remote == "" {
-		_, err := a.store.FetchCommit(ctx, a.repo, bundleName("base", as.Base), "refs/weave/base")
-		return err
+		return a.fetchStoredBase(ctx, as)
+	}
+	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+		return nil
 	}
 	if !commitName.MatchString(as.Base) {
 		return fmt.Errorf("base %q is not a full commit name", as.Base)

@@ -1,0 +1,136 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A worker is sent only what it lacks of a task's base. Its bid names the
+// bases of its earlier tasks it holds (Bid.Bases, newest first); the
+// coordinator picks the first that it offered itself (a commit of its own
+// repository) and stores the bundle of the base over it,
+// base-<base>-<basis>: the commits a run landed since, a few at most,
+// where the whole history is the project's. A bid that names the base
+// itself gets no bundle at all, and one that names none of the
+// coordinator's bases the whole history, base-<base>.
+//
+// The bid is a claim, never trusted: git fetches a bundle only into a
+// repository that holds its basis, and checks every object it receives.
+// A worker whose fetch fails (it no longer holds the basis, or never did)
+// asks for the whole history with the award's token (TypeBase), which the
+// coordinator stores then, and fetches that.
+
+// heldMax is how many bases a worker names in its bids.
+const heldMax = 8
+
+// baseFor stores, unless stored, the bundle of o's base for a worker
+// holding held, and returns its basis (Assignment.Basis).
+func (c *Coordinator) baseFor(ctx context.Context, o Offer, held []string) (string, error) {
+	if c.opts.Remote != "" {
+		return "", nil // the worker fetches the base from the git remote
+	}
+	basis := c.basis(o.Base, held)
+	if basis == o.Base {
+		return basis, nil
+	}
+	c.publishedBase(o.Base, basis)
+	if err := c.store.PutCommit(ctx, c.repo, baseBundleName(o.Base, basis), o.Base, basis); err != nil {
+		return "", err
+	}
+	return basis, nil
+}
+
+// basis is the first of held that is base or a base this coordinator
+// offered, "" when none is.
+func (c *Coordinator) basis(base string, held []string) string {
+	if len(held) > heldMax {
+		held = held[:heldMax]
+	}
+	c.baseMu.Lock()
+	defer c.baseMu.Unlock()
+	for _, h := range held {
+		if h == base || c.offered[h] {
+			return h
+		}
+	}
+	return ""
+}
+
+// sendWhole stores the whole history of the base of req's award, for its
+// worker, which proves the award by its token.
+func (c *Coordinator) sendWhole(ctx context.Context, req BaseRequest) error {
+	c.mu.Lock()
+	_, ok := c.waiting[req.Award]
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("award %s of task %s is not being waited for", req.Award, req.Key)
+	}
+	l, _, err := c.leases.Proves(ctx, req.Key, req.Award, req.Worker, req.Token)
+	if err != nil {
+		return err
+	}
+	c.publishedBase(l.Base, "")
+	return c.store.PutCommit(ctx, c.repo, baseBundleName(l.Base, ""), l.Base, "")
+}
+
+// heldBases are the bases the worker holds, newest first, for its bids.
+func (a *Agent) heldBases() []string {
+	a.heldMu.Lock()
+	defer a.heldMu.Unlock()
+	return slices.Clone(a.held)
+}
+
+// holds reports whether the worker fetched base, or found it held.
+func (a *Agent) holds(base string) bool {
+	a.heldMu.Lock()
+	defer a.heldMu.Unlock()
+	return slices.Contains(a.held, base)
+}
+
+// hold records base as held, the newest.
+func (a *Agent) hold(base string) {
+	a.heldMu.Lock()
+	defer a.heldMu.Unlock()
+	a.held = slices.DeleteFunc(a.held, func(h string) bool { return h == base })
+	a.held = slices.Insert(a.held, 0, base)
+	if len(a.held) > heldMax {
+		a.held = a.held[:heldMax]
+	}
+}
+
+// fetchStoredBase brings the assignment's base from the bundle store: the
+// bundle over its basis when it has one, else, or when that bundle does
+// not fetch, the whole history, asked of the coordinator then.
+func (a *Agent) fetchStoredBase(ctx context.Context, as Assignment) error {
+	if as.Basis == "" || as.Basis == as.Base {
+		// A repository that outlived an earlier worker process may hold
+		// the base already.
+		if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+			return nil
+		}
+	}
+	var why error
+	if as.Basis != "" && as.Basis != as.Base {
+		_, err := a.store.FetchCommit(ctx, a.repo, baseBundleName(as.Base, as.Basis), "refs/weave/base")
+		if err == nil {
+			return nil
+		}
+		why = err
+	}
+	if as.Basis != "" {
+		// The coordinator stored no whole history for this award: it is
+		// asked to.
+		ok, refused := a.request(ctx, as.Coordinator, TypeBase, BaseRequest{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token})
+		if !ok {
+			if refused == "" {
+				refused = "the coordinator did not answer"
+			}
+			return fmt.Errorf("the base over %.12s did not fetch (%v), and its whole history was refused: %s", as.Basis, why, refused)
+		}
+		a.emit(Event{Type: "worker.base", Key: as.Key(), Award: as.Award, Detail: strings.TrimSpace(fmt.Sprintf("whole history, the bundle over %.12s did not fetch: %v", as.Basis, why))})
+	}
+	_, err := a.store.FetchCommit(ctx, a.repo, baseBundleName(as.Base, ""), "refs/weave/base")
+	return err
+}
