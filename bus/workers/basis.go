@@ -113,8 +113,9 @@ func (a *Agent) fetchStoredBase(ctx context.Context, as Assignment) error {
 	}
 	var why error
 	if as.Basis != "" && as.Basis != as.Base {
-		_, err := a.store.FetchCommit(ctx, a.repo, baseBundleName(as.Base, as.Basis), "refs/weave/base")
+		_, err := a.store.UnpackCommit(ctx, a.repo, baseBundleName(as.Base, as.Basis))
 		if err == nil {
+			a.emit(Event{Type: "worker.base", Key: as.Key(), Award: as.Award, Detail: "over " + as.Basis})
 			return nil
 		}
 		why = err
@@ -129,8 +130,14 @@ func (a *Agent) fetchStoredBase(ctx context.Context, as Assignment) error {
 			}
 			return fmt.Errorf("the base over %.12s did not fetch (%v), and its whole history was refused: %s", as.Basis, why, refused)
 		}
-		a.emit(Event{Type: "worker.base", Key: as.Key(), Award: as.Award, Detail: strings.TrimSpace(fmt.Sprintf("whole history, the bundle over %.12s did not fetch: %v", as.Basis, why))})
 	}
-	_, err := a.store.FetchCommit(ctx, a.repo, baseBundleName(as.Base, ""), "refs/weave/base")
-	return err
+	if _, err := a.store.UnpackCommit(ctx, a.repo, baseBundleName(as.Base, "")); err != nil {
+		return err
+	}
+	detail := "whole history"
+	if why != nil {
+		detail += fmt.Sprintf(", the bundle over %.12s did not fetch: %s", as.Basis, strings.Join(strings.Fields(why.Error()), " "))
+	}
+	a.emit(Event{Type: "worker.base", Key: as.Key(), Award: as.Award, Detail: detail})
+	return nil
 }
