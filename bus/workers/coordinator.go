@@ -476,7 +476,7 @@ func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
-	if err := fetchResult(ctx, c.repo, data, l, res.Award, res.Commit); err != nil {
+	if err := fetchResult(ctx, c.repo, data, l, res.Commit); err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
 	return nil
