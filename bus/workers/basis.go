@@ -35,11 +35,51 @@ func (c *Coordinator) baseFor(ctx context.Context, o Offer, held []string) (stri
 	if basis == o.Base {
 		return basis, nil
 	}
-	c.publishedBase(o.Base, basis)
-	if err := c.store.PutCommit(ctx, c.repo, baseBundleName(o.Base, basis), o.Base, basis); err != nil {
+	if err := c.putBase(ctx, o.Base, basis); err != nil {
 		return "", err
 	}
 	return basis, nil
+}
+
+// putting is one store of a base bundle, which the Offers needing the same
+// bundle at once wait for.
+type putting struct {
+	done chan struct{}
+	err  error
+}
+
+// putBase stores the bundle of base over basis ("": the whole history)
+// once: an Offer that needs a bundle another is storing, or stored, waits
+// for that store rather than store it again, which would replace the
+// object under a worker reading it (its read then waits for chunks that
+// are gone). A store that failed is tried again by the next Offer; a
+// bundle removed (dropBase) is stored anew.
+func (c *Coordinator) putBase(ctx context.Context, base, basis string) error {
+	name := baseBundleName(base, basis)
+	c.pubMu.Lock()
+	p, ok := c.puts[name]
+	if !ok {
+		p = &putting{done: make(chan struct{})}
+		c.puts[name] = p
+	}
+	c.pubMu.Unlock()
+	if ok {
+		select {
+		case <-p.done:
+			return p.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.publishedBase(base, basis)
+	p.err = c.store.PutCommit(ctx, c.repo, name, base, basis)
+	if p.err != nil {
+		c.pubMu.Lock()
+		delete(c.puts, name)
+		c.pubMu.Unlock()
+	}
+	close(p.done)
+	return p.err
 }
 
 // basis is the first of held that is base or a base this coordinator
@@ -71,8 +111,7 @@ func (c *Coordinator) sendWhole(ctx context.Context, req BaseRequest) error {
 	if err != nil {
 		return err
 	}
-	c.publishedBase(l.Base, "")
-	return c.store.PutCommit(ctx, c.repo, baseBundleName(l.Base, ""), l.Base, "")
+	return c.putBase(ctx, l.Base, "")
 }
 
 // heldBases are the bases the worker holds, newest first, for its bids.

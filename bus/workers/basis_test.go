@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/weavehq/weave/bus/workers"
 )
 
@@ -116,5 +118,58 @@ func TestWorkerIsSentWhatItLacks(t *testing.T) {
 	req := workers.BaseRequest{Key: "p.5", Award: award, Worker: "slow", Token: "guess"}
 	if ack := send(t, mb, "coord", workers.TypeBase, req); ack.Processed || !strings.Contains(ack.Message, "token") {
 		t.Fatalf("base request without the award's token: ack %+v, want refused for its token", ack)
+	}
+}
+
+// TestBaseStoredOnceForOffersAtOnce: four tasks on one base offered at
+// once to a worker that holds nothing each need its whole history; it is
+// stored once, not once per offer, which replaced the object under the
+// worker reading it (the read then waited out its timeout for chunks that
+// were gone), and every task runs.
+func TestBaseStoredOnceForOffersAtOnce(t *testing.T) {
+	w := newWorld(t, 5*time.Second)
+	b := newBus(t, w.ns.URL())
+	a, err := workers.Join(context.Background(), b, b.JetStream(), newRepo(t, false), workers.Info{Name: "far", Slots: 4}, commitTask("far"), workers.AgentOptions{Events: w.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	ctx := ctxT(t)
+	obs, err := b.JetStream().ObjectStore(ctx, workers.BundleStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, err := obs.Watch(ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Stop()
+	errs := make(chan error, 4)
+	for n := 1; n <= 4; n++ {
+		go func() {
+			_, err := w.coord.Offer(ctx, w.offer(n, workers.Needs{}))
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := "base-" + w.base
+	stores := 0
+	for {
+		select {
+		case info := <-watch.Updates():
+			if info != nil && info.Name == name && !info.Deleted {
+				stores++
+			}
+			continue
+		case <-time.After(200 * time.Millisecond):
+		}
+		break
+	}
+	if stores != 1 {
+		t.Fatalf("the base's bundle was stored %d times, want once", stores)
 	}
 }

@@ -78,6 +78,11 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 	}
 	c.pubMu.Lock()
 	partial := c.published[base]
+	// What is removed is stored anew when an Offer needs it again.
+	delete(c.puts, baseBundleName(base, ""))
+	for _, basis := range partial {
+		delete(c.puts, baseBundleName(base, basis))
+	}
 	c.pubMu.Unlock()
 	err = c.store.Delete(ctx, bundleName("base", base))
 	for _, basis := range partial {
