@@ -353,7 +353,7 @@ func (a *Agent) run(as Assignment) {
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
 	spent := &spendBox{}
-	commit, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
+	commit, bundle, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
 	res.Spend = spent.get()
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be
@@ -368,7 +368,7 @@ func (a *Agent) run(as Assignment) {
 	} else {
 		res.Commit = commit
 	}
-	_ = a.store.Put(ctx, bundleName("log", as.Award), log.Bytes())
+	a.attach(ctx, &res, bundle, log.Bytes())
 	cancel(nil)
 	<-hbDone
 	if msg, ok := a.deliver(res, as); !ok {
@@ -379,25 +379,27 @@ func (a *Agent) run(as Assignment) {
 }
 
 // work fetches the base when the repository lacks it, runs the task and
-// stores its commit's bundle.
-func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *Steps) (string, error) {
+// makes its commit reachable by the coordinator: bundle is the commit's
+// bundle when it is to travel in the result (attach), else nil.
+func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *Steps) (string, []byte, error) {
 	start := time.Now()
 	if err := a.haveBase(ctx, as); err != nil {
-		return "", fmt.Errorf("fetch the task's base: %w", err)
+		return "", nil, fmt.Errorf("fetch the task's base: %w", err)
 	}
 	steps.BaseIn = time.Since(start)
 	start = time.Now()
 	commit, err := a.exec(ctx, a.repo, as, log)
 	steps.Run = time.Since(start)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	start = time.Now()
-	if err := a.sendResult(ctx, as, commit); err != nil {
-		return "", fmt.Errorf("send the task's commit: %w", err)
+	bundle, err := a.sendResult(ctx, as, commit)
+	if err != nil {
+		return "", nil, fmt.Errorf("send the task's commit: %w", err)
 	}
 	steps.BundleBack = time.Since(start)
-	return commit, nil
+	return commit, bundle, nil
 }
 
 // haveBase makes sure the repository holds the task's base, fetching it

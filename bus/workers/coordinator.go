@@ -458,11 +458,14 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 		}
 		res.Steps.Fetch = time.Since(start)
 	}
+	res.Bundle = nil // in the repository now
 	select {
 	case ch <- res:
 		// The commit is in the repository now; the log stays until the
 		// caller has read it (Forget).
-		_ = c.store.Delete(ctx, bundleName("result", res.Award))
+		if !res.Inline {
+			_ = c.store.Delete(ctx, bundleName("result", res.Award))
+		}
 		return nil
 	default:
 		return fmt.Errorf("award %s of task %s has a result already", res.Award, res.Key)
@@ -475,9 +478,12 @@ func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
 	if c.opts.Remote != "" {
 		return c.fetchFromRemote(ctx, l, res)
 	}
-	data, err := c.store.Get(ctx, bundleName("result", res.Award))
-	if err != nil {
-		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
+	data := res.Bundle
+	if !res.Inline {
+		var err error
+		if data, err = c.store.Get(ctx, bundleName("result", res.Award)); err != nil {
+			return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
+		}
 	}
 	if err := fetchResult(ctx, c.repo, data, l, res.Commit); err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)

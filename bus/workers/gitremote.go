@@ -92,15 +92,17 @@ func (a *Agent) fetchBase(ctx context.Context, as Assignment) error {
 	return nil
 }
 
-// sendResult makes the task's commit reachable by the coordinator.
-func (a *Agent) sendResult(ctx context.Context, as Assignment, commit string) error {
+// sendResult makes the task's commit reachable by the coordinator: pushed
+// to the run's git remote, or bundled, the bundle returned to travel in
+// the result when small (inline.go), else stored.
+func (a *Agent) sendResult(ctx context.Context, as Assignment, commit string) ([]byte, error) {
 	if as.Remote == "" {
-		return a.store.PutCommit(ctx, a.repo, bundleName("result", as.Award), commit, as.Base)
+		return a.resultBundle(ctx, as, commit)
 	}
 	if !awardID.MatchString(as.Award) {
-		return fmt.Errorf("award %q is not an award's id", as.Award)
+		return nil, fmt.Errorf("award %q is not an award's id", as.Award)
 	}
-	return a.repo.PushRef(ctx, as.Remote, commit, resultRef(as.Award, commit))
+	return nil, a.repo.PushRef(ctx, as.Remote, commit, resultRef(as.Award, commit))
 }
 
 // fetchFromRemote brings the result's commit from the run's git remote onto

@@ -216,6 +216,12 @@ type Result struct {
 	// worker's own (BaseIn, Run, BundleBack) as it says, the
 	// coordinator's filled in by Offer.
 	Steps Steps `json:"steps"`
+	// Inline says the commit's bundle (when there is a commit) and the
+	// task's output travel here, in Bundle and Log, rather than in the
+	// bundle store: they were small (inline.go).
+	Inline bool   `json:"inline,omitempty"`
+	Bundle []byte `json:"bundle,omitempty"`
+	Log    []byte `json:"log,omitempty"`
 }
 
 // Steps is the time each step of a task offered to a worker took.
