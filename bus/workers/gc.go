@@ -77,15 +77,13 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 		return
 	}
 	c.pubMu.Lock()
-	partial := c.published[base]
+	stored := c.published[base]
 	// What is removed is stored anew when an Offer needs it again.
-	delete(c.puts, baseBundleName(base, ""))
-	for _, basis := range partial {
+	for _, basis := range stored {
 		delete(c.puts, baseBundleName(base, basis))
 	}
 	c.pubMu.Unlock()
-	err = c.store.Delete(ctx, bundleName("base", base))
-	for _, basis := range partial {
+	for _, basis := range stored {
 		err = errors.Join(err, c.store.Delete(ctx, baseBundleName(base, basis)))
 	}
 	if err == nil {
@@ -96,12 +94,13 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 }
 
 // publishedBase records that a bundle of base over basis ("": the whole
-// history) may have been stored by this coordinator.
+// history) may have been stored by this coordinator; basis base itself is
+// no bundle.
 func (c *Coordinator) publishedBase(base, basis string) {
 	c.pubMu.Lock()
 	defer c.pubMu.Unlock()
 	have := c.published[base]
-	if basis != "" && basis != base && !slices.Contains(have, basis) {
+	if basis != base && !slices.Contains(have, basis) {
 		have = append(have, basis)
 	}
 	c.published[base] = have
