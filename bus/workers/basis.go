@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -10,11 +11,12 @@ import (
 // A worker is sent only what it lacks of a task's base. Its bid names the
 // bases of its earlier tasks it holds (Bid.Bases, newest first); the
 // coordinator picks the first that it offered itself (a commit of its own
-// repository) and stores the bundle of the base over it,
-// base-<base>-<basis>: the commits a run landed since, a few at most,
-// where the whole history is the project's. A bid that names the base
-// itself gets no bundle at all, and one that names none of the
-// coordinator's bases the whole history, base-<base>.
+// repository) and sends the bundle of the base over it: the commits a run
+// landed since, a few at most, where the whole history is the project's;
+// in the assignment itself when small, else stored as
+// base-<base>-<basis>. A bid that names the base itself gets no bundle at
+// all, and one that names none of the coordinator's bases the whole
+// history, stored as base-<base>.
 //
 // The bid is a claim, never trusted: git fetches a bundle only into a
 // repository that holds its basis, and checks every object it receives.
@@ -25,20 +27,33 @@ import (
 // heldMax is how many bases a worker names in its bids.
 const heldMax = 8
 
-// baseFor stores, unless stored, the bundle of o's base for a worker
-// holding held, and returns its basis (Assignment.Basis).
-func (c *Coordinator) baseFor(ctx context.Context, o Offer, held []string) (string, error) {
+// baseFor makes the bundle of o's base for a worker holding held and
+// returns its basis (Assignment.Basis) and, when it is to travel in the
+// assignment, the bundle: a bundle over a basis is most often a few
+// commits, carried in the assignment when at most inlineMax; a larger one,
+// and the whole history, which other workers may need too, are stored,
+// unless stored already.
+func (c *Coordinator) baseFor(ctx context.Context, o Offer, held []string) (string, []byte, error) {
 	if c.opts.Remote != "" {
-		return "", nil // the worker fetches the base from the git remote
+		return "", nil, nil // the worker fetches the base from the git remote
 	}
 	basis := c.basis(o.Base, held)
 	if basis == o.Base {
-		return basis, nil
+		return basis, nil, nil
+	}
+	if basis != "" {
+		var buf bytes.Buffer
+		if err := c.repo.Bundle(ctx, &buf, o.Base, basis); err != nil {
+			return "", nil, err
+		}
+		if buf.Len() <= inlineMax {
+			return basis, buf.Bytes(), nil
+		}
 	}
 	if err := c.putBase(ctx, o.Base, basis); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return basis, nil
+	return basis, nil, nil
 }
 
 // putting is one store of a base bundle, which the Offers needing the same
@@ -152,7 +167,16 @@ func (a *Agent) fetchStoredBase(ctx context.Context, as Assignment) error {
 	}
 	var why error
 	if as.Basis != "" && as.Basis != as.Base {
-		_, err := a.store.UnpackCommit(ctx, a.repo, baseBundleName(as.Base, as.Basis))
+		var sha string
+		var err error
+		if as.Bundle != nil {
+			sha, err = a.repo.UnpackBundle(ctx, as.Bundle)
+		} else {
+			sha, err = a.store.UnpackCommit(ctx, a.repo, baseBundleName(as.Base, as.Basis))
+		}
+		if err == nil && sha != as.Base {
+			err = fmt.Errorf("the bundle holds %s, not the base", sha)
+		}
 		if err == nil {
 			a.emit(Event{Type: "worker.base", Key: as.Key(), Award: as.Award, Detail: "over " + as.Basis})
 			return nil
@@ -170,8 +194,10 @@ func (a *Agent) fetchStoredBase(ctx context.Context, as Assignment) error {
 			return fmt.Errorf("the base over %.12s did not fetch (%v), and its whole history was refused: %s", as.Basis, why, refused)
 		}
 	}
-	if _, err := a.store.UnpackCommit(ctx, a.repo, baseBundleName(as.Base, "")); err != nil {
+	if sha, err := a.store.UnpackCommit(ctx, a.repo, baseBundleName(as.Base, "")); err != nil {
 		return err
+	} else if sha != as.Base {
+		return fmt.Errorf("the bundle of the base holds %s, not the base", sha)
 	}
 	detail := "whole history"
 	if why != nil {

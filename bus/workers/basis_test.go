@@ -2,6 +2,7 @@ package workers_test
 
 import (
 	"context"
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,8 @@ func (w *world) runOn(t *testing.T, n int, base string) {
 }
 
 // TestWorkerIsSentWhatItLacks: a worker that ran a task on one integration
-// head fetches, for a task on a later head, only the commits it lacks; a
+// head fetches, for a task on a later head, only the commits it lacks
+// (through the store when they are large, in the assignment when not); a
 // worker that no longer holds the head its bid names (its repository lost
 // it, or it lied) fails to fetch that bundle and gets the whole history
 // instead, and the task runs; nobody without the award's token gets a
@@ -73,6 +75,14 @@ func TestWorkerIsSentWhatItLacks(t *testing.T) {
 	if got := w.baseEvents("p.1"); len(got) != 1 || got[0] != "whole history" {
 		t.Fatalf("task 1's base came as %q, want the whole history (the worker held nothing)", got)
 	}
+	// A landing of a large file: the bundle over the worker's base is too
+	// large to travel in the assignment, and goes through the store.
+	big := make([]byte, 400<<10)
+	_, _ = rand.Read(big)
+	if err := os.WriteFile(filepath.Join(w.repo.Root, "big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, w.repo.Root, "add", "big.bin")
 	b1 := w.advance(t, "b1.txt")
 	w.runOn(t, 2, b1)
 	if got := w.baseEvents("p.2"); len(got) != 1 || got[0] != "over "+w.base {

@@ -287,7 +287,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		// The worker's base goes to the store before its lease exists: no
 		// worker hears of the task before it can fetch its base.
 		start := time.Now()
-		basis, err := c.baseFor(ctx, o, bid.Bases)
+		basis, bundle, err := c.baseFor(ctx, o, bid.Bases)
 		if err != nil {
 			return Result{}, false, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
 		}
@@ -298,7 +298,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
 			return Result{}, false, err
 		}
-		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis}
+		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
 		if c.send(ctx, bid.Worker, TypeAssign, a) {
 			worker, labels = bid.Worker, bid.Labels
 			break

@@ -13,11 +13,11 @@
 //     and has a free slot) bids with the share of its slots still free as
 //     its score, naming the bases it holds; every other declines (score
 //     -1, never awarded).
-//   - Before the award is recorded, the base commit is stored as a bundle
-//     of what the winner lacks (basis.go): over a base it holds that this
-//     coordinator offered (base-<commit>-<basis>), else the whole history
-//     (base-<commit>), each stored once; no worker hears of the award
-//     before its bundle is stored. A worker that cannot write the bundle
+//   - Before the award is recorded, the base commit is bundled as what the
+//     winner lacks (basis.go): over a base it holds that this coordinator
+//     offered (in the assignment when small, else base-<commit>-<basis>),
+//     else the whole history (base-<commit>), each stored once; no worker
+//     hears of the award before its bundle is stored. A worker that cannot write the bundle
 //     in (it lacks the basis after all) asks for the whole history with
 //     the award's token.
 //   - The call closes before its window once no better bid can come: one

@@ -156,6 +156,9 @@ type Assignment struct {
 	// said it holds it); another commit, a base the bid said the worker
 	// holds, only what Base has beyond it (base-<Base>-<Basis>).
 	Basis string `json:"basis,omitempty"`
+	// Bundle, when set, is the bundle of Base over Basis itself, small
+	// enough to travel here rather than in the bundle store (basis.go).
+	Bundle []byte `json:"bundle,omitempty"`
 }
 
 // BaseRequest asks for the whole history of an award's base (TypeBase),
