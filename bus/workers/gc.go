@@ -62,6 +62,18 @@ func (c *Coordinator) useBase(base string) (release func()) {
 // one step under baseMu: an Offer that starts to use the base after it
 // stores the bundle again.
 func (c *Coordinator) dropBase(ctx context.Context, base string) {
+	// Most bases are sent in their assignments, never stored: nothing to
+	// remove, and no need to read every lease to know it. An Offer that
+	// stores one after this look releases the base again when it ends.
+	c.pubMu.Lock()
+	none := len(c.published[base]) == 0
+	if none {
+		delete(c.published, base)
+	}
+	c.pubMu.Unlock()
+	if none {
+		return
+	}
 	all, err := c.leases.All(ctx)
 	if err != nil {
 		return // judged again when the run closes
