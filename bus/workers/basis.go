@@ -42,18 +42,50 @@ func (c *Coordinator) baseFor(ctx context.Context, o Offer, held []string) (stri
 		return basis, nil, nil
 	}
 	if basis != "" {
-		var buf bytes.Buffer
-		if err := c.repo.Bundle(ctx, &buf, o.Base, basis); err != nil {
+		data, err := c.sentBundle(ctx, o.Base, basis)
+		if err != nil {
 			return "", nil, err
 		}
-		if buf.Len() <= inlineMax {
-			return basis, buf.Bytes(), nil
+		if len(data) <= inlineMax {
+			return basis, data, nil
 		}
 	}
 	if err := c.putBase(ctx, o.Base, basis); err != nil {
 		return "", nil, err
 	}
 	return basis, nil, nil
+}
+
+// sentMax is how many bundles sent in assignments (each at most
+// inlineMax) the coordinator keeps:
+// the offers of one round of tasks often share a base and a worker's
+// basis, each of a worker's slots bidding before any fetched the base.
+const sentMax = 16
+
+// sentBundle is the bundle of base over basis, made once for the offers
+// that need the same at about the same time.
+func (c *Coordinator) sentBundle(ctx context.Context, base, basis string) ([]byte, error) {
+	name := baseBundleName(base, basis)
+	c.pubMu.Lock()
+	data, ok := c.sent[name]
+	c.pubMu.Unlock()
+	if ok {
+		return data, nil
+	}
+	var buf bytes.Buffer
+	if err := c.repo.Bundle(ctx, &buf, base, basis); err != nil {
+		return nil, err
+	}
+	if buf.Len() > inlineMax {
+		return buf.Bytes(), nil // stored, not kept
+	}
+	c.pubMu.Lock()
+	if len(c.sent) >= sentMax {
+		clear(c.sent)
+	}
+	c.sent[name] = buf.Bytes()
+	c.pubMu.Unlock()
+	return buf.Bytes(), nil
 }
 
 // putting is one store of a base bundle, which the Offers needing the same

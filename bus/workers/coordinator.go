@@ -87,9 +87,10 @@ type Coordinator struct {
 	offered   map[string]bool
 	pubMu     sync.Mutex
 	published map[string][]string
-	// puts holds the base bundles stored or being stored, by name (under
-	// pubMu; basis.go).
+	// puts holds the base bundles stored or being stored, by name, and
+	// sent the latest bundles sent in assignments (under pubMu; basis.go).
 	puts map[string]*putting
+	sent map[string][]byte
 	// gcWG counts the removals under way, which Close waits for.
 	gcWG sync.WaitGroup
 }
@@ -120,7 +121,7 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 		return nil, err
 	}
 	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{},
-		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, offered: map[string]bool{}, published: map[string][]string{}, puts: map[string]*putting{}}
+		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, offered: map[string]bool{}, published: map[string][]string{}, puts: map[string]*putting{}, sent: map[string][]byte{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
 		_ = lv.stop()
