@@ -96,6 +96,11 @@ type Agent struct {
 	// time: each fetch moves the one ref refs/weave/base, and a task whose
 	// base another just fetched needs none.
 	baseMu sync.Mutex
+	// held are the bases the worker fetched or found held, newest first
+	// (under heldMu; basis.go): what its bids name, and what it needs not
+	// ask git for.
+	heldMu sync.Mutex
+	held   []string
 }
 
 // Join makes a worker of info.Name on the bus: it subscribes to the calls
@@ -236,7 +241,7 @@ func (a *Agent) onCall(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	busy := len(a.busy)
 	a.mu.Unlock()
 	score, ok := Fits(a.info, busy, o.Needs)
-	b := Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy}
+	b := Bid{Worker: a.info.Name, Labels: a.info.Labels, Slots: a.info.Slots, Busy: busy, Bases: a.heldBases()}
 	if !ok || !a.reaches(o.Remote) {
 		// A worker without the run's git remote cannot take its code.
 		ok = false
@@ -311,7 +316,7 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment names a git remote this worker was not given"})
 		return bus.Ack{Message: "refused: the worker does not use that git remote (weave worker --remote)"}, nil
 	}
-	if l.Digest != as.Offer.Digest() || l.AttemptID != as.AttemptID || l.Base != as.Base {
+	if l.Digest != as.Offer.Digest() || l.AttemptID != as.AttemptID || l.Base != as.Base || l.Basis != as.Basis {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment differs from its lease"})
 		return bus.Ack{Message: "refused: the assignment is not the task its lease names"}, nil
 	}
@@ -348,7 +353,7 @@ func (a *Agent) run(as Assignment) {
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
 	spent := &spendBox{}
-	commit, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
+	commit, bundle, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
 	res.Spend = spent.get()
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be
@@ -363,7 +368,7 @@ func (a *Agent) run(as Assignment) {
 	} else {
 		res.Commit = commit
 	}
-	_ = a.store.Put(ctx, bundleName("log", as.Award), log.Bytes())
+	a.attach(ctx, &res, bundle, log.Bytes())
 	cancel(nil)
 	<-hbDone
 	if msg, ok := a.deliver(res, as); !ok {
@@ -374,39 +379,46 @@ func (a *Agent) run(as Assignment) {
 }
 
 // work fetches the base when the repository lacks it, runs the task and
-// stores its commit's bundle.
-func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *Steps) (string, error) {
+// makes its commit reachable by the coordinator: bundle is the commit's
+// bundle when it is to travel in the result (attach), else nil.
+func (a *Agent) work(ctx context.Context, as Assignment, log io.Writer, steps *Steps) (string, []byte, error) {
 	start := time.Now()
 	if err := a.haveBase(ctx, as); err != nil {
-		return "", fmt.Errorf("fetch the task's base: %w", err)
+		return "", nil, fmt.Errorf("fetch the task's base: %w", err)
 	}
 	steps.BaseIn = time.Since(start)
 	start = time.Now()
 	commit, err := a.exec(ctx, a.repo, as, log)
 	steps.Run = time.Since(start)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	start = time.Now()
-	if err := a.sendResult(ctx, as, commit); err != nil {
-		return "", fmt.Errorf("send the task's commit: %w", err)
+	bundle, err := a.sendResult(ctx, as, commit)
+	if err != nil {
+		return "", nil, fmt.Errorf("send the task's commit: %w", err)
 	}
 	steps.BundleBack = time.Since(start)
-	return commit, nil
+	return commit, bundle, nil
 }
 
 // haveBase makes sure the repository holds the task's base, fetching it
-// when it does not.
+// when it does not. A base the worker fetched before is not asked of git
+// again.
 func (a *Agent) haveBase(ctx context.Context, as Assignment) error {
-	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+	if a.holds(as.Base) {
 		return nil
 	}
 	a.baseMu.Lock()
 	defer a.baseMu.Unlock()
-	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+	if a.holds(as.Base) {
 		return nil
 	}
-	return a.fetchBase(ctx, as)
+	if err := a.fetchBase(ctx, as); err != nil {
+		return err
+	}
+	a.hold(as.Base)
+	return nil
 }
 
 // errLeaseLost ends a task whose lease the coordinator no longer renews.

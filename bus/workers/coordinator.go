@@ -77,13 +77,20 @@ type Coordinator struct {
 	// pushed holds the bases pushed to the git remote (gitremote.go).
 	pushed sync.Map
 	// awards holds the awards made or taken back (under mu); bases counts the
-	// Offers using each base (under baseMu); published the bases whose
-	// bundle this coordinator stored (under pubMu). gc.go.
+	// Offers using each base (under baseMu), offered holds every base
+	// offered (a commit of the repository, basis.go); published the bases
+	// whose bundle this coordinator stored, with the names of their
+	// bundles over a basis (under pubMu). gc.go.
 	awards    map[string]bool
 	baseMu    sync.Mutex
 	bases     map[string]int
+	offered   map[string]bool
 	pubMu     sync.Mutex
-	published map[string]bool
+	published map[string][]string
+	// puts holds the base bundles stored or being stored, by name, and
+	// sent the latest bundles sent in assignments (under pubMu; basis.go).
+	puts map[string]*putting
+	sent map[string][]byte
 	// gcWG counts the removals under way, which Close waits for.
 	gcWG sync.WaitGroup
 }
@@ -114,7 +121,7 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 		return nil, err
 	}
 	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{},
-		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, published: map[string]bool{}}
+		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, offered: map[string]bool{}, published: map[string][]string{}, puts: map[string]*putting{}, sent: map[string][]byte{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
 		_ = lv.stop()
@@ -204,20 +211,17 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		delete(c.offering, o.Key())
 		c.mu.Unlock()
 	}()
-	// The base is stored while the call for proposals runs: no worker
-	// hears of the task before it is in the store. On a git remote it is
-	// pushed first, since the offer names the remote.
+	// On a git remote the base is pushed first, since the offer names the
+	// remote. In the bundle store, it is stored once the call for
+	// proposals has picked the worker, as what that worker lacks of it
+	// (basis.go).
 	release := c.useBase(o.Base)
 	defer release()
-	published := make(chan error, 1)
 	if c.opts.Remote != "" {
-		published <- c.publishBase(ctx, &o)
-	} else {
-		c.publishedBase(o.Base)
-		go func() { published <- c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, "") }()
+		if err := c.publishBase(ctx, &o); err != nil {
+			return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
+		}
 	}
-	var waited time.Duration
-	stored := false
 	cfp, err := json.Marshal(Offer{Run: o.Run, Task: o.Task, Title: o.Title, Needs: o.Needs, Base: o.Base, Attempt: o.Attempt, Remote: o.Remote})
 	if err != nil {
 		return Result{}, err
@@ -249,25 +253,12 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 			}
 			continue
 		}
-		if !stored {
-			start := time.Now()
-			select {
-			case err := <-published:
-				if err != nil {
-					return Result{}, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
-				}
-			case <-ctx.Done():
-				return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), ctx.Err())
-			}
-			waited, stored = time.Since(start), true
-		}
 		res, ok, err := c.assign(ctx, o, award, bids, called)
 		if err != nil {
 			// A task that failed on its worker still says what it spent.
 			return res, err
 		}
 		if ok {
-			res.Steps.BundleOut = waited
 			return res, nil
 		}
 	}
@@ -287,19 +278,28 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 	}()
 	var worker string
 	var labels []string
+	var bundleOut time.Duration
 	for _, b := range bids {
 		bid, err := decode[Bid]("bid", b.Payload)
 		if err != nil || bid.Worker == "" || "agent."+bid.Worker != b.Metadata[collab.KeySender] {
 			c.emit(Event{Type: "work.refused", Key: o.Key(), Award: award, Detail: "a bid whose worker is not its sender"})
 			continue
 		}
+		// The worker's base goes to the store before its lease exists: no
+		// worker hears of the task before it can fetch its base.
+		start := time.Now()
+		basis, bundle, err := c.baseFor(ctx, o, bid.Bases)
+		if err != nil {
+			return Result{}, false, fmt.Errorf("offer task %s: publish its base: %w", o.Key(), err)
+		}
+		bundleOut = time.Since(start)
 		now := c.opts.Clock()
 		token := newID() + newID()
 		c.awarded(award)
-		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
+		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
 			return Result{}, false, err
 		}
-		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token}
+		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
 		if c.send(ctx, bid.Worker, TypeAssign, a) {
 			worker, labels = bid.Worker, bid.Labels
 			break
@@ -317,7 +317,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 	for {
 		select {
 		case res := <-ch:
-			res.Steps.Award = awarded
+			res.Steps.Award, res.Steps.BundleOut = awarded, bundleOut
 			_ = c.leases.Release(ctx, o.Key(), award)
 			if res.Error != "" {
 				return res, true, fmt.Errorf("task %s on %s: %w: %s", o.Key(), worker, ErrTaskFailed, res.Error)
@@ -367,7 +367,7 @@ func (c *Coordinator) TakeBack(ctx context.Context, run string) ([]Lease, error)
 		for _, l := range out {
 			c.takenBack(ctx, l.Award)
 			bases = append(bases, l.Base)
-			c.publishedBase(l.Base)
+			c.publishedBase(l.Base, l.Basis)
 		}
 		c.dropBases(ctx, bases)
 	}()
@@ -414,6 +414,16 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 		}
 		c.emit(Event{Type: "work.renewed", Key: hb.Key, Award: hb.Award, Worker: hb.Worker})
 		return bus.Ack{Processed: true}, nil
+	case TypeBase:
+		req, err := decode[BaseRequest]("base request", e.Payload)
+		if err != nil {
+			return bus.Ack{Message: err.Error()}, nil
+		}
+		if err := c.sendWhole(ctx, req); err != nil {
+			c.emit(Event{Type: "work.refused", Key: req.Key, Award: req.Award, Worker: req.Worker, Detail: "base: " + err.Error()})
+			return bus.Ack{Message: "base refused: " + err.Error()}, nil
+		}
+		return bus.Ack{Processed: true}, nil
 	case TypeResult:
 		res, err := decode[Result]("result", e.Payload)
 		if err != nil {
@@ -449,11 +459,14 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 		}
 		res.Steps.Fetch = time.Since(start)
 	}
+	res.Bundle = nil // in the repository now
 	select {
 	case ch <- res:
 		// The commit is in the repository now; the log stays until the
 		// caller has read it (Forget).
-		_ = c.store.Delete(ctx, bundleName("result", res.Award))
+		if !res.Inline {
+			_ = c.store.Delete(ctx, bundleName("result", res.Award))
+		}
 		return nil
 	default:
 		return fmt.Errorf("award %s of task %s has a result already", res.Award, res.Key)
@@ -466,11 +479,14 @@ func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
 	if c.opts.Remote != "" {
 		return c.fetchFromRemote(ctx, l, res)
 	}
-	data, err := c.store.Get(ctx, bundleName("result", res.Award))
-	if err != nil {
-		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
+	data := res.Bundle
+	if !res.Inline {
+		var err error
+		if data, err = c.store.Get(ctx, bundleName("result", res.Award)); err != nil {
+			return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
+		}
 	}
-	if err := fetchResult(ctx, c.repo, data, l, res.Award, res.Commit); err != nil {
+	if err := fetchResult(ctx, c.repo, data, l, res.Commit); err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
 	return nil

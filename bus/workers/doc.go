@@ -7,14 +7,19 @@
 //
 // # The award
 //
-//   - Offer publishes the base commit as a bundle (base-<commit>, the whole
-//     history, stored once per commit) while it calls for proposals on
-//     thread.offer-<task>-<award>.broadcast carrying the task's needs
-//     (labels, category, model); no worker hears of the award before the
-//     bundle is stored. Every worker that fits (Fits: it has every
-//     label, can run the category and model, and has a free slot) bids
-//     with the share of its slots still free as its score; every other
-//     declines (score -1, never awarded).
+//   - Offer calls for proposals on thread.offer-<task>-<award>.broadcast
+//     carrying the task's needs (labels, category, model). Every worker
+//     that fits (Fits: it has every label, can run the category and model,
+//     and has a free slot) bids with the share of its slots still free as
+//     its score, naming the bases it holds; every other declines (score
+//     -1, never awarded).
+//   - Before the award is recorded, the base commit is bundled as what the
+//     winner lacks (basis.go): over a base it holds that this coordinator
+//     offered (in the assignment when small, else base-<commit>-<basis>),
+//     else the whole history (base-<commit>), each stored once; no worker
+//     hears of the award before its bundle is stored. A worker that cannot write the bundle
+//     in (it lacks the basis after all) asks for the whole history with
+//     the award's token.
 //   - The call closes before its window once no better bid can come: one
 //     bid has score 1 (the best there is), or every worker live in the
 //     registry (its entry written within the registry's age, as this
@@ -68,8 +73,9 @@
 //
 // # Results
 //
-// A worker returns its commit as a bundle over the task's base
-// (result-<award>) and its output (log-<award>). The coordinator takes a
+// A worker returns its commit as a bundle over the task's base and its
+// output, in the result itself when small (inline.go), else stored
+// (result-<award>, log-<award>). The coordinator takes a
 // result only from the worker holding the lease under that award, with
 // the award's token, while
 // the Offer still waits for it: a stale award, a peer never awarded the

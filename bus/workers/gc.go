@@ -2,6 +2,8 @@ package workers
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 )
 
@@ -33,6 +35,7 @@ const gcTimeout = 5 * time.Second
 func (c *Coordinator) useBase(base string) (release func()) {
 	c.baseMu.Lock()
 	c.bases[base]++
+	c.offered[base] = true
 	c.baseMu.Unlock()
 	return func() {
 		c.baseMu.Lock()
@@ -59,6 +62,18 @@ func (c *Coordinator) useBase(base string) (release func()) {
 // one step under baseMu: an Offer that starts to use the base after it
 // stores the bundle again.
 func (c *Coordinator) dropBase(ctx context.Context, base string) {
+	// Most bases are sent in their assignments, never stored: nothing to
+	// remove, and no need to read every lease to know it. An Offer that
+	// stores one after this look releases the base again when it ends.
+	c.pubMu.Lock()
+	none := len(c.published[base]) == 0
+	if none {
+		delete(c.published, base)
+	}
+	c.pubMu.Unlock()
+	if none {
+		return
+	}
 	all, err := c.leases.All(ctx)
 	if err != nil {
 		return // judged again when the run closes
@@ -73,18 +88,34 @@ func (c *Coordinator) dropBase(ctx context.Context, base string) {
 	if c.bases[base] > 0 {
 		return
 	}
-	if c.store.Delete(ctx, bundleName("base", base)) == nil {
+	c.pubMu.Lock()
+	stored := c.published[base]
+	// What is removed is stored anew when an Offer needs it again.
+	for _, basis := range stored {
+		delete(c.puts, baseBundleName(base, basis))
+	}
+	c.pubMu.Unlock()
+	for _, basis := range stored {
+		err = errors.Join(err, c.store.Delete(ctx, baseBundleName(base, basis)))
+	}
+	if err == nil {
 		c.pubMu.Lock()
 		delete(c.published, base)
 		c.pubMu.Unlock()
 	}
 }
 
-// published records that base's bundle was stored by this coordinator.
-func (c *Coordinator) publishedBase(base string) {
+// publishedBase records that a bundle of base over basis ("": the whole
+// history) may have been stored by this coordinator; basis base itself is
+// no bundle.
+func (c *Coordinator) publishedBase(base, basis string) {
 	c.pubMu.Lock()
-	c.published[base] = true
-	c.pubMu.Unlock()
+	defer c.pubMu.Unlock()
+	have := c.published[base]
+	if basis != base && !slices.Contains(have, basis) {
+		have = append(have, basis)
+	}
+	c.published[base] = have
 }
 
 // Forget removes the result and the log of an award whose Offer returned,

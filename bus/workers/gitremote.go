@@ -27,13 +27,10 @@ func baseRef(base string) string { return "refs/weave/base/" + base }
 
 func resultRef(award, commit string) string { return "refs/weave/results/" + award + "-" + commit }
 
-// publishBase makes o's base reachable by the workers: in the bundle
-// store, or pushed to the run's git remote, whose URL the offer then
-// carries.
+// publishBase makes o's base reachable by the workers: pushed to the
+// run's git remote, whose URL the offer then carries (the bundle store has
+// a bundle for each worker, basis.go).
 func (c *Coordinator) publishBase(ctx context.Context, o *Offer) error {
-	if c.opts.Remote == "" {
-		return c.store.PutCommit(ctx, c.repo, bundleName("base", o.Base), o.Base, "")
-	}
 	if !commitName.MatchString(o.Base) {
 		return fmt.Errorf("base %q is not a full commit name", o.Base)
 	}
@@ -77,8 +74,10 @@ func (a *Agent) reaches(url string) bool {
 // fetchBase brings the assignment's base into the worker's repository.
 func (a *Agent) fetchBase(ctx context.Context, as Assignment) error {
 	if as.Remote == "" {
-		_, err := a.store.FetchCommit(ctx, a.repo, bundleName("base", as.Base), "refs/weave/base")
-		return err
+		return a.fetchStoredBase(ctx, as)
+	}
+	if _, err := a.repo.RevParse(ctx, as.Base); err == nil {
+		return nil
 	}
 	if !commitName.MatchString(as.Base) {
 		return fmt.Errorf("base %q is not a full commit name", as.Base)
@@ -93,15 +92,17 @@ func (a *Agent) fetchBase(ctx context.Context, as Assignment) error {
 	return nil
 }
 
-// sendResult makes the task's commit reachable by the coordinator.
-func (a *Agent) sendResult(ctx context.Context, as Assignment, commit string) error {
+// sendResult makes the task's commit reachable by the coordinator: pushed
+// to the run's git remote, or bundled, the bundle returned to travel in
+// the result when small (inline.go), else stored.
+func (a *Agent) sendResult(ctx context.Context, as Assignment, commit string) ([]byte, error) {
 	if as.Remote == "" {
-		return a.store.PutCommit(ctx, a.repo, bundleName("result", as.Award), commit, as.Base)
+		return a.resultBundle(ctx, as, commit)
 	}
 	if !awardID.MatchString(as.Award) {
-		return fmt.Errorf("award %q is not an award's id", as.Award)
+		return nil, fmt.Errorf("award %q is not an award's id", as.Award)
 	}
-	return a.repo.PushRef(ctx, as.Remote, commit, resultRef(as.Award, commit))
+	return nil, a.repo.PushRef(ctx, as.Remote, commit, resultRef(as.Award, commit))
 }
 
 // fetchFromRemote brings the result's commit from the run's git remote onto

@@ -22,7 +22,10 @@ type Lease struct {
 	AttemptID string `json:"attempt_id"`
 	Worker    string `json:"worker"`
 	Base      string `json:"base"`
-	Branch    string `json:"branch"`
+	// Basis is the assignment's (Assignment.Basis): base-<Base>-<Basis>
+	// is in the bundle store while the lease lasts.
+	Basis  string `json:"basis,omitempty"`
+	Branch string `json:"branch"`
 	// Digest is the offer's (Offer.Digest): the worker runs only the task
 	// its lease names.
 	Digest string `json:"digest"`

@@ -54,6 +54,16 @@ func (s *Store) FetchCommit(ctx context.Context, repo *gitwork.Repo, name, ref s
 	return repo.FetchBundle(ctx, bytes.NewReader(data), ref)
 }
 
+// UnpackCommit writes the objects of the bundle stored under name into
+// repo, checked, and returns its tip; no ref moves (gitwork.UnpackBundle).
+func (s *Store) UnpackCommit(ctx context.Context, repo *gitwork.Repo, name string) (string, error) {
+	data, err := s.Get(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return repo.UnpackBundle(ctx, data)
+}
+
 // Put stores data under name, replacing what was there.
 func (s *Store) Put(ctx context.Context, name string, data []byte) error {
 	if _, err := s.obs.PutBytes(ctx, name, data); err != nil {

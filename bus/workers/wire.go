@@ -22,6 +22,10 @@ const (
 	TypeHeartbeat = "work.heartbeat"
 	// TypeResult hands a task's commit back to the coordinator.
 	TypeResult = "work.result"
+	// TypeBase asks the coordinator for the whole history of an award's
+	// base (a BaseRequest): the bundle of what the worker lacked did not
+	// fetch, since it does not hold the basis its bid named.
+	TypeBase = "work.base"
 )
 
 // Buckets and object stores in JetStream.
@@ -31,8 +35,9 @@ const (
 	// WorkerBucket holds one entry per connected worker (key: its name).
 	WorkerBucket = "WEAVE_WORKERS"
 	// BundleStore holds the code bundles: base-<commit> (a run's
-	// integration head, whole history), result-<award> (a task's commit)
-	// and log-<award> (its output).
+	// integration head, whole history), base-<commit>-<basis> (what the
+	// head has that basis, a base the worker holds, lacks),
+	// result-<award> (a task's commit) and log-<award> (its output).
 	BundleStore = "WEAVE_BUNDLES"
 )
 
@@ -146,6 +151,23 @@ type Assignment struct {
 	// to the worker's own process, never on a broadcast), it must come
 	// with every heartbeat and result. The lease keeps its hash.
 	Token string `json:"token"`
+	// Basis says which bundle of the base the worker fetches: "" the
+	// whole history (base-<Base>); Base itself, none (the worker's bid
+	// said it holds it); another commit, a base the bid said the worker
+	// holds, only what Base has beyond it (base-<Base>-<Basis>).
+	Basis string `json:"basis,omitempty"`
+	// Bundle, when set, is the bundle of Base over Basis itself, small
+	// enough to travel here rather than in the bundle store (basis.go).
+	Bundle []byte `json:"bundle,omitempty"`
+}
+
+// BaseRequest asks for the whole history of an award's base (TypeBase),
+// with the award's token.
+type BaseRequest struct {
+	Key    string `json:"key"`
+	Award  string `json:"award"`
+	Worker string `json:"worker"`
+	Token  string `json:"token"`
 }
 
 // TokenHash is what a lease keeps of an award's token.
@@ -165,6 +187,11 @@ type Bid struct {
 	Labels  []string `json:"labels,omitempty"`
 	Slots   int      `json:"slots"`
 	Busy    int      `json:"busy"`
+	// Bases are bases of earlier tasks the worker holds, newest first: the
+	// coordinator sends it only what the task's base has beyond one of
+	// them. A claim, never trusted: a bundle whose basis the worker lacks
+	// does not fetch, and the worker asks for the whole history.
+	Bases []string `json:"bases,omitempty"`
 }
 
 // Heartbeat renews the lease of award.
@@ -192,6 +219,12 @@ type Result struct {
 	// worker's own (BaseIn, Run, BundleBack) as it says, the
 	// coordinator's filled in by Offer.
 	Steps Steps `json:"steps"`
+	// Inline says the commit's bundle (when there is a commit) and the
+	// task's output travel here, in Bundle and Log, rather than in the
+	// bundle store: they were small (inline.go).
+	Inline bool   `json:"inline,omitempty"`
+	Bundle []byte `json:"bundle,omitempty"`
+	Log    []byte `json:"log,omitempty"`
 }
 
 // Steps is the time each step of a task offered to a worker took.
@@ -225,6 +258,15 @@ func (s Steps) String() string {
 }
 
 func bundleName(kind, id string) string { return kind + "-" + id }
+
+// baseBundleName names the bundle of base over basis: "" is the whole
+// history.
+func baseBundleName(base, basis string) string {
+	if basis == "" {
+		return bundleName("base", base)
+	}
+	return bundleName("base", base) + "-" + basis
+}
 
 // keyToken makes s usable inside a KV key and a topic: letters, digits,
 // '-' and '_' stay, anything else becomes '_'.

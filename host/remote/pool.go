@@ -191,12 +191,18 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 		defer p.reports.Delete(o.Key())
 	}
 	res, err := p.coord.Offer(ctx, o)
-	if log, lerr := p.store.Get(context.WithoutCancel(ctx), "log-"+res.Award); lerr == nil && res.Award != "" {
-		_, _ = out.Write(log)
+	if res.Inline {
+		// The output came in the result; the store holds nothing of the
+		// award's.
+		_, _ = out.Write(res.Log)
+	} else {
+		if log, lerr := p.store.Get(context.WithoutCancel(ctx), "log-"+res.Award); lerr == nil && res.Award != "" {
+			_, _ = out.Write(log)
+		}
+		// The log is in the task's log now; no live award needs the award's
+		// objects anymore.
+		p.coord.Forget(context.WithoutCancel(ctx), res.Award)
 	}
-	// The log is in the task's log now; no live award needs the award's
-	// objects anymore.
-	p.coord.Forget(context.WithoutCancel(ctx), res.Award)
 	if berr := p.charge(ctx, o, res, allow, limited); berr != nil {
 		return run.Outcome{}, berr
 	}

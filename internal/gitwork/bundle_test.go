@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,62 @@ func TestFetchBundleRefusesForeign(t *testing.T) {
 	}
 	if got, _ := coord.RevParse(ctx, "main"); got != base {
 		t.Fatalf("main moved to %s", got)
+	}
+}
+
+// TestUnpackBundle writes a bundle's objects without moving a ref: a
+// whole history large enough that git keeps it as a pack, then a task's
+// commit over it; a bundle whose basis the repository lacks fails, its
+// commit not written, as does one whose pack lacks the tip it names.
+func TestUnpackBundle(t *testing.T) {
+	ctx := context.Background()
+	coord := repo(t)
+	for i := range 120 {
+		write(t, coord.Root, fmt.Sprintf("many/f%03d.txt", i), fmt.Sprintf("%d\n", i))
+	}
+	git(t, coord.Root, "add", ".")
+	git(t, coord.Root, "commit", "-q", "-m", "many")
+	base, _, _ := coord.Head(ctx)
+	var full bytes.Buffer
+	if err := coord.Bundle(ctx, &full, base, ""); err != nil {
+		t.Fatal(err)
+	}
+	wdir := t.TempDir()
+	git(t, wdir, "init", "-q", "-b", "main")
+	worker, err := gitwork.Open(ctx, wdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := worker.UnpackBundle(ctx, full.Bytes()); err != nil || got != base {
+		t.Fatalf("UnpackBundle(whole history) = %s, %v; want %s", got, err, base)
+	}
+	if refs := git(t, wdir, "for-each-ref"); refs != "" {
+		t.Fatalf("UnpackBundle moved refs: %s", refs)
+	}
+	commit := task(t, worker, 1, base, map[string]string{"b.txt": "from afar\n"})
+	var back bytes.Buffer
+	if err := worker.Bundle(ctx, &back, commit, base); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := coord.UnpackBundle(ctx, back.Bytes()); err != nil || got != commit {
+		t.Fatalf("UnpackBundle(result) = %s, %v; want %s", got, err, commit)
+	}
+	// The task's commit over base, sent to a repository without base.
+	empty := t.TempDir()
+	git(t, empty, "init", "-q", "-b", "main")
+	bare, err := gitwork.Open(ctx, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.UnpackBundle(ctx, back.Bytes()); err == nil {
+		t.Fatal("UnpackBundle without the basis succeeded")
+	}
+	if _, err := bare.RevParse(ctx, commit); err == nil {
+		t.Fatal("a refused bundle's commit is in the repository")
+	}
+	// A header naming a commit its pack does not hold.
+	forged := bytes.Replace(back.Bytes(), []byte(commit), []byte(strings.Repeat("1", 40)), 2)
+	if _, err := coord.UnpackBundle(ctx, forged); err == nil {
+		t.Fatal("UnpackBundle of a bundle without its tip succeeded")
 	}
 }

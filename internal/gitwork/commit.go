@@ -31,11 +31,13 @@ var fallbackIdentity = []string{"-c", "user.name=weave", "-c", "user.email=weave
 // commit. It returns the commit's name.
 func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trailer) (string, error) {
 	// .weave/ is left out by a pathspec exclusion, in one git add. git
-	// refuses an exclusion that names an ignored path that is there: a
-	// .weave/ in the worktree that the project ignores (a worker's copy
-	// of the plan) is then left out by unstaging it instead, which also
+	// refuses an exclusion that names an ignored path that is there (a
+	// worker's copy of the plan in a .weave/ the project ignores), unless
+	// the exclusion is a pattern: .weave is spelt as one (.weav[e]) that
+	// matches only it, and what is under it by a second. Should git still
+	// refuse, .weave/ is left out by unstaging it instead, which also
 	// keeps out a change to anything tracked there.
-	if _, err := run(ctx, dir, nil, "add", "-A", "--", ".", ":(exclude)"+layout.DirName); err != nil {
+	if _, err := run(ctx, dir, nil, append([]string{"add", "-A", "--", "."}, excludeDotWeave...)...); err != nil {
 		if _, lerr := os.Lstat(filepath.Join(dir, layout.DirName)); lerr != nil {
 			return "", fmt.Errorf("stage the task's work in %s: %w", dir, err)
 		}
@@ -85,6 +87,15 @@ func (r *Repo) hasIdentity(ctx context.Context) bool {
 	r.identity = &ok
 	return ok
 }
+
+// excludeDotWeave are the pathspecs that leave the top .weave (a file, or
+// a directory and everything under it) out of a git add. Spelt as
+// patterns, they never name an ignored path git would refuse.
+var excludeDotWeave = func() []string {
+	n := len(layout.DirName)
+	pat := layout.DirName[:n-1] + "[" + layout.DirName[n-1:] + "]"
+	return []string{":(exclude)" + pat, ":(exclude)" + pat + "/**"}
+}()
 
 // Message is a commit message: subject on one line, then the trailers.
 func Message(subject string, trailers []Trailer) string {

@@ -20,12 +20,15 @@
 //     can tell after a crash which tasks are on the branch already.
 //   - Paths under .weave/ never enter a task's commit: they are the host's.
 //   - A few answers are read from the files git keeps instead of asked of a
-//     git process (a worktree's .git file, its HEAD, a loose branch ref),
-//     and only when the file says exactly what git writes there; anything
-//     else (a packed or reftable ref, a detached HEAD) is asked of git. A
-//     task costs processes, and a run's tasks are many.
-//   - Code travels between machines as git bundles (Bundle, FetchBundle):
-//     a bundle names exactly one commit, fetching one moves only the ref
-//     the caller names, runs no hook, and fails when the repository lacks
-//     the bundle's basis.
+//     git process (a worktree's .git file, its HEAD, a loose branch ref, a
+//     loose commit object checked against its name), and only when the
+//     file says exactly what git writes there; anything else (a packed or
+//     reftable ref, a detached HEAD, a packed object, a commit message
+//     whose trailers git might read otherwise) is asked of git. A task
+//     costs processes, and a run's tasks are many.
+//   - Code travels between machines as git bundles (Bundle, FetchBundle,
+//     UnpackBundle): a bundle names exactly one commit, writing one in
+//     checks every object (git's --strict), moves no ref but the one the
+//     caller names, runs no hook, and fails when the repository lacks the
+//     bundle's basis.
 package gitwork

@@ -206,22 +206,16 @@ type commitObject struct {
 
 // readCommit reads commit's object in one git call.
 func (r *Repo) readCommit(ctx context.Context, commit string) (commitObject, error) {
+	// A result a coordinator just unpacked is a loose object: read from
+	// its file, it costs no process (loose.go).
+	if typ, body, ok := r.looseObject(ctx, commit); ok && typ == "commit" {
+		return parseCommit(string(body)), nil
+	}
 	out, err := run(ctx, r.Root, nil, "cat-file", "commit", commit)
 	if err != nil {
 		return commitObject{}, fmt.Errorf("read %s: %w", short(commit), err)
 	}
-	head, msg, _ := strings.Cut(out, "\n\n")
-	c := commitObject{message: msg}
-	for _, line := range strings.Split(head, "\n") {
-		k, v, _ := strings.Cut(line, " ")
-		switch k {
-		case "parent":
-			c.parents = append(c.parents, v)
-		case "author":
-			c.author = v
-		}
-	}
-	return c, nil
+	return parseCommit(out), nil
 }
 
 // authorEnv is the environment that makes git commit-tree write author (an

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/weavehq/weave/bus/bustest"
+)
+
+// gitCalls counts the git processes logged by gitCounter, by subcommand.
+func gitCalls(t *testing.T, log string) (int, map[string]int) {
+	t.Helper()
+	calls := strings.Split(strings.TrimSpace(readFile(t, log)), "\n")
+	counts := map[string]int{}
+	for _, c := range calls {
+		f := strings.Fields(c)
+		for len(f) > 0 && (f[0] == "-c" || strings.Contains(f[0], "=")) {
+			f = f[1:]
+		}
+		if len(f) > 0 {
+			counts[f[0]]++
+		}
+	}
+	return len(calls), counts
+}
+
+// TestRemoteGitProcessesPerTask runs twelve independent one-line tasks
+// that only two `weave worker` processes can take, over an embedded
+// nats-server, and counts the git processes the coordinator and the
+// workers started. A task costs, on its worker, the base's new commits
+// written in (when another task landed since its last), its worktree's
+// reset, its commit and its result's bundle; on the coordinator, the base
+// bundled for the worker, the result written in and checked, and the
+// landing. (It cost some nineteen before: whole histories fetched, the
+// base asked of git again and again, three git processes to add the work
+// where one does, the result's commit read twice.)
+func TestRemoteGitProcessesPerTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weave binary")
+	}
+	bin := buildWeave(t)
+	url := bustest.StartNATS(t).URL()
+	const tasks = 12
+	var sb strings.Builder
+	sb.WriteString("# Cost\n\n## TODOs\n\n")
+	for i := 1; i <= tasks; i++ {
+		fmt.Fprintf(&sb, "- [ ] %d. Write %d [needs: far]\n  **Files**: `out/t%d.txt` (new)\n  ```sh\n  mkdir -p out && echo %d > out/t%d.txt\n  ```\n", i, i, i, i, i)
+	}
+	wenv, wlog := gitCounter(t, append(cleanEnv(t), "WEAVE_SANDBOX_MODE=off"))
+	for _, name := range []string{"far1", "far2"} {
+		startWorkerEnv(t, wenv, url, name, "--labels", "far", "--slots", "2")
+	}
+	// What the workers did to join is not the tasks'.
+	joined, _ := gitCalls(t, wlog)
+	// The project ignores .weave/, as many do.
+	dir := workersRepo(t, map[string]string{"cost": sb.String()}, map[string]string{".gitignore": "/.weave/\n"})
+	env, clog := gitCounter(t, cleanEnv(t))
+	code, out, errOut := runWeave(t, bin, dir, env, "start-work", "cost", "--workers", "4", "--bus", url, "--infer-deps")
+	if code != 0 {
+		t.Fatalf("start-work = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := gitIn(t, dir, "rev-list", "--count", "main..weave/cost"); got != fmt.Sprint(tasks) {
+		t.Fatalf("%s commits on weave/cost, want %d", got, tasks)
+	}
+	cn, cc := gitCalls(t, clog)
+	wn, wc := gitCalls(t, wlog)
+	wn -= joined
+	t.Logf("%d git processes for %d tasks: coordinator %d %v, workers %d %v", cn+wn, tasks, cn, cc, wn, wc)
+	// Per task: on its worker the base's new commits unpacked (most
+	// tasks), the worktree's checkout and clean, git add, git commit and
+	// the result's pack; on the coordinator the base's pack, the result
+	// unpacked, read and its branch moved, and the landing (merge-tree,
+	// commit-tree, update-ref). Each worker makes its worktrees once, and
+	// the run's start and finish are shared by all its tasks.
+	const perTask, shared = 13, 30
+	if cn+wn > perTask*tasks+shared {
+		t.Errorf("%d git processes for %d tasks, want at most %d per task and %d for the run", cn+wn, tasks, perTask, shared)
+	}
+}
