@@ -213,6 +213,31 @@ func (b *Memory) prepare(m *Message, stamp bool, res *Result) (*route, error) {
 	return r, nil
 }
 
+// Listened reports whether a message on topic would reach anyone: a
+// subscriber whose pattern matches it, or the store of a retained or
+// append-only topic. A caller that must encode a message first can skip
+// one that would reach nobody; a subscriber that comes after this call
+// misses it, as it misses any message sent before it subscribed.
+func (b *Memory) Listened(topic string) bool {
+	if b.closed.Load() {
+		return false
+	}
+	r, err := b.route(topic)
+	if err != nil {
+		// An invalid topic is the send's to refuse.
+		return true
+	}
+	if r.retained || r.appendOnly {
+		return true
+	}
+	for _, s := range r.subs {
+		if !s.removed.Load() {
+			return true
+		}
+	}
+	return false
+}
+
 // Publish implements Bus.
 func (b *Memory) Publish(ctx context.Context, m Message) (res Result, err error) {
 	r, err := b.prepare(&m, false, &res)

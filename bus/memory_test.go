@@ -81,3 +81,42 @@ func TestNoWaitMarksACtxOnce(t *testing.T) {
 		t.Errorf("NoWait of a marked ctx made a new one; a connection marking its ctx once would pay per publish")
 	}
 }
+
+// TestMemoryListened: a topic is listened on while a subscriber's pattern
+// matches it, and always when it is retained or append-only; not once that
+// subscriber is gone, nor after Close.
+func TestMemoryListened(t *testing.T) {
+	opts := bus.DefaultOptions()
+	opts.Retained = []string{"kept:*"}
+	b, err := bus.NewMemory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if b.Listened("hook:tool.execute.before") {
+		t.Error("a topic no one subscribed to is listened on")
+	}
+	if !b.Listened("kept:state") {
+		t.Error("a retained topic is not listened on")
+	}
+	sub, err := b.Subscribe(ctx, "hook:*", func(context.Context, bus.Message) (bus.Ack, error) { return bus.Ack{Processed: true}, nil }, bus.SubscribeOptions{Name: "peer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Listened("hook:tool.execute.before") {
+		t.Error("a topic a subscriber's pattern matches is not listened on")
+	}
+	if b.Listened("other:x") {
+		t.Error("a topic the pattern does not match is listened on")
+	}
+	if err := sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Listened("hook:tool.execute.before") {
+		t.Error("a topic is listened on after its one subscriber left")
+	}
+	_ = b.Close()
+	if b.Listened("kept:state") {
+		t.Error("a closed bus listens")
+	}
+}

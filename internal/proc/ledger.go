@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,6 +42,9 @@ type Ledger struct {
 	start  uint64 // this host's start time, read once
 	live   map[int]entry
 	buf    bytes.Buffer
+	// size is the file's length after the last write: a write that is not
+	// shorter needs no truncate.
+	size int
 }
 
 // maxLedgerFile bounds the read of one host's file: thousands of groups.
@@ -155,9 +159,16 @@ func (l *Ledger) writeLocked() {
 		l.buf.WriteByte('\n')
 	}
 	if _, err := l.f.WriteAt(l.buf.Bytes(), 0); err != nil {
+		// Part of it may be there: the next write truncates.
+		l.size = math.MaxInt
 		return
 	}
-	_ = l.f.Truncate(int64(l.buf.Len()))
+	if l.buf.Len() < l.size {
+		if err := l.f.Truncate(int64(l.buf.Len())); err != nil {
+			return
+		}
+	}
+	l.size = l.buf.Len()
 }
 
 // Close removes the host's file: every group it recorded has ended by
