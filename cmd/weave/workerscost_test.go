@@ -65,26 +65,16 @@ func TestWorkersGitProcessesPerTask(t *testing.T) {
 	if got := gitIn(t, dir, "rev-list", "--count", "main..weave/cost"); got != fmt.Sprint(tasks) {
 		t.Fatalf("%s commits on weave/cost, want %d", got, tasks)
 	}
-	calls := strings.Split(strings.TrimSpace(readFile(t, log)), "\n")
-	counts := map[string]int{}
-	for _, c := range calls {
-		f := strings.Fields(c)
-		for len(f) > 0 && (f[0] == "-c" || strings.Contains(f[0], "=")) {
-			f = f[1:]
-		}
-		if len(f) > 0 {
-			counts[f[0]]++
-		}
-	}
-	t.Logf("%d git processes for %d tasks: %v", len(calls), tasks, counts)
+	calls, counts := gitCalls(t, log)
+	t.Logf("%d git processes for %d tasks: %v", calls, tasks, counts)
 	// Per task: the worktree reset (checkout, clean), the commit (add,
 	// commit) and the landing (cat-file, merge-tree, commit-tree,
 	// update-ref); the run's own start and finish, and each worker's
 	// worktree made once, are some thirty more. (A run used eighteen per
 	// task before.)
 	const perTask, shared = 8, 40
-	if len(calls) > perTask*tasks+shared {
-		t.Errorf("%d git processes for %d tasks, want at most %d per task and %d for the run: %v", len(calls), tasks, perTask, shared, counts)
+	if calls > perTask*tasks+shared {
+		t.Errorf("%d git processes for %d tasks, want at most %d per task and %d for the run: %v", calls, tasks, perTask, shared, counts)
 	}
 }
 
