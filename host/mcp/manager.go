@@ -224,7 +224,9 @@ func (m *Manager) Call(ctx context.Context, name string, args map[string]any) (p
 		if ctx.Err() != nil {
 			return plugins.ToolResult{}, ctx.Err()
 		}
-		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || s.dead(sess) {
+		// os.ErrClosed: the watcher saw the process end and closed its
+		// pipes while the call was still reading them.
+		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed) || s.dead(sess) {
 			// The connection ended under the call: the watcher is about to
 			// see it; once it has, the next call waits for the restart
 			// instead of reaching the dead session.
