@@ -148,13 +148,7 @@ func (c *Coordinator) basis(base string, held []string) string {
 // sendWhole stores the whole history of the base of req's award, for its
 // worker, which proves the award by its token.
 func (c *Coordinator) sendWhole(ctx context.Context, req BaseRequest) error {
-	c.mu.Lock()
-	_, ok := c.waiting[req.Award]
-	c.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("award %s of task %s is not being waited for", req.Award, req.Key)
-	}
-	l, _, err := c.leases.Proves(ctx, req.Key, req.Award, req.Worker, req.Token)
+	_, l, err := c.awaited(ctx, req.Key, req.Award, req.Worker, req.Token)
 	if err != nil {
 		return err
 	}

@@ -439,16 +439,27 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 	return bus.Ack{Message: "unknown event " + e.Type}, nil
 }
 
+// awaited checks that award of task key is one an Offer waits on, and
+// that worker proves it with token; it returns where the Offer waits and
+// the award's lease.
+func (c *Coordinator) awaited(ctx context.Context, key, award, worker, token string) (chan Result, Lease, error) {
+	c.mu.Lock()
+	ch, ok := c.waiting[award]
+	c.mu.Unlock()
+	if !ok {
+		return nil, Lease{}, fmt.Errorf("award %s of task %s is not being waited for", award, key)
+	}
+	l, _, err := c.leases.Proves(ctx, key, award, worker, token)
+	if err != nil {
+		return nil, Lease{}, err
+	}
+	return ch, l, nil
+}
+
 // take checks a result against its lease, fetches its commit and hands it
 // to the waiting Offer.
 func (c *Coordinator) take(ctx context.Context, res Result) error {
-	c.mu.Lock()
-	ch, ok := c.waiting[res.Award]
-	c.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("award %s of task %s is not being waited for", res.Award, res.Key)
-	}
-	l, _, err := c.leases.Proves(ctx, res.Key, res.Award, res.Worker, res.Token)
+	ch, l, err := c.awaited(ctx, res.Key, res.Award, res.Worker, res.Token)
 	if err != nil {
 		return err
 	}
