@@ -32,6 +32,12 @@ const maxLooseCommit = 1 << 20
 // them; ok is false when there is no such file or it is not what git
 // writes for sha.
 func (r *Repo) looseObject(ctx context.Context, sha string) (typ string, body []byte, ok bool) {
+	return r.looseObjectMax(ctx, sha, maxLooseCommit)
+}
+
+// looseObjectMax is looseObject for an object of at most max bytes; a
+// larger one says "cannot tell".
+func (r *Repo) looseObjectMax(ctx context.Context, sha string, max int) (typ string, body []byte, ok bool) {
 	if !isHex(sha) {
 		return "", nil, false
 	}
@@ -49,8 +55,8 @@ func (r *Repo) looseObject(ctx context.Context, sha string) (typ string, body []
 		return "", nil, false
 	}
 	defer z.Close()
-	raw, err := io.ReadAll(io.LimitReader(z, maxLooseCommit+64))
-	if err != nil || len(raw) > maxLooseCommit {
+	raw, err := io.ReadAll(io.LimitReader(z, int64(max)+64))
+	if err != nil || len(raw) > max+64 {
 		return "", nil, false
 	}
 	var h hash.Hash = sha1.New()
@@ -63,7 +69,7 @@ func (r *Repo) looseObject(ctx context.Context, sha string) (typ string, body []
 	}
 	head, body, found := bytes.Cut(raw, []byte{0})
 	typ, size, _ := strings.Cut(string(head), " ")
-	if n, err := strconv.Atoi(size); !found || err != nil || n != len(body) {
+	if n, err := strconv.Atoi(size); !found || err != nil || n != len(body) || n > max {
 		return "", nil, false
 	}
 	return typ, body, true
