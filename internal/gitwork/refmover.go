@@ -130,7 +130,14 @@ func (m *refMover) move(ctx context.Context, ref, newSHA, oldSHA string, cas boo
 	err = p.transact("start\n" + update + "\nprepare\ncommit\n")
 	cancelled := !stop()
 	if err == nil {
-		m.armIdle()
+		if cancelled {
+			// Committed before the kill: the move stands, the
+			// process is done.
+			_ = p.end()
+			m.p = nil
+		} else {
+			m.armIdle()
+		}
 		return true, nil
 	}
 	// The process is done with: it said why, or died, or was ended.
