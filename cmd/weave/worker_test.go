@@ -265,11 +265,14 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	}
 }
 
+// waitFile waits until path holds at least one whole line.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := os.Stat(path); err == nil {
+		// A block's `echo >>` makes the file before it writes the line:
+		// only the whole line says the block got that far.
+		if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), "\n") {
 			return
 		}
 		if time.Now().After(deadline) {
