@@ -392,7 +392,7 @@ func TestWorkerRidesOutNATSRestart(t *testing.T) {
 	w := newCoordWorld(t, ns.URL(), 20*time.Second)
 	shared := t.TempDir()
 	plan := "# p\n\n## TODOs\n\n- [ ] 1. slow\n\n  ```sh\n" +
-		"  touch " + shared + "/started\n" +
+		"  echo started > " + shared + "/started\n" +
 		"  while [ ! -f " + shared + "/release ]; do sleep 0.05; done\n" +
 		"  echo done > out.txt\n  ```\n"
 	wp := startWorker(t, ns.URL(), "steady")
