@@ -407,11 +407,13 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		}
 		emit := o.Observe
 		var pool *remote.Pool
+		var poolRepo *gitwork.Repo
 		o.Pool = func(ctx context.Context, plan string, local []run.Worker) ([]run.Worker, error) {
 			repo, err := gitwork.Open(ctx, h.project)
 			if err != nil {
 				return nil, err
 			}
+			poolRepo = repo
 			ro := remote.Options{Run: plan, Lease: h.cfg.Run.Lease, Logger: h.logger, Budget: h.budget}
 			if ro.Remote = h.cfg.Run.Remote; ro.Remote != "" {
 				if ro.RemoteURL, err = remote.GitRemoteURL(ctx, repo, ro.Remote); err != nil {
@@ -432,6 +434,11 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		defer func() {
 			if pool != nil {
 				_ = pool.Close()
+			}
+			// The git process that moved the results' branches ends
+			// with the run.
+			if poolRepo != nil {
+				_ = poolRepo.Close()
 			}
 		}()
 	}

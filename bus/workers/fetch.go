@@ -13,11 +13,12 @@ import (
 // fetchResult writes the objects of a result bundle into repo, checks
 // that the bundle names one commit, want, whose one parent is the lease's
 // base and whose trailers name the lease's run, task and attempt, and
-// points the task's branch at it. Two git processes in all (the bundle
-// unpacked, the branch moved; the commit is read from its file), where
-// fetching the bundle took three of its own and reading the commit one
-// more: the coordinator pays this for every task. No ref moves until the
-// commit passed.
+// points the task's branch at it. One git process of its own (the bundle
+// unpacked; the commit is read from its file, the branch moved by the
+// repository's long-lived update-ref process), where fetching the bundle
+// took three and reading the commit and moving the branch one more each:
+// the coordinator pays this for every task. No ref moves until the commit
+// passed.
 func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, want string) error {
 	if strings.ContainsFunc(l.Branch, unicode.IsSpace) {
 		return fmt.Errorf("branch name %q holds a space", l.Branch)
@@ -42,8 +43,8 @@ func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, 
 	if tr[gitwork.TrailerPlan] != l.Run || tr[gitwork.TrailerTask] != strconv.Itoa(l.Task) || tr[gitwork.TrailerAttempt] != l.AttemptID {
 		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", want, l.Key, l.AttemptID)
 	}
-	if _, err := repo.Git(context.WithoutCancel(ctx), "", "update-ref", "-m", "weave: branch", "refs/heads/"+l.Branch, want); err != nil {
-		return fmt.Errorf("point branch %s at %s: %w", l.Branch, want, err)
+	if err := repo.SetBranch(context.WithoutCancel(ctx), l.Branch, want); err != nil {
+		return err
 	}
 	return nil
 }

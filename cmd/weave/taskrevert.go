@@ -68,6 +68,8 @@ func revertLanded(ctx context.Context, project string, st *plans.State, p *plans
 	if err != nil {
 		return "", fmt.Errorf("--revert undoes a task's commit on its run's integration branch, and %s is not in a git repository", project)
 	}
+	// The branch moves once: its git process ends with the command.
+	defer func() { _ = repo.Close() }()
 	branch, since := "weave/"+p.Name, ""
 	if st != nil && st.Integration != nil && st.IsActive(p.Path) && st.Integration.Branch != "" {
 		branch, since = st.Integration.Branch, st.Integration.Base

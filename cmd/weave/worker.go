@@ -112,6 +112,7 @@ func workerRun(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = repo.Close() }()
 	// The host is loaded once, from the worker's repository and the config
 	// its owner trusted, never from the .weave/ a coordinator's code
 	// carries; every task shares it.

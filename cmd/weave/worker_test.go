@@ -265,11 +265,14 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	}
 }
 
+// waitFile waits until path holds at least one whole line.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := os.Stat(path); err == nil {
+		// A block's `echo >>` makes the file before it writes the line:
+		// only the whole line says the block got that far.
+		if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), "\n") {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -389,7 +392,7 @@ func TestWorkerRidesOutNATSRestart(t *testing.T) {
 	w := newCoordWorld(t, ns.URL(), 20*time.Second)
 	shared := t.TempDir()
 	plan := "# p\n\n## TODOs\n\n- [ ] 1. slow\n\n  ```sh\n" +
-		"  touch " + shared + "/started\n" +
+		"  echo started > " + shared + "/started\n" +
 		"  while [ ! -f " + shared + "/release ]; do sleep 0.05; done\n" +
 		"  echo done > out.txt\n  ```\n"
 	wp := startWorker(t, ns.URL(), "steady")

@@ -239,6 +239,8 @@ func (r *runner) parallel(ctx context.Context, p *plans.Plan) (Result, error) {
 	if err != nil {
 		return r.fail(p, nil, err)
 	}
+	// The git process that moved the run's branches ends with the run.
+	defer func() { _ = c.repo.Close() }()
 	if p, err = c.recover(ctx, p); err != nil {
 		return r.fail(p, nil, err)
 	}

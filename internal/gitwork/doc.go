@@ -26,6 +26,14 @@
 //     reftable ref, a detached HEAD, a packed object, a commit message
 //     whose trailers git might read otherwise) is asked of git. A task
 //     costs processes, and a run's tasks are many.
+//   - Refs move (UpdateRef, BranchAt, SetBranch) through a long-lived
+//     `git update-ref --stdin` per Repo and reflog message, one
+//     transaction at a time: started on first use, ended after two idle
+//     seconds, by Repo.Close, or with weave (its stdin ends, and on Linux
+//     the parent-death signal). A move is reported only once git said
+//     "commit: ok"; a move whose context ends kills the process and is not
+//     reported; when the process cannot be had or dies without a word,
+//     that move is asked of a one-shot git update-ref.
 //   - Code travels between machines as git bundles (Bundle, FetchBundle,
 //     UnpackBundle): a bundle names exactly one commit, writing one in
 //     checks every object (git's --strict), moves no ref but the one the

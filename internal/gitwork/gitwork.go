@@ -28,6 +28,9 @@ type Repo struct {
 	mu       sync.Mutex
 	identity *bool
 	common   string
+
+	// movers move refs through long-lived git processes (refmover.go).
+	movers refMovers
 }
 
 // Open finds the repository dir is in. It returns ErrNotRepo when there is
@@ -171,8 +174,8 @@ func (r *Repo) BranchAt(ctx context.Context, branch, commit string, force bool) 
 			return cur, nil
 		}
 	}
-	if _, err := run(ctx, r.Root, nil, "update-ref", "-m", "weave: branch", "refs/heads/"+branch, commit); err != nil {
-		return "", fmt.Errorf("point branch %s at %s: %w", branch, short(commit), err)
+	if err := r.SetBranch(ctx, branch, commit); err != nil {
+		return "", err
 	}
 	return commit, nil
 }
@@ -180,7 +183,7 @@ func (r *Repo) BranchAt(ctx context.Context, branch, commit string, force bool) 
 // UpdateRef moves ref (a full name, refs/heads/...) from old to new as one
 // compare-and-swap: it fails when ref no longer points at old.
 func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error {
-	if _, err := run(ctx, r.Root, nil, "update-ref", "-m", "weave: land", ref, newSHA, oldSHA); err != nil {
+	if err := r.moveRef(ctx, msgLand, ref, newSHA, oldSHA, true); err != nil {
 		return fmt.Errorf("move %s from %s to %s: %w", ref, short(oldSHA), short(newSHA), err)
 	}
 	return nil
