@@ -23,9 +23,10 @@ const bundleRefs = "refs/weave/bundles/"
 // of tip and differ from it (a bundle cannot be empty).
 //
 // The bundle is git's own format (v2), its header written here and its
-// pack by one git pack-objects: a coordinator and its workers make one
-// per task, and one git command costs less than the four that git bundle
-// create needs for a commit no ref names. Its one prerequisite is basis,
+// pack by one git pack-objects, or here when it is a few loose commits
+// over basis: a coordinator and its workers make one per task, and one
+// git command costs less than the four that git bundle create needs for
+// a commit no ref names. Its one prerequisite is basis,
 // which the receiver must hold; the pack has every object reachable from
 // tip and not from basis, whole (no deltas against what it leaves out).
 func (r *Repo) Bundle(ctx context.Context, w io.Writer, tip, basis string) error {
@@ -35,8 +36,9 @@ func (r *Repo) Bundle(ctx context.Context, w io.Writer, tip, basis string) error
 	}
 	revs := sha + "\n"
 	header := "# v2 git bundle\n"
+	var b string
 	if basis != "" {
-		b, err := r.commitID(ctx, basis)
+		b, err = r.commitID(ctx, basis)
 		if err != nil {
 			return fmt.Errorf("bundle %s: %w", tip, err)
 		}
@@ -47,10 +49,13 @@ func (r *Repo) Bundle(ctx context.Context, w io.Writer, tip, basis string) error
 		header += "-" + b + " basis\n"
 	}
 	header += sha + " " + bundleRefs + sha + "\n\n"
-	// The pack is read whole before anything is written: w never holds
-	// half a bundle.
-	pack, err := run(ctx, r.Root, []byte(revs), "pack-objects", "--stdout", "--revs", "--delta-base-offset", "-q")
-	if err != nil {
+	// The pack is made whole before anything is written: w never holds
+	// half a bundle. A few commits of loose objects over a basis are
+	// packed without git (packloose.go).
+	var pack string
+	if p, ok := r.packLoose(ctx, sha, b); ok {
+		pack = string(p)
+	} else if pack, err = run(ctx, r.Root, []byte(revs), "pack-objects", "--stdout", "--revs", "--delta-base-offset", "-q"); err != nil {
 		return fmt.Errorf("bundle %s: %w", short(sha), err)
 	}
 	if _, err := io.WriteString(w, header+pack); err != nil {

@@ -1,0 +1,192 @@
+package gitwork
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"strings"
+)
+
+// A bundle's pack is most often a few commits a run made itself over a
+// basis the receiver holds: a task's commit over its base, a base's new
+// landings over what a worker fetched last. Their objects are loose (git
+// commit, git unpack-objects and the landings write them so), and the
+// pack of them is written here rather than by git pack-objects, which a
+// coordinator and its workers would start for every task. The pack holds
+// each object whole: for every commit from the tip back to the basis, the
+// commit, and every tree and blob of its tree that its parent's tree does
+// not hold at the same path. That is every object reachable from the tip
+// and not from the basis (an object not at its path in a parent was
+// either new in that commit, or is at that path in every commit back to
+// the basis, and so the receiver's), and perhaps a few it holds already,
+// which git takes as it takes any object it has. Anything else (a merge
+// commit, a packed object, a long history, a SHA-256 repository) says
+// "cannot tell", and git packs it.
+
+// Bounds of a pack written here: more is git's to pack.
+const (
+	maxPackChain   = 64
+	maxPackObjects = 4096
+	maxPackBytes   = 32 << 20
+)
+
+// packObject is one object of a pack being written.
+type packObject struct {
+	typ  string
+	body []byte
+}
+
+// loosePacker gathers the objects of a pack of loose objects.
+type loosePacker struct {
+	r       *Repo
+	ctx     context.Context
+	seen    map[string]bool
+	objects []packObject
+	size    int
+}
+
+// packLoose writes the pack of the commits from tip back to basis (not
+// included), which must be a line of one-parent commits; ok is false when
+// it cannot, and git is to pack them.
+func (r *Repo) packLoose(ctx context.Context, tip, basis string) (pack []byte, ok bool) {
+	if len(tip) != 2*sha1.Size || len(basis) != 2*sha1.Size {
+		return nil, false
+	}
+	p := &loosePacker{r: r, ctx: ctx, seen: map[string]bool{}}
+	cur := tip
+	for range maxPackChain {
+		typ, body, ok := r.looseObject(ctx, cur)
+		if !ok || typ != "commit" {
+			return nil, false
+		}
+		tree, parents, ok := commitTreeAndParents(body)
+		if !ok || len(parents) != 1 {
+			return nil, false
+		}
+		parentTree := ""
+		if _, pbody, ok := r.looseObject(ctx, parents[0]); ok {
+			parentTree, _, _ = commitTreeAndParents(pbody)
+		}
+		if parentTree == "" || !p.add(cur, "commit", body) || !p.addTree(tree, parentTree) {
+			return nil, false
+		}
+		if parents[0] == basis {
+			return p.write(), true
+		}
+		cur = parents[0]
+	}
+	return nil, false
+}
+
+// commitTreeAndParents reads the tree and parents of a commit's body.
+func commitTreeAndParents(body []byte) (tree string, parents []string, ok bool) {
+	head, _, _ := bytes.Cut(body, []byte("\n\n"))
+	for i, line := range strings.Split(string(head), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		switch {
+		case i == 0 && k == "tree" && isHex(v):
+			tree = v
+		case i == 0:
+			return "", nil, false
+		case k == "parent" && isHex(v):
+			parents = append(parents, v)
+		case k == "parent":
+			return "", nil, false
+		}
+	}
+	return tree, parents, tree != ""
+}
+
+// add takes object sha in; false when the pack would grow past its bounds.
+func (p *loosePacker) add(sha, typ string, body []byte) bool {
+	if p.seen[sha] {
+		return true
+	}
+	p.seen[sha] = true
+	p.size += len(body)
+	if len(p.objects) >= maxPackObjects || p.size > maxPackBytes {
+		return false
+	}
+	p.objects = append(p.objects, packObject{typ: typ, body: body})
+	return true
+}
+
+// addTree takes in tree and what of it old (the same path's tree in the
+// parent, "" for none) does not hold.
+func (p *loosePacker) addTree(tree, old string) bool {
+	if tree == old || p.seen[tree] {
+		return true
+	}
+	typ, body, ok := p.r.looseObjectMax(p.ctx, tree, maxLooseObject)
+	if !ok || typ != "tree" {
+		return false
+	}
+	entries, ok := parseTree(body)
+	if !ok || !p.add(tree, "tree", body) {
+		return false
+	}
+	was := map[string]treeEntry{}
+	if old != "" {
+		oldEntries, ok := p.r.looseTree(p.ctx, old)
+		if !ok {
+			return false
+		}
+		for _, e := range oldEntries {
+			was[e.name] = e
+		}
+	}
+	for _, e := range entries {
+		o, had := was[e.name]
+		switch {
+		case had && o.sha == e.sha, e.mode == "160000", p.seen[e.sha]:
+			// The parent holds it there; a submodule's commit is no
+			// object of this repository.
+		case e.isTree():
+			prev := ""
+			if had && o.isTree() {
+				prev = o.sha
+			}
+			if !p.addTree(e.sha, prev) {
+				return false
+			}
+		default:
+			typ, body, ok := p.r.looseObjectMax(p.ctx, e.sha, maxLooseObject)
+			if !ok || typ != "blob" || !p.add(e.sha, "blob", body) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// packTypes are the pack's codes of the object types.
+var packTypes = map[string]byte{"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+// write is the pack (version 2) of the objects, each whole.
+func (p *loosePacker) write() []byte {
+	var b bytes.Buffer
+	b.WriteString("PACK")
+	_ = binary.Write(&b, binary.BigEndian, uint32(2))
+	_ = binary.Write(&b, binary.BigEndian, uint32(len(p.objects)))
+	for _, o := range p.objects {
+		// The object's header: its type, then its size, seven bits a
+		// byte after the first four, the high bit saying more follow.
+		size := len(o.body)
+		c := packTypes[o.typ]<<4 | byte(size&0x0f)
+		size >>= 4
+		for size > 0 {
+			b.WriteByte(c | 0x80)
+			c = byte(size & 0x7f)
+			size >>= 7
+		}
+		b.WriteByte(c)
+		z := zlib.NewWriter(&b)
+		_, _ = z.Write(o.body)
+		_ = z.Close()
+	}
+	sum := sha1.Sum(b.Bytes())
+	b.Write(sum[:])
+	return b.Bytes()
+}

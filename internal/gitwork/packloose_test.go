@@ -1,0 +1,163 @@
+package gitwork
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPackLooseHoldsWhatGitWouldSend makes histories of random changes
+// (files added, changed, removed, made executable or links, turned into
+// directories, contents moved to other paths and back) and packs, without
+// git, the commits between random pairs: the pack holds every object git
+// rev-list says is new over the basis, git takes it with --strict into a
+// repository that holds only the basis, and that repository then holds
+// the tip's whole tree.
+func TestPackLooseHoldsWhatGitWouldSend(t *testing.T) {
+	ctx := context.Background()
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rnd := rand.New(rand.NewPCG(seed, 7))
+			src := t.TempDir()
+			gitIn(t, src, "", "init", "-q", "-b", "main")
+			paths := []string{"a", "b.txt", "d/x", "d/y", "d/e/z", "f/g/h", "same1", "same2"}
+			var commits []string
+			for i := 0; i < 10; i++ {
+				for n := 1 + rnd.IntN(4); n > 0; n-- {
+					mutate(t, src, paths[rnd.IntN(len(paths))], rnd)
+				}
+				gitIn(t, src, "", "add", "-A")
+				gitIn(t, src, "", "commit", "-q", "--allow-empty", "-m", fmt.Sprint("c", i))
+				commits = append(commits, gitIn(t, src, "", "rev-parse", "HEAD"))
+			}
+			r := &Repo{Root: src}
+			for k := 0; k < 4; k++ {
+				i := rnd.IntN(len(commits) - 1)
+				j := i + 1 + rnd.IntN(len(commits)-1-i)
+				basis, tip := commits[i], commits[j]
+				pack, ok := r.packLoose(ctx, tip, basis)
+				if !ok {
+					t.Fatalf("commits %d..%d of loose objects not packed", i, j)
+				}
+				recv := t.TempDir()
+				gitIn(t, recv, "", "init", "-q")
+				gitIn(t, src, "", "branch", "-f", "basis", basis)
+				gitIn(t, recv, "", "fetch", "-q", src, "basis")
+				packFile := filepath.Join(t.TempDir(), "p.pack")
+				if err := os.WriteFile(packFile, pack, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				gitIn(t, recv, "", "index-pack", "--strict", packFile)
+				idx, err := os.ReadFile(strings.TrimSuffix(packFile, ".pack") + ".idx")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, line := range strings.Split(gitIn(t, recv, string(idx), "show-index"), "\n") {
+					got = append(got, strings.Fields(line)[1])
+				}
+				for _, line := range strings.Split(gitIn(t, src, "", "rev-list", "--objects", tip, "^"+basis), "\n") {
+					if sha := strings.Fields(line)[0]; !slices.Contains(got, sha) {
+						t.Fatalf("commits %d..%d: the pack lacks %s, which git would send", i, j, line)
+					}
+				}
+				gitIn(t, recv, string(pack), "unpack-objects", "-q", "--strict")
+				gitIn(t, recv, "", "update-ref", "refs/heads/tip", tip)
+				gitIn(t, recv, "", "fsck", "--strict", "--no-dangling")
+				if a, b := gitIn(t, recv, "", "ls-tree", "-r", tip), gitIn(t, src, "", "ls-tree", "-r", tip); a != b {
+					t.Fatalf("commits %d..%d: the receiver's tree differs", i, j)
+				}
+			}
+		})
+	}
+}
+
+// mutate changes path in dir at random: written anew, removed, made
+// executable, a link, a directory, or given the content of another path.
+func mutate(t *testing.T, dir, path string, rnd *rand.Rand) {
+	t.Helper()
+	p := filepath.Join(dir, path)
+	_ = os.RemoveAll(p)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		// A parent is a file now: it goes.
+		parent := filepath.Dir(p)
+		for ; parent != dir; parent = filepath.Dir(parent) {
+			if fi, err := os.Lstat(parent); err == nil && !fi.IsDir() {
+				_ = os.Remove(parent)
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	switch rnd.IntN(6) {
+	case 0: // removed
+	case 1:
+		err = os.WriteFile(p, []byte(fmt.Sprintf("%s %d\n", path, rnd.IntN(3))), 0o755)
+	case 2:
+		err = os.Symlink("target", p)
+	case 3:
+		err = os.MkdirAll(filepath.Join(p, "in"), 0o755)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(p, "in", "f"), []byte("in\n"), 0o644)
+		}
+	case 4:
+		err = os.WriteFile(p, []byte("shared\n"), 0o644)
+	default:
+		err = os.WriteFile(p, []byte(fmt.Sprintf("%s %d\n", path, rnd.IntN(3))), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPackLooseLeavesPackedToGit packs nothing itself once the objects
+// are in a pack, and Bundle then has git pack them: the bundle still
+// unpacks into a repository holding the basis.
+func TestPackLooseLeavesPackedToGit(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	gitIn(t, src, "", "init", "-q", "-b", "main")
+	var commits []string
+	for i := 0; i < 3; i++ {
+		if err := os.WriteFile(filepath.Join(src, "f"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, src, "", "add", "-A")
+		gitIn(t, src, "", "commit", "-q", "-m", fmt.Sprint(i))
+		commits = append(commits, gitIn(t, src, "", "rev-parse", "HEAD"))
+	}
+	r := &Repo{Root: src}
+	if _, ok := r.packLoose(ctx, commits[2], commits[0]); !ok {
+		t.Fatal("loose commits not packed")
+	}
+	if _, ok := r.packLoose(ctx, commits[2], "0123456789012345678901234567890123456789"); ok {
+		t.Fatal("a pack over a basis not on the tip's line")
+	}
+	gitIn(t, src, "", "gc", "-q")
+	if _, ok := r.packLoose(ctx, commits[2], commits[0]); ok {
+		t.Fatal("packed objects packed without git")
+	}
+	var b bytes.Buffer
+	if err := r.Bundle(ctx, &b, commits[2], commits[0]); err != nil {
+		t.Fatal(err)
+	}
+	recv := t.TempDir()
+	gitIn(t, recv, "", "init", "-q")
+	gitIn(t, src, "", "branch", "-f", "basis", commits[0])
+	gitIn(t, recv, "", "fetch", "-q", src, "basis")
+	into, err := Open(ctx, recv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha, err := into.UnpackBundle(ctx, b.Bytes()); err != nil || sha != commits[2] {
+		t.Fatalf("UnpackBundle = %s, %v", sha, err)
+	}
+}
