@@ -28,6 +28,7 @@ type Repo struct {
 	mu       sync.Mutex
 	identity *bool
 	common   string
+	landing  *landSetup // what landing without git needs (landcommit.go)
 }
 
 // Open finds the repository dir is in. It returns ErrNotRepo when there is
