@@ -70,9 +70,13 @@ func TestRemoteGitProcessesPerTask(t *testing.T) {
 	// Per task: on its worker the base's new commits unpacked (most
 	// tasks), the worktree's checkout and clean, git add, git commit and
 	// the result's pack; on the coordinator the base's pack, the result
-	// unpacked, read and its branch moved, and the landing (merge-tree,
-	// commit-tree, update-ref). Each worker makes its worktrees once, and
-	// the run's start and finish are shared by all its tasks.
+	// unpacked, read and its branch moved, and the landing: the branch
+	// moved (update-ref), the merge and its commit made without git (the
+	// tasks change different files). Each worker makes its worktrees once,
+	// and the run's start and finish are shared by all its tasks.
+	if cc["merge-tree"]+cc["commit-tree"] > 0 {
+		t.Errorf("landings of tasks that changed different files ran git merge-tree %d times and commit-tree %d times, want none", cc["merge-tree"], cc["commit-tree"])
+	}
 	const perTask, shared = 13, 30
 	if cn+wn > perTask*tasks+shared {
 		t.Errorf("%d git processes for %d tasks, want at most %d per task and %d for the run", cn+wn, tasks, perTask, shared)
