@@ -73,7 +73,9 @@ type treeMerge struct {
 // merged tree; ok is false when it cannot be sure of git's answer (the
 // caller asks git).
 func (r *Repo) fastMerge(ctx context.Context, onto, commit, parent, commitTree string) (string, bool) {
-	if len(commit) != 2*sha1.Size || !r.plainHistory(ctx) {
+	// The trees are written as the commit is: only where the config asks
+	// for nothing more (landcommit.go).
+	if len(commit) != 2*sha1.Size || !r.landSetup(ctx).plain || !r.plainHistory(ctx) {
 		return "", false
 	}
 	baseTree, ok := r.looseCommitTree(ctx, parent)

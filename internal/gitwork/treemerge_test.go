@@ -349,11 +349,41 @@ func TestLandFallsBackToGit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if calls := ran(t, log); !slices.Contains(calls, "commit-tree") || slices.Contains(calls, "merge-tree") {
-			t.Fatalf("want git's commit-tree and no merge-tree: %v", calls)
+		if calls := ran(t, log); !slices.Contains(calls, "commit-tree") || !slices.Contains(calls, "merge-tree") {
+			t.Fatalf("want git's merge-tree and commit-tree: %v", calls)
 		}
 		if body := gitIn(t, dir, "", "cat-file", "commit", landed); !strings.Contains(body, "\nencoding ISO-8859-1\n") {
 			t.Fatalf("landed commit without its encoding:\n%s", body)
+		}
+	})
+	t.Run("no identity", func(t *testing.T) {
+		// A repository whose user set no name: the committer is the
+		// fallback identity, as git commit-tree is run then.
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", home)
+		dir, _, head, task := landingRepo(t)
+		gitIn(t, dir, "", "config", "--unset", "user.name")
+		gitIn(t, dir, "", "config", "--unset", "user.email")
+		r := &Repo{Root: dir}
+		log := gitLog(t)
+		landed, err := r.Land(ctx, head, task, LandRebase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls := ran(t, log); slices.Contains(calls, "commit-tree") {
+			t.Fatalf("landing ran git %v", calls)
+		}
+		c, _ := r.readCommit(ctx, task)
+		tree := gitIn(t, dir, "", "rev-parse", landed+"^{tree}")
+		byGit, err := r.commitTreeAs(ctx, task, c.author, tree, c.message, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := committerTime.ReplaceAllString(gitIn(t, dir, "", "cat-file", "commit", landed), "$1 T $3")
+		want := committerTime.ReplaceAllString(gitIn(t, dir, "", "cat-file", "commit", byGit), "$1 T $3")
+		if got != want || !strings.Contains(got, "\ncommitter weave <weave@localhost> T ") {
+			t.Fatalf("landed commit\n%s\ngit's\n%s", got, want)
 		}
 	})
 	t.Run("conflict", func(t *testing.T) {
@@ -391,4 +421,39 @@ func TestLandFallsBackToGit(t *testing.T) {
 			t.Fatalf("landed tree %s, git's %s", got, gtree)
 		}
 	})
+}
+
+// TestLandTasksOfOneBase lands, in each mode, tasks all made on one base
+// onto a head that grows with each landing, as a run does when tasks run
+// side by side: none needs git to merge, and each landed tree is git's.
+func TestLandTasksOfOneBase(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{LandRebase, LandMerge} {
+		dir, base, head, _ := landingRepo(t)
+		var tasks []string
+		for i := 0; i < 4; i++ {
+			gitIn(t, dir, "", "checkout", "-q", "-f", "--detach", base)
+			_ = os.WriteFile(filepath.Join(dir, "src", fmt.Sprintf("t%d.go", i)), []byte("package a\n"), 0o644)
+			tasks = append(tasks, commitAll(t, dir, fmt.Sprintf("task %d", i)))
+		}
+		r := &Repo{Root: dir}
+		log := gitLog(t)
+		for _, task := range tasks {
+			landed, err := r.Land(ctx, head, task, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls := ran(t, log); slices.Contains(calls, "merge-tree") || slices.Contains(calls, "commit-tree") {
+				t.Fatalf("%s: landing ran git %v", mode, calls)
+			}
+			if gtree, _ := gitMergeTree(t, dir, head, task); gitIn(t, dir, "", "rev-parse", landed+"^{tree}") != gtree {
+				t.Fatalf("%s: landed tree is not git's %s", mode, gtree)
+			}
+			ran(t, log) // the test's own git calls
+			head = landed
+		}
+		if got := gitIn(t, dir, "", "ls-tree", "--name-only", head, "src/"); got != "src/a.go\nsrc/b.go\nsrc/t0.go\nsrc/t1.go\nsrc/t2.go\nsrc/t3.go" {
+			t.Fatalf("%s: landed files %q", mode, got)
+		}
+	}
 }
