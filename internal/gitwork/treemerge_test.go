@@ -256,31 +256,62 @@ func landingRepo(t *testing.T) (dir, base, head, task string) {
 
 var committerTime = regexp.MustCompile(`(?m)^(committer .*>) (\d+) ([-+]\d{4})$`)
 
+// catCommit is commit's object as git reads it, byte for byte.
+func catCommit(t *testing.T, dir, commit string) string {
+	t.Helper()
+	cmd := exec.Command("git", "cat-file", "commit", commit)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git cat-file %s: %v", commit, err)
+	}
+	return string(out)
+}
+
 // TestLandWithoutGitAsCommitTree lands a task's commit on a head with no
-// merge-tree and no commit-tree, in both modes: the commit is git's own
-// (git commit-tree given the same makes the same object, but for the
-// time), and git fsck --strict reads it without complaint.
+// merge-tree and no commit-tree, in both modes and with messages and
+// authors of many shapes: the commit is git's own (git commit-tree given
+// the same makes the same object, but for the time), and git fsck
+// --strict reads it without complaint.
 func TestLandWithoutGitAsCommitTree(t *testing.T) {
 	ctx := context.Background()
-	for _, mode := range []string{LandRebase, LandMerge} {
-		dir, _, head, task := landingRepo(t)
+	type shape struct{ mode, msg, author string }
+	shapes := []shape{{mode: LandRebase}, {mode: LandMerge}}
+	for _, msg := range []string{"no newline", "", "a\n\n\n\nb\n\n\n", "  lead\ttab \n", "x\r\ny\n", "ü ☃ 𝄞\n\nWeave-Task: 1\n", "# not a comment\n"} {
+		shapes = append(shapes, shape{LandRebase, msg, "Zoë O'Brien <zoe@example.com> 1600000000 -0800"})
+	}
+	for _, sh := range shapes {
+		dir, base, head, task := landingRepo(t)
+		if sh.author != "" {
+			// A task's commit as it is, whatever git commit would have
+			// cleaned from its message.
+			cmd := exec.Command("git", "commit-tree", task+"^{tree}", "-p", base, "-F", "-")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), authorEnv(sh.author)...)
+			cmd.Stdin = strings.NewReader(sh.msg)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			task = strings.TrimSpace(string(out))
+		}
 		log := gitLog(t)
 		r := &Repo{Root: dir}
 		start := time.Now()
-		landed, err := r.Land(ctx, head, task, mode)
+		landed, err := r.Land(ctx, head, task, sh.mode)
 		if err != nil {
 			t.Fatal(err)
 		}
 		calls := ran(t, log)
 		if slices.Contains(calls, "merge-tree") || slices.Contains(calls, "commit-tree") {
-			t.Fatalf("%s: landing ran git %v", mode, calls)
+			t.Fatalf("%s %q: landing ran git %v", sh.mode, sh.msg, calls)
 		}
 		gtree, _ := gitMergeTree(t, dir, head, task)
 		if got := gitIn(t, dir, "", "rev-parse", landed+"^{tree}"); got != gtree {
-			t.Fatalf("%s: landed tree %s, git's %s", mode, got, gtree)
+			t.Fatalf("%s: landed tree %s, git's %s", sh.mode, got, gtree)
 		}
 		args := []string{"commit-tree", gtree, "-p", head}
-		if mode == LandMerge {
+		if sh.mode == LandMerge {
 			args = append(args, "-p", task)
 		}
 		c, _ := r.readCommit(ctx, task)
@@ -292,19 +323,19 @@ func TestLandWithoutGitAsCommitTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := committerTime.ReplaceAllString(gitIn(t, dir, "", "cat-file", "commit", strings.TrimSpace(string(byGit))), "$1 T $3")
-		got := gitIn(t, dir, "", "cat-file", "commit", landed)
+		want := committerTime.ReplaceAllString(catCommit(t, dir, strings.TrimSpace(string(byGit))), "$1 T $3")
+		got := catCommit(t, dir, landed)
 		if committerTime.ReplaceAllString(got, "$1 T $3") != want {
-			t.Fatalf("%s: landed commit\n%s\ngit commit-tree writes\n%s", mode, got, want)
+			t.Fatalf("%s: landed commit\n%q\ngit commit-tree writes\n%q", sh.mode, got, want)
 		}
 		if m := committerTime.FindStringSubmatch(got); m == nil {
-			t.Fatalf("%s: no committer line:\n%s", mode, got)
+			t.Fatalf("%s: no committer line:\n%s", sh.mode, got)
 		} else if secs, _ := strconv.ParseInt(m[2], 10, 64); secs < start.Unix() || secs > time.Now().Unix() {
-			t.Fatalf("%s: committed at %d, not now:\n%s", mode, secs, got)
+			t.Fatalf("%s: committed at %d, not now:\n%s", sh.mode, secs, got)
 		}
 		gitIn(t, dir, "", "update-ref", "refs/heads/main", landed)
 		if out := gitIn(t, dir, "", "fsck", "--strict", "--no-dangling"); out != "" {
-			t.Fatalf("%s: git fsck: %s", mode, out)
+			t.Fatalf("%s: git fsck: %s", sh.mode, out)
 		}
 	}
 }
@@ -454,6 +485,34 @@ func TestLandTasksOfOneBase(t *testing.T) {
 		}
 		if got := gitIn(t, dir, "", "ls-tree", "--name-only", head, "src/"); got != "src/a.go\nsrc/b.go\nsrc/t0.go\nsrc/t1.go\nsrc/t2.go\nsrc/t3.go" {
 			t.Fatalf("%s: landed files %q", mode, got)
+		}
+	}
+}
+
+// TestIdentKeptAsGitWrites tells the author lines git writes again as
+// they are from those it would rewrite (and git must then write).
+func TestIdentKeptAsGitWrites(t *testing.T) {
+	for line, want := range map[string]bool{
+		"A U Thor <a@example.com> 1700000000 +0000": true,
+		"Zoë O'Brien <z@x> 0 -0800":                 true,
+		"A <a@b> 1700000000 +0530":                  true,
+		"A. <a@b> 1700000000 +0000":                 false, // git strips crud at the end
+		" A <a@b> 1700000000 +0000":                 false,
+		"A <a@b.> 1700000000 +0000":                 false,
+		"<a@b> 1700000000 +0000":                    false, // no name
+		"A <> 1700000000 +0000":                     false,
+		"A <a@b> 01700000000 +0000":                 false, // git reads it as another number
+		"A <a@b> 1700000000 -0000":                  false, // git writes +0000
+		"A <a@b> 1700000000 +0075":                  false, // git writes +0115
+		"A <a@b> 1700000000 +000":                   false,
+		"A <a@b> 1700000000":                        false,
+		"A <a@b>  1700000000 +0000":                 false,
+		"A <a@b> 1700000000 +0000 extra":            false,
+		"A <a<b> 1700000000 +0000":                  false,
+		"A <a@b> 99999999999999999999 +0000":        false,
+	} {
+		if _, got := identDate(line); got != want {
+			t.Errorf("identDate(%q) = %v, want %v", line, got, want)
 		}
 	}
 }
