@@ -13,6 +13,14 @@
 //     commit is made from it (git commit-tree), so that the integration
 //     branch moves only through UpdateRef, a compare-and-swap: two writers
 //     cannot both move it from the same commit.
+//   - When the task's change and what landed since its base touch
+//     different paths, on objects the run wrote (loose), the merge and its
+//     commit are made without a git process (treemerge.go, landcommit.go):
+//     the same tree git merge-tree gives and the same commit git
+//     commit-tree writes. Anything this cannot be sure of (a path both
+//     sides changed, a possible rename, a packed tree, replace refs, a
+//     config asking for signing, another encoding, shared permissions or
+//     another hash) is git's, as before.
 //   - A conflict is a *ConflictError naming the files, never a half-merged
 //     tree.
 //   - A task's commit carries trailers (Weave-Plan, Weave-Task,

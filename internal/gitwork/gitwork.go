@@ -28,6 +28,7 @@ type Repo struct {
 	mu       sync.Mutex
 	identity *bool
 	common   string
+	landing  *landSetup // what landing without git needs (landcommit.go)
 
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers

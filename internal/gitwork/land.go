@@ -69,19 +69,32 @@ func (r *Repo) LandWith(ctx context.Context, onto, commit, mode string, o LandOp
 	if (o.OnLine == nil || !o.OnLine(parent)) && !r.isAncestor(ctx, parent, onto) {
 		return "", fmt.Errorf("land %s: its base %s is not on the integration branch", short(commit), short(parent))
 	}
-	tree, err := r.mergeTree(ctx, onto, commit)
-	if err != nil {
-		var ce *ConflictError
-		if errors.As(err, &ce) {
-			ce.Commit, ce.Onto = commit, onto
-		}
-		return "", err
-	}
+	// The replay: same author, same message, parent onto; a merge has
+	// commit as its second parent.
+	parents := []string{onto}
 	if mode == LandMerge {
-		return r.commitTreeAs(ctx, commit, c.author, tree, c.message, onto, commit)
+		parents = append(parents, commit)
 	}
-	// The replay: same author, same message, parent onto.
-	return r.commitTreeAs(ctx, commit, c.author, tree, c.message, onto)
+	// Two tasks that changed different files merge here, without git
+	// (treemerge.go); anything else is git's.
+	tree, fast := "", false
+	if len(c.parents) == 1 {
+		tree, fast = r.fastMerge(ctx, onto, commit, parent, c.tree)
+	}
+	if !fast {
+		tree, err = r.mergeTree(ctx, onto, commit)
+		if err != nil {
+			var ce *ConflictError
+			if errors.As(err, &ce) {
+				ce.Commit, ce.Onto = commit, onto
+			}
+			return "", err
+		}
+	}
+	if sha, ok := r.writeCommit(ctx, c.author, tree, c.message, parents...); ok {
+		return sha, nil
+	}
+	return r.commitTreeAs(ctx, commit, c.author, tree, c.message, parents...)
 }
 
 // Revert makes the commit that undoes commit on top of onto, without
@@ -196,9 +209,10 @@ func (r *Repo) commitTreeAs(ctx context.Context, from, author, tree, msg string,
 	return strings.TrimSpace(out), nil
 }
 
-// commitObject is what a commit says of itself: its parents, its author
+// commitObject is what a commit says of itself: its tree, its parents, its author
 // line (name <email> seconds zone) and its message, as stored.
 type commitObject struct {
+	tree    string
 	parents []string
 	author  string
 	message string

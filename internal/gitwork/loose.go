@@ -110,14 +110,18 @@ func (r *Repo) ReadCommit(ctx context.Context, commit string) (CommitInfo, error
 	return info, nil
 }
 
-// parseCommit reads a commit object's body: its parents, author and
-// message.
+// parseCommit reads a commit object's body: its tree, parents, author
+// and message.
 func parseCommit(body string) commitObject {
 	head, msg, _ := strings.Cut(body, "\n\n")
 	c := commitObject{message: msg}
 	for _, line := range strings.Split(head, "\n") {
 		k, v, _ := strings.Cut(line, " ")
 		switch k {
+		case "tree":
+			if c.tree == "" {
+				c.tree = v
+			}
 		case "parent":
 			c.parents = append(c.parents, v)
 		case "author":
