@@ -32,6 +32,9 @@ type Repo struct {
 
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers
+	// deflaters are the zlib writers of the objects written here
+	// (objects.go).
+	deflaters sync.Pool
 }
 
 // Open finds the repository dir is in. It returns ErrNotRepo when there is

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,8 +145,8 @@ func (r *Repo) writeLoose(ctx context.Context, typ string, body []byte) (string,
 		return "", fmt.Errorf("%w: %v", errNotLoose, err)
 	}
 	defer os.Remove(f.Name())
-	// core.looseCompression's default: speed over size, as git writes.
-	z, _ := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	z := r.deflater(f)
+	defer r.deflaters.Put(z)
 	_, werr := z.Write(raw)
 	if cerr := z.Close(); werr == nil {
 		werr = cerr
@@ -163,4 +164,17 @@ func (r *Repo) writeLoose(ctx context.Context, typ string, body []byte) (string,
 		return "", fmt.Errorf("write object %s: %w", short(sha), werr)
 	}
 	return sha, nil
+}
+
+// deflater is a zlib writer onto w at core.looseCompression's default
+// level (speed over size, as git writes loose objects), taken from r's
+// pool: each one holds some 300 KB of state, and a landing or a pack
+// writes several objects. Put it back in r.deflaters once closed.
+func (r *Repo) deflater(w io.Writer) *zlib.Writer {
+	if z, ok := r.deflaters.Get().(*zlib.Writer); ok {
+		z.Reset(w)
+		return z
+	}
+	z, _ := zlib.NewWriterLevel(w, zlib.BestSpeed) // a valid level: no error
+	return z
 }

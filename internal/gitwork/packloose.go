@@ -2,7 +2,6 @@ package gitwork
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
@@ -170,6 +169,8 @@ func (p *loosePacker) write() []byte {
 	b.WriteString("PACK")
 	_ = binary.Write(&b, binary.BigEndian, uint32(2))
 	_ = binary.Write(&b, binary.BigEndian, uint32(len(p.objects)))
+	z := p.r.deflater(&b)
+	defer p.r.deflaters.Put(z)
 	for _, o := range p.objects {
 		// The object's header: its type, then its size, seven bits a
 		// byte after the first four, the high bit saying more follow.
@@ -182,7 +183,7 @@ func (p *loosePacker) write() []byte {
 			size >>= 7
 		}
 		b.WriteByte(c)
-		z := zlib.NewWriter(&b)
+		z.Reset(&b)
 		_, _ = z.Write(o.body)
 		_ = z.Close()
 	}
