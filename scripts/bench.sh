@@ -145,12 +145,16 @@ if want remote; then
     "coordinator per task, in the CLI run" "$(fromlog BenchmarkStartWorkRemote coord-ms/task)" \
     "$(fromlog BenchmarkStartWorkRemote award-ms/task)" "$(fromlog BenchmarkStartWorkRemote bundle-out-ms/task)" \
     "$(fromlog BenchmarkStartWorkRemote fetch-ms/task)" "$(fromlog BenchmarkStartWorkRemote land-ms/task)"
+  printf '  %-46s %s ms   (from its start to its commit on the branch: the land above less its wait and its tick)\n' \
+    "a landing alone" "$(fromlog BenchmarkStartWorkRemote landing-ms/task)"
   printf '  %-46s %s ms   (its base in %s ms; the task in the worker process, commit and result bundle, less the sleep)\n' \
     "the worker's own share per task" "$(fromlog BenchmarkStartWorkRemote worker-ms/task)" "$(fromlog BenchmarkStartWorkRemote base-in-ms/task)"
   cpu=$(fromlog BenchmarkStartWorkRemote cpu-ms/task) cores=$(getconf _NPROCESSORS_ONLN)
   printf '  %-46s %s ms   (%s tasks on %s cores need at least %s s of wall for it alone)\n' \
     "CPU per task, coordinator and workers" "$cpu" "$remote_tasks" "$cores" "$(awk -v c="$cpu" -v t="$remote_tasks" -v n="$cores" 'BEGIN { printf "%.1f", c * t / n / 1000 }')"
   printf '  %-46s %s ms\n' "CPU per task, the workers' share" "$(fromlog BenchmarkStartWorkRemote worker-cpu-ms/task)"
+  printf '  %-46s %s ms   (its process, with its git and plugin processes; the run'"'"'s start and finish included)\n' \
+    "CPU per task, the coordinator's share" "$(fromlog BenchmarkStartWorkRemote coord-cpu-ms/task)"
   single "one task through the contract net, no landing" coord-ms/op ./bus/workers 'BenchmarkOfferRoundTrip$/^window=300ms$' 20x
 fi
 

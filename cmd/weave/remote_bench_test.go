@@ -52,12 +52,15 @@ var remoteStep = regexp.MustCompile(`ran on worker \S+ \(award \S+\): bundle out
 // (s/run) and, per task, the median of each step the coordinator pays:
 // the call for proposals to the award (with, within it, the wait for the
 // base bundle to be stored), the result bundle fetched and checked, and
-// the landing (the commit back to its tick, verify and all);
-// coord-ms/task is their sum. The worker's own run
+// the landing (the commit back to its tick, verify and all, with the
+// wait behind other landings); coord-ms/task is their sum. The landing
+// alone, from its start to its commit on the branch, is landing-ms/task.
+// The worker's own run
 // (worktree, the task run in the worker's host, commit, result bundle) is
 // reported too (worker-ms/task, without the sleep's second), and the CPU
 // time of the whole run, coordinator and workers with their children, per
-// task (cpu-ms/task), and the workers' share of it (worker-cpu-ms/task):
+// task (cpu-ms/task), the workers' share of it (worker-cpu-ms/task) and the
+// coordinator's, its git and plugin processes with it (coord-cpu-ms/task):
 // on a machine of C cores, T tasks need T*cpu/C of it
 // whatever the scheduling, which bounds the wall from below too.
 func BenchmarkStartWorkRemote(b *testing.B) {
@@ -65,7 +68,7 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 	tasks, slots := remoteShape(b)
 	workers := remoteProcs * slots
 	var total, cpu, workerCPU time.Duration
-	var steps [6][]float64 // bundle out, award, fetch, land, worker, base in
+	var steps [7][]float64 // bundle out, award, fetch, land, worker, base in, landing alone
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -96,7 +99,7 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/run")
-	names := []string{"bundle-out-ms/task", "award-ms/task", "fetch-ms/task", "land-ms/task", "worker-ms/task", "base-in-ms/task"}
+	names := []string{"bundle-out-ms/task", "award-ms/task", "fetch-ms/task", "land-ms/task", "worker-ms/task", "base-in-ms/task", "landing-ms/task"}
 	coord := 0.0
 	for k, name := range names {
 		m := median(steps[k])
@@ -108,6 +111,7 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 	b.ReportMetric(coord, "coord-ms/task")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*tasks), "cpu-ms/task")
 	b.ReportMetric(float64(workerCPU.Microseconds())/1000/float64(b.N*tasks), "worker-cpu-ms/task")
+	b.ReportMetric(float64((cpu-workerCPU).Microseconds())/1000/float64(b.N*tasks), "coord-cpu-ms/task")
 }
 
 // procCPU is the CPU time the worker processes and the children they
@@ -175,10 +179,11 @@ func remoteWorker(b *testing.B, bin string, env []string, url, name string, slot
 
 // remoteSteps adds each task's steps, read from the run's --json events,
 // to steps: the pool's line in the task's output and, for the landing,
-// the time from that line to the task's tick (task.done).
-func remoteSteps(b *testing.B, out []byte, tasks int, steps *[6][]float64) {
+// the time from that line to the task's tick (task.done), and for the
+// landing alone, from task.landing to task.landed.
+func remoteSteps(b *testing.B, out []byte, tasks int, steps *[7][]float64) {
 	b.Helper()
-	back := map[int]time.Time{}
+	back, landing := map[int]time.Time{}, map[int]time.Time{}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var ev run.Event
@@ -201,6 +206,12 @@ func remoteSteps(b *testing.B, out []byte, tasks int, steps *[6][]float64) {
 			steps[5] = append(steps[5], v[3])
 			back[ev.Task] = ev.Time
 			seen++
+		case ev.Type == run.EventTaskLanding:
+			landing[ev.Task] = ev.Time
+		case ev.Type == run.EventTaskLanded:
+			if at, ok := landing[ev.Task]; ok {
+				steps[6] = append(steps[6], float64(ev.Time.Sub(at).Microseconds())/1000)
+			}
 		case ev.Type == run.EventTaskDone:
 			if at, ok := back[ev.Task]; ok {
 				steps[3] = append(steps[3], float64(ev.Time.Sub(at).Microseconds())/1000)

@@ -80,7 +80,7 @@ func (c *coordinator) startLanding(ctx context.Context, wg *sync.WaitGroup, j *j
 // finishLanding takes in the outcome of the landing in flight: the task is
 // ticked when it landed, or goes back to run again. It returns the plan as
 // it now is, or nil when it did not change.
-func (c *coordinator) finishLanding(ctx context.Context, p *plans.Plan, lr landResult) *plans.Plan {
+func (c *coordinator) finishLanding(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, lr landResult) *plans.Plan {
 	c.landing = nil
 	j := lr.j
 	defer func() {
@@ -88,6 +88,17 @@ func (c *coordinator) finishLanding(ctx context.Context, p *plans.Plan, lr landR
 		j.close()
 	}()
 	c.learnHead(lr.landed, lr.moved, lr.err)
+	if lr.err == nil && len(c.queue) > 0 && c.failure == nil && ctx.Err() == nil {
+		// The next task lands on the new head while this one is ticked:
+		// the git work and verify blocks of one landing overlap the
+		// plan's and state.json's writes of the one before, which are
+		// the coordinator's alone. A run that dies between them leaves
+		// two tasks landed and unticked, each verified again and ticked
+		// on resume (settleLanded), as one.
+		next := c.queue[0]
+		c.queue = c.queue[1:]
+		c.startLanding(ctx, wg, next)
+	}
 	return c.landed(ctx, p, j, lr.landed, lr.err, j.elapsed)
 }
 

@@ -492,7 +492,7 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 				p = np
 			}
 		case lr := <-c.landings:
-			if np := c.finishLanding(ctx, p, lr); np != nil {
+			if np := c.finishLanding(ctx, &wg, p, lr); np != nil {
 				p = np
 			}
 		case <-c.seen.wake:
