@@ -206,7 +206,12 @@ func (c *coordinator) landOnto(ctx context.Context, t plans.Task, commit, head s
 		if err == nil {
 			return landed, moved, nil
 		}
-		cur, rerr := c.repo.RevParse(ctx, c.ref)
+		// The branch is read whatever ended the move: a git killed after
+		// it moved the branch reports a failure, and the commit is landed.
+		cur, rerr := c.repo.RevParse(context.WithoutCancel(ctx), c.ref)
+		if rerr == nil && cur == landed {
+			return landed, moved, nil
+		}
 		if moved != "" || rerr != nil || cur == head {
 			return "", moved, err
 		}

@@ -29,6 +29,7 @@ const (
 	maxPackChain   = 64
 	maxPackObjects = 4096
 	maxPackBytes   = 32 << 20
+	maxPackWalks   = 4 * maxPackObjects
 )
 
 // packObject is one object of a pack being written.
@@ -41,7 +42,9 @@ type packObject struct {
 type loosePacker struct {
 	r       *Repo
 	ctx     context.Context
-	seen    map[string]bool
+	seen    map[string]bool       // objects in the pack
+	walked  map[string]bool       // "tree old" pairs walked (addTree)
+	trees   map[string]parsedTree // trees read
 	objects []packObject
 	size    int
 }
@@ -53,7 +56,7 @@ func (r *Repo) packLoose(ctx context.Context, tip, basis string) (pack []byte, o
 	if len(tip) != 2*sha1.Size || len(basis) != 2*sha1.Size {
 		return nil, false
 	}
-	p := &loosePacker{r: r, ctx: ctx, seen: map[string]bool{}}
+	p := &loosePacker{r: r, ctx: ctx, seen: map[string]bool{}, walked: map[string]bool{}, trees: map[string]parsedTree{}}
 	cur := tip
 	for range maxPackChain {
 		typ, body, ok := r.looseObject(ctx, cur)
@@ -113,22 +116,26 @@ func (p *loosePacker) add(sha, typ string, body []byte) bool {
 }
 
 // addTree takes in tree and what of it old (the same path's tree in the
-// parent, "" for none) does not hold.
+// parent, "" for none) does not hold. A tree met again under another old
+// tree is walked again: what it holds that this old tree does not may be
+// objects no other place brought in (two directories of the same tree
+// swapped, say), so only the same pair is walked once.
 func (p *loosePacker) addTree(tree, old string) bool {
-	if tree == old || p.seen[tree] {
+	pair := tree + " " + old
+	if tree == old || p.walked[pair] {
 		return true
 	}
-	typ, body, ok := p.r.looseObjectMax(p.ctx, tree, maxLooseObject)
-	if !ok || typ != "tree" {
+	p.walked[pair] = true
+	if len(p.walked) > maxPackWalks {
 		return false
 	}
-	entries, ok := parseTree(body)
+	entries, body, ok := p.tree(tree)
 	if !ok || !p.add(tree, "tree", body) {
 		return false
 	}
 	was := map[string]treeEntry{}
 	if old != "" {
-		oldEntries, ok := p.r.looseTree(p.ctx, old)
+		oldEntries, _, ok := p.tree(old)
 		if !ok {
 			return false
 		}
@@ -139,7 +146,7 @@ func (p *loosePacker) addTree(tree, old string) bool {
 	for _, e := range entries {
 		o, had := was[e.name]
 		switch {
-		case had && o.sha == e.sha, e.mode == "160000", p.seen[e.sha]:
+		case had && o.sha == e.sha, e.mode == "160000":
 			// The parent holds it there; a submodule's commit is no
 			// object of this repository.
 		case e.isTree():
@@ -150,6 +157,7 @@ func (p *loosePacker) addTree(tree, old string) bool {
 			if !p.addTree(e.sha, prev) {
 				return false
 			}
+		case p.seen[e.sha]:
 		default:
 			typ, body, ok := p.r.looseObjectMax(p.ctx, e.sha, maxLooseObject)
 			if !ok || typ != "blob" || !p.add(e.sha, "blob", body) {
@@ -158,6 +166,29 @@ func (p *loosePacker) addTree(tree, old string) bool {
 		}
 	}
 	return true
+}
+
+// tree is the entries and body of tree sha, read from its loose file once.
+func (p *loosePacker) tree(sha string) ([]treeEntry, []byte, bool) {
+	if t, ok := p.trees[sha]; ok {
+		return t.entries, t.body, true
+	}
+	typ, body, ok := p.r.looseObjectMax(p.ctx, sha, maxLooseObject)
+	if !ok || typ != "tree" {
+		return nil, nil, false
+	}
+	entries, ok := parseTree(body)
+	if !ok {
+		return nil, nil, false
+	}
+	p.trees[sha] = parsedTree{entries: entries, body: body}
+	return entries, body, true
+}
+
+// parsedTree is a tree read once for a pack.
+type parsedTree struct {
+	entries []treeEntry
+	body    []byte
 }
 
 // packTypes are the pack's codes of the object types.

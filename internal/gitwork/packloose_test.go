@@ -32,6 +32,11 @@ func TestPackLooseHoldsWhatGitWouldSend(t *testing.T) {
 				for n := 1 + rnd.IntN(4); n > 0; n-- {
 					mutate(t, src, paths[rnd.IntN(len(paths))], rnd)
 				}
+				if rnd.IntN(3) == 0 {
+					// Directories swapped: trees met again under other
+					// parents' trees.
+					swap(t, filepath.Join(src, "d"), filepath.Join(src, "f"))
+				}
 				gitIn(t, src, "", "add", "-A")
 				gitIn(t, src, "", "commit", "-q", "--allow-empty", "-m", fmt.Sprint("c", i))
 				commits = append(commits, gitIn(t, src, "", "rev-parse", "HEAD"))
@@ -76,6 +81,69 @@ func TestPackLooseHoldsWhatGitWouldSend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// swap exchanges what paths a and b hold, either of them missing.
+func swap(t *testing.T, a, b string) {
+	t.Helper()
+	tmp := a + ".swap"
+	for _, mv := range [][2]string{{a, tmp}, {b, a}, {tmp, b}} {
+		if err := os.Rename(mv[0], mv[1]); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPackLooseDirectoriesSwapped packs two directories made with a
+// shared file, then swapped: each tree is met again under the other's
+// parent tree, and the shared file must still be in the pack.
+func TestPackLooseDirectoriesSwapped(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	gitIn(t, src, "", "init", "-q", "-b", "main")
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("README", "r\n")
+	gitIn(t, src, "", "add", "-A")
+	gitIn(t, src, "", "commit", "-q", "-m", "basis")
+	basis := gitIn(t, src, "", "rev-parse", "HEAD")
+	write("a/__init__.py", "shared\n")
+	write("a/y", "one\n")
+	write("b/__init__.py", "shared\n")
+	write("b/y", "two\n")
+	gitIn(t, src, "", "add", "-A")
+	gitIn(t, src, "", "commit", "-q", "-m", "two directories")
+	swap(t, filepath.Join(src, "a"), filepath.Join(src, "b"))
+	gitIn(t, src, "", "add", "-A")
+	gitIn(t, src, "", "commit", "-q", "-m", "swapped")
+	tip := gitIn(t, src, "", "rev-parse", "HEAD")
+	r := &Repo{Root: src}
+	if _, ok := r.packLoose(ctx, tip, basis); !ok {
+		t.Fatal("loose commits not packed")
+	}
+	var b bytes.Buffer
+	if err := r.Bundle(ctx, &b, tip, basis); err != nil {
+		t.Fatal(err)
+	}
+	recv := t.TempDir()
+	gitIn(t, recv, "", "init", "-q")
+	gitIn(t, src, "", "branch", "-f", "basis", basis)
+	gitIn(t, recv, "", "fetch", "-q", src, "basis")
+	into, err := Open(ctx, recv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha, err := into.UnpackBundle(ctx, b.Bytes()); err != nil || sha != tip {
+		t.Fatalf("UnpackBundle = %s, %v; want %s", sha, err, tip)
+	}
+	gitIn(t, recv, "", "update-ref", "refs/heads/tip", tip)
+	gitIn(t, recv, "", "fsck", "--strict", "--no-dangling")
 }
 
 // mutate changes path in dir at random: written anew, removed, made

@@ -98,9 +98,11 @@ type moverProc struct {
 // missing, as git update-ref's empty old value does). handled is false when the process could
 // not be had or died without a word: the caller then asks a one-shot git,
 // and no move was reported. A transaction git refused is git's error; one
-// whose context ended is the context's, its process killed (git commits
-// nothing it has not said "commit: ok" for, and removes its locks on
-// SIGTERM).
+// whose context ended is the context's, its process killed (git removes
+// its locks on SIGTERM). git prints "commit: ok" after it moved the ref,
+// so a process that died or was killed in between made a move reported
+// as failed, as a one-shot git killed there would: a caller that must
+// know reads the ref (host/run's landing does).
 func (m *refMover) move(ctx context.Context, ref, newSHA, oldSHA string, cas bool) (handled bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -203,6 +205,9 @@ func startMover(dir, msg string) (*moverProc, error) {
 	cmd.Dir = dir
 	cmd.Env = append(proc.Env(proc.Git, proc.EnvOptions{}), "GIT_TERMINAL_PROMPT=0")
 	cmd.SysProcAttr = proc.ChildAttr()
+	// A child of git's (a reference-transaction hook's) that keeps its
+	// stderr open must not hold Wait, and with it every later move.
+	cmd.WaitDelay = moverGrace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -220,7 +225,7 @@ func startMover(dir, msg string) (*moverProc, error) {
 }
 
 // transact writes one transaction and reads git's answers to it: the move
-// happened only when git said "commit: ok".
+// is known made only once git said "commit: ok".
 func (p *moverProc) transact(tx string) error {
 	if _, err := io.WriteString(p.stdin, tx); err != nil {
 		return err
