@@ -105,17 +105,18 @@ func encodeTree(entries []treeEntry) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// looseTree is the entries of tree sha, read from its loose file; ok is
-// false when it is not a loose SHA-1 tree as git writes it.
-func (r *Repo) looseTree(ctx context.Context, sha string) ([]treeEntry, bool) {
+// looseTree is the entries and body of tree sha, read from its loose
+// file; ok is false when it is not a loose SHA-1 tree as git writes it.
+func (r *Repo) looseTree(ctx context.Context, sha string) ([]treeEntry, []byte, bool) {
 	if len(sha) != 2*sha1.Size {
-		return nil, false
+		return nil, nil, false
 	}
 	typ, body, ok := r.looseObjectMax(ctx, sha, maxLooseObject)
 	if !ok || typ != "tree" {
-		return nil, false
+		return nil, nil, false
 	}
-	return parseTree(body)
+	entries, ok := parseTree(body)
+	return entries, body, ok
 }
 
 // errNotLoose says an object could not be written as git writes it here.

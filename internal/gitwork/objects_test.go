@@ -50,7 +50,7 @@ func TestTreesAsGitWritesThem(t *testing.T) {
 	gitIn(t, dir, "", "add", "-A")
 	tree := gitIn(t, dir, "", "write-tree")
 	r := &Repo{Root: dir}
-	entries, ok := r.looseTree(ctx, tree)
+	entries, _, ok := r.looseTree(ctx, tree)
 	if !ok {
 		t.Fatalf("tree %s not read from its file", tree)
 	}

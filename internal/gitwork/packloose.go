@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
-	"strings"
 )
 
 // A bundle's pack is most often a few commits a run made itself over a
@@ -63,42 +62,23 @@ func (r *Repo) packLoose(ctx context.Context, tip, basis string) (pack []byte, o
 		if !ok || typ != "commit" {
 			return nil, false
 		}
-		tree, parents, ok := commitTreeAndParents(body)
-		if !ok || len(parents) != 1 {
+		c := parseCommit(string(body))
+		if len(c.parents) != 1 || !isHex(c.tree) || !isHex(c.parents[0]) {
 			return nil, false
 		}
 		parentTree := ""
-		if _, pbody, ok := r.looseObject(ctx, parents[0]); ok {
-			parentTree, _, _ = commitTreeAndParents(pbody)
+		if typ, pbody, ok := r.looseObject(ctx, c.parents[0]); ok && typ == "commit" {
+			parentTree = parseCommit(string(pbody)).tree
 		}
-		if parentTree == "" || !p.add(cur, "commit", body) || !p.addTree(tree, parentTree) {
+		if !isHex(parentTree) || !p.add(cur, "commit", body) || !p.addTree(c.tree, parentTree) {
 			return nil, false
 		}
-		if parents[0] == basis {
+		if c.parents[0] == basis {
 			return p.write(), true
 		}
-		cur = parents[0]
+		cur = c.parents[0]
 	}
 	return nil, false
-}
-
-// commitTreeAndParents reads the tree and parents of a commit's body.
-func commitTreeAndParents(body []byte) (tree string, parents []string, ok bool) {
-	head, _, _ := bytes.Cut(body, []byte("\n\n"))
-	for i, line := range strings.Split(string(head), "\n") {
-		k, v, _ := strings.Cut(line, " ")
-		switch {
-		case i == 0 && k == "tree" && isHex(v):
-			tree = v
-		case i == 0:
-			return "", nil, false
-		case k == "parent" && isHex(v):
-			parents = append(parents, v)
-		case k == "parent":
-			return "", nil, false
-		}
-	}
-	return tree, parents, tree != ""
 }
 
 // add takes object sha in; false when the pack would grow past its bounds.
@@ -173,11 +153,7 @@ func (p *loosePacker) tree(sha string) ([]treeEntry, []byte, bool) {
 	if t, ok := p.trees[sha]; ok {
 		return t.entries, t.body, true
 	}
-	typ, body, ok := p.r.looseObjectMax(p.ctx, sha, maxLooseObject)
-	if !ok || typ != "tree" {
-		return nil, nil, false
-	}
-	entries, ok := parseTree(body)
+	entries, body, ok := p.r.looseTree(p.ctx, sha)
 	if !ok {
 		return nil, nil, false
 	}

@@ -149,7 +149,7 @@ func (m *treeMerge) entriesOf(sha string) (map[string]treeEntry, bool) {
 	if sha == "" {
 		return out, true
 	}
-	entries, ok := m.r.looseTree(m.ctx, sha)
+	entries, _, ok := m.r.looseTree(m.ctx, sha)
 	if !ok {
 		return nil, false
 	}
