@@ -112,7 +112,9 @@ func (r *Repo) FetchBundle(ctx context.Context, src io.Reader, ref string) (stri
 //
 // Where git fetch takes three processes (the fetch, its unpacking and its
 // walk of what it got) and a temporary file, this is one process fed the
-// pack on its standard input: a coordinator and its workers unpack a
+// pack on its standard input, and none for a few whole commits, trees and
+// blobs over objects the repository holds loose, which are checked and
+// written here (unpackloose.go): a coordinator and its workers unpack a
 // bundle or two for every task.
 func (r *Repo) UnpackBundle(ctx context.Context, data []byte) (string, error) {
 	sha, err := r.unpack(ctx, data)

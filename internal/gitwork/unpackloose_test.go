@@ -424,3 +424,68 @@ func copyRepo(t *testing.T, dir string) string {
 	}
 	return to
 }
+
+// TestUnpackBundleWithoutGit brings a task's commit back as
+// Bundle sends it, and a base's new commits over what a worker holds:
+// neither starts a git process; a bundle of deltas still goes to git.
+func TestUnpackBundleWithoutGit(t *testing.T) {
+	ctx := context.Background()
+	src, base, _ := hostileBase(t)
+	coord := &Repo{Root: src}
+	wdir := receiver(t, src, base)
+	for i, files := range []map[string]string{{"b.txt": "b\n", "d/c.txt": "c\n"}, {"d/c.txt": "c2\n"}} {
+		for name, body := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(wdir, name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(wdir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		gitIn(t, wdir, "", "add", "-A")
+		gitIn(t, wdir, "", "commit", "-q", "-m", fmt.Sprint("task ", i))
+	}
+	worker := &Repo{Root: wdir}
+	tip := gitIn(t, wdir, "", "rev-parse", "HEAD")
+	var b bytes.Buffer
+	if err := worker.Bundle(ctx, &b, tip, base); err != nil {
+		t.Fatal(err)
+	}
+	// What is asked once per Repo is asked before counting.
+	if _, err := coord.commonDir(ctx); err != nil || !coord.unpackPlain(ctx) {
+		t.Fatalf("the repository's config is not plain: %v", err)
+	}
+	log := gitLog(t)
+	got, err := coord.UnpackBundle(ctx, b.Bytes())
+	if err != nil || got != tip {
+		t.Fatalf("UnpackBundle = %s, %v; want %s", got, err, tip)
+	}
+	if calls := ran(t, log); len(calls) > 0 {
+		t.Fatalf("unpacking a task's commits ran git %v, want none", calls)
+	}
+	gitIn(t, src, "", "update-ref", "refs/heads/tip", tip)
+	gitIn(t, src, "", "fsck", "--strict", "--no-dangling")
+
+	// A pack of deltas is git's.
+	big := strings.Repeat("a line of a big file\n", 500)
+	for i := range 2 {
+		if err := os.WriteFile(filepath.Join(wdir, "big"), []byte(big+fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, wdir, "", "add", "-A")
+		gitIn(t, wdir, "", "commit", "-q", "-m", fmt.Sprint("big ", i))
+	}
+	next := gitIn(t, wdir, "", "rev-parse", "HEAD")
+	pack := rawPack(t, wdir, next+"\n^"+tip+"\n", false)
+	if !hasDelta(t, wdir, pack) {
+		t.Fatal("git pack-objects made no delta")
+	}
+	bundle := "# v2 git bundle\n-" + tip + " basis\n" + next + " " + bundleRefs + next + "\n\n" + string(pack)
+	_ = ran(t, log)
+	if got, err := coord.UnpackBundle(ctx, []byte(bundle)); err != nil || got != next {
+		t.Fatalf("UnpackBundle(deltas) = %s, %v; want %s", got, err, next)
+	}
+	if calls := ran(t, log); !slices.Contains(calls, "unpack-objects") {
+		t.Fatalf("a pack of deltas was unpacked by %v, want git unpack-objects", calls)
+	}
+}
