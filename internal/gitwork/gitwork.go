@@ -30,7 +30,7 @@ type Repo struct {
 	common   string
 	landing  *landSetup // what landing without git needs (landcommit.go)
 	// plainObjects says the config lets objects be written here as git
-	// writes them (unpackloose.go).
+	// writes them: unpacked or landed (unpackloose.go).
 	plainObjects *bool
 
 	// movers move refs through long-lived git processes (refmover.go).

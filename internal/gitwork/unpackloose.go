@@ -97,9 +97,12 @@ func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 	return true
 }
 
-// unpackPlain reports whether r's config asks for nothing a loose object
-// written here would miss (shared permissions, forced fsync, another
-// hash), asked of git once per Repo.
+// unpackPlain reports whether r's config asks for nothing an object
+// written here would miss (signing, another encoding, shared permissions,
+// forced fsync, another hash: plainConfig), asked of git once per Repo
+// for unpacking and landing alike. git config --list fails on an empty
+// config (no file at all): nothing asked, but then nothing is trusted
+// without knowing.
 func (r *Repo) unpackPlain(ctx context.Context) bool {
 	r.mu.Lock()
 	if r.plainObjects != nil {
@@ -112,7 +115,6 @@ func (r *Repo) unpackPlain(ctx context.Context) bool {
 	if err != nil && ctx.Err() != nil {
 		return false // asked again next time
 	}
-	// An empty config fails git config --list: unknown, so not plain.
 	p := err == nil && plainConfig(out)
 	r.mu.Lock()
 	defer r.mu.Unlock()
