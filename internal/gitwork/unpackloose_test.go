@@ -489,3 +489,47 @@ func TestUnpackBundleWithoutGit(t *testing.T) {
 		t.Fatalf("a pack of deltas was unpacked by %v, want git unpack-objects", calls)
 	}
 }
+
+// BenchmarkUnpackBundle unpacks a task's commit as Bundle sends it, into
+// a repository holding its base: without git (loose) and by git
+// unpack-objects --strict (git), as before.
+func BenchmarkUnpackBundle(b *testing.B) {
+	ctx := context.Background()
+	src, base, _ := hostileBase(b)
+	wdir := b.TempDir()
+	gitIn(b, wdir, "", "init", "-q")
+	gitIn(b, src, "", "branch", "-f", "basis", base)
+	gitIn(b, wdir, "", "-c", "fetch.unpackLimit=100000", "fetch", "-q", src, "basis")
+	if err := os.WriteFile(filepath.Join(wdir, "out.txt"), []byte("task\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	gitIn(b, wdir, "", "add", "-A")
+	gitIn(b, wdir, "", "commit", "-q", "-m", "task")
+	tip := gitIn(b, wdir, "", "rev-parse", "HEAD")
+	var buf bytes.Buffer
+	if err := (&Repo{Root: wdir}).Bundle(ctx, &buf, tip, base); err != nil {
+		b.Fatal(err)
+	}
+	_, pack, _ := bundleHead(buf.Bytes())
+	for _, way := range []string{"loose", "git"} {
+		b.Run(way, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				dir := b.TempDir()
+				if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+					b.Fatal(err)
+				}
+				yes := true
+				r := &Repo{Root: dir, common: filepath.Join(dir, ".git"), plainObjects: &yes}
+				b.StartTimer()
+				if way == "loose" {
+					if !r.unpackLoose(ctx, pack) {
+						b.Fatal("left to git")
+					}
+				} else if err := gitUnpack(dir, pack); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
