@@ -323,6 +323,11 @@ func TestUnpackLooseRefusesHostile(t *testing.T) {
 		"bad author":       makePack(good(goodTree, "author A U Thor a@example.com> 1700000000 +0000\n"+testCommitter), -1),
 		"missing blob":     makePack(good(rawTree([3]string{"100644", "a.txt", baseBlob}, [3]string{"100644", "c.txt", objName("blob", "absent\n")}), testAuthor+testCommitter), -1),
 		"blob as tree":     makePack(good(rawTree([3]string{"100644", "a.txt", baseBlob}, [3]string{"40000", "d", blobSHA}), testAuthor+testCommitter), -1),
+		"file and directory of one name": func() []byte {
+			sub := rawTree([3]string{"100644", "x", blobSHA})
+			root := rawTree([3]string{"100644", "a", blobSHA}, [3]string{"100644", "a.txt", baseBlob}, [3]string{"40000", "a", objName("tree", sub)})
+			return makePack(append([]rawObject{{2, sub, -1}}, good(root, testAuthor+testCommitter)...), -1)
+		}(),
 		"tree as blob": makePack([]rawObject{{3, blob, -1}, {2, rawTree([3]string{"100644", "x", blobSHA}), -1},
 			{2, rawTree([3]string{"100644", "a.txt", baseBlob}, [3]string{"100644", "t", objName("tree", rawTree([3]string{"100644", "x", blobSHA}))}), -1}}, -1),
 	}
@@ -336,6 +341,11 @@ func TestUnpackLooseRefusesHostile(t *testing.T) {
 			}
 			if after := looseNames(t, dir); !slices.Equal(before, after) {
 				t.Fatalf("a refused pack wrote %d objects", len(after)-len(before))
+			}
+			// The flaw is one git refuses too.
+			other, _, _ := hostileBase(t)
+			if err := gitUnpack(other, pack); err == nil {
+				t.Fatal("git unpack-objects --strict takes it")
 			}
 			bundle := "# v2 git bundle\n-" + base + " base\n" + tip + " " + bundleRefs + tip + "\n\n" + string(pack)
 			if _, err := r.UnpackBundle(ctx, []byte(bundle)); err == nil {
