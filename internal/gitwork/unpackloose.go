@@ -166,8 +166,10 @@ func readPack(pack []byte) ([]unpackObject, bool) {
 		}
 		off = len(pack) - src.Len()
 		total += size
-		sum := sha1.Sum(append([]byte(typ+" "+strconv.Itoa(size)+"\x00"), body...))
-		sha := hex.EncodeToString(sum[:])
+		h := sha1.New()
+		h.Write([]byte(typ + " " + strconv.Itoa(size) + "\x00"))
+		h.Write(body)
+		sha := hex.EncodeToString(h.Sum(nil))
 		if seen[sha] {
 			return nil, false
 		}
