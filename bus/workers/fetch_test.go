@@ -17,7 +17,9 @@ import (
 // TestWrongResultRefused: a worker holding the lease, with the award's
 // token, returns a commit that is not its task's: one with another
 // attempt's trailer, one that builds on a commit of its own rather than
-// the base, and a merge whose first parent is the base. Each is refused:
+// the base, a merge whose first parent is the base, and one whose tree
+// holds a .GIT directory (its objects whole, as a pack the coordinator
+// checks without git). Each is refused:
 // the task's branch is never made and nothing of the result's bundle is
 // left in the coordinator's refs.
 func TestWrongResultRefused(t *testing.T) {
@@ -69,6 +71,33 @@ func TestWrongResultRefused(t *testing.T) {
 				return "", err
 			}
 			out, err := r.Git(ctx, dir, "rev-parse", "HEAD")
+			return strings.TrimSpace(out), err
+		},
+		"a tree holding .GIT": func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			// Whole objects over loose ones: the coordinator checks them
+			// without git, and must refuse as git would.
+			dir, err := work(ctx, r, a, "x.txt")
+			if err != nil {
+				return "", err
+			}
+			blob, err := r.GitInput(ctx, dir, []byte("[core]\n\thooksPath = /tmp\n"), "hash-object", "-w", "--stdin")
+			if err != nil {
+				return "", err
+			}
+			sub, err := r.GitInput(ctx, dir, []byte("100644 blob "+strings.TrimSpace(blob)+"\tconfig\n"), "mktree")
+			if err != nil {
+				return "", err
+			}
+			entries, err := r.Git(ctx, dir, "ls-tree", a.Base)
+			if err != nil {
+				return "", err
+			}
+			tree, err := r.GitInput(ctx, dir, []byte(entries+"040000 tree "+strings.TrimSpace(sub)+"\t.GIT\n"), "mktree")
+			if err != nil {
+				return "", err
+			}
+			msg := gitwork.Message(a.Title, trailers(a, a.AttemptID))
+			out, err := r.GitInput(ctx, dir, []byte(msg), "-c", "user.name=m", "-c", "user.email=m@localhost", "commit-tree", strings.TrimSpace(tree), "-p", a.Base)
 			return strings.TrimSpace(out), err
 		},
 	}

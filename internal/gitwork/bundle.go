@@ -112,7 +112,9 @@ func (r *Repo) FetchBundle(ctx context.Context, src io.Reader, ref string) (stri
 //
 // Where git fetch takes three processes (the fetch, its unpacking and its
 // walk of what it got) and a temporary file, this is one process fed the
-// pack on its standard input: a coordinator and its workers unpack a
+// pack on its standard input, and none for a few whole commits, trees and
+// blobs over objects the repository holds loose, which are checked and
+// written here (unpackloose.go): a coordinator and its workers unpack a
 // bundle or two for every task.
 func (r *Repo) UnpackBundle(ctx context.Context, data []byte) (string, error) {
 	sha, err := r.unpack(ctx, data)
@@ -142,6 +144,11 @@ func (r *Repo) unpack(ctx context.Context, data []byte) (string, error) {
 	}
 	if len(pack) < 12 || string(pack[:4]) != "PACK" {
 		return "", fmt.Errorf("fetch a bundle: %w: no pack after its header", ErrBadBundle)
+	}
+	// A few whole objects are written here (unpackloose.go), checked as
+	// git checks them; anything else is git's.
+	if r.unpackLoose(ctx, pack) {
+		return sha, nil
 	}
 	args := []string{"unpack-objects", "-q", "--strict"}
 	if binary.BigEndian.Uint32(pack[8:12]) > unpackLimit {

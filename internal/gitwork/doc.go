@@ -46,5 +46,10 @@
 //     UnpackBundle): a bundle names exactly one commit, writing one in
 //     checks every object (git's --strict), moves no ref but the one the
 //     caller names, runs no hook, and fails when the repository lacks the
-//     bundle's basis.
+//     bundle's basis. A small pack of whole commits, trees and blobs
+//     naming only objects of the pack or loose ones is checked and
+//     written without git (at least as strictly as unpack-objects
+//     --strict: its checksum and count, each object's size, trees' modes
+//     and names, commits' heads, every named object there with its
+//     type); anything else, or anything this is not sure of, is git's.
 package gitwork

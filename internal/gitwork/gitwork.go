@@ -29,6 +29,9 @@ type Repo struct {
 	identity *bool
 	common   string
 	landing  *landSetup // what landing without git needs (landcommit.go)
+	// plainObjects says the config lets objects be written here as git
+	// writes them: unpacked or landed (unpackloose.go).
+	plainObjects *bool
 
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers

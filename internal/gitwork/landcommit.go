@@ -48,17 +48,10 @@ func (r *Repo) landSetup(ctx context.Context) landSetup {
 // askLandSetup reads the config and the committer git would use; ok is
 // false when git could not be asked.
 func (r *Repo) askLandSetup(ctx context.Context) (landSetup, bool) {
-	out, err := run(ctx, r.Root, nil, "config", "--list", "-z")
-	if err != nil {
-		if ctx.Err() != nil {
-			return landSetup{}, false
-		}
-		// git config --list fails on an empty config (no file at all):
-		// nothing asked, but the writer is not trusted without knowing.
-		return landSetup{}, true
-	}
-	if !plainConfig(out) {
-		return landSetup{}, true
+	// The config is read once per Repo for this and for unpacking
+	// (unpackloose.go).
+	if !r.unpackPlain(ctx) {
+		return landSetup{}, ctx.Err() == nil
 	}
 	// As commit-tree is run (commitTreeAs): with the fallback identity
 	// when the user set none.

@@ -10,7 +10,7 @@ import (
 )
 
 // gitIn runs git in dir and fails the test when it fails.
-func gitIn(t *testing.T, dir string, stdin string, args ...string) string {
+func gitIn(t testing.TB, dir string, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
