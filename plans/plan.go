@@ -236,9 +236,12 @@ func (p *Plan) Progress() Progress {
 // Lookup finds t in p by its number and title, as a tick does; offsets may
 // have moved since t was read.
 func (p *Plan) Lookup(t Task) (Task, bool) {
-	for _, c := range p.Tasks {
-		if same(c, t) {
-			return c, true
+	for i := range p.Tasks {
+		// The number is compared first, in place: a run looks its task up
+		// several times a task, and copying each task of a long plan to
+		// compare it cost more than the comparison.
+		if c := &p.Tasks[i]; c.Number == t.Number && same(*c, t) {
+			return *c, true
 		}
 	}
 	return Task{}, false
@@ -253,9 +256,10 @@ func (p *Plan) Next() (Task, bool) {
 // NextExcept is Next passing over the tasks skip reports.
 func (p *Plan) NextExcept(skip func(Task) bool) (Task, bool) {
 	for _, gate := range []bool{false, true} {
-		for _, t := range p.Tasks {
-			if !t.Done && t.Verification == gate && (skip == nil || !skip(t)) {
-				return t, true
+		for i := range p.Tasks {
+			// In place: the tasks passed over are not copied.
+			if t := &p.Tasks[i]; !t.Done && t.Verification == gate && (skip == nil || !skip(*t)) {
+				return *t, true
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -165,6 +166,45 @@ func TestStartWorkOutputReachesObserverAndLog(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(project, ".weave", "logs", "p", "001-talk.log"))
 	if err != nil || !strings.Contains(string(b), "hello") || !strings.Contains(string(b), "oops") {
 		t.Errorf("log = %q, %v; want the task's output", b, err)
+	}
+}
+
+// The log opens beside the state write of each attempt: every attempt of a
+// retried task still finds its header and its output in the task's log, in
+// order, and the log a task.started event names is that file.
+func TestStartWorkEachAttemptInTheTaskLog(t *testing.T) {
+	project := runtest.NewProject(t, map[string]string{"p": plan(
+		task(1, "First", "echo one", ""),
+		task(2, "Flaky", "echo try >> tries.txt; echo attempt-$(wc -l < tries.txt)", "false"),
+	)})
+	rec := &recorder{}
+	if res := start(t, context.Background(), project, "p", rec); res.Status != StatusFailed {
+		t.Fatalf("status = %s (%v), want failed", res.Status, res.Err)
+	}
+	logs := map[string]bool{}
+	rec.mu.Lock()
+	for _, ev := range rec.events {
+		if ev.Type == EventTaskStarted {
+			logs[ev.Log] = true
+		}
+	}
+	rec.mu.Unlock()
+	want := map[string]bool{filepath.Join(".weave", "logs", "p", "001-first.log"): true, filepath.Join(".weave", "logs", "p", "002-flaky.log"): true}
+	if !maps.Equal(logs, want) {
+		t.Errorf("task.started logs = %v, want %v", logs, want)
+	}
+	b, err := os.ReadFile(filepath.Join(project, ".weave", "logs", "p", "002-flaky.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	i1, i2 := strings.Index(got, "attempt 1:"), strings.Index(got, "attempt 2:")
+	o1, o2 := strings.Index(got, "attempt-1"), strings.Index(got, "attempt-2")
+	if i1 < 0 || i2 < 0 || o1 < 0 || o2 < 0 || !(i1 < o1 && o1 < i2 && i2 < o2) {
+		t.Errorf("log of the retried task:\n%s\nwant each attempt's header, then its output", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(project, ".weave", "logs", "p", "001-first.log")); err != nil || !strings.Contains(string(b), "one") {
+		t.Errorf("log of task 1 = %q, %v; want its output", b, err)
 	}
 }
 
