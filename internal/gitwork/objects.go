@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // Trees and loose objects read and written without git, for the work a
@@ -135,7 +136,7 @@ func (r *Repo) writeLoose(ctx context.Context, typ string, body []byte) (string,
 	sha := hex.EncodeToString(sum[:])
 	dir := filepath.Join(common, "objects", sha[:2])
 	path := filepath.Join(dir, sha[2:])
-	if _, err := os.Stat(path); err == nil {
+	if freshen(path) {
 		return sha, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -171,6 +172,26 @@ func (r *Repo) writeLoose(ctx context.Context, typ string, body []byte) (string,
 // level (speed over size, as git writes loose objects), taken from r's
 // pool: each one holds some 300 KB of state, and a landing or a pack
 // writes several objects. Put it back in r.deflaters once closed.
+// freshen marks the loose object at path as just written, as git does
+// when it meets an object it was about to write: a prune deletes only
+// unreferenced objects older than its grace period, so an object about to
+// be referenced (an old, unreferenced copy of it delivered again) must not
+// look old. It reports false when the object is not there or its time
+// could not be set; the caller then writes it.
+func freshen(path string) bool {
+	now := time.Now()
+	return os.Chtimes(path, now, now) == nil
+}
+
+// freshen is freshen for r's loose object sha.
+func (r *Repo) freshen(ctx context.Context, sha string) bool {
+	common, err := r.commonDir(ctx)
+	if err != nil || !isHex(sha) {
+		return false
+	}
+	return freshen(filepath.Join(common, "objects", sha[:2], sha[2:]))
+}
+
 func (r *Repo) deflater(w io.Writer) *zlib.Writer {
 	if z, ok := r.deflaters.Get().(*zlib.Writer); ok {
 		z.Reset(w)

@@ -86,7 +86,7 @@ func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		if _, ok := c.looseType(o.sha); ok {
+		if _, ok := c.looseType(o.sha); ok && r.freshen(ctx, o.sha) {
 			continue // there already (its type checked against its name's)
 		}
 		if sha, err := r.writeLoose(ctx, o.typ, o.body); err != nil || sha != o.sha {

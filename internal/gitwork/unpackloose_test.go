@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // looseNames is every loose object of the repository at dir.
@@ -549,4 +550,38 @@ func BenchmarkUnpackBundle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestUnpackLooseFreshensWhatItHas: objects that came before (a delivery
+// refused then) lie old and unreferenced; delivered again, they are made
+// new, as git's unpack makes them, so that a prune between the unpack and
+// the move of the ref that names them does not delete them.
+func TestUnpackLooseFreshensWhatItHas(t *testing.T) {
+	ctx := context.Background()
+	dir, base, baseBlob := hostileBase(t)
+	blob := "new\n"
+	blobSHA := objName("blob", blob)
+	tree := rawTree([3]string{"100644", "a.txt", baseBlob}, [3]string{"100644", "b.txt", blobSHA})
+	commit := "tree " + objName("tree", tree) + "\nparent " + base + "\n" + testAuthor + testCommitter + "\nmsg\n"
+	pack := makePack([]rawObject{{3, blob, -1}, {2, tree, -1}, {1, commit, -1}}, -1)
+	if err := gitUnpack(dir, pack); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	names := []string{blobSHA, objName("tree", tree), objName("commit", commit)}
+	for _, s := range names {
+		if err := os.Chtimes(filepath.Join(dir, ".git", "objects", s[:2], s[2:]), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !(&Repo{Root: dir}).unpackLoose(ctx, pack) {
+		t.Fatal("a pack of whole objects was left to git")
+	}
+	gitIn(t, dir, "", "prune", "--expire=2.weeks.ago")
+	for _, s := range names {
+		if _, err := os.Stat(filepath.Join(dir, ".git", "objects", s[:2], s[2:])); err != nil {
+			t.Errorf("object %s delivered again was pruned: %v", s, err)
+		}
+	}
+	gitIn(t, dir, "", "update-ref", "refs/heads/tip", objName("commit", commit))
 }
