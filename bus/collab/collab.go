@@ -140,6 +140,12 @@ type Collaborator struct {
 	clock   bus.Clock
 	inbox   func(ctx context.Context, e Event) (bus.Ack, error)
 	mailbox bus.Subscription
+	// closing counts the subscriptions of ended calls still being removed
+	// (closeLater), which Close waits for; closed (under closeMu) says
+	// Close began.
+	closing sync.WaitGroup
+	closeMu sync.Mutex
+	closed  bool
 }
 
 // New returns the collaborator of agent agentID, subscribed to its private
@@ -166,8 +172,15 @@ func New(ctx context.Context, b Bus, agentID string, opts Options) (*Collaborato
 // Sender is the collaborator's identity, "agent.<id>".
 func (c *Collaborator) Sender() string { return c.sender }
 
-// Close removes the mailbox subscription.
-func (c *Collaborator) Close() error { return c.mailbox.Unsubscribe() }
+// Close removes the mailbox subscription, once the subscriptions of the
+// calls that ended are removed.
+func (c *Collaborator) Close() error {
+	c.closeMu.Lock()
+	c.closed = true
+	c.closeMu.Unlock()
+	c.closing.Wait()
+	return c.mailbox.Unsubscribe()
+}
 
 func (c *Collaborator) handleMailbox(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	e, err := Decode(m)
@@ -288,7 +301,9 @@ func (c *Collaborator) ContractNet(ctx context.Context, threadID string, cfp jso
 // one arrives, says no better one can come (every bidder known to the
 // caller has answered, or one bid with the best score there is). The
 // ranking and the awards are ContractNet's; a nil enough waits the whole
-// window.
+// window. It returns once the summary is out: the call's reply
+// subscription, closed to proposals by then, is removed after, and Close
+// waits for that.
 func (c *Collaborator) ContractNetUntil(ctx context.Context, threadID string, cfp json.RawMessage, window time.Duration, maxAwards int, enough func([]Event) bool) ([]Event, error) {
 	if window <= 0 {
 		return nil, fmt.Errorf("contract net: window must be positive, got %s", window)
@@ -307,7 +322,7 @@ func (c *Collaborator) ContractNetUntil(ctx context.Context, threadID string, cf
 	col.mu.Lock()
 	col.enough = enough
 	col.mu.Unlock()
-	defer col.close()
+	defer c.closeLater(col)
 	deadline := c.clock.After(window)
 	broadcast := env.BroadcastTopic()
 	if err := c.publish(ctx, broadcast, c.event(TypeCFP, env, cfp)); err != nil {
@@ -450,6 +465,27 @@ func (col *collector) stop() []Event {
 	defer col.mu.Unlock()
 	col.closed = true
 	return col.got
+}
+
+// closeLater stops col collecting at once and removes its subscription
+// behind the caller's back: on a bus spanning processes the removal is a
+// round trip to the subscription registry, which the caller, holding what
+// it collected, need not wait for. A late answer is told the collection
+// ended, as after the removal it would reach nobody.
+func (c *Collaborator) closeLater(col *collector) {
+	c.closeMu.Lock()
+	if c.closed {
+		c.closeMu.Unlock()
+		col.close()
+		return
+	}
+	col.stop()
+	c.closing.Add(1)
+	c.closeMu.Unlock()
+	go func() {
+		defer c.closing.Done()
+		_ = col.sub.Unsubscribe() // only fails when already removed
+	}()
 }
 
 func (col *collector) close() {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -566,5 +568,101 @@ func TestContractNetUntil(t *testing.T) {
 	}
 	if !bustest.Recv(t, "the late proposal's answer", late) {
 		t.Error("a proposal after the call closed was taken")
+	}
+}
+
+// heldBus is a bus whose removal of a call's reply subscription waits
+// until released: on a bus spanning processes it is a round trip to the
+// subscription registry. It records the order of the removals.
+type heldBus struct {
+	*bus.Memory
+	release chan struct{}
+	mu      sync.Mutex
+	removed []string
+}
+
+type heldSub struct {
+	bus.Subscription
+	b *heldBus
+}
+
+func (h heldSub) Unsubscribe() error {
+	if strings.HasSuffix(h.Pattern(), ".reply") {
+		<-h.b.release
+	}
+	err := h.Subscription.Unsubscribe()
+	h.b.mu.Lock()
+	h.b.removed = append(h.b.removed, h.Pattern())
+	h.b.mu.Unlock()
+	return err
+}
+
+func (h *heldBus) Subscribe(ctx context.Context, pattern string, fn bus.Handler, opts bus.SubscribeOptions) (bus.Subscription, error) {
+	s, err := h.Memory.Subscribe(ctx, pattern, fn, opts)
+	if err != nil {
+		return s, err
+	}
+	return heldSub{Subscription: s, b: h}, nil
+}
+
+// TestContractNetUntilDoesNotWaitForItsUnsubscribe: a call that closed
+// returns its bids without waiting for its reply subscription to be
+// removed; a late proposal is refused meanwhile, and Close removes the
+// mailbox only once that removal is done.
+func TestContractNetUntilDoesNotWaitForItsUnsubscribe(t *testing.T) {
+	w := newWorld(t)
+	hb := &heldBus{Memory: w.bus, release: make(chan struct{})}
+	ctx := context.Background()
+	coordinator, err := New(ctx, hb, "coordinator", Options{Clock: w.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bidder := w.agent(t, "b1", Options{})
+	got := make(chan Event, 1)
+	w.listen(t, "thread.job-3.broadcast", func(e Event) {
+		if e.Type == TypeCFP {
+			got <- e
+			if _, err := bidder.Propose(ctx, e, 1, payload(t, "b1")); err != nil && !errors.Is(err, bus.ErrClosed) {
+				t.Errorf("Propose() = %v", err)
+			}
+		}
+	})
+	done := make(chan []Event, 1)
+	go func() {
+		bids, err := coordinator.ContractNetUntil(ctx, "job-3", nil, time.Hour, 1, func(p []Event) bool { return len(p) >= 1 })
+		if err != nil {
+			t.Errorf("ContractNetUntil() = %v", err)
+		}
+		done <- bids
+	}()
+	cfp := bustest.Recv(t, "the call for proposals", got)
+	bids := bustest.Recv(t, "ContractNetUntil to return before its subscription is removed", done)
+	if len(bids) != 1 || bids[0].Metadata[KeySender] != "agent.b1" {
+		t.Fatalf("winners = %v, want b1", bids)
+	}
+	if res, err := bidder.Propose(ctx, cfp, 1, payload(t, "b1")); err != nil || res.Processed() {
+		t.Fatalf("a proposal after the call closed: %+v, %v; want refused", res, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- coordinator.Close() }()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		coordinator.closeMu.Lock()
+		began := coordinator.closed
+		coordinator.closeMu.Unlock()
+		if began {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not begin")
+		}
+	}
+	close(hb.release)
+	if err := bustest.Recv(t, "Close", closed); err != nil {
+		t.Fatal(err)
+	}
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if want := []string{"thread.job-3.reply", "agent.coordinator.replies"}; !slices.Equal(hb.removed, want) {
+		t.Fatalf("removed %v, want %v: Close removes the mailbox once the call's subscription is gone", hb.removed, want)
 	}
 }

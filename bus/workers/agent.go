@@ -298,7 +298,8 @@ func (a *Agent) propose(e collab.Event, score float64, bid []byte, ended <-chan 
 // inbox takes assignments. One is taken only when the lease bucket says
 // this worker holds the task under that award for that very offer: a peer
 // that can write to the mailbox but not to the leases cannot make the
-// worker run anything.
+// worker run anything. The coordinator puts the lease while the
+// assignment travels, so the worker waits for it a little (leaseWait).
 func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	if e.Type != TypeAssign {
 		return bus.Ack{Message: "unknown event " + e.Type}, nil
@@ -307,7 +308,7 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	if err != nil {
 		return bus.Ack{Message: err.Error()}, nil
 	}
-	l, _, err := a.leases.Proves(ctx, as.Key(), as.Award, a.info.Name, as.Token)
+	l, err := a.awaitLease(ctx, as)
 	if err != nil {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment: " + err.Error()})
 		return bus.Ack{Message: "refused: " + err.Error()}, nil
@@ -330,6 +331,34 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	a.wg.Add(1)
 	go a.run(as)
 	return bus.Ack{Processed: true}, nil
+}
+
+// leaseWait bounds how long a worker waits for the lease of an
+// assignment to name it: the coordinator's put of the lease travels beside
+// the assignment and most often is in before the worker reads it.
+const leaseWait = 2 * time.Second
+
+// awaitLease reads the lease of as until it names this worker under the
+// assignment's award with its token, for at most leaseWait; an error
+// other than the lease not naming it (the bucket unreadable) refuses at
+// once.
+func (a *Agent) awaitLease(ctx context.Context, as Assignment) (Lease, error) {
+	giveUp := time.Now().Add(leaseWait)
+	wait := time.Millisecond
+	for {
+		l, _, err := a.leases.Proves(ctx, as.Key(), as.Award, a.info.Name, as.Token)
+		if err == nil || !errors.Is(err, ErrNoLease) || time.Now().After(giveUp) {
+			return l, err
+		}
+		select {
+		case <-ctx.Done():
+			return l, err
+		case <-a.ctx.Done():
+			return l, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
 }
 
 // run carries out one assignment.

@@ -142,15 +142,25 @@ func (c *Coordinator) Close() error {
 
 // enough closes a call for proposals before its window ends once no
 // better bid can come: one bid has the best score there is (a worker with
-// every slot free), or every live worker in the registry has answered,
-// with a bid or a refusal. The ranking is the contract net's either way.
+// every slot free) and the preferred worker (CoordinatorOptions.Prefer),
+// which would win the tie, has answered or is not live; or every live
+// worker in the registry has answered, with a bid or a refusal. The
+// ranking is the contract net's either way.
 func (c *Coordinator) enough(proposals []collab.Event) bool {
 	senders := make(map[string]bool, len(proposals))
+	full := false
 	for _, p := range proposals {
-		if p.Score() >= 1 && (c.opts.Prefer == "" || p.Metadata[collab.KeySender] == "agent."+c.opts.Prefer) {
-			return true
+		sender := p.Metadata[collab.KeySender]
+		if p.Score() >= 1 {
+			if c.opts.Prefer == "" || sender == "agent."+c.opts.Prefer {
+				return true
+			}
+			full = true
 		}
-		senders[p.Metadata[collab.KeySender]] = true
+		senders[sender] = true
+	}
+	if full && (senders["agent."+c.opts.Prefer] || !c.live.isLive(c.opts.Prefer)) {
+		return true
 	}
 	return c.live.answered(senders)
 }
@@ -285,7 +295,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 			c.emit(Event{Type: "work.refused", Key: o.Key(), Award: award, Detail: "a bid whose worker is not its sender"})
 			continue
 		}
-		// The worker's base goes to the store before its lease exists: no
+		// The worker's base goes to the store before the assignment: no
 		// worker hears of the task before it can fetch its base.
 		start := time.Now()
 		basis, bundle, err := c.baseFor(ctx, o, bid.Bases)
@@ -296,11 +306,22 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		now := c.opts.Clock()
 		token := newID() + newID()
 		c.awarded(award)
-		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
+		// The lease is put while the assignment travels: the worker takes
+		// the task only once the lease names it (Agent.inbox), so the put
+		// need not be done before the worker hears of the award, only
+		// before the award counts. One that failed takes the award back,
+		// in case it was stored all the same.
+		lease := Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}
+		granted := make(chan error, 1)
+		go func() { granted <- c.leases.Grant(ctx, lease) }()
+		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
+		sent := c.send(ctx, bid.Worker, TypeAssign, a)
+		if err := <-granted; err != nil {
+			_ = c.leases.Release(context.WithoutCancel(ctx), o.Key(), award)
+			c.takenBack(context.WithoutCancel(ctx), award)
 			return Result{}, false, err
 		}
-		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
-		if c.send(ctx, bid.Worker, TypeAssign, a) {
+		if sent {
 			worker, labels = bid.Worker, bid.Labels
 			break
 		}

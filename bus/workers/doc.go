@@ -21,17 +21,23 @@
 //     in (it lacks the basis after all) asks for the whole history with
 //     the award's token.
 //   - The call closes before its window once no better bid can come: one
-//     bid has score 1 (the best there is), or every worker live in the
-//     registry (its entry written within the registry's age, as this
-//     process saw it) has answered. A call every worker declined is made
-//     again only once its window has passed.
+//     bid has score 1 (the best there is) and the preferred worker
+//     (CoordinatorOptions.Prefer, the run's own, which wins a tie) has
+//     answered or is not live, or every worker live in the registry (its
+//     entry written within the registry's age, as this process saw it)
+//     has answered. A call every worker declined is made again only once
+//     its window has passed.
 //   - The best bid wins. Its award is recorded as a lease (bucket
-//     WEAVE_LEASES, key <run>.<task>) before the worker hears of it; the
-//     worker is then sent the assignment at its mailbox, and takes it only
-//     when the lease names it, that award, that attempt and the offer's
-//     digest: a peer that can write to the mailbox but not to the leases
-//     cannot make a worker run anything. A worker without a free slot
-//     refuses, and the next bid is tried.
+//     WEAVE_LEASES, key <run>.<task>) while the worker is sent the
+//     assignment at its mailbox: the worker takes it only when the lease
+//     names it, that award, that attempt and the offer's digest, reading
+//     the lease again for up to two seconds until it does (the put and the
+//     assignment travel side by side), and refuses it then. A peer that
+//     can write to the mailbox but not to the leases cannot make a worker
+//     run anything. The award counts only once the put succeeded: one
+//     that failed releases the lease, in case it was stored all the same,
+//     and takes the award back. A worker without a free slot refuses, and
+//     the next bid is tried.
 //   - Each award has its own id; the task's attempt id (its commit's
 //     Weave-Attempt trailer) stays the same across awards.
 //   - A bid that reaches nobody (the worker's bus has not yet heard of the
