@@ -3,6 +3,8 @@ package workers_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/weavehq/weave/bus/bustest"
 	"github.com/weavehq/weave/bus/collab"
 	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/internal/gitwork"
 )
 
 // newWorldWith is newWorldWindow with the coordinator's options given
@@ -181,4 +184,51 @@ func TestAssignmentWithoutItsLeaseRefused(t *testing.T) {
 	if n := w.count("worker.started", "victim"); n != 0 {
 		t.Fatalf("the worker started %d forged tasks", n)
 	}
+}
+
+// TestResultOfALeaseTakenBackRefused: the coordinator checks a result
+// against the lease it granted, and the bucket still has to name the
+// award before the commit counts: a coordinator started anew for the run
+// took the lease back (TakeBack) while the first one still waited, so the
+// worker's result is refused and the task's branch does not move.
+func TestResultOfALeaseTakenBackRefused(t *testing.T) {
+	w := newWorld(t, 20*time.Second)
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	w.join("slow", nil, func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
+		started <- a.Award
+		<-release
+		return commitTask("slow")(ctx, r, a, log)
+	})
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	offered := make(chan error, 1)
+	go func() {
+		_, err := w.coord.Offer(ctx, w.offer(2, workers.Needs{}))
+		offered <- err
+	}()
+	award := bustest.Recv(t, "the task to start", started)
+	b := newBus(t, w.ns.URL())
+	again, err := workers.NewCoordinator(ctx, b, b.JetStream(), w.repo, "coord-again", workers.CoordinatorOptions{Lease: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Close() })
+	if back, err := again.TakeBack(ctx, "p"); err != nil || len(back) != 1 || back[0].Award != award {
+		t.Fatalf("TakeBack = %+v, %v; want award %s", back, err, award)
+	}
+	close(release)
+	for deadline := time.Now().Add(10 * time.Second); w.count("worker.refused", "slow") == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the result of the award taken back was not refused")
+		}
+	}
+	if w.count("work.returned", "") != 0 {
+		t.Fatal("the result of an award taken back was taken")
+	}
+	if out, err := exec.Command("git", "-C", w.repo.Root, "rev-parse", "--verify", "-q", "refs/heads/weave/p-task-2").CombinedOutput(); err == nil {
+		t.Fatalf("the task's branch moved to %s for a result refused", out)
+	}
+	cancel()
+	<-offered
 }

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,7 @@ type Coordinator struct {
 	opts   CoordinatorOptions
 
 	mu      sync.Mutex
-	waiting map[string]chan Result // award -> its Offer, until it returns
+	waiting map[string]*awaiting // award -> its Offer, until it returns
 	// offering holds the keys of the tasks on offer (under mu): a task's
 	// lease is one per key, so two offers of one task at once would each
 	// take it from the other, without end.
@@ -120,7 +121,7 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{},
+	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]*awaiting{},
 		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, offered: map[string]bool{}, published: map[string][]string{}, puts: map[string]*putting{}, sent: map[string][]byte{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
@@ -278,8 +279,9 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 // its result; ok is false when the task must be offered again.
 func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event, called time.Time) (Result, bool, error) {
 	ch := make(chan Result, 1)
+	wait := &awaiting{ch: ch}
 	c.mu.Lock()
-	c.waiting[award] = ch
+	c.waiting[award] = wait
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -312,6 +314,9 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		// before the award counts. One that failed takes the award back,
 		// in case it was stored all the same.
 		lease := Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}
+		c.mu.Lock()
+		wait.lease = lease // a result is taken only once the bucket has it too (awaited)
+		c.mu.Unlock()
 		granted := make(chan error, 1)
 		go func() { granted <- c.leases.Grant(ctx, lease) }()
 		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
@@ -460,36 +465,61 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 	return bus.Ack{Message: "unknown event " + e.Type}, nil
 }
 
+// awaiting is an award an Offer waits on: where its result goes, and the
+// lease granted for it (put, or being put).
+type awaiting struct {
+	ch    chan Result
+	lease Lease
+}
+
 // awaited checks that award of task key is one an Offer waits on, and
-// that worker proves it with token; it returns where the Offer waits and
-// the award's lease.
-func (c *Coordinator) awaited(ctx context.Context, key, award, worker, token string) (chan Result, Lease, error) {
+// that worker proves it with token, against the lease this coordinator
+// granted; it returns where the Offer waits, that lease, and held, which
+// reads the lease bucket and says whether the lease still names the award
+// there: a coordinator started anew for the run (TakeBack) may have taken
+// it back meanwhile. held is to be called before the result counts; the
+// caller may do what changes nothing (unpack, check) while it reads.
+func (c *Coordinator) awaited(ctx context.Context, key, award, worker, token string) (chan Result, Lease, func() error, error) {
 	c.mu.Lock()
-	ch, ok := c.waiting[award]
+	w, ok := c.waiting[award]
+	var l Lease
+	if ok {
+		l = w.lease
+	}
 	c.mu.Unlock()
 	if !ok {
-		return nil, Lease{}, fmt.Errorf("award %s of task %s is not being waited for", award, key)
+		return nil, Lease{}, nil, fmt.Errorf("award %s of task %s is not being waited for", award, key)
 	}
-	l, _, err := c.leases.Proves(ctx, key, award, worker, token)
-	if err != nil {
-		return nil, Lease{}, err
+	if l.Award != award || l.Key != key || l.Worker != worker {
+		return nil, Lease{}, nil, fmt.Errorf("task %s: %w for award %s of %s", key, ErrNoLease, award, worker)
 	}
-	return ch, l, nil
+	if subtle.ConstantTimeCompare([]byte(TokenHash(token)), []byte(l.TokenHash)) != 1 {
+		return nil, Lease{}, nil, fmt.Errorf("task %s: %w: the award's token is wrong", key, ErrNoLease)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, _, err := c.leases.Proves(ctx, key, award, worker, token)
+		read <- err
+	}()
+	return w.ch, l, sync.OnceValue(func() error { return <-read }), nil
 }
 
 // take checks a result against its lease, fetches its commit and hands it
 // to the waiting Offer.
 func (c *Coordinator) take(ctx context.Context, res Result) error {
-	ch, l, err := c.awaited(ctx, res.Key, res.Award, res.Worker, res.Token)
+	ch, l, held, err := c.awaited(ctx, res.Key, res.Award, res.Worker, res.Token)
 	if err != nil {
 		return err
 	}
 	if res.Error == "" {
 		start := time.Now()
-		if err := c.fetch(ctx, l, &res); err != nil {
+		if err := c.fetch(ctx, l, &res, held); err != nil {
 			return err
 		}
 		res.Steps.Fetch = time.Since(start)
+	}
+	if err := held(); err != nil {
+		return err
 	}
 	res.Bundle = nil // in the repository now
 	select {
@@ -506,9 +536,13 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 }
 
 // fetch brings the result's commit into the repository, on the task's
-// branch, after checking that it is what the lease was for.
-func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
+// branch, after checking that it is what the lease was for; no ref moves
+// before held says the lease still names the award.
+func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result, held func() error) error {
 	if c.opts.Remote != "" {
+		if err := held(); err != nil {
+			return err
+		}
 		return c.fetchFromRemote(ctx, l, res)
 	}
 	data := res.Bundle
@@ -518,7 +552,7 @@ func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
 			return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 		}
 	}
-	if err := fetchResult(ctx, c.repo, data, l, res.Commit); err != nil {
+	if err := fetchResult(ctx, c.repo, data, l, res.Commit, held); err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
 	return nil
