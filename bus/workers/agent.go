@@ -84,6 +84,9 @@ type Agent struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// changed asks announceLoop to write the registry entry now: the
+	// worker's tasks changed (kick).
+	changed chan struct{}
 
 	mu   sync.Mutex
 	busy map[string]string // award -> task key
@@ -113,7 +116,7 @@ func Join(ctx context.Context, b collab.Bus, js jetstream.JetStream, repo *gitwo
 	if opts.Announce <= 0 {
 		opts.Announce = 5 * time.Second
 	}
-	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}}
+	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}, changed: make(chan struct{}, 1)}
 	var err error
 	if a.leases, err = OpenLeases(ctx, js); err != nil {
 		return nil, err
@@ -194,9 +197,20 @@ func (a *Agent) announceLoop() {
 		case <-a.ctx.Done():
 			return
 		case <-t.C:
-			// A failure (NATS restarting) is mended by the next tick.
-			_ = a.announce(a.ctx)
+		case <-a.changed:
 		}
+		// A failure (NATS restarting) is mended by the next tick.
+		_ = a.announce(a.ctx)
+	}
+}
+
+// kick has announceLoop write the registry entry anew, off the task's
+// path: a task starts without waiting for the bucket. Kicks while one
+// write is pending make one write, of the tasks as they are then.
+func (a *Agent) kick() {
+	select {
+	case a.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -368,9 +382,9 @@ func (a *Agent) run(as Assignment) {
 		a.mu.Lock()
 		delete(a.busy, as.Award)
 		a.mu.Unlock()
-		_ = a.announce(a.ctx)
+		a.kick()
 	}()
-	_ = a.announce(a.ctx)
+	a.kick()
 	a.emit(Event{Type: "worker.started", Key: as.Key(), Award: as.Award})
 	ctx, cancel := context.WithCancelCause(a.ctx)
 	defer cancel(nil)

@@ -232,3 +232,55 @@ func TestResultOfALeaseTakenBackRefused(t *testing.T) {
 	cancel()
 	<-offered
 }
+
+// TestRegistryShowsTheRunningTask: the worker's registry entry, written
+// off the task's path, names the task while it runs and not once it is
+// done.
+func TestRegistryShowsTheRunningTask(t *testing.T) {
+	w := newWorld(t, 5*time.Second)
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	w.join("busy", nil, func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, log io.Writer) (string, error) {
+		started <- a.Award
+		<-release
+		return commitTask("busy")(ctx, r, a, log)
+	})
+	ctx := ctxT(t)
+	b := newBus(t, w.ns.URL())
+	reg, err := workers.OpenRegistry(ctx, b.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := func() []string {
+		all, err := reg.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range all {
+			if in.Name == "busy" {
+				return in.Tasks
+			}
+		}
+		return nil
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the registry did not come to show %s: %v", what, tasks())
+			}
+		}
+	}
+	offered := make(chan error, 1)
+	go func() {
+		_, err := w.coord.Offer(ctx, w.offer(4, workers.Needs{}))
+		offered <- err
+	}()
+	bustest.Recv(t, "the task to start", started)
+	waitFor("the task running", func() bool { return slices.Equal(tasks(), []string{"p.4"}) })
+	close(release)
+	if err := bustest.Recv(t, "the result", offered); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("no task", func() bool { return len(tasks()) == 0 })
+}

@@ -315,10 +315,16 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		// in case it was stored all the same.
 		lease := Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}
 		c.mu.Lock()
-		wait.lease = lease // a result is taken only once the bucket has it too (awaited)
+		wait.lease, wait.rev = lease, 0 // a result is taken only once the bucket has it too (awaited)
 		c.mu.Unlock()
 		granted := make(chan error, 1)
-		go func() { granted <- c.leases.Grant(ctx, lease) }()
+		go func() {
+			rev, err := c.leases.grant(ctx, lease)
+			if err == nil {
+				c.revised(award, rev)
+			}
+			granted <- err
+		}()
 		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
 		sent := c.send(ctx, bid.Worker, TypeAssign, a)
 		if err := <-granted; err != nil {
@@ -344,7 +350,10 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		select {
 		case res := <-ch:
 			res.Steps.Award, res.Steps.BundleOut = awarded, bundleOut
-			_ = c.leases.Release(ctx, o.Key(), award)
+			c.mu.Lock()
+			rev := wait.rev
+			c.mu.Unlock()
+			_ = c.leases.releaseAt(ctx, o.Key(), award, rev)
 			if res.Error != "" {
 				return res, true, fmt.Errorf("task %s on %s: %w: %s", o.Key(), worker, ErrTaskFailed, res.Error)
 			}
@@ -434,10 +443,12 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 		if err != nil {
 			return bus.Ack{Message: err.Error()}, nil
 		}
-		if err := c.leases.Renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock()); err != nil {
+		rev, err := c.leases.renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock())
+		if err != nil {
 			c.emit(Event{Type: "work.refused", Key: hb.Key, Award: hb.Award, Worker: hb.Worker, Detail: "heartbeat: " + err.Error()})
 			return bus.Ack{Message: "lease lost: " + err.Error()}, nil
 		}
+		c.revised(hb.Award, rev)
 		c.emit(Event{Type: "work.renewed", Key: hb.Key, Award: hb.Award, Worker: hb.Worker})
 		return bus.Ack{Processed: true}, nil
 	case TypeBase:
@@ -470,6 +481,20 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 type awaiting struct {
 	ch    chan Result
 	lease Lease
+	// rev is the lease's revision as this coordinator last wrote it (under
+	// Coordinator.mu), 0 while unknown: its release is one round trip.
+	rev uint64
+}
+
+// revised records rev as the revision of award's lease, written by this
+// coordinator. Revisions grow with each write to the bucket: the latest
+// write of the lease has the largest, whichever answer came first.
+func (c *Coordinator) revised(award string, rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w, ok := c.waiting[award]; ok && rev > w.rev {
+		w.rev = rev
+	}
 }
 
 // awaited checks that award of task key is one an Offer waits on, and
