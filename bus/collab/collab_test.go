@@ -666,3 +666,101 @@ func TestContractNetUntilDoesNotWaitForItsUnsubscribe(t *testing.T) {
 		t.Fatalf("removed %v, want %v: Close removes the mailbox once the call's subscription is gone", hb.removed, want)
 	}
 }
+
+// countingBus counts the subscriptions made through it.
+type countingBus struct {
+	*bus.Memory
+	mu   sync.Mutex
+	subs []string
+}
+
+func (b *countingBus) Subscribe(ctx context.Context, pattern string, fn bus.Handler, opts bus.SubscribeOptions) (bus.Subscription, error) {
+	b.mu.Lock()
+	b.subs = append(b.subs, pattern)
+	b.mu.Unlock()
+	return b.Memory.Subscribe(ctx, pattern, fn, opts)
+}
+
+func (b *countingBus) made() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.subs)
+}
+
+// TestListenCalls: the calls on threads a collaborator listens to collect
+// their proposals through the one subscription ListenCalls made, none of
+// their own; two calls at once each get their own proposals, and a
+// proposal for a call that is not open, or no longer, is refused.
+func TestListenCalls(t *testing.T) {
+	w := newWorld(t)
+	cb := &countingBus{Memory: w.bus}
+	ctx := context.Background()
+	coordinator, err := New(ctx, cb, "coordinator", Options{Clock: w.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { coordinator.Close() })
+	if err := coordinator.ListenCalls(ctx, "offer-c1-"); err != nil {
+		t.Fatal(err)
+	}
+	before := len(cb.made())
+	bidder := w.agent(t, "b1", Options{})
+	cfps := make(chan Event, 2)
+	w.listen(t, "thread.offer-c1-*.broadcast", func(e Event) {
+		if e.Type != TypeCFP {
+			return
+		}
+		cfps <- e
+		score, _ := strconv.ParseFloat(string(e.Payload), 64)
+		if _, err := bidder.Propose(ctx, e, score, payload(t, "b1")); err != nil && !errors.Is(err, bus.ErrClosed) {
+			t.Errorf("Propose() = %v", err)
+		}
+	})
+	// A proposal for a call never opened on a thread listened to.
+	stray := Event{Type: TypeCFP, Metadata: NewEnvelope("offer-c1-none", "agent.coordinator", t0).Metadata()}
+	if res, err := bidder.Propose(ctx, stray, 1, nil); err != nil || res.Processed() {
+		t.Fatalf("a proposal for no open call: %+v, %v; want refused", res, err)
+	}
+	type call struct {
+		thread string
+		bids   []Event
+	}
+	done := make(chan call, 2)
+	for i, thread := range []string{"offer-c1-a", "offer-c1-b"} {
+		go func() {
+			bids, err := coordinator.ContractNetUntil(ctx, thread, json.RawMessage(strconv.Itoa(i)+".5"), time.Hour, 3, func(p []Event) bool { return len(p) >= 1 })
+			if err != nil {
+				t.Errorf("ContractNetUntil(%s) = %v", thread, err)
+			}
+			done <- call{thread, bids}
+		}()
+	}
+	for range 2 {
+		c := bustest.Recv(t, "a call to close", done)
+		want := 0.5
+		if c.thread == "offer-c1-b" {
+			want = 1.5
+		}
+		if len(c.bids) != 1 || c.bids[0].Score() != want || c.bids[0].Metadata[KeyThreadID] != c.thread {
+			t.Fatalf("bids of %s = %v, want one of score %v", c.thread, c.bids, want)
+		}
+	}
+	if made := cb.made(); len(made) != before {
+		t.Fatalf("the calls subscribed to %v; want none of their own", made[before:])
+	}
+	late := bustest.Recv(t, "a call for proposals", cfps)
+	if res, err := bidder.Propose(ctx, late, 1, payload(t, "b1")); err != nil || res.Processed() {
+		t.Fatalf("a proposal after its call closed: %+v, %v; want refused", res, err)
+	}
+	// A thread the listener does not cover subscribes as before.
+	other, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = coordinator.ContractNetUntil(other, "other-1", nil, time.Hour, 1, func(p []Event) bool { return true })
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(cb.made(), "thread.other-1.reply"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a call on another thread subscribed to %v", cb.made()[before:])
+		}
+	}
+}

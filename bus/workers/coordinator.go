@@ -68,6 +68,8 @@ type Coordinator struct {
 	store  *Store
 	live   *live
 	opts   CoordinatorOptions
+	// calls begins the thread id of each of its calls for proposals.
+	calls string
 
 	mu      sync.Mutex
 	waiting map[string]*awaiting // award -> its Offer, until it returns
@@ -126,6 +128,14 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
 		_ = lv.stop()
+		return nil, err
+	}
+	// The bids of this coordinator's calls come to one subscription made
+	// now, not one per call (collab.ListenCalls); its threads are its own.
+	c.calls = offerPrefix + newID()[:8] + "-"
+	if err := col.ListenCalls(ctx, c.calls); err != nil {
+		_ = lv.stop()
+		_ = col.Close()
 		return nil, err
 	}
 	c.collab = col
@@ -245,7 +255,7 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		award := newID()
 		c.emit(Event{Type: "work.offered", Key: o.Key(), Award: award})
 		called := time.Now()
-		bids, err := c.collab.ContractNetUntil(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3, c.enough)
+		bids, err := c.collab.ContractNetUntil(ctx, c.calls+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3, c.enough)
 		if err != nil {
 			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
 		}

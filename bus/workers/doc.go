@@ -7,8 +7,11 @@
 //
 // # The award
 //
-//   - Offer calls for proposals on thread.offer-<task>-<award>.broadcast
-//     carrying the task's needs (labels, category, model). Every worker
+//   - Offer calls for proposals on
+//     thread.offer-<coordinator>-<task>-<award>.broadcast carrying the
+//     task's needs (labels, category, model); the bids come back to one
+//     subscription the coordinator made when it started
+//     (thread.offer-<coordinator>-*.reply), not one per call. Every worker
 //     that fits (Fits: it has every label, can run the category and model,
 //     and has a free slot) bids with the share of its slots still free as
 //     its score, naming the bases it holds; every other declines (score
@@ -41,9 +44,9 @@
 //   - Each award has its own id; the task's attempt id (its commit's
 //     Weave-Attempt trailer) stays the same across awards.
 //   - A bid that reaches nobody (the worker's bus has not yet heard of the
-//     coordinator's fresh subscription to the call's replies, which
-//     travels through the bus's subscription registry, slower than the
-//     call itself) is sent again until someone takes it, the call's summary
+//     coordinator's subscription to the calls' replies, which travels
+//     through the bus's subscription registry, slower than a call) is
+//     sent again until someone takes it, the call's summary
 //     says it ended, or ten seconds pass.
 //
 // # Budgets
