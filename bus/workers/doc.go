@@ -89,7 +89,11 @@
 // the award's token, while
 // the Offer still waits for it: a stale award, a peer never awarded the
 // task and a second result for one award are refused, and the worker is
-// told why in the ack. The commit is checked before Offer returns it: it
+// told why in the ack. It checks the result against the lease it granted
+// itself, and reads the bucket while it unpacks the bundle: no branch
+// moves, and no result counts, unless the bucket still names the award
+// (a coordinator started anew for the run may have taken it back). The
+// lease is then released at the revision this coordinator last wrote. The commit is checked before Offer returns it: it
 // is the one the bundle names, its parent is the base, and its trailers
 // name the run, the task and the attempt. Its verify blocks are not run
 // here: a worker's claim is never trusted, the caller lands the commit
