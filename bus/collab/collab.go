@@ -140,6 +140,19 @@ type Collaborator struct {
 	clock   bus.Clock
 	inbox   func(ctx context.Context, e Event) (bus.Ack, error)
 	mailbox bus.Subscription
+	// closing counts the subscriptions of ended calls still being removed
+	// (closeLater), which Close waits for; closed (under closeMu) says
+	// Close began.
+	closing sync.WaitGroup
+	closeMu sync.Mutex
+	closed  bool
+	// callSub listens to the reply topics of the threads whose id begins
+	// with callPrefix (ListenCalls); calls holds the open calls on them,
+	// by thread id (under callsMu).
+	callSub    bus.Subscription
+	callPrefix string
+	callsMu    sync.Mutex
+	calls      map[string]*collector
 }
 
 // New returns the collaborator of agent agentID, subscribed to its private
@@ -166,8 +179,60 @@ func New(ctx context.Context, b Bus, agentID string, opts Options) (*Collaborato
 // Sender is the collaborator's identity, "agent.<id>".
 func (c *Collaborator) Sender() string { return c.sender }
 
-// Close removes the mailbox subscription.
-func (c *Collaborator) Close() error { return c.mailbox.Unsubscribe() }
+// Close removes the mailbox subscription, once the subscriptions of the
+// calls that ended are removed.
+func (c *Collaborator) Close() error {
+	c.closeMu.Lock()
+	c.closed = true
+	sub := c.callSub
+	c.closeMu.Unlock()
+	c.closing.Wait()
+	var err error
+	if sub != nil {
+		err = sub.Unsubscribe()
+	}
+	return errors.Join(err, c.mailbox.Unsubscribe())
+}
+
+// ListenCalls subscribes once, now, to the reply topics of the threads
+// whose id begins with prefix (thread.<prefix>*.reply): a ContractNetUntil
+// on such a thread then collects its proposals there instead of
+// subscribing to its own reply topic. On a bus spanning processes each new
+// subscription reaches the others through a registry: a round trip before
+// the call goes out, and a bidder whose bus has not yet heard of it has its
+// proposal reach nobody. A proposal on such a thread with no call open is
+// refused. Close removes the subscription; ListenCalls is called once.
+func (c *Collaborator) ListenCalls(ctx context.Context, prefix string) error {
+	if err := validID("thread id prefix", prefix); err != nil {
+		return fmt.Errorf("listen for calls: %w", err)
+	}
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.callSub != nil {
+		return fmt.Errorf("listen for calls on %s: listening on %s already", prefix, c.callPrefix)
+	}
+	c.calls = map[string]*collector{}
+	c.callPrefix = prefix
+	sub, err := c.bus.Subscribe(ctx, "thread."+prefix+"*.reply", c.handleCalls, bus.SubscribeOptions{Name: c.sender + "/calls"})
+	if err != nil {
+		return fmt.Errorf("listen for calls on %s: %w", prefix, err)
+	}
+	c.callSub = sub
+	return nil
+}
+
+// handleCalls hands a message on a reply topic ListenCalls listens to to
+// the call open on its thread.
+func (c *Collaborator) handleCalls(ctx context.Context, m bus.Message) (bus.Ack, error) {
+	thread := strings.TrimSuffix(strings.TrimPrefix(m.Topic, "thread."), ".reply")
+	c.callsMu.Lock()
+	col := c.calls[thread]
+	c.callsMu.Unlock()
+	if col == nil {
+		return bus.Ack{Message: "no call open on thread " + thread}, nil
+	}
+	return col.handle(ctx, m)
+}
 
 func (c *Collaborator) handleMailbox(ctx context.Context, m bus.Message) (bus.Ack, error) {
 	e, err := Decode(m)
@@ -288,7 +353,10 @@ func (c *Collaborator) ContractNet(ctx context.Context, threadID string, cfp jso
 // one arrives, says no better one can come (every bidder known to the
 // caller has answered, or one bid with the best score there is). The
 // ranking and the awards are ContractNet's; a nil enough waits the whole
-// window.
+// window. It returns once the summary is out: the call's reply
+// subscription, closed to proposals by then, is removed after, and Close
+// waits for that. On a thread ListenCalls listens to, no subscription is
+// made or removed.
 func (c *Collaborator) ContractNetUntil(ctx context.Context, threadID string, cfp json.RawMessage, window time.Duration, maxAwards int, enough func([]Event) bool) ([]Event, error) {
 	if window <= 0 {
 		return nil, fmt.Errorf("contract net: window must be positive, got %s", window)
@@ -300,14 +368,14 @@ func (c *Collaborator) ContractNetUntil(ctx context.Context, threadID string, cf
 		return nil, fmt.Errorf("contract net: %w", err)
 	}
 	env := NewEnvelope(threadID, c.sender, c.clock.Now())
-	col, err := c.collect(ctx, env, 0, TypeProposal)
+	col, err := c.collectCall(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	col.mu.Lock()
 	col.enough = enough
 	col.mu.Unlock()
-	defer col.close()
+	defer c.closeLater(col)
 	deadline := c.clock.After(window)
 	broadcast := env.BroadcastTopic()
 	if err := c.publish(ctx, broadcast, c.event(TypeCFP, env, cfp)); err != nil {
@@ -393,6 +461,9 @@ type collector struct {
 	limit int // 0: no limit
 	// enough, when set, ends the collection early (see ContractNetUntil).
 	enough func([]Event) bool
+	// thread is set when the collector takes its messages from
+	// ListenCalls' subscription (sub nil).
+	thread string
 	mu     sync.Mutex
 	got    []Event
 	closed bool
@@ -406,6 +477,26 @@ func (c *Collaborator) collect(ctx context.Context, env Envelope, limit int, typ
 		return nil, fmt.Errorf("subscribe to %s: %w", env.ReplyTo, err)
 	}
 	col.sub = sub
+	return col, nil
+}
+
+// collectCall is collect for the proposals of a call: through the
+// subscription of ListenCalls when the thread is one of its, else through
+// one of its own.
+func (c *Collaborator) collectCall(ctx context.Context, env Envelope) (*collector, error) {
+	c.closeMu.Lock()
+	listening := c.callSub != nil && !c.closed && strings.HasPrefix(env.ThreadID, c.callPrefix)
+	c.closeMu.Unlock()
+	if !listening {
+		return c.collect(ctx, env, 0, TypeProposal)
+	}
+	col := &collector{types: []string{TypeProposal}, corr: env.CorrelationID, full: make(chan struct{}), thread: env.ThreadID}
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if _, ok := c.calls[env.ThreadID]; ok {
+		return nil, fmt.Errorf("contract net: a call is open on thread %s already", env.ThreadID)
+	}
+	c.calls[env.ThreadID] = col
 	return col, nil
 }
 
@@ -450,6 +541,34 @@ func (col *collector) stop() []Event {
 	defer col.mu.Unlock()
 	col.closed = true
 	return col.got
+}
+
+// closeLater stops col collecting at once and removes its subscription
+// behind the caller's back: on a bus spanning processes the removal is a
+// round trip to the subscription registry, which the caller, holding what
+// it collected, need not wait for. A late answer is told the collection
+// ended, as after the removal it would reach nobody.
+func (c *Collaborator) closeLater(col *collector) {
+	if col.sub == nil {
+		col.stop()
+		c.callsMu.Lock()
+		delete(c.calls, col.thread)
+		c.callsMu.Unlock()
+		return
+	}
+	c.closeMu.Lock()
+	if c.closed {
+		c.closeMu.Unlock()
+		col.close()
+		return
+	}
+	col.stop()
+	c.closing.Add(1)
+	c.closeMu.Unlock()
+	go func() {
+		defer c.closing.Done()
+		_ = col.sub.Unsubscribe() // only fails when already removed
+	}()
 }
 
 func (col *collector) close() {

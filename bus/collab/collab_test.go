@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -566,5 +568,199 @@ func TestContractNetUntil(t *testing.T) {
 	}
 	if !bustest.Recv(t, "the late proposal's answer", late) {
 		t.Error("a proposal after the call closed was taken")
+	}
+}
+
+// heldBus is a bus whose removal of a call's reply subscription waits
+// until released: on a bus spanning processes it is a round trip to the
+// subscription registry. It records the order of the removals.
+type heldBus struct {
+	*bus.Memory
+	release chan struct{}
+	mu      sync.Mutex
+	removed []string
+}
+
+type heldSub struct {
+	bus.Subscription
+	b *heldBus
+}
+
+func (h heldSub) Unsubscribe() error {
+	if strings.HasSuffix(h.Pattern(), ".reply") {
+		<-h.b.release
+	}
+	err := h.Subscription.Unsubscribe()
+	h.b.mu.Lock()
+	h.b.removed = append(h.b.removed, h.Pattern())
+	h.b.mu.Unlock()
+	return err
+}
+
+func (h *heldBus) Subscribe(ctx context.Context, pattern string, fn bus.Handler, opts bus.SubscribeOptions) (bus.Subscription, error) {
+	s, err := h.Memory.Subscribe(ctx, pattern, fn, opts)
+	if err != nil {
+		return s, err
+	}
+	return heldSub{Subscription: s, b: h}, nil
+}
+
+// TestContractNetUntilDoesNotWaitForItsUnsubscribe: a call that closed
+// returns its bids without waiting for its reply subscription to be
+// removed; a late proposal is refused meanwhile, and Close removes the
+// mailbox only once that removal is done.
+func TestContractNetUntilDoesNotWaitForItsUnsubscribe(t *testing.T) {
+	w := newWorld(t)
+	hb := &heldBus{Memory: w.bus, release: make(chan struct{})}
+	ctx := context.Background()
+	coordinator, err := New(ctx, hb, "coordinator", Options{Clock: w.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bidder := w.agent(t, "b1", Options{})
+	got := make(chan Event, 1)
+	w.listen(t, "thread.job-3.broadcast", func(e Event) {
+		if e.Type == TypeCFP {
+			got <- e
+			if _, err := bidder.Propose(ctx, e, 1, payload(t, "b1")); err != nil && !errors.Is(err, bus.ErrClosed) {
+				t.Errorf("Propose() = %v", err)
+			}
+		}
+	})
+	done := make(chan []Event, 1)
+	go func() {
+		bids, err := coordinator.ContractNetUntil(ctx, "job-3", nil, time.Hour, 1, func(p []Event) bool { return len(p) >= 1 })
+		if err != nil {
+			t.Errorf("ContractNetUntil() = %v", err)
+		}
+		done <- bids
+	}()
+	cfp := bustest.Recv(t, "the call for proposals", got)
+	bids := bustest.Recv(t, "ContractNetUntil to return before its subscription is removed", done)
+	if len(bids) != 1 || bids[0].Metadata[KeySender] != "agent.b1" {
+		t.Fatalf("winners = %v, want b1", bids)
+	}
+	if res, err := bidder.Propose(ctx, cfp, 1, payload(t, "b1")); err != nil || res.Processed() {
+		t.Fatalf("a proposal after the call closed: %+v, %v; want refused", res, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- coordinator.Close() }()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		coordinator.closeMu.Lock()
+		began := coordinator.closed
+		coordinator.closeMu.Unlock()
+		if began {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not begin")
+		}
+	}
+	close(hb.release)
+	if err := bustest.Recv(t, "Close", closed); err != nil {
+		t.Fatal(err)
+	}
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if want := []string{"thread.job-3.reply", "agent.coordinator.replies"}; !slices.Equal(hb.removed, want) {
+		t.Fatalf("removed %v, want %v: Close removes the mailbox once the call's subscription is gone", hb.removed, want)
+	}
+}
+
+// countingBus counts the subscriptions made through it.
+type countingBus struct {
+	*bus.Memory
+	mu   sync.Mutex
+	subs []string
+}
+
+func (b *countingBus) Subscribe(ctx context.Context, pattern string, fn bus.Handler, opts bus.SubscribeOptions) (bus.Subscription, error) {
+	b.mu.Lock()
+	b.subs = append(b.subs, pattern)
+	b.mu.Unlock()
+	return b.Memory.Subscribe(ctx, pattern, fn, opts)
+}
+
+func (b *countingBus) made() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.subs)
+}
+
+// TestListenCalls: the calls on threads a collaborator listens to collect
+// their proposals through the one subscription ListenCalls made, none of
+// their own; two calls at once each get their own proposals, and a
+// proposal for a call that is not open, or no longer, is refused.
+func TestListenCalls(t *testing.T) {
+	w := newWorld(t)
+	cb := &countingBus{Memory: w.bus}
+	ctx := context.Background()
+	coordinator, err := New(ctx, cb, "coordinator", Options{Clock: w.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { coordinator.Close() })
+	if err := coordinator.ListenCalls(ctx, "offer-c1-"); err != nil {
+		t.Fatal(err)
+	}
+	before := len(cb.made())
+	bidder := w.agent(t, "b1", Options{})
+	cfps := make(chan Event, 2)
+	w.listen(t, "thread.offer-c1-*.broadcast", func(e Event) {
+		if e.Type != TypeCFP {
+			return
+		}
+		cfps <- e
+		score, _ := strconv.ParseFloat(string(e.Payload), 64)
+		if _, err := bidder.Propose(ctx, e, score, payload(t, "b1")); err != nil && !errors.Is(err, bus.ErrClosed) {
+			t.Errorf("Propose() = %v", err)
+		}
+	})
+	// A proposal for a call never opened on a thread listened to.
+	stray := Event{Type: TypeCFP, Metadata: NewEnvelope("offer-c1-none", "agent.coordinator", t0).Metadata()}
+	if res, err := bidder.Propose(ctx, stray, 1, nil); err != nil || res.Processed() {
+		t.Fatalf("a proposal for no open call: %+v, %v; want refused", res, err)
+	}
+	type call struct {
+		thread string
+		bids   []Event
+	}
+	done := make(chan call, 2)
+	for i, thread := range []string{"offer-c1-a", "offer-c1-b"} {
+		go func() {
+			bids, err := coordinator.ContractNetUntil(ctx, thread, json.RawMessage(strconv.Itoa(i)+".5"), time.Hour, 3, func(p []Event) bool { return len(p) >= 1 })
+			if err != nil {
+				t.Errorf("ContractNetUntil(%s) = %v", thread, err)
+			}
+			done <- call{thread, bids}
+		}()
+	}
+	for range 2 {
+		c := bustest.Recv(t, "a call to close", done)
+		want := 0.5
+		if c.thread == "offer-c1-b" {
+			want = 1.5
+		}
+		if len(c.bids) != 1 || c.bids[0].Score() != want || c.bids[0].Metadata[KeyThreadID] != c.thread {
+			t.Fatalf("bids of %s = %v, want one of score %v", c.thread, c.bids, want)
+		}
+	}
+	if made := cb.made(); len(made) != before {
+		t.Fatalf("the calls subscribed to %v; want none of their own", made[before:])
+	}
+	late := bustest.Recv(t, "a call for proposals", cfps)
+	if res, err := bidder.Propose(ctx, late, 1, payload(t, "b1")); err != nil || res.Processed() {
+		t.Fatalf("a proposal after its call closed: %+v, %v; want refused", res, err)
+	}
+	// A thread the listener does not cover subscribes as before.
+	other, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = coordinator.ContractNetUntil(other, "other-1", nil, time.Hour, 1, func(p []Event) bool { return true })
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(cb.made(), "thread.other-1.reply"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a call on another thread subscribed to %v", cb.made()[before:])
+		}
 	}
 }

@@ -84,6 +84,9 @@ type Agent struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// changed asks announceLoop to write the registry entry now: the
+	// worker's tasks changed (kick).
+	changed chan struct{}
 
 	mu   sync.Mutex
 	busy map[string]string // award -> task key
@@ -113,7 +116,7 @@ func Join(ctx context.Context, b collab.Bus, js jetstream.JetStream, repo *gitwo
 	if opts.Announce <= 0 {
 		opts.Announce = 5 * time.Second
 	}
-	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}}
+	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}, changed: make(chan struct{}, 1)}
 	var err error
 	if a.leases, err = OpenLeases(ctx, js); err != nil {
 		return nil, err
@@ -194,9 +197,20 @@ func (a *Agent) announceLoop() {
 		case <-a.ctx.Done():
 			return
 		case <-t.C:
-			// A failure (NATS restarting) is mended by the next tick.
-			_ = a.announce(a.ctx)
+		case <-a.changed:
 		}
+		// A failure (NATS restarting) is mended by the next tick.
+		_ = a.announce(a.ctx)
+	}
+}
+
+// kick has announceLoop write the registry entry anew, off the task's
+// path: a task starts without waiting for the bucket. Kicks while one
+// write is pending make one write, of the tasks as they are then.
+func (a *Agent) kick() {
+	select {
+	case a.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -298,7 +312,8 @@ func (a *Agent) propose(e collab.Event, score float64, bid []byte, ended <-chan 
 // inbox takes assignments. One is taken only when the lease bucket says
 // this worker holds the task under that award for that very offer: a peer
 // that can write to the mailbox but not to the leases cannot make the
-// worker run anything.
+// worker run anything. The coordinator puts the lease while the
+// assignment travels, so the worker waits for it a little (leaseWait).
 func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	if e.Type != TypeAssign {
 		return bus.Ack{Message: "unknown event " + e.Type}, nil
@@ -307,7 +322,7 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	if err != nil {
 		return bus.Ack{Message: err.Error()}, nil
 	}
-	l, _, err := a.leases.Proves(ctx, as.Key(), as.Award, a.info.Name, as.Token)
+	l, err := a.awaitLease(ctx, as)
 	if err != nil {
 		a.emit(Event{Type: "worker.refused", Key: as.Key(), Award: as.Award, Detail: "assignment: " + err.Error()})
 		return bus.Ack{Message: "refused: " + err.Error()}, nil
@@ -332,6 +347,34 @@ func (a *Agent) inbox(ctx context.Context, e collab.Event) (bus.Ack, error) {
 	return bus.Ack{Processed: true}, nil
 }
 
+// leaseWait bounds how long a worker waits for the lease of an
+// assignment to name it: the coordinator's put of the lease travels beside
+// the assignment and most often is in before the worker reads it.
+const leaseWait = 2 * time.Second
+
+// awaitLease reads the lease of as until it names this worker under the
+// assignment's award with its token, for at most leaseWait; an error
+// other than the lease not naming it (the bucket unreadable) refuses at
+// once.
+func (a *Agent) awaitLease(ctx context.Context, as Assignment) (Lease, error) {
+	giveUp := time.Now().Add(leaseWait)
+	wait := time.Millisecond
+	for {
+		l, _, err := a.leases.Proves(ctx, as.Key(), as.Award, a.info.Name, as.Token)
+		if err == nil || !errors.Is(err, ErrNoLease) || time.Now().After(giveUp) {
+			return l, err
+		}
+		select {
+		case <-ctx.Done():
+			return l, err
+		case <-a.ctx.Done():
+			return l, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
 // run carries out one assignment.
 func (a *Agent) run(as Assignment) {
 	defer a.wg.Done()
@@ -339,9 +382,9 @@ func (a *Agent) run(as Assignment) {
 		a.mu.Lock()
 		delete(a.busy, as.Award)
 		a.mu.Unlock()
-		_ = a.announce(a.ctx)
+		a.kick()
 	}()
-	_ = a.announce(a.ctx)
+	a.kick()
 	a.emit(Event{Type: "worker.started", Key: as.Key(), Award: as.Award})
 	ctx, cancel := context.WithCancelCause(a.ctx)
 	defer cancel(nil)

@@ -148,8 +148,11 @@ func (c *Coordinator) basis(base string, held []string) string {
 // sendWhole stores the whole history of the base of req's award, for its
 // worker, which proves the award by its token.
 func (c *Coordinator) sendWhole(ctx context.Context, req BaseRequest) error {
-	_, l, err := c.awaited(ctx, req.Key, req.Award, req.Worker, req.Token)
+	_, l, held, err := c.awaited(ctx, req.Key, req.Award, req.Worker, req.Token)
 	if err != nil {
+		return err
+	}
+	if err := held(); err != nil {
 		return err
 	}
 	return c.putBase(ctx, l.Base, "")

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -67,9 +68,11 @@ type Coordinator struct {
 	store  *Store
 	live   *live
 	opts   CoordinatorOptions
+	// calls begins the thread id of each of its calls for proposals.
+	calls string
 
 	mu      sync.Mutex
-	waiting map[string]chan Result // award -> its Offer, until it returns
+	waiting map[string]*awaiting // award -> its Offer, until it returns
 	// offering holds the keys of the tasks on offer (under mu): a task's
 	// lease is one per key, so two offers of one task at once would each
 	// take it from the other, without end.
@@ -120,11 +123,19 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]chan Result{},
+	c := &Coordinator{id: id, repo: repo, bus: b, leases: leases, store: store, live: lv, opts: opts, waiting: map[string]*awaiting{},
 		offering: map[string]bool{}, awards: map[string]bool{}, bases: map[string]int{}, offered: map[string]bool{}, published: map[string][]string{}, puts: map[string]*putting{}, sent: map[string][]byte{}}
 	col, err := collab.New(ctx, b, id, collab.Options{Inbox: c.inbox})
 	if err != nil {
 		_ = lv.stop()
+		return nil, err
+	}
+	// The bids of this coordinator's calls come to one subscription made
+	// now, not one per call (collab.ListenCalls); its threads are its own.
+	c.calls = offerPrefix + newID()[:8] + "-"
+	if err := col.ListenCalls(ctx, c.calls); err != nil {
+		_ = lv.stop()
+		_ = col.Close()
 		return nil, err
 	}
 	c.collab = col
@@ -142,15 +153,25 @@ func (c *Coordinator) Close() error {
 
 // enough closes a call for proposals before its window ends once no
 // better bid can come: one bid has the best score there is (a worker with
-// every slot free), or every live worker in the registry has answered,
-// with a bid or a refusal. The ranking is the contract net's either way.
+// every slot free) and the preferred worker (CoordinatorOptions.Prefer),
+// which would win the tie, has answered or is not live; or every live
+// worker in the registry has answered, with a bid or a refusal. The
+// ranking is the contract net's either way.
 func (c *Coordinator) enough(proposals []collab.Event) bool {
 	senders := make(map[string]bool, len(proposals))
+	full := false
 	for _, p := range proposals {
-		if p.Score() >= 1 && (c.opts.Prefer == "" || p.Metadata[collab.KeySender] == "agent."+c.opts.Prefer) {
-			return true
+		sender := p.Metadata[collab.KeySender]
+		if p.Score() >= 1 {
+			if c.opts.Prefer == "" || sender == "agent."+c.opts.Prefer {
+				return true
+			}
+			full = true
 		}
-		senders[p.Metadata[collab.KeySender]] = true
+		senders[sender] = true
+	}
+	if full && (senders["agent."+c.opts.Prefer] || !c.live.isLive(c.opts.Prefer)) {
+		return true
 	}
 	return c.live.answered(senders)
 }
@@ -234,7 +255,7 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 		award := newID()
 		c.emit(Event{Type: "work.offered", Key: o.Key(), Award: award})
 		called := time.Now()
-		bids, err := c.collab.ContractNetUntil(ctx, offerPrefix+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3, c.enough)
+		bids, err := c.collab.ContractNetUntil(ctx, c.calls+keyToken(o.Key())+"-"+award, cfp, c.opts.Window, 3, c.enough)
 		if err != nil {
 			return Result{}, fmt.Errorf("offer task %s: %w", o.Key(), err)
 		}
@@ -268,8 +289,9 @@ func (c *Coordinator) Offer(ctx context.Context, o Offer) (Result, error) {
 // its result; ok is false when the task must be offered again.
 func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []collab.Event, called time.Time) (Result, bool, error) {
 	ch := make(chan Result, 1)
+	wait := &awaiting{ch: ch}
 	c.mu.Lock()
-	c.waiting[award] = ch
+	c.waiting[award] = wait
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -285,7 +307,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 			c.emit(Event{Type: "work.refused", Key: o.Key(), Award: award, Detail: "a bid whose worker is not its sender"})
 			continue
 		}
-		// The worker's base goes to the store before its lease exists: no
+		// The worker's base goes to the store before the assignment: no
 		// worker hears of the task before it can fetch its base.
 		start := time.Now()
 		basis, bundle, err := c.baseFor(ctx, o, bid.Bases)
@@ -296,11 +318,31 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		now := c.opts.Clock()
 		token := newID() + newID()
 		c.awarded(award)
-		if err := c.leases.Grant(ctx, Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}); err != nil {
+		// The lease is put while the assignment travels: the worker takes
+		// the task only once the lease names it (Agent.inbox), so the put
+		// need not be done before the worker hears of the award, only
+		// before the award counts. One that failed takes the award back,
+		// in case it was stored all the same.
+		lease := Lease{TokenHash: TokenHash(token), Key: o.Key(), Run: o.Run, Task: o.Task, Award: award, AttemptID: o.AttemptID, Worker: bid.Worker, Base: o.Base, Basis: basis, Branch: o.Branch, Digest: o.Digest(), Granted: now, Heartbeat: now}
+		c.mu.Lock()
+		wait.lease, wait.rev = lease, 0 // a result is taken only once the bucket has it too (awaited)
+		c.mu.Unlock()
+		granted := make(chan error, 1)
+		go func() {
+			rev, err := c.leases.grant(ctx, lease)
+			if err == nil {
+				c.revised(award, rev)
+			}
+			granted <- err
+		}()
+		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
+		sent := c.send(ctx, bid.Worker, TypeAssign, a)
+		if err := <-granted; err != nil {
+			_ = c.leases.Release(context.WithoutCancel(ctx), o.Key(), award)
+			c.takenBack(context.WithoutCancel(ctx), award)
 			return Result{}, false, err
 		}
-		a := Assignment{Offer: o, Award: award, Coordinator: c.id, Lease: c.opts.Lease, Token: token, Basis: basis, Bundle: bundle}
-		if c.send(ctx, bid.Worker, TypeAssign, a) {
+		if sent {
 			worker, labels = bid.Worker, bid.Labels
 			break
 		}
@@ -318,7 +360,10 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		select {
 		case res := <-ch:
 			res.Steps.Award, res.Steps.BundleOut = awarded, bundleOut
-			_ = c.leases.Release(ctx, o.Key(), award)
+			c.mu.Lock()
+			rev := wait.rev
+			c.mu.Unlock()
+			_ = c.leases.releaseAt(ctx, o.Key(), award, rev)
 			if res.Error != "" {
 				return res, true, fmt.Errorf("task %s on %s: %w: %s", o.Key(), worker, ErrTaskFailed, res.Error)
 			}
@@ -408,10 +453,12 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 		if err != nil {
 			return bus.Ack{Message: err.Error()}, nil
 		}
-		if err := c.leases.Renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock()); err != nil {
+		rev, err := c.leases.renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock())
+		if err != nil {
 			c.emit(Event{Type: "work.refused", Key: hb.Key, Award: hb.Award, Worker: hb.Worker, Detail: "heartbeat: " + err.Error()})
 			return bus.Ack{Message: "lease lost: " + err.Error()}, nil
 		}
+		c.revised(hb.Award, rev)
 		c.emit(Event{Type: "work.renewed", Key: hb.Key, Award: hb.Award, Worker: hb.Worker})
 		return bus.Ack{Processed: true}, nil
 	case TypeBase:
@@ -439,36 +486,75 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 	return bus.Ack{Message: "unknown event " + e.Type}, nil
 }
 
-// awaited checks that award of task key is one an Offer waits on, and
-// that worker proves it with token; it returns where the Offer waits and
-// the award's lease.
-func (c *Coordinator) awaited(ctx context.Context, key, award, worker, token string) (chan Result, Lease, error) {
+// awaiting is an award an Offer waits on: where its result goes, and the
+// lease granted for it (put, or being put).
+type awaiting struct {
+	ch    chan Result
+	lease Lease
+	// rev is the lease's revision as this coordinator last wrote it (under
+	// Coordinator.mu), 0 while unknown: its release is one round trip.
+	rev uint64
+}
+
+// revised records rev as the revision of award's lease, written by this
+// coordinator. Revisions grow with each write to the bucket: the latest
+// write of the lease has the largest, whichever answer came first.
+func (c *Coordinator) revised(award string, rev uint64) {
 	c.mu.Lock()
-	ch, ok := c.waiting[award]
+	defer c.mu.Unlock()
+	if w, ok := c.waiting[award]; ok && rev > w.rev {
+		w.rev = rev
+	}
+}
+
+// awaited checks that award of task key is one an Offer waits on, and
+// that worker proves it with token, against the lease this coordinator
+// granted; it returns where the Offer waits, that lease, and held, which
+// reads the lease bucket and says whether the lease still names the award
+// there: a coordinator started anew for the run (TakeBack) may have taken
+// it back meanwhile. held is to be called before the result counts; the
+// caller may do what changes nothing (unpack, check) while it reads.
+func (c *Coordinator) awaited(ctx context.Context, key, award, worker, token string) (chan Result, Lease, func() error, error) {
+	c.mu.Lock()
+	w, ok := c.waiting[award]
+	var l Lease
+	if ok {
+		l = w.lease
+	}
 	c.mu.Unlock()
 	if !ok {
-		return nil, Lease{}, fmt.Errorf("award %s of task %s is not being waited for", award, key)
+		return nil, Lease{}, nil, fmt.Errorf("award %s of task %s is not being waited for", award, key)
 	}
-	l, _, err := c.leases.Proves(ctx, key, award, worker, token)
-	if err != nil {
-		return nil, Lease{}, err
+	if l.Award != award || l.Key != key || l.Worker != worker {
+		return nil, Lease{}, nil, fmt.Errorf("task %s: %w for award %s of %s", key, ErrNoLease, award, worker)
 	}
-	return ch, l, nil
+	if subtle.ConstantTimeCompare([]byte(TokenHash(token)), []byte(l.TokenHash)) != 1 {
+		return nil, Lease{}, nil, fmt.Errorf("task %s: %w: the award's token is wrong", key, ErrNoLease)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, _, err := c.leases.Proves(ctx, key, award, worker, token)
+		read <- err
+	}()
+	return w.ch, l, sync.OnceValue(func() error { return <-read }), nil
 }
 
 // take checks a result against its lease, fetches its commit and hands it
 // to the waiting Offer.
 func (c *Coordinator) take(ctx context.Context, res Result) error {
-	ch, l, err := c.awaited(ctx, res.Key, res.Award, res.Worker, res.Token)
+	ch, l, held, err := c.awaited(ctx, res.Key, res.Award, res.Worker, res.Token)
 	if err != nil {
 		return err
 	}
 	if res.Error == "" {
 		start := time.Now()
-		if err := c.fetch(ctx, l, &res); err != nil {
+		if err := c.fetch(ctx, l, &res, held); err != nil {
 			return err
 		}
 		res.Steps.Fetch = time.Since(start)
+	}
+	if err := held(); err != nil {
+		return err
 	}
 	res.Bundle = nil // in the repository now
 	select {
@@ -485,9 +571,13 @@ func (c *Coordinator) take(ctx context.Context, res Result) error {
 }
 
 // fetch brings the result's commit into the repository, on the task's
-// branch, after checking that it is what the lease was for.
-func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
+// branch, after checking that it is what the lease was for; no ref moves
+// before held says the lease still names the award.
+func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result, held func() error) error {
 	if c.opts.Remote != "" {
+		if err := held(); err != nil {
+			return err
+		}
 		return c.fetchFromRemote(ctx, l, res)
 	}
 	data := res.Bundle
@@ -497,7 +587,7 @@ func (c *Coordinator) fetch(ctx context.Context, l Lease, res *Result) error {
 			return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 		}
 	}
-	if err := fetchResult(ctx, c.repo, data, l, res.Commit); err != nil {
+	if err := fetchResult(ctx, c.repo, data, l, res.Commit, held); err != nil {
 		return fmt.Errorf("fetch the commit of task %s: %w", l.Key, err)
 	}
 	return nil

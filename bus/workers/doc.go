@@ -7,8 +7,11 @@
 //
 // # The award
 //
-//   - Offer calls for proposals on thread.offer-<task>-<award>.broadcast
-//     carrying the task's needs (labels, category, model). Every worker
+//   - Offer calls for proposals on
+//     thread.offer-<coordinator>-<task>-<award>.broadcast carrying the
+//     task's needs (labels, category, model); the bids come back to one
+//     subscription the coordinator made when it started
+//     (thread.offer-<coordinator>-*.reply), not one per call. Every worker
 //     that fits (Fits: it has every label, can run the category and model,
 //     and has a free slot) bids with the share of its slots still free as
 //     its score, naming the bases it holds; every other declines (score
@@ -21,23 +24,29 @@
 //     in (it lacks the basis after all) asks for the whole history with
 //     the award's token.
 //   - The call closes before its window once no better bid can come: one
-//     bid has score 1 (the best there is), or every worker live in the
-//     registry (its entry written within the registry's age, as this
-//     process saw it) has answered. A call every worker declined is made
-//     again only once its window has passed.
+//     bid has score 1 (the best there is) and the preferred worker
+//     (CoordinatorOptions.Prefer, the run's own, which wins a tie) has
+//     answered or is not live, or every worker live in the registry (its
+//     entry written within the registry's age, as this process saw it)
+//     has answered. A call every worker declined is made again only once
+//     its window has passed.
 //   - The best bid wins. Its award is recorded as a lease (bucket
-//     WEAVE_LEASES, key <run>.<task>) before the worker hears of it; the
-//     worker is then sent the assignment at its mailbox, and takes it only
-//     when the lease names it, that award, that attempt and the offer's
-//     digest: a peer that can write to the mailbox but not to the leases
-//     cannot make a worker run anything. A worker without a free slot
-//     refuses, and the next bid is tried.
+//     WEAVE_LEASES, key <run>.<task>) while the worker is sent the
+//     assignment at its mailbox: the worker takes it only when the lease
+//     names it, that award, that attempt and the offer's digest, reading
+//     the lease again for up to two seconds until it does (the put and the
+//     assignment travel side by side), and refuses it then. A peer that
+//     can write to the mailbox but not to the leases cannot make a worker
+//     run anything. The award counts only once the put succeeded: one
+//     that failed releases the lease, in case it was stored all the same,
+//     and takes the award back. A worker without a free slot refuses, and
+//     the next bid is tried.
 //   - Each award has its own id; the task's attempt id (its commit's
 //     Weave-Attempt trailer) stays the same across awards.
 //   - A bid that reaches nobody (the worker's bus has not yet heard of the
-//     coordinator's fresh subscription to the call's replies, which
-//     travels through the bus's subscription registry, slower than the
-//     call itself) is sent again until someone takes it, the call's summary
+//     coordinator's subscription to the calls' replies, which travels
+//     through the bus's subscription registry, slower than a call) is
+//     sent again until someone takes it, the call's summary
 //     says it ended, or ten seconds pass.
 //
 // # Budgets
@@ -80,7 +89,11 @@
 // the award's token, while
 // the Offer still waits for it: a stale award, a peer never awarded the
 // task and a second result for one award are refused, and the worker is
-// told why in the ack. The commit is checked before Offer returns it: it
+// told why in the ack. It checks the result against the lease it granted
+// itself, and reads the bucket while it unpacks the bundle: no branch
+// moves, and no result counts, unless the bucket still names the award
+// (a coordinator started anew for the run may have taken it back). The
+// lease is then released at the revision this coordinator last wrote. The commit is checked before Offer returns it: it
 // is the one the bundle names, its parent is the base, and its trailers
 // name the run, the task and the attempt. Its verify blocks are not run
 // here: a worker's claim is never trusted, the caller lands the commit

@@ -18,8 +18,8 @@ import (
 // repository's long-lived update-ref process), where fetching the bundle
 // took three and reading the commit and moving the branch one more each:
 // the coordinator pays this for every task. No ref moves until the commit
-// passed.
-func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, want string) error {
+// passed and held (the lease still names the award) said yes.
+func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, want string, held func() error) error {
 	if strings.ContainsFunc(l.Branch, unicode.IsSpace) {
 		return fmt.Errorf("branch name %q holds a space", l.Branch)
 	}
@@ -42,6 +42,9 @@ func fetchResult(ctx context.Context, repo *gitwork.Repo, data []byte, l Lease, 
 	tr := c.Trailers
 	if tr[gitwork.TrailerPlan] != l.Run || tr[gitwork.TrailerTask] != strconv.Itoa(l.Task) || tr[gitwork.TrailerAttempt] != l.AttemptID {
 		return fmt.Errorf("commit %s is not task %s, attempt %s (its trailers say otherwise)", want, l.Key, l.AttemptID)
+	}
+	if err := held(); err != nil {
+		return err
 	}
 	if err := repo.SetBranch(context.WithoutCancel(ctx), l.Branch, want); err != nil {
 		return err

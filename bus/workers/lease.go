@@ -81,14 +81,21 @@ func (ls *Leases) Get(ctx context.Context, key string) (Lease, uint64, error) {
 // Grant records l, replacing any earlier lease on its key: the earlier
 // award is lost from this moment.
 func (ls *Leases) Grant(ctx context.Context, l Lease) error {
+	_, err := ls.grant(ctx, l)
+	return err
+}
+
+// grant is Grant, returning the lease's revision.
+func (ls *Leases) grant(ctx context.Context, l Lease) (uint64, error) {
 	data, err := json.Marshal(l)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := ls.kv.Put(ctx, l.Key, data); err != nil {
-		return fmt.Errorf("record the award of task %s to %s: %w", l.Key, l.Worker, err)
+	rev, err := ls.kv.Put(ctx, l.Key, data)
+	if err != nil {
+		return 0, fmt.Errorf("record the award of task %s to %s: %w", l.Key, l.Worker, err)
 	}
-	return nil
+	return rev, nil
 }
 
 // Holds checks that worker holds the lease on key under award and returns
@@ -120,19 +127,26 @@ func (ls *Leases) Proves(ctx context.Context, key, award, worker, token string) 
 // award with its token, to now: a compare-and-swap on the revision read, so a renewal
 // never revives a lease lost meanwhile.
 func (ls *Leases) Renew(ctx context.Context, key, award, worker, token string, now time.Time) error {
+	_, err := ls.renew(ctx, key, award, worker, token, now)
+	return err
+}
+
+// renew is Renew, returning the lease's new revision.
+func (ls *Leases) renew(ctx context.Context, key, award, worker, token string, now time.Time) (uint64, error) {
 	l, rev, err := ls.Proves(ctx, key, award, worker, token)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	l.Heartbeat = now
 	data, err := json.Marshal(l)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := ls.kv.Update(ctx, key, data, rev); err != nil {
-		return fmt.Errorf("renew the lease of task %s: %w", key, err)
+	rev, err = ls.kv.Update(ctx, key, data, rev)
+	if err != nil {
+		return 0, fmt.Errorf("renew the lease of task %s: %w", key, err)
 	}
-	return nil
+	return rev, nil
 }
 
 // Release removes the lease on key when it is still award's.
@@ -151,6 +165,19 @@ func (ls *Leases) Release(ctx context.Context, key, award string) error {
 		return fmt.Errorf("release the lease of task %s: %w", key, err)
 	}
 	return nil
+}
+
+// releaseAt removes the lease on key of award, written last at revision
+// rev as far as the caller knows: one round trip where Release takes two.
+// A lease written since (renewed, or another award's) is judged as Release
+// judges it.
+func (ls *Leases) releaseAt(ctx context.Context, key, award string, rev uint64) error {
+	if rev != 0 {
+		if err := ls.kv.Delete(ctx, key, jetstream.LastRevision(rev)); err == nil {
+			return nil
+		}
+	}
+	return ls.Release(ctx, key, award)
 }
 
 // All returns every lease, for a coordinator that resumes a run.

@@ -71,6 +71,14 @@ func (l *live) answered(senders map[string]bool) bool {
 	return n > 0
 }
 
+// isLive reports whether the worker name is seen live.
+func (l *live) isLive(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.seen[name]
+	return ok && l.now().Sub(at) <= registryAge
+}
+
 // names lists the workers seen live, sorted.
 func (l *live) names() []string {
 	l.mu.Lock()
