@@ -29,6 +29,9 @@ type Repo struct {
 	identity *bool
 	common   string
 	landing  *landSetup // what landing without git needs (landcommit.go)
+	// tasking is what committing a task without git needs
+	// (taskcommit.go).
+	tasking *taskSetup
 
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers
