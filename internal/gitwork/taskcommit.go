@@ -37,6 +37,8 @@ var commitHooks = []string{"prepare-commit-msg", "post-commit", "post-index-chan
 
 // taskSetup is r's, asked of git the first time.
 func (r *Repo) taskSetup(ctx context.Context) taskSetup {
+	r.taskMu.Lock()
+	defer r.taskMu.Unlock()
 	r.mu.Lock()
 	if r.tasking != nil {
 		s := *r.tasking
