@@ -30,6 +30,9 @@ type taskSetup struct {
 	// author and committer are "name <email>" as git commit would write
 	// them.
 	author, committer string
+	// refFiles says a branch may be moved here, as git's files backend
+	// moves it, its reflog kept as git keeps it by default.
+	refFiles bool
 }
 
 // commitHooks are the hooks git commit --no-verify runs.
@@ -67,11 +70,21 @@ func (r *Repo) askTaskSetup(ctx context.Context) (taskSetup, bool) {
 	if err != nil {
 		return taskSetup{}, ctx.Err() == nil
 	}
+	refFiles := true
 	for _, kv := range strings.Split(out, "\x00") {
 		k, _, _ := strings.Cut(kv, "\n")
 		switch strings.ToLower(k) {
 		case "core.hookspath", "commit.cleanup", "extensions.partialclone":
 			return taskSetup{}, true
+		case "core.logallrefupdates", "core.bare", "extensions.refstorage", "core.filesreflocktimeout", "core.packedrefstimeout":
+			// git itself moves the branch when the config asks for
+			// another reflog rule or another backend.
+			switch v := strings.ToLower(strings.TrimPrefix(kv[len(k):], "\n")); {
+			case strings.EqualFold(k, "core.bare") && v == "false":
+			case strings.EqualFold(k, "core.logallrefupdates") && (v == "true" || v == "always"):
+			default:
+				refFiles = false
+			}
 		}
 	}
 	common, err := r.commonDir(ctx)
@@ -100,7 +113,7 @@ func (r *Repo) askTaskSetup(ctx context.Context) (taskSetup, bool) {
 	if _, ok := identDate(who + " 0 +0000"); !ok {
 		return taskSetup{}, true
 	}
-	return taskSetup{plain: true, author: who, committer: land.committer}, true
+	return taskSetup{plain: true, author: who, committer: land.committer, refFiles: refFiles}, true
 }
 
 // commitIndex commits the index of the worktree dir on the branch its
@@ -158,10 +171,59 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	if err != nil {
 		return "", false, nil
 	}
+	if s.refFiles && writeLooseRef(common, ref, sha, parent, s.committer+" "+now, msgCommit) {
+		return sha, true, nil
+	}
 	if err := r.moveRef(ctx, msgCommit, ref, sha, parent, true); err != nil {
 		return "", true, err
 	}
 	return sha, true, nil
+}
+
+// writeLooseRef moves the loose ref (refs/heads/...) in the git directory
+// common from oldSHA to newSHA as git's files backend does: under its lock
+// file, checked again there, its reflog line appended, the lock moved into
+// place. false means nothing was moved (the lock is taken, the ref is not
+// at oldSHA, a file could not be written): the caller asks git.
+func writeLooseRef(common, ref, newSHA, oldSHA, who, msg string) bool {
+	path := filepath.Join(common, filepath.FromSlash(ref))
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return false
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = os.Remove(lock)
+		}
+	}()
+	cur, err := os.ReadFile(path)
+	if err != nil || strings.TrimSuffix(string(cur), "\n") != oldSHA {
+		_ = f.Close()
+		return false
+	}
+	_, werr := f.WriteString(newSHA + "\n")
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		return false
+	}
+	logPath := filepath.Join(common, "logs", filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o777); err != nil {
+		return false
+	}
+	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err != nil {
+		return false
+	}
+	_, werr = lf.WriteString(oldSHA + " " + newSHA + " " + who + "\t" + msg + "\n")
+	if cerr := lf.Close(); werr != nil || cerr != nil {
+		return false
+	}
+	if err := os.Rename(lock, path); err != nil {
+		return false
+	}
+	done = true
+	return true
 }
 
 // indexTrees writes the trees of an index's entries.

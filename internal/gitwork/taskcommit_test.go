@@ -90,7 +90,7 @@ func TestTaskCommitAsGitCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if calls := ran(t, log); slices.Contains(calls, "commit") {
+		if calls := ran(t, log); slices.Contains(calls, "commit") || slices.Contains(calls, "update-ref") {
 			t.Fatalf("the task's commit ran git %v", calls)
 		}
 		gitIn(t, w2, "", "add", "-A", "--", ".", ":(exclude).weav[e]", ":(exclude).weav[e]/**")
@@ -106,6 +106,12 @@ func TestTaskCommitAsGitCommit(t *testing.T) {
 		}
 		if head := gitIn(t, w1, "", "rev-parse", "HEAD"); head != mine {
 			t.Fatalf("%q: the worktree's HEAD is %s, the commit %s", c.subject, head, mine)
+		}
+		if reflog := gitIn(t, r.Root, "", "reflog", "show", "--format=%H %gs", "slot-1"); !strings.HasPrefix(reflog, mine+" weave: commit\n") {
+			t.Fatalf("%q: the branch's reflog:\n%s", c.subject, reflog)
+		}
+		if locks, _ := filepath.Glob(filepath.Join(r.Root, ".git", "refs", "heads", "*.lock")); len(locks) > 0 {
+			t.Fatalf("%q: lock files left: %v", c.subject, locks)
 		}
 		if parent := gitIn(t, r.Root, "", "rev-parse", mine+"^"); parent != base {
 			t.Fatalf("%q: parent %s, want the base %s", c.subject, parent, base)
