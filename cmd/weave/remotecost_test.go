@@ -79,7 +79,7 @@ func TestRemoteGitProcessesPerTask(t *testing.T) {
 	// are shared by all its tasks. A worker writes the task's commit from
 	// the index git add staged, and cleans its worktree only when a task
 	// left something untracked there besides the plan's copy, which it
-	// keeps: these tasks leave nothing. Measured: 96 in all, 34 of them
+	// keeps: these tasks leave nothing. Measured: 88 in all, 33 of them
 	// the coordinator's (166, 80, then 105 before the workers committed
 	// and cleaned without git).
 	if cc["merge-tree"]+cc["commit-tree"] > 0 {
