@@ -164,3 +164,44 @@ func TestTaskCommitLeavesHooksToGit(t *testing.T) {
 		t.Fatal("the work is not in the commit")
 	}
 }
+
+// TestResetWorktreeKeeping: a worktree reset after a task removes what the
+// task left untracked, ignored or not (a file, a folder, a stray copy
+// under .weave/), but the file kept; with nothing left but that file, no
+// git clean runs.
+func TestResetWorktreeKeeping(t *testing.T) {
+	ctx := context.Background()
+	r, base, w1, _ := taskRepo(t)
+	keep := []string{".weave/plans/p.md"}
+	writeFile(t, filepath.Join(w1, ".weave", "plans", "p.md"), "# P\n")
+	for _, f := range []string{"build.log", "stray/deep/f", ".weave/plans/other.md", ".weave/junk", "a/new.txt"} {
+		writeFile(t, filepath.Join(w1, f), "x\n")
+	}
+	if err := os.Symlink("/", filepath.Join(w1, "root-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(w1, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ResetWorktreeKeeping(ctx, w1, "slot-1", base, keep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"build.log", "stray", ".weave/plans/other.md", ".weave/junk", "a/new.txt", "root-link", "empty"} {
+		if _, err := os.Lstat(filepath.Join(w1, f)); err == nil {
+			t.Errorf("%s left after the reset", f)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(w1, ".weave", "plans", "p.md")); err != nil || string(b) != "# P\n" {
+		t.Errorf("the kept file: %q, %v", b, err)
+	}
+	log := gitLog(t)
+	if err := r.ResetWorktreeKeeping(ctx, w1, "slot-1", base, keep); err != nil {
+		t.Fatal(err)
+	}
+	if calls := ran(t, log); slices.Contains(calls, "clean") {
+		t.Errorf("git clean ran on a worktree holding nothing untracked but the kept file: %v", calls)
+	}
+	if st := gitIn(t, w1, "", "status", "--porcelain", "--ignored"); st != "!! .weave/" {
+		t.Errorf("status after the reset:\n%s", st)
+	}
+}
