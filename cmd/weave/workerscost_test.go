@@ -67,16 +67,22 @@ func TestWorkersGitProcessesPerTask(t *testing.T) {
 	}
 	calls, counts := gitCalls(t, log)
 	t.Logf("%d git processes for %d tasks: %v", calls, tasks, counts)
-	// Per task: the worktree reset (checkout, clean), the commit (add,
-	// commit) and the landing (update-ref: the merge and its commit are
-	// made without git for tasks that change different files); the run's
-	// own start and finish, and each worker's worktree made once, are some
-	// thirty more. (A run used eighteen per task before, eight before
-	// landings ran no merge-tree and commit-tree.)
+	// Per task: the worktree reset (checkout; git clean only when a task
+	// left something untracked, which these do not), the commit (git add;
+	// the commit is written from the index without git) and the landing
+	// (update-ref: the merge and its commit are made without git for
+	// tasks that change different files); the run's own start and finish,
+	// and each worker's worktree made once, are some thirty more. (A run
+	// used eighteen per task before, eight before landings ran no
+	// merge-tree and commit-tree, five before commits and cleans ran no
+	// git.)
 	if counts["merge-tree"]+counts["commit-tree"] > 0 {
 		t.Errorf("landings of tasks that changed different files ran git merge-tree %d times and commit-tree %d times, want none", counts["merge-tree"], counts["commit-tree"])
 	}
-	const perTask, shared = 6, 40
+	if counts["commit"]+counts["clean"] > 0 {
+		t.Errorf("the workers ran git commit %d times and git clean %d times for tasks that leave nothing untracked, want none", counts["commit"], counts["clean"])
+	}
+	const perTask, shared = 4, 40
 	if calls > perTask*tasks+shared {
 		t.Errorf("%d git processes for %d tasks, want at most %d per task and %d for the run: %v", calls, tasks, perTask, shared, counts)
 	}

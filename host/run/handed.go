@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/weavehq/weave/agents"
@@ -157,14 +160,16 @@ func (h *HandedHost) Run(ctx context.Context, t HandedTask) (out Outcome, err er
 	if p.Path == "" {
 		p.Path = planFile
 	}
+	// The plan's copy is left in place from task to task (keep) and
+	// written again only when it is not the plan's bytes: the next task
+	// of a run finds it as the last one left it.
+	keep := path.Join(layout.DirName, "plans", p.Name+".md")
+	w.keep = []string{keep}
 	w.prepare = func() error {
-		if err := dropWeaveDir(t.Dir); err != nil {
+		if err := dropWeaveDir(t.Dir, keep); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(planFile), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(planFile, p.Src, 0o644)
+		return writePlanCopy(planFile, p.Src)
 	}
 	w.progress = func(string) (plugins.PlanProgress, error) { return planProgress(p), nil }
 	w.toolsAt = nil
@@ -222,11 +227,17 @@ func (h *HandedHost) runTask(ctx context.Context, w *localWorker, t HandedTask, 
 }
 
 // dropWeaveDir removes what the coordinator's code holds under .weave/ in
-// the worktree dir, all but its skills folder. A .weave that is not a
-// folder (a link to elsewhere, say) goes whole: nothing it leads to is
-// touched.
-func dropWeaveDir(dir string) error {
-	root := filepath.Join(dir, layout.DirName)
+// the worktree dir, all but its skills folder and the file keep (the
+// plan's copy, slash-separated under dir, checked by writePlanCopy). A
+// .weave, or a folder on the way to keep, that is not a folder (a link to
+// elsewhere, say) goes whole: nothing it leads to is touched.
+func dropWeaveDir(dir, keep string) error {
+	return dropAllBut(filepath.Join(dir, layout.DirName), strings.TrimPrefix(keep, layout.DirName+"/"), true)
+}
+
+// dropAllBut removes everything in the folder root but the path keep
+// (slash-separated, under root) and, when skills, its skills folder.
+func dropAllBut(root, keep string, skills bool) error {
 	fi, err := os.Lstat(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -241,15 +252,43 @@ func dropWeaveDir(dir string) error {
 	if err != nil {
 		return err
 	}
+	first, rest, deeper := strings.Cut(keep, "/")
 	for _, e := range entries {
-		if e.Name() == "skills" && e.IsDir() {
+		name := e.Name()
+		switch {
+		case skills && name == "skills" && e.IsDir():
+			continue
+		case name == first && deeper && e.IsDir():
+			if err := dropAllBut(filepath.Join(root, name), rest, false); err != nil {
+				return err
+			}
+			continue
+		case name == first && !deeper && e.Type().IsRegular():
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+		if err := os.RemoveAll(filepath.Join(root, name)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writePlanCopy makes the file at path hold src: left as it is when it is
+// a file that does, else made anew (never written through, for it may be
+// a link another hard link shares).
+func writePlanCopy(path string, src []byte) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() == 0o644 && fi.Size() == int64(len(src)) {
+		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, src) {
+			return nil
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, src, 0o644)
 }
 
 // worker is the worker of t's worktree, made (with the worktree, at t's

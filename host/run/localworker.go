@@ -42,6 +42,11 @@ type localWorker struct {
 	// base, before anything runs there (a handed task's drops the
 	// coordinator's .weave/, handed.go).
 	prepare func() error
+	// keep are the untracked files of the worktree (slash-separated,
+	// relative to it) its reset leaves in place, for prepare checks them
+	// and writes them again only when they differ: creating a file costs
+	// more than reading it.
+	keep []string
 	// progress, when set, reads a plan's progress instead of the main
 	// tools (a handed task's plan is the one the coordinator sent).
 	progress func(plan string) (plugins.PlanProgress, error)
@@ -66,7 +71,9 @@ func (w *localWorker) Name() string { return strconv.Itoa(w.index) }
 func (w *localWorker) Run(ctx context.Context, a Assignment, out io.Writer) (Outcome, error) {
 	reset := w.repo.Worktree
 	if w.checked {
-		reset = w.repo.ResetWorktree
+		reset = func(ctx context.Context, dir, branch, base string) error {
+			return w.repo.ResetWorktreeKeeping(ctx, dir, branch, base, w.keep)
+		}
 	}
 	// Whatever happens to this task, the next one checks again unless
 	// this one ends checked.

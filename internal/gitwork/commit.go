@@ -48,6 +48,15 @@ func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trail
 			return "", fmt.Errorf("keep .weave out of the task's work in %s: %w", dir, err)
 		}
 	}
+	// What git add staged is committed here when git commit would write
+	// nothing more (taskcommit.go): a process less per task.
+	msg := Message(subject, trailers)
+	if sha, done, err := r.commitIndex(ctx, dir, msg); done {
+		if err != nil {
+			return "", fmt.Errorf("commit the task's work in %s: %w", dir, err)
+		}
+		return sha, nil
+	}
 	// git commit starts `git maintenance run --auto` after each commit, a
 	// process per task that packs nothing until thousands of objects
 	// piled up; the person's own next commit runs it as well.
@@ -55,7 +64,7 @@ func (r *Repo) Commit(ctx context.Context, dir, subject string, trailers []Trail
 	if !r.hasIdentity(ctx) {
 		args = append(append([]string{}, fallbackIdentity...), args...)
 	}
-	if _, err := run(ctx, dir, []byte(Message(subject, trailers)), args...); err != nil {
+	if _, err := run(ctx, dir, []byte(msg), args...); err != nil {
 		return "", fmt.Errorf("commit the task's work in %s: %w", dir, err)
 	}
 	// The branch's loose ref, which git commit just wrote, names the

@@ -21,6 +21,19 @@
 //     sides changed, a possible rename, a packed tree, replace refs, a
 //     config asking for signing, another encoding, shared permissions or
 //     another hash) is git's, as before.
+//   - A task's commit is written without git commit once git add staged
+//     its work (taskcommit.go): the trees of the worktree's index (version
+//     2 or 3, nothing but stage-0 entries), the commit with the author and
+//     committer git would use, the branch moved from its parent by
+//     compare-and-swap. Every object a new tree names is one the parent's
+//     tree holds at that path or a loose object: a tree naming an object
+//     the repository lacks is never written, as git commit refuses it.
+//     Anything git commit would do more (a hook it runs, a message
+//     cleanup other than its default, signing, another encoding) is git's.
+//   - A reused worktree is reset by git checkout, and cleaned by git clean
+//     -d -x only when something untracked is there (clean.go): it is read
+//     against its index first. The files the caller keeps
+//     (ResetWorktreeKeeping) are never removed; the caller checks them.
 //   - A conflict is a *ConflictError naming the files, never a half-merged
 //     tree.
 //   - A task's commit carries trailers (Weave-Plan, Weave-Task,

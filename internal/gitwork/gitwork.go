@@ -32,6 +32,11 @@ type Repo struct {
 	// plainObjects says the config lets objects be written here as git
 	// writes them: unpacked or landed (unpackloose.go).
 	plainObjects *bool
+	// tasking is what committing a task without git needs
+	// (taskcommit.go).
+	tasking *taskSetup
+	// taskMu makes tasks that commit at once ask for taskSetup once.
+	taskMu sync.Mutex
 
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers
@@ -240,13 +245,7 @@ func (r *Repo) addWorktree(ctx context.Context, dir string, args ...string) (str
 // r: one it made, and checked after the last thing that ran in it (its
 // git directory is still its own). It does not ask git again.
 func (r *Repo) ResetWorktree(ctx context.Context, dir, branch, base string) error {
-	if _, err := run(ctx, dir, nil, "checkout", "-q", "-f", "--ignore-other-worktrees", "-B", branch, base); err != nil {
-		return fmt.Errorf("reuse worktree %s: %w", dir, err)
-	}
-	if _, err := run(ctx, dir, nil, "clean", "-q", "-f", "-d", "-x"); err != nil {
-		return fmt.Errorf("clean worktree %s: %w", dir, err)
-	}
-	return nil
+	return r.ResetWorktreeKeeping(ctx, dir, branch, base, nil)
 }
 
 // Detached makes dir a clean working tree of r at commit, its HEAD
