@@ -16,8 +16,11 @@ import (
 // repository asks for more (plainConfig, no message cleanup other than
 // git's default, no hook git commit would run); anything else, or anything
 // not read here (a packed tree, an index git would read otherwise), is left
-// to git commit. Like git commit, it refuses to write a tree naming an
-// object the repository lacks.
+// to git commit: a worktree's own config or a conditional include, a
+// merge, cherry-pick or revert in progress, a hook installed at any time.
+// The config is asked once per Repo (one run), the hooks at every commit.
+// Like git commit, it refuses to write a tree naming an object the
+// repository lacks.
 
 // msgCommit is the reflog message of a task's commit.
 const msgCommit = "weave: commit"
@@ -73,8 +76,15 @@ func (r *Repo) askTaskSetup(ctx context.Context) (taskSetup, bool) {
 	refFiles := true
 	for _, kv := range strings.Split(out, "\x00") {
 		k, _, _ := strings.Cut(kv, "\n")
+		if strings.HasPrefix(strings.ToLower(k), "includeif.") {
+			// A conditional include (onbranch:, gitdir:) may say other
+			// things in the task's worktree than in the repository's.
+			return taskSetup{}, true
+		}
 		switch strings.ToLower(k) {
-		case "core.hookspath", "commit.cleanup", "extensions.partialclone":
+		case "core.hookspath", "commit.cleanup", "extensions.partialclone", "extensions.worktreeconfig":
+			// A worktree's own config (extensions.worktreeConfig) is not
+			// read here, where git commit in the worktree would read it.
 			return taskSetup{}, true
 		case "core.logallrefupdates", "core.bare", "extensions.refstorage", "core.filesreflocktimeout", "core.packedrefstimeout":
 			// git itself moves the branch when the config asks for
@@ -85,15 +95,6 @@ func (r *Repo) askTaskSetup(ctx context.Context) (taskSetup, bool) {
 			default:
 				refFiles = false
 			}
-		}
-	}
-	common, err := r.commonDir(ctx)
-	if err != nil {
-		return taskSetup{}, ctx.Err() == nil
-	}
-	for _, h := range commitHooks {
-		if _, err := os.Lstat(filepath.Join(common, "hooks", h)); err == nil {
-			return taskSetup{}, true
 		}
 	}
 	args := []string{"var", "GIT_AUTHOR_IDENT"}
@@ -133,12 +134,25 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	if err != nil {
 		return "", false, nil
 	}
+	// A hook installed since the run began runs as git would run it.
+	for _, h := range commitHooks {
+		if _, err := os.Lstat(filepath.Join(common, "hooks", h)); err == nil {
+			return "", false, nil
+		}
+	}
 	g := worktreeGitDir(dir)
 	if g == "" {
 		return "", false, nil
 	}
 	if real, err := filepath.EvalSymlinks(g); err != nil || filepath.Dir(real) != filepath.Join(common, "worktrees") {
 		return "", false, nil
+	}
+	// A merge, cherry-pick or revert in progress makes git commit write
+	// more (other parents, another author) and clear its state.
+	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "MERGE_MSG", "SQUASH_MSG"} {
+		if _, err := os.Lstat(filepath.Join(g, f)); err == nil {
+			return "", false, nil
+		}
 	}
 	ref := headBranch(g)
 	if ref == "" {
@@ -171,7 +185,7 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	if err != nil {
 		return "", false, nil
 	}
-	if s.refFiles && writeLooseRef(common, ref, sha, parent, s.committer+" "+now, msgCommit) {
+	if s.refFiles && writeLooseRef(common, g, ref, sha, parent, s.committer+" "+now, msgCommit) {
 		return sha, true, nil
 	}
 	if err := r.moveRef(ctx, msgCommit, ref, sha, parent, true); err != nil {
@@ -182,10 +196,13 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 
 // writeLooseRef moves the loose ref (refs/heads/...) in the git directory
 // common from oldSHA to newSHA as git's files backend does: under its lock
-// file, checked again there, its reflog line appended, the lock moved into
-// place. false means nothing was moved (the lock is taken, the ref is not
-// at oldSHA, a file could not be written): the caller asks git.
-func writeLooseRef(common, ref, newSHA, oldSHA, who, msg string) bool {
+// file, checked again there, the lock moved into place, then its reflog
+// line appended, and the one of HEAD in the worktree's git directory
+// headDir, which points at the ref. false means nothing was moved (the
+// lock is taken, the ref is not at oldSHA, a file could not be written):
+// the caller asks git. A reflog line that could not be appended once the
+// ref moved is lost, as git loses it.
+func writeLooseRef(common, headDir, ref, newSHA, oldSHA, who, msg string) bool {
 	path := filepath.Join(common, filepath.FromSlash(ref))
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
@@ -207,23 +224,29 @@ func writeLooseRef(common, ref, newSHA, oldSHA, who, msg string) bool {
 	if cerr := f.Close(); werr != nil || cerr != nil {
 		return false
 	}
-	logPath := filepath.Join(common, "logs", filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o777); err != nil {
-		return false
-	}
-	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
-	if err != nil {
-		return false
-	}
-	_, werr = lf.WriteString(oldSHA + " " + newSHA + " " + who + "\t" + msg + "\n")
-	if cerr := lf.Close(); werr != nil || cerr != nil {
-		return false
-	}
 	if err := os.Rename(lock, path); err != nil {
 		return false
 	}
 	done = true
+	line := oldSHA + " " + newSHA + " " + who + "\t" + msg + "\n"
+	appendLog(filepath.Join(common, "logs", filepath.FromSlash(ref)), line)
+	if headDir != "" {
+		appendLog(filepath.Join(headDir, "logs", "HEAD"), line)
+	}
 	return true
+}
+
+// appendLog appends line to the reflog at path, made when missing.
+func appendLog(path, line string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return
+	}
+	lf, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err != nil {
+		return
+	}
+	_, _ = lf.WriteString(line)
+	_ = lf.Close()
 }
 
 // indexTrees writes the trees of an index's entries.
@@ -295,11 +318,18 @@ func (w *indexTrees) tree(prefix string, entries []indexEntry, base string) (str
 // parent's tree has it at the same path, or it is loose. A submodule's
 // commit is not the repository's, and git does not look for it either.
 func (w *indexTrees) known(e indexEntry, was treeEntry) bool {
-	if e.mode == "160000" || was.sha == e.sha && !was.isTree() {
+	if e.mode == "160000" || was.sha == e.sha && blobMode(was.mode) && blobMode(e.mode) {
 		return true
 	}
 	_, err := os.Stat(filepath.Join(w.objects, e.sha[:2], e.sha[2:]))
 	return err == nil
+}
+
+// blobMode reports whether mode is that of a tree entry naming a blob (a
+// file, an executable, a symbolic link): not a tree, not a submodule's
+// commit, which the repository need not hold.
+func blobMode(mode string) bool {
+	return mode == "100644" || mode == "100755" || mode == "120000"
 }
 
 // validName reports whether name is a path component git keeps in a tree.
