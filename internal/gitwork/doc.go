@@ -47,7 +47,15 @@
 //     reftable ref, a detached HEAD, a packed object, a commit message
 //     whose trailers git might read otherwise) is asked of git. A task
 //     costs processes, and a run's tasks are many.
-//   - Refs move (UpdateRef, BranchAt, SetBranch) through a long-lived
+//   - A branch (refs/heads/, a plain name) moves as git's files backend
+//     moves it, without git, when the config asks for nothing else and
+//     git would write the same (refwrite.go): under its lock file, its
+//     value checked again there, the lock renamed into place, its reflog
+//     line (and HEAD's, when the worktree is on it) appended. A packed
+//     branch, a name that would clash with a packed one, a lock held, or
+//     any config git reads for refs (another backend, reflog rule or lock
+//     timeout) leaves the move to git, as below.
+//   - Other refs move (UpdateRef, BranchAt, SetBranch) through a long-lived
 //     `git update-ref --stdin` per Repo and reflog message, one
 //     transaction at a time: started on first use, ended after two idle
 //     seconds, by Repo.Close, or with weave (its stdin ends, and on Linux

@@ -294,10 +294,14 @@ func plainField(s string) bool {
 
 // moveRef makes ref point at newSHA with the reflog message msg: only
 // when it points at oldSHA, when cas is set ("" asks that ref be missing,
-// as git update-ref's empty old value does). Through the Repo's
-// long-lived git process of msg, or a one-shot git when that cannot be
+// as git update-ref's empty old value does). Written here as git would
+// write it when nothing asks for more (refwrite.go), else through the
+// Repo's long-lived git process of msg, or a one-shot git when that cannot be
 // had: a move is reported only once git said it was made.
 func (r *Repo) moveRef(ctx context.Context, msg, ref, newSHA, oldSHA string, cas bool) error {
+	if r.writeRef(ctx, msg, ref, newSHA, oldSHA, cas) {
+		return nil
+	}
 	if plainField(ref) && plainField(newSHA) && (!cas || oldSHA == "" || plainField(oldSHA)) {
 		handled, err := r.movers.mover(r.Root, msg).move(ctx, ref, newSHA, oldSHA, cas)
 		if handled {

@@ -96,7 +96,7 @@ func countGit(t *testing.T) string {
 
 func TestMovesShareOneGitProcess(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 20)
 	base := revParse(t, r, "HEAD")
 	log := countGit(t)
@@ -126,7 +126,7 @@ func TestMovesShareOneGitProcess(t *testing.T) {
 
 func TestCompareAndSwapThroughMover(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 4)
 	base := revParse(t, r, "HEAD")
 	ref := "refs/heads/weave/p"
@@ -182,7 +182,7 @@ func TestCompareAndSwapThroughMover(t *testing.T) {
 
 func TestMovesFromManyGoroutines(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	const G, M = 8, 5
 	cs := chain(t, r, G*M)
 	base := revParse(t, r, "HEAD")
@@ -257,7 +257,7 @@ func TestMovesFromManyGoroutines(t *testing.T) {
 
 func TestMoverEndsWhenIdle(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 1)
 	if err := r.SetBranch(ctx, "weave/x", cs[0]); err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestMoverEndsWhenIdle(t *testing.T) {
 
 func TestCloseEndsMover(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 2)
 	if err := r.SetBranch(ctx, "weave/x", cs[0]); err != nil {
 		t.Fatal(err)
@@ -303,7 +303,7 @@ func TestCloseEndsMover(t *testing.T) {
 }
 
 func TestCancelledMoveKillsMover(t *testing.T) {
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 3)
 	ref := "refs/heads/weave/p"
 	// git waits this long for a ref's lock before it gives up.
@@ -353,7 +353,7 @@ func TestCancelledMoveKillsMover(t *testing.T) {
 
 func TestMoverRefusedRefNames(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 2)
 	main := revParse(t, r, "main")
 	for _, name := range []string{
@@ -390,7 +390,7 @@ func TestMoverRefusedRefNames(t *testing.T) {
 
 func TestMoverDiedFallsBack(t *testing.T) {
 	ctx := context.Background()
-	r := repo(t)
+	r := moverRepo(t)
 	cs := chain(t, r, 3)
 	if err := r.SetBranch(ctx, "weave/x", cs[0]); err != nil {
 		t.Fatal(err)
@@ -441,7 +441,7 @@ func TestMoverHelper(t *testing.T) {
 }
 
 func TestMoverEndsWithItsHost(t *testing.T) {
-	r := repo(t)
+	r := moverRepo(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMoverHelper$", "-test.timeout=60s")
 	cmd.Env = append(os.Environ(), "GITWORK_MOVER_HELPER="+r.Root)
 	out, err := cmd.StdoutPipe()
@@ -473,4 +473,16 @@ func TestMoverEndsWithItsHost(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	waitFor(t, "the update-ref process of a killed host to end", func() bool { return gone(pid) })
+}
+
+// moverRepo is repo with a config (a ref lock timeout of git's own) that
+// leaves every move to git, so that the long-lived update-ref processes
+// are the ones tested here.
+func moverRepo(t *testing.T) *gitwork.Repo {
+	t.Helper()
+	r := repo(t)
+	if _, err := r.Git(context.Background(), "", "config", "core.filesRefLockTimeout", "100"); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

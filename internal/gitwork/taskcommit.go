@@ -3,6 +3,8 @@ package gitwork
 import (
 	"context"
 	"crypto/sha1"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,8 +217,14 @@ func writeLooseRef(common, headDir, ref, newSHA, oldSHA, who, msg string) bool {
 			_ = os.Remove(lock)
 		}
 	}()
+	// Checked again under the lock: "" asks that the ref be missing.
 	cur, err := os.ReadFile(path)
-	if err != nil || strings.TrimSuffix(string(cur), "\n") != oldSHA {
+	if oldSHA == "" {
+		if !errors.Is(err, fs.ErrNotExist) {
+			_ = f.Close()
+			return false
+		}
+	} else if err != nil || strings.TrimSuffix(string(cur), "\n") != oldSHA {
 		_ = f.Close()
 		return false
 	}
@@ -228,7 +236,11 @@ func writeLooseRef(common, headDir, ref, newSHA, oldSHA, who, msg string) bool {
 		return false
 	}
 	done = true
-	line := oldSHA + " " + newSHA + " " + who + "\t" + msg + "\n"
+	from := oldSHA
+	if from == "" {
+		from = zeroSHA
+	}
+	line := from + " " + newSHA + " " + who + "\t" + msg + "\n"
 	appendLog(filepath.Join(common, "logs", filepath.FromSlash(ref)), line)
 	if headDir != "" {
 		appendLog(filepath.Join(headDir, "logs", "HEAD"), line)
