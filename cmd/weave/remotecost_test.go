@@ -84,9 +84,9 @@ func TestRemoteGitProcessesPerTask(t *testing.T) {
 	// Measured: 166 and 80 of them the coordinator's at first, 105 and 33
 	// once the landings were made without git, 90 and 22 once the results
 	// were unpacked without git, 72 and 22 once the workers committed and
-	// cleaned without git too, 75 and 25 once the branches moved without
-	// git (no update-ref; a config and an identity read by each
-	// repository the coordinator opens).
+	// cleaned without git too, 71 and 23 once the branches moved without
+	// git (no update-ref; the config, the committer and the author read
+	// once by each repository the coordinator opens).
 	if cc["unpack-objects"] > 0 {
 		t.Errorf("the tasks' results were unpacked by git %d times, want none", cc["unpack-objects"])
 	}

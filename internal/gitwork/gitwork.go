@@ -29,9 +29,8 @@ type Repo struct {
 	identity *bool
 	common   string
 	landing  *landSetup // what landing without git needs (landcommit.go)
-	// plainObjects says the config lets objects be written here as git
-	// writes them: unpacked or landed (unpackloose.go).
-	plainObjects *bool
+	// config is the config as git lists it, read once (unpackloose.go).
+	config *configRead
 	// tasking is what committing a task without git needs
 	// (taskcommit.go).
 	tasking *taskSetup

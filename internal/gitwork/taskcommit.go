@@ -71,8 +71,8 @@ func (r *Repo) askTaskSetup(ctx context.Context) (taskSetup, bool) {
 	if !land.plain {
 		return taskSetup{}, ctx.Err() == nil
 	}
-	out, err := run(ctx, r.Root, nil, "config", "--list", "-z")
-	if err != nil {
+	out, ok := r.configList(ctx)
+	if !ok {
 		return taskSetup{}, ctx.Err() == nil
 	}
 	refFiles := true

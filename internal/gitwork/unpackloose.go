@@ -99,27 +99,39 @@ func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 
 // unpackPlain reports whether r's config asks for nothing an object
 // written here would miss (signing, another encoding, shared permissions,
-// forced fsync, another hash: plainConfig), asked of git once per Repo
-// for unpacking and landing alike. git config --list fails on an empty
-// config (no file at all): nothing asked, but then nothing is trusted
-// without knowing.
+// forced fsync, another hash: plainConfig), for unpacking and landing
+// alike. git config --list fails on an empty config (no file at all):
+// nothing asked, but then nothing is trusted without knowing.
 func (r *Repo) unpackPlain(ctx context.Context) bool {
+	list, ok := r.configList(ctx)
+	return ok && plainConfig(list)
+}
+
+// configList is r's config as git config --list -z gives it, asked of git
+// once per Repo (one run) for all that is done here without git; ok is
+// false when git could not say.
+func (r *Repo) configList(ctx context.Context) (list string, ok bool) {
 	r.mu.Lock()
-	if r.plainObjects != nil {
-		p := *r.plainObjects
+	if r.config != nil {
+		c := *r.config
 		r.mu.Unlock()
-		return p
+		return c.list, c.ok
 	}
 	r.mu.Unlock()
 	out, err := run(ctx, r.Root, nil, "config", "--list", "-z")
 	if err != nil && ctx.Err() != nil {
-		return false // asked again next time
+		return "", false // asked again next time
 	}
-	p := err == nil && plainConfig(out)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.plainObjects = &p
-	return p
+	r.config = &configRead{list: out, ok: err == nil}
+	return out, err == nil
+}
+
+// configRead is what configList read.
+type configRead struct {
+	list string
+	ok   bool
 }
 
 // readPack reads the objects of pack; ok is false when it is not a pack

@@ -415,8 +415,7 @@ func FuzzUnpackLoose(f *testing.F) {
 			return
 		}
 		here, there := copyRepo(t, tmpl), copyRepo(t, tmpl)
-		yes := true
-		r := &Repo{Root: here, common: filepath.Join(here, ".git"), plainObjects: &yes}
+		r := &Repo{Root: here, common: filepath.Join(here, ".git"), config: &configRead{ok: true}}
 		if !r.unpackLoose(ctx, pack) {
 			return
 		}
@@ -537,8 +536,7 @@ func BenchmarkUnpackBundle(b *testing.B) {
 				if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 					b.Fatal(err)
 				}
-				yes := true
-				r := &Repo{Root: dir, common: filepath.Join(dir, ".git"), plainObjects: &yes}
+				r := &Repo{Root: dir, common: filepath.Join(dir, ".git"), config: &configRead{ok: true}}
 				b.StartTimer()
 				if way == "loose" {
 					if !r.unpackLoose(ctx, pack) {
