@@ -299,7 +299,14 @@ func plainField(s string) bool {
 // Repo's long-lived git process of msg, or a one-shot git when that cannot be
 // had: a move is reported only once git said it was made.
 func (r *Repo) moveRef(ctx context.Context, msg, ref, newSHA, oldSHA string, cas bool) error {
-	if r.writeRef(ctx, msg, ref, newSHA, oldSHA, cas) {
+	return r.moveRefAt(ctx, "", msg, ref, newSHA, oldSHA, cas)
+}
+
+// moveRefAt is moveRef made from the worktree whose git directory is
+// headDir ("": the main one), whose HEAD's reflog gets the line too when
+// HEAD is on ref.
+func (r *Repo) moveRefAt(ctx context.Context, headDir, msg, ref, newSHA, oldSHA string, cas bool) error {
+	if r.writeRef(ctx, headDir, msg, ref, newSHA, oldSHA, cas) {
 		return nil
 	}
 	if plainField(ref) && plainField(newSHA) && (!cas || oldSHA == "" || plainField(oldSHA)) {

@@ -30,7 +30,10 @@ var plainRef = regexp.MustCompile(`^refs/heads/([A-Za-z0-9_-][A-Za-z0-9._-]*/)*[
 // writeRef moves ref to newSHA as moveRef asks (cas: only from oldSHA, ""
 // asking that the ref be missing; else from wherever it is) and reports
 // whether it did; false leaves the move to git, nothing having moved.
-func (r *Repo) writeRef(ctx context.Context, msg, ref, newSHA, oldSHA string, cas bool) bool {
+// headDir is the git directory of the worktree the move is made from
+// ("": the main one), whose HEAD's reflog gets the line too when HEAD is
+// on ref, as git update-ref run there would write it.
+func (r *Repo) writeRef(ctx context.Context, headDir, msg, ref, newSHA, oldSHA string, cas bool) bool {
 	if !plainRef.MatchString(ref) || strings.Contains(ref, "..") || strings.HasSuffix(ref, ".lock") ||
 		strings.Contains(ref, ".lock/") || !isHex(newSHA) || len(newSHA) != 40 || cas && oldSHA != "" && (!isHex(oldSHA) || len(oldSHA) != 40) {
 		return false
@@ -62,9 +65,11 @@ func (r *Repo) writeRef(ctx context.Context, msg, ref, newSHA, oldSHA string, ca
 	if oldSHA == "" && !packedFree(common, ref) {
 		return false
 	}
-	headDir := ""
-	if headBranch(common) == ref {
+	if headDir == "" {
 		headDir = common
+	}
+	if headBranch(headDir) != ref {
+		headDir = ""
 	}
 	if oldSHA == "" {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(common, filepath.FromSlash(ref))), 0o777); err != nil {
@@ -99,4 +104,69 @@ func packedFree(common, ref string) bool {
 		}
 	}
 	return true
+}
+
+// writeLooseRef moves the loose ref (refs/heads/...) in the git directory
+// common from oldSHA to newSHA as git's files backend does: under its lock
+// file, checked again there, the lock moved into place, then its reflog
+// line appended, and the one of HEAD in the worktree's git directory
+// headDir, which points at the ref. false means nothing was moved (the
+// lock is taken, the ref is not at oldSHA, a file could not be written):
+// the caller asks git. A reflog line that could not be appended once the
+// ref moved is lost, as git loses it.
+func writeLooseRef(common, headDir, ref, newSHA, oldSHA, who, msg string) bool {
+	path := filepath.Join(common, filepath.FromSlash(ref))
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return false
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = os.Remove(lock)
+		}
+	}()
+	// Checked again under the lock: "" asks that the ref be missing.
+	cur, err := os.ReadFile(path)
+	if oldSHA == "" {
+		if !errors.Is(err, fs.ErrNotExist) {
+			_ = f.Close()
+			return false
+		}
+	} else if err != nil || strings.TrimSuffix(string(cur), "\n") != oldSHA {
+		_ = f.Close()
+		return false
+	}
+	_, werr := f.WriteString(newSHA + "\n")
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		return false
+	}
+	if err := os.Rename(lock, path); err != nil {
+		return false
+	}
+	done = true
+	from := oldSHA
+	if from == "" {
+		from = zeroSHA
+	}
+	line := from + " " + newSHA + " " + who + "\t" + msg + "\n"
+	appendLog(filepath.Join(common, "logs", filepath.FromSlash(ref)), line)
+	if headDir != "" {
+		appendLog(filepath.Join(headDir, "logs", "HEAD"), line)
+	}
+	return true
+}
+
+// appendLog appends line to the reflog at path, made when missing.
+func appendLog(path, line string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return
+	}
+	lf, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	if err != nil {
+		return
+	}
+	_, _ = lf.WriteString(line)
+	_ = lf.Close()
 }

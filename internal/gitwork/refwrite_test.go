@@ -56,7 +56,7 @@ func TestWriteRefAsGit(t *testing.T) {
 		{one, two, true}, // from two only
 	}
 	for _, m := range moves {
-		if !r.writeRef(ctx, "weave: test", "refs/heads/weave/plan-a", m.new, m.old, m.cas) {
+		if !r.writeRef(ctx, "", "weave: test", "refs/heads/weave/plan-a", m.new, m.old, m.cas) {
 			t.Fatalf("move to %s from %q (cas %v) was left to git", m.new, m.old, m.cas)
 		}
 		args := []string{"update-ref", "-m", "weave: test", "refs/heads/weave/plan-b", m.new}
@@ -82,7 +82,7 @@ func TestWriteRefAsGit(t *testing.T) {
 	gitIn(t, r.Root, "", "fsck", "--strict")
 	// The main worktree's HEAD is on main: moving main logs HEAD too, as
 	// git does.
-	if !r.writeRef(ctx, "weave: test", "refs/heads/main", one, two, true) {
+	if !r.writeRef(ctx, "", "weave: test", "refs/heads/main", one, two, true) {
 		t.Fatal("moving main was left to git")
 	}
 	if h := gitIn(t, r.Root, "", "reflog", "-1", "--format=%H %gs", "HEAD"); h != one+" weave: test" {
@@ -139,7 +139,7 @@ func TestWriteRefLeavesToGit(t *testing.T) {
 			r, one, two := refRepo(t)
 			ref, new, old, cas := setup(t, r, one, two)
 			before := gitIn(t, r.Root, "", "for-each-ref", "--format=%(refname) %(objectname)")
-			if r.writeRef(ctx, "weave: test", ref, new, old, cas) {
+			if r.writeRef(ctx, "", "weave: test", ref, new, old, cas) {
 				t.Fatalf("moved %s here", ref)
 			}
 			if after := gitIn(t, r.Root, "", "for-each-ref", "--format=%(refname) %(objectname)"); after != before {

@@ -3,8 +3,6 @@ package gitwork
 import (
 	"context"
 	"crypto/sha1"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,78 +185,11 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	if err != nil {
 		return "", false, nil
 	}
-	if s.refFiles && writeLooseRef(common, g, ref, sha, parent, s.committer+" "+now, msgCommit) {
-		return sha, true, nil
-	}
-	if err := r.moveRef(ctx, msgCommit, ref, sha, parent, true); err != nil {
+	// The worktree's HEAD is on ref: its reflog gets the line too.
+	if err := r.moveRefAt(ctx, g, msgCommit, ref, sha, parent, true); err != nil {
 		return "", true, err
 	}
 	return sha, true, nil
-}
-
-// writeLooseRef moves the loose ref (refs/heads/...) in the git directory
-// common from oldSHA to newSHA as git's files backend does: under its lock
-// file, checked again there, the lock moved into place, then its reflog
-// line appended, and the one of HEAD in the worktree's git directory
-// headDir, which points at the ref. false means nothing was moved (the
-// lock is taken, the ref is not at oldSHA, a file could not be written):
-// the caller asks git. A reflog line that could not be appended once the
-// ref moved is lost, as git loses it.
-func writeLooseRef(common, headDir, ref, newSHA, oldSHA, who, msg string) bool {
-	path := filepath.Join(common, filepath.FromSlash(ref))
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return false
-	}
-	done := false
-	defer func() {
-		if !done {
-			_ = os.Remove(lock)
-		}
-	}()
-	// Checked again under the lock: "" asks that the ref be missing.
-	cur, err := os.ReadFile(path)
-	if oldSHA == "" {
-		if !errors.Is(err, fs.ErrNotExist) {
-			_ = f.Close()
-			return false
-		}
-	} else if err != nil || strings.TrimSuffix(string(cur), "\n") != oldSHA {
-		_ = f.Close()
-		return false
-	}
-	_, werr := f.WriteString(newSHA + "\n")
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		return false
-	}
-	if err := os.Rename(lock, path); err != nil {
-		return false
-	}
-	done = true
-	from := oldSHA
-	if from == "" {
-		from = zeroSHA
-	}
-	line := from + " " + newSHA + " " + who + "\t" + msg + "\n"
-	appendLog(filepath.Join(common, "logs", filepath.FromSlash(ref)), line)
-	if headDir != "" {
-		appendLog(filepath.Join(headDir, "logs", "HEAD"), line)
-	}
-	return true
-}
-
-// appendLog appends line to the reflog at path, made when missing.
-func appendLog(path, line string) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return
-	}
-	lf, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
-	if err != nil {
-		return
-	}
-	_, _ = lf.WriteString(line)
-	_ = lf.Close()
 }
 
 // indexTrees writes the trees of an index's entries.
