@@ -113,7 +113,7 @@ func TestAssignmentTakenOnceItsLeaseIsIn(t *testing.T) {
 	// The put is slower than the assignment by much more than a bus round
 	// trip.
 	time.Sleep(100 * time.Millisecond)
-	if err := w.coord.Leases().Grant(ctxT(t), lease(as, "victim")); err != nil {
+	if _, err := w.coord.Leases().Grant(ctxT(t), lease(as, "victim")); err != nil {
 		t.Fatal(err)
 	}
 	if ack := bustest.Recv(t, "the assignment's ack", acked); !ack.Processed {
@@ -150,7 +150,7 @@ func TestAssignmentWithoutItsLeaseRefused(t *testing.T) {
 	comesLater := forge(7, "forged-later")
 	later := forge(7, "real-later")
 	for _, l := range []workers.Lease{lease(real5, "victim"), lease(otherWorker, "someone-else")} {
-		if err := w.coord.Leases().Grant(ctx, l); err != nil {
+		if _, err := w.coord.Leases().Grant(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestAssignmentWithoutItsLeaseRefused(t *testing.T) {
 			acks <- answer{what, ack, err}
 		}()
 	}
-	if err := w.coord.Leases().Grant(ctx, lease(later, "victim")); err != nil {
+	if _, err := w.coord.Leases().Grant(ctx, lease(later, "victim")); err != nil {
 		t.Fatal(err)
 	}
 	for range 4 {

@@ -329,7 +329,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		c.mu.Unlock()
 		granted := make(chan error, 1)
 		go func() {
-			rev, err := c.leases.grant(ctx, lease)
+			rev, err := c.leases.Grant(ctx, lease)
 			if err == nil {
 				c.revised(award, rev)
 			}
@@ -453,7 +453,7 @@ func (c *Coordinator) inbox(ctx context.Context, e collab.Event) (bus.Ack, error
 		if err != nil {
 			return bus.Ack{Message: err.Error()}, nil
 		}
-		rev, err := c.leases.renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock())
+		rev, err := c.leases.Renew(ctx, hb.Key, hb.Award, hb.Worker, hb.Token, c.opts.Clock())
 		if err != nil {
 			c.emit(Event{Type: "work.refused", Key: hb.Key, Award: hb.Award, Worker: hb.Worker, Detail: "heartbeat: " + err.Error()})
 			return bus.Ack{Message: "lease lost: " + err.Error()}, nil

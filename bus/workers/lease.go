@@ -79,14 +79,8 @@ func (ls *Leases) Get(ctx context.Context, key string) (Lease, uint64, error) {
 }
 
 // Grant records l, replacing any earlier lease on its key: the earlier
-// award is lost from this moment.
-func (ls *Leases) Grant(ctx context.Context, l Lease) error {
-	_, err := ls.grant(ctx, l)
-	return err
-}
-
-// grant is Grant, returning the lease's revision.
-func (ls *Leases) grant(ctx context.Context, l Lease) (uint64, error) {
+// award is lost from this moment. It returns the lease's revision.
+func (ls *Leases) Grant(ctx context.Context, l Lease) (uint64, error) {
 	data, err := json.Marshal(l)
 	if err != nil {
 		return 0, err
@@ -125,14 +119,9 @@ func (ls *Leases) Proves(ctx context.Context, key, award, worker, token string) 
 
 // Renew moves the heartbeat of the lease on key, held by worker under
 // award with its token, to now: a compare-and-swap on the revision read, so a renewal
-// never revives a lease lost meanwhile.
-func (ls *Leases) Renew(ctx context.Context, key, award, worker, token string, now time.Time) error {
-	_, err := ls.renew(ctx, key, award, worker, token, now)
-	return err
-}
-
-// renew is Renew, returning the lease's new revision.
-func (ls *Leases) renew(ctx context.Context, key, award, worker, token string, now time.Time) (uint64, error) {
+// never revives a lease lost meanwhile. It returns the lease's new
+// revision.
+func (ls *Leases) Renew(ctx context.Context, key, award, worker, token string, now time.Time) (uint64, error) {
 	l, rev, err := ls.Proves(ctx, key, award, worker, token)
 	if err != nil {
 		return 0, err

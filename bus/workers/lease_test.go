@@ -29,7 +29,7 @@ func TestReleaseAtTheRevisionWritten(t *testing.T) {
 	}
 	now := time.Now()
 	grant := func(key, award string) uint64 {
-		rev, err := ls.grant(ctx, Lease{Key: key, Award: award, Worker: "w", TokenHash: TokenHash("tok"), Granted: now, Heartbeat: now})
+		rev, err := ls.Grant(ctx, Lease{Key: key, Award: award, Worker: "w", TokenHash: TokenHash("tok"), Granted: now, Heartbeat: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestReleaseAtTheRevisionWritten(t *testing.T) {
 	}
 	// Renewed since, the revision unknown to the caller.
 	rev = grant("p.2", "a2")
-	if _, err := ls.renew(ctx, "p.2", "a2", "w", "tok", now.Add(time.Second)); err != nil {
+	if _, err := ls.Renew(ctx, "p.2", "a2", "w", "tok", now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if err := ls.releaseAt(ctx, "p.2", "a2", rev); err != nil || !gone("p.2") {

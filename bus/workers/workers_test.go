@@ -437,7 +437,7 @@ func TestTakeBackReleasesOnlyTheRunsLeases(t *testing.T) {
 		{Key: "p.2", Run: "p", Task: 2, Award: "a2", Worker: "w", Granted: now, Heartbeat: now},
 		{Key: "pq.1", Run: "pq", Task: 1, Award: "b1", Worker: "w", Granted: now, Heartbeat: now},
 	} {
-		if err := w.coord.Leases().Grant(ctx, l); err != nil {
+		if _, err := w.coord.Leases().Grant(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 	}
