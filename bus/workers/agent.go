@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weavehq/weave/bus"
@@ -80,6 +81,8 @@ type Agent struct {
 	registry *Registry
 	opts     AgentOptions
 	sub      bus.Subscription
+	// nc carries the hold requests of the tasks with a budget (hold.go).
+	nc *nats.Conn
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -116,7 +119,7 @@ func Join(ctx context.Context, b collab.Bus, js jetstream.JetStream, repo *gitwo
 	if opts.Announce <= 0 {
 		opts.Announce = 5 * time.Second
 	}
-	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}, changed: make(chan struct{}, 1)}
+	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}, changed: make(chan struct{}, 1), nc: js.Conn()}
 	var err error
 	if a.leases, err = OpenLeases(ctx, js); err != nil {
 		return nil, err
@@ -396,7 +399,10 @@ func (a *Agent) run(as Assignment) {
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
 	spent := &spendBox{}
-	commit, bundle, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
+	// A task with a budget asks the coordinator to hold each model call's
+	// worst case before it is made (hold.go).
+	ectx := withHolds(context.WithValue(ctx, spendKey{}, spent), a.nc, a.info.Name, as)
+	commit, bundle, err := a.work(ectx, as, &log, &res.Steps)
 	res.Spend = spent.get()
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be

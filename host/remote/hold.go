@@ -1,0 +1,181 @@
+package remote
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/budget"
+)
+
+// holds keeps the holds that workers ask before each model call of a task
+// offered with a budget (bus/workers' hold.go), in the run's own ledger:
+// each is Ledger.Begin against the run's, the plan's and the task's
+// budgets, beside every other call under way, local or remote. So the
+// shared budgets hold exactly, however many tasks run at once and
+// wherever. A settle is charged, never more than its hold nor less than
+// nothing; a hold not settled when its award ends is released.
+type holds struct {
+	ledger *budget.Ledger
+	logger *slog.Logger
+
+	mu sync.Mutex
+	// tasks holds the budget scope of each task on offer with a budget, by
+	// key: the context its slot's Run was given (budget.Ledger.Scope).
+	tasks map[string]context.Context
+	// awards are the awards of those tasks whose worker may ask holds.
+	awards map[string]*awardHolds
+	// ended is what the holds of each ended award charged, until the
+	// result's figures are reckoned with it (reckoned).
+	ended map[string]reckoning
+}
+
+// awardHolds is one award's holds.
+type awardHolds struct {
+	key   string
+	scope context.Context
+	open  map[string]openHold
+	next  int
+	sum   reckoning
+}
+
+// openHold is a hold granted and not yet settled.
+type openHold struct {
+	worst float64
+	end   func(usd float64, known, charged bool)
+}
+
+// reckoning is what an award's holds charged: dollars, calls of unknown
+// price, and the ledger's refusal of a hold, if one was refused.
+type reckoning struct {
+	key     string
+	usd     float64
+	unknown int
+	refused *budget.Error
+}
+
+func newHolds(ledger *budget.Ledger, logger *slog.Logger) *holds {
+	return &holds{ledger: ledger, logger: logger, tasks: map[string]context.Context{}, awards: map[string]*awardHolds{}, ended: map[string]reckoning{}}
+}
+
+// offering registers task key's budget scope while it is on offer; the
+// func returned forgets it, and what its awards' holds charged.
+func (h *holds) offering(key string, scope context.Context) func() {
+	h.mu.Lock()
+	h.tasks[key] = scope
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.tasks, key)
+		for award, r := range h.ended {
+			if r.key == key {
+				delete(h.ended, award)
+			}
+		}
+	}
+}
+
+// Open implements workers.HoldServer: award's worker may ask holds for
+// task key when the task is on offer with a budget.
+func (h *holds) Open(key, award string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	scope, ok := h.tasks[key]
+	if !ok || h.awards[award] != nil {
+		return
+	}
+	h.awards[award] = &awardHolds{key: key, scope: scope, open: map[string]openHold{}, sum: reckoning{key: key}}
+}
+
+// Close implements workers.HoldServer: the award ended; its holds not
+// settled are released, charging nothing.
+func (h *holds) Close(award string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, ok := h.awards[award]
+	if !ok {
+		return
+	}
+	delete(h.awards, award)
+	for _, o := range a.open {
+		o.end(0, true, false)
+	}
+	if len(a.open) > 0 {
+		h.logger.Info("workers: holds not settled when the award ended were released", "task", a.key, "award", award, "holds", len(a.open))
+	}
+	h.ended[award] = a.sum
+}
+
+// Serve implements workers.HoldServer, for a request bus/workers has
+// authenticated as award's worker's.
+func (h *holds) Serve(_ context.Context, req workers.HoldRequest) workers.HoldReply {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, ok := h.awards[req.Award]
+	if !ok || a.key != req.Key {
+		return workers.HoldReply{Error: "no budget holds for award " + req.Award + " of task " + req.Key}
+	}
+	switch req.Op {
+	case workers.HoldOpHold:
+		need := req.Need
+		if math.IsNaN(need) || math.IsInf(need, 0) || need < 0 {
+			return workers.HoldReply{Error: "a hold of " + strconv.FormatFloat(need, 'g', -1, 64) + " dollars is not an amount"}
+		}
+		end, err := h.ledger.Begin(a.scope, req.Model, need, true)
+		if err != nil {
+			e, ok := budget.As(err)
+			if !ok {
+				return workers.HoldReply{Error: err.Error()}
+			}
+			if a.sum.refused == nil {
+				a.sum.refused = e
+			}
+			return workers.HoldReply{Refusal: &workers.BudgetRefusal{Scope: string(e.Scope), TaskKey: e.TaskKey, Task: e.Task, Limit: e.Limit,
+				Spent: e.Spent, Held: e.Held, Need: e.Need, Model: e.Model, NoPrice: e.NoPrice, Run: e.Run, Plan: e.Plan}}
+		}
+		a.next++
+		id := strconv.Itoa(a.next)
+		a.open[id] = openHold{worst: need, end: end}
+		return workers.HoldReply{Granted: true, Hold: id}
+	case workers.HoldOpSettle:
+		o, ok := a.open[req.Hold]
+		if !ok {
+			return workers.HoldReply{Error: "no hold " + req.Hold + " is open for award " + req.Award}
+		}
+		delete(a.open, req.Hold)
+		if req.Unknown {
+			o.end(0, false, true)
+			a.sum.unknown++
+			return workers.HoldReply{Granted: true, Hold: req.Hold}
+		}
+		usd := req.USD
+		if math.IsNaN(usd) || usd < 0 {
+			usd = 0
+		}
+		if usd > o.worst {
+			h.logger.Warn("workers: a worker settled a hold for more than it held; charged the hold", "task", a.key, "award", req.Award, "worker", req.Worker,
+				"said_usd", req.USD, "held_usd", o.worst)
+			usd = o.worst
+		}
+		o.end(usd, true, true)
+		a.sum.usd += usd
+		return workers.HoldReply{Granted: true, Hold: req.Hold}
+	}
+	return workers.HoldReply{Error: "unknown hold operation " + strconv.Quote(req.Op)}
+}
+
+// reckoned is what the holds of award charged; false when the award had
+// no holds kept (its task had no budget, or it ran in this process).
+func (h *holds) reckoned(award string) (reckoning, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.ended[award]
+	delete(h.ended, award)
+	return r, ok
+}
+
+var _ workers.HoldServer = (*holds)(nil)
