@@ -58,6 +58,17 @@
 // one stopped the task). What to charge is the caller's: bus/workers
 // passes the figures on and trusts none of them.
 //
+// With CoordinatorOptions.Holds set, the worker's Exec of a task whose
+// offer carries an Allowance has a hold client (HoldsFor): before each
+// model call it asks the coordinator to hold the call's worst case, and
+// settles the hold when the call ends (hold.go). The requests travel on
+// weave.hold.<coordinator>.<worker>, plain NATS request and reply; the
+// coordinator takes one only on the subject of the worker the award's
+// lease names, with the award's token, while an Offer waits for the
+// award's result, and tells the HoldServer when each award starts and
+// ends, so that holds not settled are released. A worker that gets no
+// answer within the lease is told so (ErrNoHold): the call is not made.
+//
 // # The bundle store
 //
 // A result leaves the store once its commit is fetched, a log once the

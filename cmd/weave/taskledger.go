@@ -12,7 +12,9 @@ import (
 // to spend (the offer's allowance, which the worker's ledger holds the
 // task's calls to: budget.Ledger.ScopeAllowance), and says what it spent
 // with its result (workers.ReportSpend), which the coordinator charges,
-// capped by the allowance, to its own ledger.
+// capped by the allowance, to its own ledger. Before each model call it
+// asks the coordinator to hold the call's worst case in that ledger
+// (taskHolder), so that tasks running at once keep the shared budgets.
 
 // taskAllowance is the ledger's allowance of an offer's (nil: none).
 func taskAllowance(b *workers.Allowance) *budget.Allowance {

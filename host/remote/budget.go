@@ -13,7 +13,10 @@ import (
 // task's budgets, reckoned when the task is offered), the worker's run of
 // the task holds each model call to it, and what the worker says the task
 // spent is charged to the run's ledger, capped by that allowance: a worker
-// can never make the figures grow past it, nor shrink them.
+// can never make the figures grow past it, nor shrink them. Since tasks
+// offered together each had the whole remainder, the worker also holds
+// each call's worst case in the run's ledger before making it (hold.go),
+// and that keeps the shared budgets exact.
 
 // allowance sets o's budget from the ledger, for the task ctx carries;
 // limited is false when no budget holds.

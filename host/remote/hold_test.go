@@ -1,0 +1,158 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/weavehq/weave/bus/bustest"
+	"github.com/weavehq/weave/bus/workers"
+	"github.com/weavehq/weave/host/budget"
+	"github.com/weavehq/weave/host/remote"
+	"github.com/weavehq/weave/host/run"
+	"github.com/weavehq/weave/internal/gitwork"
+	"github.com/weavehq/weave/plans"
+)
+
+// TestHostileWorkerHolds: a worker awarded a task under a run budget of $1
+// asks holds over the bus as a hostile peer would. A hold asked for an
+// award it does not hold, with a forged token, or on another worker's
+// subject is refused; a hold that could cross the budget beside the one
+// it holds is refused; a settle of more than its hold is charged the hold;
+// and a hold never settled is released when its lease is lost: a dead
+// worker leaks nothing, and the ledger never passes $1.
+func TestHostileWorkerHolds(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger, Lease: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
+
+	rb := newBus(t, ns.URL())
+	nc := rb.JetStream().Conn()
+	// ask sends a raw hold request on subject.
+	ask := func(subject string, req workers.HoldRequest) workers.HoldReply {
+		t.Helper()
+		data, _ := json.Marshal(req)
+		m, err := nc.Request(subject, data, 5*time.Second)
+		if err != nil {
+			t.Fatalf("hold request on %s: %v", subject, err)
+		}
+		var r workers.HoldReply
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	held := make(chan struct{})
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			h := workers.HoldsFor(ctx)
+			if h == nil {
+				fail("an offer with a budget gave its Exec no hold client")
+				return "", fmt.Errorf("no holds")
+			}
+			own := workers.HoldSubject(a.Coordinator, "far")
+			req := workers.HoldRequest{Op: workers.HoldOpHold, Key: a.Key(), Award: a.Award, Worker: "far", Token: a.Token, Model: "m", Need: 0.5}
+			for what, bad := range map[string]func(workers.HoldRequest) (string, workers.HoldRequest){
+				"another award":  func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Award = "0123456789abcdef"; return own, q },
+				"a forged token": func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Token = "forged"; return own, q },
+				"another task":   func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Key = "p.1"; return own, q },
+				"another's name": func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Worker = "near"; return own, q },
+				"another subject": func(q workers.HoldRequest) (string, workers.HoldRequest) {
+					return workers.HoldSubject(a.Coordinator, "near"), q
+				},
+				"a negative hold": func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Need = -3; return own, q },
+				"an unknown settle": func(q workers.HoldRequest) (string, workers.HoldRequest) {
+					q.Op, q.Hold, q.USD = workers.HoldOpSettle, "77", 0.1
+					return own, q
+				},
+			} {
+				subject, q := bad(req)
+				if r := ask(subject, q); r.Granted || r.Error == "" {
+					fail("a hold with %s was answered %+v, want refused", what, r)
+				}
+			}
+			if sp := ledger.Spent(); sp.Run != 0 {
+				fail("refused holds charged $%v", sp.Run)
+			}
+			id, refusal, err := h.Hold(ctx, "m", 0.6)
+			if err != nil || refusal != nil {
+				fail("a hold of $0.60 under $1: %v %+v", err, refusal)
+				return "", fmt.Errorf("no hold")
+			}
+			// Beside the $0.60 held, $0.60 more could cross the budget.
+			if _, refusal, err := h.Hold(ctx, "m", 0.6); err != nil || refusal == nil || refusal.Scope != "run" {
+				fail("a second hold of $0.60 = %+v, %v; want the run's budget refusing it", refusal, err)
+			}
+			if err := h.Settle(ctx, id, 5, false); err != nil {
+				fail("settle: %v", err)
+			}
+			if sp := ledger.Spent(); math.Abs(sp.Run-0.6) > 1e-9 {
+				fail("a settle of $5 for a hold of $0.60 charged $%v, want the hold", sp.Run)
+			}
+			if r := ask(own, workers.HoldRequest{Op: workers.HoldOpSettle, Key: a.Key(), Award: a.Award, Worker: "far", Token: a.Token, Hold: id, USD: 0.6}); r.Error == "" {
+				fail("a hold settled twice was answered %+v", r)
+			}
+			// A hold never settled: the worker dies holding it.
+			if _, refusal, err := h.Hold(ctx, "m", 0.3); err != nil || refusal != nil {
+				fail("a hold of $0.30 beside $0.60 spent: %v %+v", err, refusal)
+			}
+			close(held)
+			<-ctx.Done()
+			return "", ctx.Err()
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	rctx, stop := context.WithCancel(scope)
+	done := make(chan error, 1)
+	go func() {
+		_, err := pool.Workers()[0].Run(rctx, a, io.Discard)
+		done <- err
+	}()
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the worker never held its calls")
+	}
+	left := func() float64 { a, _ := ledger.AllowanceFor(scope); return a.USD }
+	if l := left(); math.Abs(l-0.1) > 1e-9 {
+		t.Errorf("with $0.60 spent and $0.30 held, $%v is left, want $0.10", l)
+	}
+	// The worker dies: its lease lapses and its hold goes.
+	_ = far.Close()
+	for left() < 0.4-1e-9 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the hold of a worker whose lease was lost was never released: $%v left", left())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	stop()
+	<-done
+	for _, pr := range problems {
+		t.Error(pr)
+	}
+	if sp := ledger.Spent(); sp.Run > 1+1e-9 || math.Abs(sp.Run-0.6) > 1e-9 {
+		t.Errorf("the run spent $%v, want the $0.60 settled, never past $1", sp.Run)
+	}
+}
