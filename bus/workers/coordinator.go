@@ -314,8 +314,12 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 	}()
 	// The award's holds are kept from before its worker hears of it until
 	// it ends, however it ends: those not settled are released then.
+	// An award this coordinator stops itself (its Offer's context ended:
+	// the run pauses or stops) leaves its worker running until it hears:
+	// a call under way then goes on, and is charged what it may cost.
 	c.holdsOpen(o.Key(), award)
-	defer c.holdsClose(award)
+	stopped := false
+	defer func() { c.holdsClose(award, stopped) }()
 	var worker string
 	var labels []string
 	var bundleOut time.Duration
@@ -404,6 +408,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 			c.emit(Event{Type: "work.lost", Key: o.Key(), Award: award, Worker: worker, Detail: detail})
 			return Result{}, false, nil
 		case <-ctx.Done():
+			stopped = true
 			_ = c.leases.Release(context.WithoutCancel(ctx), o.Key(), award)
 			c.takenBack(context.WithoutCancel(ctx), award)
 			return Result{}, false, fmt.Errorf("task %s on %s: %w", o.Key(), worker, ctx.Err())

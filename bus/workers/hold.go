@@ -97,11 +97,15 @@ type BudgetRefusal struct {
 // host/remote). The coordinator calls Open when it awards task key under
 // award, before the worker hears of it; Serve with every request it
 // authenticated for that award; Close once the award ended, however it
-// ended: a hold not settled by then is released.
+// ended: a hold not settled by then is released, its worker's result
+// taken or its lease lost. stopped says the coordinator stopped the award
+// itself (the run pauses or stops) while its worker, which hears of it
+// only at its next heartbeat, may be making a call: such a hold is
+// charged what it held instead.
 type HoldServer interface {
 	Open(key, award string)
 	Serve(ctx context.Context, req HoldRequest) HoldReply
-	Close(award string)
+	Close(award string, stopped bool)
 }
 
 // listenHolds subscribes the coordinator to its workers' hold requests.
@@ -174,9 +178,9 @@ func (c *Coordinator) holdsOpen(key, award string) {
 	}
 }
 
-func (c *Coordinator) holdsClose(award string) {
+func (c *Coordinator) holdsClose(award string, stopped bool) {
 	if c.opts.Holds != nil {
-		c.opts.Holds.Close(award)
+		c.opts.Holds.Close(award, stopped)
 	}
 }
 

@@ -92,8 +92,11 @@ func (h *holds) Open(key, award string) {
 }
 
 // Close implements workers.HoldServer: the award ended; its holds not
-// settled are released, charging nothing.
-func (h *holds) Close(award string) {
+// settled are released, charging nothing (its result came, or its worker
+// went silent), or, when this coordinator stopped the award itself while
+// the worker may still be making the call, charged what they held: within
+// the budgets, and never less than the call may cost.
+func (h *holds) Close(award string, stopped bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a, ok := h.awards[award]
@@ -102,10 +105,15 @@ func (h *holds) Close(award string) {
 	}
 	delete(h.awards, award)
 	for _, o := range a.open {
+		if stopped {
+			o.end(o.worst, true, true)
+			a.sum.usd += o.worst
+			continue
+		}
 		o.end(0, true, false)
 	}
 	if len(a.open) > 0 {
-		h.logger.Info("workers: holds not settled when the award ended were released", "task", a.key, "award", award, "holds", len(a.open))
+		h.logger.Info("workers: holds not settled when the award ended", "task", a.key, "award", award, "holds", len(a.open), "charged", stopped)
 	}
 	h.ended[award] = a.sum
 }

@@ -156,3 +156,75 @@ func TestHostileWorkerHolds(t *testing.T) {
 		t.Errorf("the run spent $%v, want the $0.60 settled, never past $1", sp.Run)
 	}
 }
+
+// TestStoppedAwardChargesItsHolds: when the run stops a remote task itself
+// (it pauses, or Ctrl-C) while its worker holds a call, the worker hears
+// of it only at its next heartbeat and the call goes on: the hold is
+// charged what it held, within the budget, and a late settle is not
+// charged again.
+func TestStoppedAwardChargesItsHolds(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
+	rb := newBus(t, ns.URL())
+	held, stopped := make(chan string), make(chan struct{})
+	var late error
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			h := workers.HoldsFor(ctx)
+			if h == nil {
+				return "", fmt.Errorf("no holds")
+			}
+			id, refusal, err := h.Hold(ctx, "m", 0.3)
+			if err != nil || refusal != nil {
+				return "", fmt.Errorf("hold: %v %+v", err, refusal)
+			}
+			held <- id
+			<-stopped
+			late = h.Settle(ctx, id, 0.1, false)
+			close(held)
+			return "", fmt.Errorf("stopped")
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	rctx, stop := context.WithCancel(scope)
+	done := make(chan error, 1)
+	go func() {
+		_, err := pool.Workers()[0].Run(rctx, a, io.Discard)
+		done <- err
+	}()
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the worker never held its call")
+	}
+	stop()
+	<-done
+	close(stopped)
+	<-held
+	if late == nil {
+		t.Error("a settle after the run stopped the award was taken")
+	}
+	if sp := ledger.Spent(); math.Abs(sp.Run-0.3) > 1e-9 {
+		t.Errorf("the run spent $%v, want the $0.30 the stopped call held", sp.Run)
+	}
+	if left, _ := ledger.AllowanceFor(scope); math.Abs(left.USD-0.7) > 1e-9 {
+		t.Errorf("$%v left, want $0.70: nothing held any more", left.USD)
+	}
+}
