@@ -35,7 +35,9 @@ func (p *Pool) allowance(ctx context.Context, o *workers.Offer) (budget.Allowanc
 // task's, and returns the budget's refusal when the worker stopped the
 // task on one that the ledger confirms (the run pauses on it, as on a
 // local task's); nil otherwise. A stop the ledger does not confirm leaves
-// the task to fail as any other failure does.
+// the task to fail as any other failure does. Only a task that failed is
+// stopped so: one that succeeded lands, whatever call of its was refused
+// on the way (its agent went on without it).
 //
 // A task whose worker held its calls' worst cases (hold.go) was charged
 // as its holds were settled: the figures its result says are reckoned with
@@ -74,7 +76,10 @@ func (p *Pool) charge(ctx context.Context, o workers.Offer, res workers.Result, 
 			}
 		}
 	}
-	if held.refused != nil && (res.Error != "" || s != nil && s.Stop != nil) {
+	if res.Error == "" {
+		return nil
+	}
+	if held.refused != nil {
 		return fmt.Errorf("task %s on worker %s: %w", o.Key(), res.Worker, held.refused)
 	}
 	if s == nil || s.Stop == nil {

@@ -228,3 +228,58 @@ func TestStoppedAwardChargesItsHolds(t *testing.T) {
 		t.Errorf("$%v left, want $0.70: nothing held any more", left.USD)
 	}
 }
+
+// TestSucceededTaskLandsThoughAHoldWasRefused: a remote task's second hold
+// is refused while its first holds $0.60 of a $1 run budget; its agent goes
+// on and the task succeeds, its figures saying the refused call (Stop).
+// The task lands with its commit: a refusal pauses only a task that
+// failed.
+func TestSucceededTaskLandsThoughAHoldWasRefused(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	rb := newBus(t, ns.URL())
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			h := workers.HoldsFor(ctx)
+			id, _, err := h.Hold(ctx, "m", 0.6)
+			if err != nil {
+				return "", err
+			}
+			if _, refusal, err := h.Hold(ctx, "m", 0.6); refusal == nil || err != nil {
+				return "", fmt.Errorf("a second $0.60 hold beside the first was not refused: %v", err)
+			}
+			if err := h.Settle(ctx, id, 0.1, false); err != nil {
+				return "", err
+			}
+			workers.ReportSpend(ctx, workers.Spend{USD: 0.1, Calls: 1, Stop: &workers.BudgetStop{Model: "m", Need: 0.6}})
+			return commitIn(ctx, r, "far-"+a.Award, a.Run, a.Task, a.Base, a.AttemptID)
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	out, err := pool.Workers()[0].Run(ledger.Scope(ctx, task.Key(), task.Label(), 0), a, io.Discard)
+	if err != nil {
+		t.Fatalf("a task that succeeded on its worker came back as: %v", err)
+	}
+	if out.Commit == "" {
+		t.Fatal("the task's commit was dropped")
+	}
+	if got := ledger.Spent().Run; math.Abs(got-0.1) > 1e-9 {
+		t.Errorf("the run's ledger holds $%v spent, want the $0.10 settled", got)
+	}
+}
