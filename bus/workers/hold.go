@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -57,6 +59,10 @@ type HoldRequest struct {
 	Award  string `json:"award"`
 	Worker string `json:"worker"`
 	Token  string `json:"token"`
+	// ID names the request, the same on every retry of it: a coordinator
+	// whose answer was late and is asked again answers as it did, so a
+	// call is held once, a hold settled once.
+	ID string `json:"id,omitempty"`
 	// Model and Need (US dollars): the call and its worst case.
 	Model string  `json:"model,omitempty"`
 	Need  float64 `json:"need,omitempty"`
@@ -195,6 +201,8 @@ type Holds struct {
 	base    HoldRequest
 	// wait bounds how long a request is sent again while nobody answers.
 	wait time.Duration
+	// seq numbers the requests (HoldRequest.ID).
+	seq atomic.Int64
 }
 
 // HoldsFor is the hold client of the task ctx is an Exec's for, nil when
@@ -229,6 +237,7 @@ var ErrNoHold = errors.New("the coordinator could not be reached to hold the cal
 func (h *Holds) Hold(ctx context.Context, model string, need float64) (string, *BudgetRefusal, error) {
 	req := h.base
 	req.Op, req.Model, req.Need = HoldOpHold, model, need
+	req.ID = h.nextID()
 	r, err := h.ask(ctx, req)
 	if err != nil {
 		return "", nil, err
@@ -248,12 +257,16 @@ func (h *Holds) Hold(ctx context.Context, model string, need float64) (string, *
 func (h *Holds) Settle(ctx context.Context, hold string, usd float64, unknown bool) error {
 	req := h.base
 	req.Op, req.Hold, req.USD, req.Unknown = HoldOpSettle, hold, usd, unknown
+	req.ID = h.nextID()
 	if math.IsNaN(usd) || math.IsInf(usd, 0) {
 		req.USD = 0
 	}
 	_, err := h.ask(context.WithoutCancel(ctx), req)
 	return err
 }
+
+// nextID names a new request, unique within the award.
+func (h *Holds) nextID() string { return strconv.FormatInt(h.seq.Add(1), 10) }
 
 // ask sends req until the coordinator answers, ctx ends or h.wait passes.
 func (h *Holds) ask(ctx context.Context, req HoldRequest) (HoldReply, error) {

@@ -40,6 +40,10 @@ type awardHolds struct {
 	open  map[string]openHold
 	next  int
 	sum   reckoning
+	// answers are the answers to the last requests, by ID, oldest first
+	// in asked (maxAnswers).
+	answers map[string]workers.HoldReply
+	asked   []string
 }
 
 // openHold is a hold granted and not yet settled.
@@ -88,7 +92,7 @@ func (h *holds) Open(key, award string) {
 	if !ok || h.awards[award] != nil {
 		return
 	}
-	h.awards[award] = &awardHolds{key: key, scope: scope, open: map[string]openHold{}, sum: reckoning{key: key}}
+	h.awards[award] = &awardHolds{key: key, scope: scope, open: map[string]openHold{}, sum: reckoning{key: key}, answers: map[string]workers.HoldReply{}}
 }
 
 // Close implements workers.HoldServer: the award ended; its holds not
@@ -97,6 +101,8 @@ func (h *holds) Open(key, award string) {
 // the worker may still be making the call, charged what they held: within
 // the budgets, and never less than the call may cost.
 func (h *holds) Close(award string, stopped bool) {
+	var ends []func()
+	defer func() { runEnds(ends) }()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a, ok := h.awards[award]
@@ -106,11 +112,11 @@ func (h *holds) Close(award string, stopped bool) {
 	delete(h.awards, award)
 	for _, o := range a.open {
 		if stopped {
-			o.end(o.worst, true, true)
+			ends = append(ends, func() { o.end(o.worst, true, true) })
 			a.sum.usd += o.worst
 			continue
 		}
-		o.end(0, true, false)
+		ends = append(ends, func() { o.end(0, true, false) })
 	}
 	if len(a.open) > 0 {
 		h.logger.Info("workers: holds not settled when the award ended", "task", a.key, "award", award, "holds", len(a.open), "charged", stopped)
@@ -118,47 +124,83 @@ func (h *holds) Close(award string, stopped bool) {
 	h.ended[award] = a.sum
 }
 
+// runEnds ends holds in the ledger, outside h.mu: a charge writes the
+// run's figures to disk (budget.Ledger.OnCharge), which no other hold
+// request should wait behind.
+func runEnds(ends []func()) {
+	for _, end := range ends {
+		end()
+	}
+}
+
+// maxAnswers is how many answers an award keeps for requests asked again
+// (workers.HoldRequest.ID): a retry comes within seconds of its request.
+const maxAnswers = 64
+
 // Serve implements workers.HoldServer, for a request bus/workers has
-// authenticated as award's worker's.
+// authenticated as award's worker's. A request asked again (the same ID)
+// is answered as it was, and changes nothing.
 func (h *holds) Serve(_ context.Context, req workers.HoldRequest) workers.HoldReply {
+	var ends []func()
+	defer func() { runEnds(ends) }()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a, ok := h.awards[req.Award]
 	if !ok || a.key != req.Key {
 		return workers.HoldReply{Error: "no budget holds for award " + req.Award + " of task " + req.Key}
 	}
+	if r, ok := a.answers[req.ID]; ok && req.ID != "" {
+		return r
+	}
+	r, end := h.serve(a, req)
+	if end != nil {
+		ends = append(ends, end)
+	}
+	if req.ID != "" {
+		if len(a.asked) >= maxAnswers {
+			delete(a.answers, a.asked[0])
+			a.asked = a.asked[1:]
+		}
+		a.answers[req.ID] = r
+		a.asked = append(a.asked, req.ID)
+	}
+	return r
+}
+
+// serve answers req for award a, and returns the ledger's end of a hold
+// settled, to be called once h.mu is let go. h.mu is held.
+func (h *holds) serve(a *awardHolds, req workers.HoldRequest) (workers.HoldReply, func()) {
 	switch req.Op {
 	case workers.HoldOpHold:
 		need := req.Need
 		if math.IsNaN(need) || math.IsInf(need, 0) || need < 0 {
-			return workers.HoldReply{Error: "a hold of " + strconv.FormatFloat(need, 'g', -1, 64) + " dollars is not an amount"}
+			return workers.HoldReply{Error: "a hold of " + strconv.FormatFloat(need, 'g', -1, 64) + " dollars is not an amount"}, nil
 		}
 		end, err := h.ledger.Begin(a.scope, req.Model, need, true)
 		if err != nil {
 			e, ok := budget.As(err)
 			if !ok {
-				return workers.HoldReply{Error: err.Error()}
+				return workers.HoldReply{Error: err.Error()}, nil
 			}
 			if a.sum.refused == nil {
 				a.sum.refused = e
 			}
 			return workers.HoldReply{Refusal: &workers.BudgetRefusal{Scope: string(e.Scope), TaskKey: e.TaskKey, Task: e.Task, Limit: e.Limit,
-				Spent: e.Spent, Held: e.Held, Need: e.Need, Model: e.Model, NoPrice: e.NoPrice, Run: e.Run, Plan: e.Plan}}
+				Spent: e.Spent, Held: e.Held, Need: e.Need, Model: e.Model, NoPrice: e.NoPrice, Run: e.Run, Plan: e.Plan}}, nil
 		}
 		a.next++
 		id := strconv.Itoa(a.next)
 		a.open[id] = openHold{worst: need, end: end}
-		return workers.HoldReply{Granted: true, Hold: id}
+		return workers.HoldReply{Granted: true, Hold: id}, nil
 	case workers.HoldOpSettle:
 		o, ok := a.open[req.Hold]
 		if !ok {
-			return workers.HoldReply{Error: "no hold " + req.Hold + " is open for award " + req.Award}
+			return workers.HoldReply{Error: "no hold " + req.Hold + " is open for award " + req.Award}, nil
 		}
 		delete(a.open, req.Hold)
 		if req.Unknown {
-			o.end(0, false, true)
 			a.sum.unknown++
-			return workers.HoldReply{Granted: true, Hold: req.Hold}
+			return workers.HoldReply{Granted: true, Hold: req.Hold}, func() { o.end(0, false, true) }
 		}
 		usd := req.USD
 		if math.IsNaN(usd) || usd < 0 {
@@ -169,11 +211,10 @@ func (h *holds) Serve(_ context.Context, req workers.HoldRequest) workers.HoldRe
 				"said_usd", req.USD, "held_usd", o.worst)
 			usd = o.worst
 		}
-		o.end(usd, true, true)
 		a.sum.usd += usd
-		return workers.HoldReply{Granted: true, Hold: req.Hold}
+		return workers.HoldReply{Granted: true, Hold: req.Hold}, func() { o.end(usd, true, true) }
 	}
-	return workers.HoldReply{Error: "unknown hold operation " + strconv.Quote(req.Op)}
+	return workers.HoldReply{Error: "unknown hold operation " + strconv.Quote(req.Op)}, nil
 }
 
 // reckoned is what the holds of award charged; false when the award had

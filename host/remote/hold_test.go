@@ -283,3 +283,67 @@ func TestSucceededTaskLandsThoughAHoldWasRefused(t *testing.T) {
 		t.Errorf("the run's ledger holds $%v spent, want the $0.10 settled", got)
 	}
 }
+
+// TestHoldAskedAgainIsHeldOnce: a worker whose hold or settle went
+// unanswered asks it again with the same request ID; the coordinator
+// answers it as it did and holds, or charges, nothing more.
+func TestHoldAskedAgainIsHeldOnce(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
+	rb := newBus(t, ns.URL())
+	nc := rb.JetStream().Conn()
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			ask := func(req workers.HoldRequest) workers.HoldReply {
+				req.Key, req.Award, req.Worker, req.Token = a.Key(), a.Award, "far", a.Token
+				data, _ := json.Marshal(req)
+				m, err := nc.Request(workers.HoldSubject(a.Coordinator, "far"), data, 5*time.Second)
+				if err != nil {
+					t.Errorf("hold request: %v", err)
+					return workers.HoldReply{}
+				}
+				var rep workers.HoldReply
+				_ = json.Unmarshal(m.Data, &rep)
+				return rep
+			}
+			hold := workers.HoldRequest{Op: workers.HoldOpHold, ID: "1", Model: "m", Need: 0.6}
+			one, again := ask(hold), ask(hold)
+			if !one.Granted || again.Hold != one.Hold || !again.Granted {
+				t.Errorf("a hold asked twice was answered %+v then %+v, want the same hold", one, again)
+			}
+			// Had it been held twice, $1.20 would be held under $1.
+			if left, _ := ledger.AllowanceFor(scope); math.Abs(left.USD-0.4) > 1e-9 {
+				t.Errorf("after one hold of $0.60 asked twice $%v is left, want $0.40", left.USD)
+			}
+			settle := workers.HoldRequest{Op: workers.HoldOpSettle, ID: "2", Hold: one.Hold, USD: 0.5}
+			if r1, r2 := ask(settle), ask(settle); !r1.Granted || !r2.Granted {
+				t.Errorf("a settle asked twice was answered %+v then %+v, want settled both times", r1, r2)
+			}
+			return commitIn(ctx, r, "far-"+a.Award, a.Run, a.Task, a.Base, a.AttemptID)
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	if _, err := pool.Workers()[0].Run(scope, a, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if sp := ledger.Spent(); math.Abs(sp.Run-0.5) > 1e-9 || sp.Calls != 1 {
+		t.Errorf("the run spent $%v in %d calls, want the one $0.50 call settled", sp.Run, sp.Calls)
+	}
+}
