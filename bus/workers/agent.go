@@ -474,7 +474,11 @@ func (a *Agent) haveBase(ctx context.Context, as Assignment) error {
 var errLeaseLost = errors.New("the coordinator took the task back")
 
 // heartbeat renews the lease every third of its length until ctx ends; a
-// refusal means the lease is lost, and ends the task.
+// refusal means the lease is lost, and ends the task. So does a whole
+// lease without one renewal taken: by then the coordinator judges the
+// lease lost (its heartbeat is older than the lease) and, since a call
+// it cannot hear of could cross the run's budget, charges the calls this
+// worker holds their worst cases; the task must not make more.
 func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, as Assignment) {
 	every := as.Lease / 3
 	if every <= 0 {
@@ -483,6 +487,7 @@ func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, a
 	t := time.NewTicker(every)
 	defer t.Stop()
 	hb := Heartbeat{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
+	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -494,7 +499,16 @@ func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, a
 			cancel(fmt.Errorf("%w: %s", errLeaseLost, refused))
 			return
 		}
-		_ = ok // a transport failure (NATS restarting) is tried again next tick
+		if ok {
+			renewed = time.Now()
+			continue
+		}
+		// A transport failure (NATS restarting) is tried again next tick,
+		// for as long as the lease may still stand.
+		if as.Lease > 0 && time.Since(renewed) > as.Lease {
+			cancel(fmt.Errorf("%w: the coordinator was not reached for %s", errLeaseLost, as.Lease))
+			return
+		}
 	}
 }
 

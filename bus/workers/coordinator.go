@@ -313,10 +313,12 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		c.mu.Unlock()
 	}()
 	// The award's holds are kept from before its worker hears of it until
-	// it ends, however it ends: those not settled are released then.
-	// An award this coordinator stops itself (its Offer's context ended:
-	// the run pauses or stops) leaves its worker running until it hears:
-	// a call under way then goes on, and is charged what it may cost.
+	// it ends, however it ends: those not settled are released when its
+	// result came. An award this coordinator stops itself (its Offer's
+	// context ended: the run pauses or stops) leaves its worker running
+	// until it hears, and one whose lease was lost may have a worker cut
+	// off from NATS but not from its model: a call under way then goes
+	// on, and is charged what it may cost.
 	c.holdsOpen(o.Key(), award)
 	stopped := false
 	defer func() { c.holdsClose(award, stopped) }()
@@ -403,6 +405,7 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 			if err != nil {
 				detail = err.Error()
 			}
+			stopped = true
 			_ = c.leases.Release(ctx, o.Key(), award)
 			c.takenBack(ctx, award)
 			c.emit(Event{Type: "work.lost", Key: o.Key(), Award: award, Worker: worker, Detail: detail})

@@ -66,8 +66,10 @@
 // coordinator takes one only on the subject of the worker the award's
 // lease names, with the award's token, while an Offer waits for the
 // award's result, and tells the HoldServer when each award starts and
-// ends, so that holds not settled are released. A worker that gets no
-// answer within the lease is told so (ErrNoHold): the call is not made.
+// ends, so that holds not settled are released, or charged what they held
+// when the worker may still be making the call (the award stopped by the
+// coordinator, or its lease lost). A worker that gets no answer within
+// the lease is told so (ErrNoHold): the call is not made.
 //
 // # The bundle store
 //
@@ -89,7 +91,9 @@
 // on its revision, so a renewal never revives a lease lost meanwhile. A
 // worker silent for longer than the lease (killed, cut off) loses it: the
 // lease is released and the task offered again under a new award. A
-// worker whose heartbeat is refused stops the task.
+// worker whose heartbeat is refused stops the task, and so does one that
+// has had no heartbeat taken for a whole lease (cut off from NATS): the
+// coordinator counts it lost by then.
 //
 // # Results
 //

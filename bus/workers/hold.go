@@ -23,8 +23,11 @@ import (
 // remote (HoldRequest, op "hold"); the call is made only once the hold is
 // granted, and when it ends the worker settles the hold with what the call
 // cost (op "settle"). The coordinator never charges a settle more than its
-// hold, and releases every hold not settled when the award ends (its result
-// taken, its lease lost, taken back): a worker that dies leaks nothing.
+// hold, and releases every hold not settled when the award's result is
+// taken; one still open when the award is stopped or its lease lost is
+// charged what it held, since a worker cut off from NATS but not from its
+// model may still be making the call (it gives the task up once a lease
+// passes without a heartbeat taken: Agent.heartbeat).
 //
 // The requests travel on a subject of the worker's own,
 // weave.hold.<coordinator>.<worker> (HoldSubject), plain NATS request and
@@ -104,14 +107,16 @@ type BudgetRefusal struct {
 // award, before the worker hears of it; Serve with every request it
 // authenticated for that award; Close once the award ended, however it
 // ended: a hold not settled by then is released, its worker's result
-// taken or its lease lost. stopped says the coordinator stopped the award
-// itself (the run pauses or stops) while its worker, which hears of it
-// only at its next heartbeat, may be making a call: such a hold is
+// taken. charge says its worker may still be making a call: the
+// coordinator stopped the award itself (the run pauses or stops) and the
+// worker hears of it only at its next heartbeat, or its lease was lost
+// and the worker, cut off from NATS, may still reach its model until it
+// gives the task up (a lease without a heartbeat taken): such a hold is
 // charged what it held instead.
 type HoldServer interface {
 	Open(key, award string)
 	Serve(ctx context.Context, req HoldRequest) HoldReply
-	Close(award string, stopped bool)
+	Close(award string, charge bool)
 }
 
 // listenHolds subscribes the coordinator to its workers' hold requests.
@@ -184,9 +189,9 @@ func (c *Coordinator) holdsOpen(key, award string) {
 	}
 }
 
-func (c *Coordinator) holdsClose(award string, stopped bool) {
+func (c *Coordinator) holdsClose(award string, charge bool) {
 	if c.opts.Holds != nil {
-		c.opts.Holds.Close(award, stopped)
+		c.opts.Holds.Close(award, charge)
 	}
 }
 

@@ -21,6 +21,8 @@
 //     run's ledger holds its worst case beside every other call under
 //     way (hold.go): the run's, the plan's and the task's budgets hold
 //     exactly however many tasks run at once, wherever. A worker's holds
-//     are charged no more than they held, and released when its award
-//     ends; the result's figures are never charged twice.
+//     are charged no more than they held, released when its result
+//     comes, and charged what they held when the worker may still be
+//     making the call (the run stopped the task, or its lease was lost);
+//     the result's figures are never charged twice.
 package remote

@@ -17,7 +17,8 @@ import (
 // budgets, beside every other call under way, local or remote. So the
 // shared budgets hold exactly, however many tasks run at once and
 // wherever. A settle is charged, never more than its hold nor less than
-// nothing; a hold not settled when its award ends is released.
+// nothing; a hold not settled when its award ends is released, or charged
+// what it held when its worker may still be making the call (Close).
 type holds struct {
 	ledger *budget.Ledger
 	logger *slog.Logger
@@ -96,11 +97,11 @@ func (h *holds) Open(key, award string) {
 }
 
 // Close implements workers.HoldServer: the award ended; its holds not
-// settled are released, charging nothing (its result came, or its worker
-// went silent), or, when this coordinator stopped the award itself while
-// the worker may still be making the call, charged what they held: within
-// the budgets, and never less than the call may cost.
-func (h *holds) Close(award string, stopped bool) {
+// settled are released, charging nothing (its result came), or, when its
+// worker may still be making the call (this coordinator stopped the award
+// itself, or its lease was lost), charged what they held: within the
+// budgets, and never less than the call may cost.
+func (h *holds) Close(award string, charge bool) {
 	var ends []func()
 	defer func() { runEnds(ends) }()
 	h.mu.Lock()
@@ -111,7 +112,7 @@ func (h *holds) Close(award string, stopped bool) {
 	}
 	delete(h.awards, award)
 	for _, o := range a.open {
-		if stopped {
+		if charge {
 			ends = append(ends, func() { o.end(o.worst, true, true) })
 			a.sum.usd += o.worst
 			continue
@@ -119,7 +120,7 @@ func (h *holds) Close(award string, stopped bool) {
 		ends = append(ends, func() { o.end(0, true, false) })
 	}
 	if len(a.open) > 0 {
-		h.logger.Info("workers: holds not settled when the award ended", "task", a.key, "award", award, "holds", len(a.open), "charged", stopped)
+		h.logger.Info("workers: holds not settled when the award ended", "task", a.key, "award", award, "holds", len(a.open), "charged", charge)
 	}
 	h.ended[award] = a.sum
 }

@@ -23,8 +23,9 @@ import (
 // award it does not hold, with a forged token, or on another worker's
 // subject is refused; a hold that could cross the budget beside the one
 // it holds is refused; a settle of more than its hold is charged the hold;
-// and a hold never settled is released when its lease is lost: a dead
-// worker leaks nothing, and the ledger never passes $1.
+// and a hold never settled is charged what it held when its lease is
+// lost (the worker may only be cut off from NATS): the ledger never
+// passes $1.
 func TestHostileWorkerHolds(t *testing.T) {
 	ns := bustest.StartNATS(t)
 	repo := newRepo(t, true)
@@ -138,22 +139,27 @@ func TestHostileWorkerHolds(t *testing.T) {
 	if l := left(); math.Abs(l-0.1) > 1e-9 {
 		t.Errorf("with $0.60 spent and $0.30 held, $%v is left, want $0.10", l)
 	}
-	// The worker dies: its lease lapses and its hold goes.
+	// The worker dies: its lease lapses, and its hold is charged what it
+	// held, for a worker merely cut off from NATS may still be making the
+	// call.
 	_ = far.Close()
-	for left() < 0.4-1e-9 {
+	for ledger.Spent().Run < 0.9-1e-9 {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the hold of a worker whose lease was lost was never released: $%v left", left())
+			t.Fatalf("the hold of a worker whose lease was lost was never charged: $%v spent", ledger.Spent().Run)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	if l := left(); math.Abs(l-0.1) > 1e-9 {
+		t.Errorf("with $0.90 spent and nothing held, $%v is left, want $0.10", l)
 	}
 	stop()
 	<-done
 	for _, pr := range problems {
 		t.Error(pr)
 	}
-	if sp := ledger.Spent(); sp.Run > 1+1e-9 || math.Abs(sp.Run-0.6) > 1e-9 {
-		t.Errorf("the run spent $%v, want the $0.60 settled, never past $1", sp.Run)
+	if sp := ledger.Spent(); sp.Run > 1+1e-9 || math.Abs(sp.Run-0.9) > 1e-9 {
+		t.Errorf("the run spent $%v, want the $0.60 settled and the $0.30 held when the lease was lost, never past $1", sp.Run)
 	}
 }
 
@@ -345,5 +351,77 @@ func TestHoldAskedAgainIsHeldOnce(t *testing.T) {
 	}
 	if sp := ledger.Spent(); math.Abs(sp.Run-0.5) > 1e-9 || sp.Calls != 1 {
 		t.Errorf("the run spent $%v in %d calls, want the one $0.50 call settled", sp.Run, sp.Calls)
+	}
+}
+
+// TestCutOffWorkerHoldsAreCharged: a worker holds $0.60 of a $1 run budget
+// for a call and is then cut off from NATS, not from its model. The
+// coordinator loses its lease and charges the hold what it held, for the
+// call may go on: another call of $0.90 is refused. The worker gives the
+// task up once a lease passes without a heartbeat taken: it makes no
+// more calls.
+func TestCutOffWorkerHoldsAreCharged(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger, Lease: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	other, _ := p.ByOrdinal(1)
+	rb := newBus(t, ns.URL())
+	held, gaveUp := make(chan struct{}), make(chan bool, 1)
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ectx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			h := workers.HoldsFor(ectx)
+			if _, _, err := h.Hold(ectx, "m", 0.6); err != nil {
+				return "", err
+			}
+			close(held)
+			// The model call goes on while NATS is cut off, until the
+			// worker gives the task up.
+			select {
+			case <-ectx.Done():
+				gaveUp <- true
+			case <-time.After(15 * time.Second): // a failure guard
+				gaveUp <- false
+			}
+			return "", ectx.Err()
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	rctx, stop := context.WithCancel(ledger.Scope(ctx, task.Key(), task.Label(), 0))
+	defer stop()
+	go func() { _, _ = pool.Workers()[0].Run(rctx, a, io.Discard) }()
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the worker never held its call")
+	}
+	_ = rb.Close() // the worker is cut off from NATS
+	if !<-gaveUp {
+		t.Error("a worker cut off from NATS never gave its task up")
+	}
+	for ledger.Spent().Run < 0.6-1e-9 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the hold of a worker whose lease was lost was not charged: the run spent $%v", ledger.Spent().Run)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if end, err := ledger.Begin(ledger.Scope(ctx, other.Key(), other.Label(), 0), "m", 0.9, true); err == nil {
+		end(0, true, false)
+		t.Error("a call of $0.90 was granted beside the $0.60 the cut-off worker may spend, under $1")
 	}
 }
