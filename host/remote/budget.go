@@ -19,12 +19,20 @@ import (
 // and that keeps the shared budgets exact.
 
 // allowance sets o's budget from the ledger, for the task ctx carries;
-// limited is false when no budget holds.
+// limited is false when no budget holds. When the workers hold their calls
+// in the ledger (hold.go), it is reckoned from what was spent only: the
+// holds, checked there beside every call under way, keep the budgets
+// exact, and an allowance less other tasks' calls under way, which may
+// end for far less than they hold, would have the worker refuse calls
+// the ledger would grant, and fail its task for a budget not crossed.
 func (p *Pool) allowance(ctx context.Context, o *workers.Offer) (budget.Allowance, bool) {
 	if p.ledger == nil {
 		return budget.Allowance{}, false
 	}
 	a, ok := p.ledger.AllowanceFor(ctx)
+	if p.holds != nil {
+		a, ok = p.ledger.AllowanceSpentFor(ctx)
+	}
 	if ok {
 		o.Budget = &workers.Allowance{USD: a.USD, Scope: string(a.Scope), Limit: a.Limit, Spent: a.Spent, Unpriced: a.Unpriced}
 	}

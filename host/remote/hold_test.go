@@ -425,3 +425,138 @@ func TestCutOffWorkerHoldsAreCharged(t *testing.T) {
 		t.Error("a call of $0.90 was granted beside the $0.60 the cut-off worker may spend, under $1")
 	}
 }
+
+// heldCall makes a model call of worst dollars as the worker's model door
+// does for a task handed out with allowance a: its own ledger's check
+// against the allowance first (Begin), then the coordinator's hold
+// (HoldFor). It returns the ledger's TrippedFor, which the task's figures
+// carry as their Stop, and the refusal, if one came.
+func heldCall(ctx context.Context, a workers.Assignment, worst, cost float64) (*budget.Error, error) {
+	h := workers.HoldsFor(ctx)
+	wl := budget.New(0)
+	wctx := wl.ScopeHeld(ctx, a.Key(), "t", budget.Allowance{USD: a.Budget.USD, Scope: budget.Scope(a.Budget.Scope), Limit: a.Budget.Limit, Spent: a.Budget.Spent},
+		func(cctx context.Context, model string, worst float64) (func(float64, bool, bool), error) {
+			id, r, err := h.Hold(cctx, model, worst)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				return nil, &budget.Error{Scope: budget.Scope(r.Scope), Limit: r.Limit, Spent: r.Spent, Held: r.Held, Need: r.Need, Model: r.Model, Run: r.Run, Plan: r.Plan}
+			}
+			return func(usd float64, _, _ bool) { _ = h.Settle(cctx, id, usd, false) }, nil
+		})
+	end, err := wl.Begin(wctx, "m", worst, true)
+	if err != nil {
+		return wl.TrippedFor(a.Key()), err
+	}
+	settle, err := wl.HoldFor(wctx, "m", worst)
+	if err != nil {
+		end(0, true, false)
+		return wl.TrippedFor(a.Key()), err
+	}
+	settle(cost, true, true)
+	end(cost, true, true)
+	return nil, nil
+}
+
+// TestHeldTaskAllowanceLeavesOthersHoldsToTheLedger: task 2 is offered
+// while another task's call holds $0.60 of a $1 run budget; that call then
+// ends for $0.05. Task 2's call of worst case $0.50 fits what is left, so
+// the coordinator's ledger holds it, and the worker's own check against
+// the offer's allowance must let it through too: the allowance of a task
+// whose calls are held is reckoned from what was spent, not less the
+// holds of calls that may end cheaply. The task lands.
+func TestHeldTaskAllowanceLeavesOthersHoldsToTheLedger(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	other, _ := p.ByOrdinal(1)
+	end, err := ledger.Begin(ledger.Scope(ctx, other.Key(), other.Label(), 0), "m", 0.6, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := newBus(t, ns.URL())
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			end(0.05, true, true) // the other call ends cheaply
+			if _, err := heldCall(ctx, a, 0.5, 0.2); err != nil {
+				return "", fmt.Errorf("a $0.50 call with $0.95 left was refused (allowance offered $%v): %w", a.Budget.USD, err)
+			}
+			return commitIn(ctx, r, "far-"+a.Award, a.Run, a.Task, a.Base, a.AttemptID)
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	if _, err := pool.Workers()[0].Run(ledger.Scope(ctx, task.Key(), task.Label(), 0), a, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if sp := ledger.Spent(); math.Abs(sp.Run-0.25) > 1e-9 {
+		t.Errorf("the run spent $%v, want $0.05 and $0.20", sp.Run)
+	}
+}
+
+// TestWorkerAllowanceRefusalPausesTheRun: with $0.70 of a $1 run budget
+// spent when task 2 is offered, its worker's own check refuses a call of
+// $0.50 against the allowance: the run pauses on that budget, as on a
+// local refusal, with the budget's true figures; it is not a failure.
+func TestWorkerAllowanceRefusalPausesTheRun(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	other, _ := p.ByOrdinal(1)
+	ledger.ChargeFor(ledger.Scope(ctx, other.Key(), other.Label(), 0), 0.7, true)
+	rb := newBus(t, ns.URL())
+	var local *budget.Error
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			stop, err := heldCall(ctx, a, 0.5, 0)
+			if err == nil || stop == nil {
+				return "", fmt.Errorf("a $0.50 call with $0.30 left was not refused: %v", err)
+			}
+			local = stop
+			workers.ReportSpend(ctx, workers.Spend{Stop: &workers.BudgetStop{Model: stop.Model, Need: stop.Need}})
+			return "", err
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	_, err = pool.Workers()[0].Run(ledger.Scope(ctx, task.Key(), task.Label(), 0), a, io.Discard)
+	e, ok := budget.As(err)
+	if !ok {
+		t.Fatalf("the worker's refusal came back as %v, want the run's budget pausing it", err)
+	}
+	if e.Scope != budget.ScopeRun || math.Abs(e.Spent-0.7) > 1e-9 || e.Held != 0 || e.Need != 0.5 {
+		t.Errorf("the pause says %+v, want the run's $0.70 spent, nothing held, $0.50 needed", e)
+	}
+	if local == nil || math.Abs(local.Spent-0.7) > 1e-9 || local.Scope != budget.ScopeRun {
+		t.Errorf("the worker's own refusal said %+v, want the run's $0.70 spent", local)
+	}
+}
