@@ -70,10 +70,12 @@ type HoldRequest struct {
 	Model string  `json:"model,omitempty"`
 	Need  float64 `json:"need,omitempty"`
 	// Hold names the hold settled; USD is what the call cost, Unknown
-	// says its price was unknown (a call of unknown price, never zero).
+	// says its price was unknown (a call of unknown price, never zero),
+	// Failed that the call failed and costs nothing (it is not counted).
 	Hold    string  `json:"hold,omitempty"`
 	USD     float64 `json:"usd,omitempty"`
 	Unknown bool    `json:"unknown,omitempty"`
+	Failed  bool    `json:"failed,omitempty"`
 }
 
 // HoldReply answers a HoldRequest: Granted with the hold's name, or
@@ -115,7 +117,7 @@ type BudgetRefusal struct {
 // charged what it held instead.
 type HoldServer interface {
 	Open(key, award string)
-	Serve(ctx context.Context, req HoldRequest) HoldReply
+	Serve(req HoldRequest) HoldReply
 	Close(award string, charge bool)
 }
 
@@ -152,9 +154,7 @@ func (c *Coordinator) onHold(m *nats.Msg) {
 		reply(HoldReply{Error: "refused: " + err.Error()})
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	reply(c.opts.Holds.Serve(ctx, req))
+	reply(c.opts.Holds.Serve(req))
 }
 
 // holdAuth checks that req came from the worker its award's lease names,
@@ -235,6 +235,11 @@ func withHolds(ctx context.Context, nc *nats.Conn, worker string, as Assignment)
 // call is not made.
 var ErrNoHold = errors.New("the coordinator could not be reached to hold the call's cost")
 
+// ErrNoSettle says the coordinator could not be reached to settle a hold:
+// it charges the hold what it held when the award ends, or reckons the
+// call's cost with the task's result.
+var ErrNoSettle = errors.New("the coordinator could not be reached to settle the call's cost")
+
 // Hold asks the coordinator to hold need dollars, the worst case of a call
 // to model. It returns the hold's name when granted, the refusal when the
 // call could cross a budget, or an error (ErrNoHold when nobody answered
@@ -243,7 +248,7 @@ func (h *Holds) Hold(ctx context.Context, model string, need float64) (string, *
 	req := h.base
 	req.Op, req.Model, req.Need = HoldOpHold, model, need
 	req.ID = h.nextID()
-	r, err := h.ask(ctx, req)
+	r, err := h.ask(ctx, req, ErrNoHold)
 	if err != nil {
 		return "", nil, err
 	}
@@ -257,24 +262,49 @@ func (h *Holds) Hold(ctx context.Context, model string, need float64) (string, *
 }
 
 // Settle says the call of hold cost usd (unknown: its price was unknown).
-// A settle that does not arrive costs nothing more: the coordinator
-// releases the hold when the award ends, and reckons the result's figures.
+// A settle that does not arrive (ErrNoSettle) costs nothing more than the
+// hold: the coordinator releases the hold when the result comes and
+// reckons the result's figures, or charges what it held when the award
+// ends otherwise.
 func (h *Holds) Settle(ctx context.Context, hold string, usd float64, unknown bool) error {
 	req := h.base
 	req.Op, req.Hold, req.USD, req.Unknown = HoldOpSettle, hold, usd, unknown
-	req.ID = h.nextID()
 	if math.IsNaN(usd) || math.IsInf(usd, 0) {
 		req.USD = 0
 	}
-	_, err := h.ask(context.WithoutCancel(ctx), req)
+	return h.settle(ctx, req)
+}
+
+// End settles hold as a call made through a budget.Ledger ends: with what
+// it cost (known: false when its price was unknown), or, when it was not
+// charged (it failed), released (Release).
+func (h *Holds) End(ctx context.Context, hold string, usd float64, known, charged bool) error {
+	if !charged {
+		return h.Release(ctx, hold)
+	}
+	return h.Settle(ctx, hold, usd, !known)
+}
+
+// Release settles hold for a call that failed: it costs nothing and is not
+// counted, as a local call that failed is not.
+func (h *Holds) Release(ctx context.Context, hold string) error {
+	req := h.base
+	req.Op, req.Hold, req.Failed = HoldOpSettle, hold, true
+	return h.settle(ctx, req)
+}
+
+func (h *Holds) settle(ctx context.Context, req HoldRequest) error {
+	req.ID = h.nextID()
+	_, err := h.ask(context.WithoutCancel(ctx), req, ErrNoSettle)
 	return err
 }
 
 // nextID names a new request, unique within the award.
 func (h *Holds) nextID() string { return strconv.FormatInt(h.seq.Add(1), 10) }
 
-// ask sends req until the coordinator answers, ctx ends or h.wait passes.
-func (h *Holds) ask(ctx context.Context, req HoldRequest) (HoldReply, error) {
+// ask sends req until the coordinator answers, ctx ends or h.wait passes;
+// noAnswer is the error then.
+func (h *Holds) ask(ctx context.Context, req HoldRequest, noAnswer error) (HoldReply, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return HoldReply{}, err
@@ -291,16 +321,16 @@ func (h *Holds) ask(ctx context.Context, req HoldRequest) (HoldReply, error) {
 				return HoldReply{}, fmt.Errorf("decode hold reply: %w", err)
 			}
 			if r.Error != "" {
-				return r, fmt.Errorf("the coordinator refused the hold: %s", strings.TrimPrefix(r.Error, "refused: "))
+				return r, fmt.Errorf("the coordinator refused the %s: %s", req.Op, strings.TrimPrefix(r.Error, "refused: "))
 			}
 			return r, nil
 		}
 		if ctx.Err() != nil || time.Now().After(giveUp) {
-			return HoldReply{}, fmt.Errorf("%w: %v", ErrNoHold, err)
+			return HoldReply{}, fmt.Errorf("%w: %v", noAnswer, err)
 		}
 		select {
 		case <-ctx.Done():
-			return HoldReply{}, fmt.Errorf("%w: %v", ErrNoHold, ctx.Err())
+			return HoldReply{}, fmt.Errorf("%w: %v", noAnswer, ctx.Err())
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 500*time.Millisecond)

@@ -3,6 +3,8 @@ package workers
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -70,5 +72,25 @@ func TestHoldRetryAsksTheSameRequest(t *testing.T) {
 	}
 	if first != "h-"+ids[0] {
 		t.Errorf("the hold granted is %q", first)
+	}
+}
+
+// TestSettleNobodyAnswersIsNotANoHold: a settle nobody answers says so,
+// not that the call could not be held (it was).
+func TestSettleNobodyAnswersIsNotANoHold(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	wc, err := nats.Connect(ns.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	as := Assignment{Offer: Offer{Run: "p", Task: 1, Budget: &Allowance{USD: 1}}, Award: "a1", Coordinator: "coord", Lease: time.Second, Token: "tok"}
+	h := HoldsFor(withHolds(context.Background(), wc, "w", as))
+	err = h.Settle(context.Background(), "1", 0.1, false)
+	if !errors.Is(err, ErrNoSettle) || errors.Is(err, ErrNoHold) || !strings.Contains(err.Error(), "settle") {
+		t.Errorf("a settle nobody answered: %v; want ErrNoSettle", err)
+	}
+	if err := h.Release(context.Background(), "1"); !errors.Is(err, ErrNoSettle) {
+		t.Errorf("a release nobody answered: %v; want ErrNoSettle", err)
 	}
 }

@@ -52,10 +52,7 @@ func taskHolder(ctx context.Context) budget.Holder {
 				Held: r.Held, Need: r.Need, Model: r.Model, NoPrice: r.NoPrice, Run: r.Run, Plan: r.Plan}
 		}
 		return func(usd float64, known, charged bool) {
-			if !charged {
-				usd, known = 0, true
-			}
-			_ = h.Settle(cctx, id, usd, !known)
+			_ = h.End(cctx, id, usd, known, charged)
 		}, nil
 	}
 }

@@ -30,12 +30,15 @@ func (l *Ledger) ScopeHeld(ctx context.Context, key, label string, a Allowance, 
 
 // HoldFor asks the holder of the task ctx carries (ScopeHeld), if any, to
 // hold worst for a call to model, after this ledger's own check (Begin).
-// Without one it holds nothing and settle does nothing. A refusal of the
+// Without one, or for a call whose worst case is nothing (a free model),
+// it holds nothing and settle does nothing. A refusal of the
 // coordinator's is kept as the task's (TrippedFor, Tripped), as this
 // ledger's own are.
 func (l *Ledger) HoldFor(ctx context.Context, model string, worst float64) (settle func(usd float64, known, charged bool), err error) {
 	t, _ := ctx.Value(taskCtx{}).(*current)
-	if t == nil || t.holder == nil {
+	if t == nil || t.holder == nil || !(worst > 0) {
+		// A call that can cost nothing holds nothing: the coordinator
+		// takes no hold of $0.
 		return func(float64, bool, bool) {}, nil
 	}
 	settle, err = t.holder(ctx, model, worst)

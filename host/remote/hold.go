@@ -134,6 +134,14 @@ func runEnds(ends []func()) {
 	}
 }
 
+// maxOpenHolds is how many holds one award may have open at once. A task's
+// agent makes its model calls one after another, and its delegated tasks
+// a few more at once (tools.max_parallel, 4 by default, a level or two
+// deep); more is a worker keeping state, or the budget, from the run's
+// other tasks. A hold past it is refused as a request, not by the budget:
+// the call is not made and the task fails there.
+const maxOpenHolds = 16
+
 // maxAnswers is how many answers an award keeps for requests asked again
 // (workers.HoldRequest.ID): a retry comes within seconds of its request.
 const maxAnswers = 64
@@ -141,7 +149,7 @@ const maxAnswers = 64
 // Serve implements workers.HoldServer, for a request bus/workers has
 // authenticated as award's worker's. A request asked again (the same ID)
 // is answered as it was, and changes nothing.
-func (h *holds) Serve(_ context.Context, req workers.HoldRequest) workers.HoldReply {
+func (h *holds) Serve(req workers.HoldRequest) workers.HoldReply {
 	var ends []func()
 	defer func() { runEnds(ends) }()
 	h.mu.Lock()
@@ -174,8 +182,11 @@ func (h *holds) serve(a *awardHolds, req workers.HoldRequest) (workers.HoldReply
 	switch req.Op {
 	case workers.HoldOpHold:
 		need := req.Need
-		if math.IsNaN(need) || math.IsInf(need, 0) || need < 0 {
-			return workers.HoldReply{Error: "a hold of " + strconv.FormatFloat(need, 'g', -1, 64) + " dollars is not an amount"}, nil
+		if math.IsNaN(need) || math.IsInf(need, 0) || need <= 0 {
+			return workers.HoldReply{Error: "a hold of " + strconv.FormatFloat(need, 'g', -1, 64) + " dollars is not an amount to hold"}, nil
+		}
+		if len(a.open) >= maxOpenHolds {
+			return workers.HoldReply{Error: "award " + req.Award + " holds " + strconv.Itoa(len(a.open)) + " calls under way already, the most one task may"}, nil
 		}
 		end, err := h.ledger.Begin(a.scope, req.Model, need, true)
 		if err != nil {
@@ -199,6 +210,9 @@ func (h *holds) serve(a *awardHolds, req workers.HoldRequest) (workers.HoldReply
 			return workers.HoldReply{Error: "no hold " + req.Hold + " is open for award " + req.Award}, nil
 		}
 		delete(a.open, req.Hold)
+		if req.Failed {
+			return workers.HoldReply{Granted: true, Hold: req.Hold}, func() { o.end(0, true, false) }
+		}
 		if req.Unknown {
 			a.sum.unknown++
 			return workers.HoldReply{Granted: true, Hold: req.Hold}, func() { o.end(0, false, true) }

@@ -80,7 +80,8 @@ func TestHostileWorkerHolds(t *testing.T) {
 				"another subject": func(q workers.HoldRequest) (string, workers.HoldRequest) {
 					return workers.HoldSubject(a.Coordinator, "near"), q
 				},
-				"a negative hold": func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Need = -3; return own, q },
+				"a negative hold":   func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Need = -3; return own, q },
+				"a hold of nothing": func(q workers.HoldRequest) (string, workers.HoldRequest) { q.Need = 0; return own, q },
 				"an unknown settle": func(q workers.HoldRequest) (string, workers.HoldRequest) {
 					q.Op, q.Hold, q.USD = workers.HoldOpSettle, "77", 0.1
 					return own, q
@@ -558,5 +559,75 @@ func TestWorkerAllowanceRefusalPausesTheRun(t *testing.T) {
 	}
 	if local == nil || math.Abs(local.Spent-0.7) > 1e-9 || local.Scope != budget.ScopeRun {
 		t.Errorf("the worker's own refusal said %+v, want the run's $0.70 spent", local)
+	}
+}
+
+// TestHoldsOfOneAwardAreBounded: a worker asking hold after hold of a cent
+// without settling any is refused past the most one award may hold at once
+// (16), whatever room the budget leaves; a call that failed and is
+// released costs nothing, is not counted, and frees its room.
+func TestHoldsOfOneAwardAreBounded(t *testing.T) {
+	ns := bustest.StartNATS(t)
+	repo := newRepo(t, true)
+	base, _, _ := repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ledger := budget.New(1)
+	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p := plans.Parse([]byte(planSrc))
+	p.Name = "p"
+	task, _ := p.ByOrdinal(2)
+	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
+	rb := newBus(t, ns.URL())
+	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
+		func(ctx context.Context, r *gitwork.Repo, a workers.Assignment, _ io.Writer) (string, error) {
+			h := workers.HoldsFor(ctx)
+			var ids []string
+			for range 16 {
+				id, refusal, err := h.Hold(ctx, "m", 0.01)
+				if err != nil || refusal != nil {
+					return "", fmt.Errorf("hold %d of $0.01: %v %+v", len(ids)+1, err, refusal)
+				}
+				ids = append(ids, id)
+			}
+			if _, refusal, err := h.Hold(ctx, "m", 0.01); err == nil || refusal != nil {
+				t.Errorf("a 17th hold open at once was answered %+v, %v; want refused", refusal, err)
+			}
+			// The call failed: the model door ends it uncharged.
+			if err := h.End(ctx, ids[0], 0, true, false); err != nil {
+				return "", err
+			}
+			if sp := ledger.Spent(); sp.Calls != 0 || sp.Run != 0 {
+				t.Errorf("a released hold was charged: %+v", sp)
+			}
+			id, _, err := h.Hold(ctx, "m", 0.01)
+			if err != nil {
+				t.Errorf("a hold once one was released: %v", err)
+			}
+			for _, id := range append(ids[1:], id) {
+				if err := h.Release(ctx, id); err != nil {
+					return "", err
+				}
+			}
+			return commitIn(ctx, r, "far-"+a.Award, a.Run, a.Task, a.Base, a.AttemptID)
+		}, workers.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer far.Close()
+	a := run.Assignment{Plan: p, Task: task, Session: "s", Base: base, Branch: "weave/p-task-2", Attempt: 1, AttemptID: "att1"}
+	if _, err := pool.Workers()[0].Run(scope, a, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if sp := ledger.Spent(); sp.Calls != 0 || sp.Run != 0 {
+		t.Errorf("calls that failed were charged: %+v", sp)
+	}
+	if left, _ := ledger.AllowanceFor(scope); math.Abs(left.USD-1) > 1e-9 {
+		t.Errorf("$%v left, want the whole $1: nothing held", left.USD)
 	}
 }
