@@ -225,7 +225,11 @@ func (h *HandedHost) runTask(ctx context.Context, w *localWorker, t HandedTask, 
 			defer func() {
 				var s HandedSpend
 				s.USD, s.Calls, s.Unknown = h.Budget.ScopeSpent(ctx)
-				s.Stop = h.Budget.TrippedFor(key)
+				if err != nil {
+					// A refusal stops a task only when the task failed:
+					// one that went on and succeeded lands.
+					s.Stop = h.Budget.TrippedFor(key)
+				}
 				t.Spent(s)
 			}()
 		}
