@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weavehq/weave/bus"
@@ -80,6 +81,8 @@ type Agent struct {
 	registry *Registry
 	opts     AgentOptions
 	sub      bus.Subscription
+	// nc carries the hold requests of the tasks with a budget (hold.go).
+	nc *nats.Conn
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -116,7 +119,7 @@ func Join(ctx context.Context, b collab.Bus, js jetstream.JetStream, repo *gitwo
 	if opts.Announce <= 0 {
 		opts.Announce = 5 * time.Second
 	}
-	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}, changed: make(chan struct{}, 1)}
+	a := &Agent{info: info, repo: repo, exec: exec, bus: b, opts: opts, busy: map[string]string{}, changed: make(chan struct{}, 1), nc: js.Conn()}
 	var err error
 	if a.leases, err = OpenLeases(ctx, js); err != nil {
 		return nil, err
@@ -396,7 +399,10 @@ func (a *Agent) run(as Assignment) {
 	res := Result{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
 	var log bytes.Buffer
 	spent := &spendBox{}
-	commit, bundle, err := a.work(context.WithValue(ctx, spendKey{}, spent), as, &log, &res.Steps)
+	// A task with a budget asks the coordinator to hold each model call's
+	// worst case before it is made (hold.go).
+	ectx := withHolds(context.WithValue(ctx, spendKey{}, spent), a.nc, a.info.Name, as)
+	commit, bundle, err := a.work(ectx, as, &log, &res.Steps)
 	res.Spend = spent.get()
 	if ctx.Err() != nil {
 		// The task was lost or the worker is leaving: its result would be
@@ -468,7 +474,11 @@ func (a *Agent) haveBase(ctx context.Context, as Assignment) error {
 var errLeaseLost = errors.New("the coordinator took the task back")
 
 // heartbeat renews the lease every third of its length until ctx ends; a
-// refusal means the lease is lost, and ends the task.
+// refusal means the lease is lost, and ends the task. So does a whole
+// lease without one renewal taken: by then the coordinator judges the
+// lease lost (its heartbeat is older than the lease) and, since a call
+// it cannot hear of could cross the run's budget, charges the calls this
+// worker holds their worst cases; the task must not make more.
 func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, as Assignment) {
 	every := as.Lease / 3
 	if every <= 0 {
@@ -477,6 +487,7 @@ func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, a
 	t := time.NewTicker(every)
 	defer t.Stop()
 	hb := Heartbeat{Key: as.Key(), Award: as.Award, Worker: a.info.Name, Token: as.Token}
+	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -488,7 +499,16 @@ func (a *Agent) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, a
 			cancel(fmt.Errorf("%w: %s", errLeaseLost, refused))
 			return
 		}
-		_ = ok // a transport failure (NATS restarting) is tried again next tick
+		if ok {
+			renewed = time.Now()
+			continue
+		}
+		// A transport failure (NATS restarting) is tried again next tick,
+		// for as long as the lease may still stand.
+		if as.Lease > 0 && time.Since(renewed) > as.Lease {
+			cancel(fmt.Errorf("%w: the coordinator was not reached for %s", errLeaseLost, as.Lease))
+			return
+		}
 	}
 }
 

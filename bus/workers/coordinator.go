@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weavehq/weave/bus"
@@ -39,6 +40,9 @@ type CoordinatorOptions struct {
 	// own local workers, whose code travels nowhere. A full-fit bid of
 	// another worker then closes a call early only once it has answered.
 	Prefer string
+	// Holds, when set, serves the holds workers ask before each model call
+	// of a task whose offer carries a budget (hold.go).
+	Holds HoldServer
 }
 
 // Event is something that happened to an offered task.
@@ -96,6 +100,8 @@ type Coordinator struct {
 	sent map[string][]byte
 	// gcWG counts the removals under way, which Close waits for.
 	gcWG sync.WaitGroup
+	// holdSub takes the workers' hold requests (hold.go).
+	holdSub *nats.Subscription
 }
 
 // NewCoordinator joins the bus as agent id (the mailbox agent.<id>.replies
@@ -139,6 +145,11 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 		return nil, err
 	}
 	c.collab = col
+	if err := c.listenHolds(js.Conn()); err != nil {
+		_ = lv.stop()
+		_ = col.Close()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -146,6 +157,9 @@ func NewCoordinator(ctx context.Context, b collab.Bus, js jetstream.JetStream, r
 // awards left there (gc.go).
 func (c *Coordinator) Close() error {
 	_ = c.live.stop()
+	if c.holdSub != nil {
+		_ = c.holdSub.Unsubscribe()
+	}
 	err := c.collab.Close()
 	c.sweep()
 	return err
@@ -298,6 +312,16 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 		delete(c.waiting, award)
 		c.mu.Unlock()
 	}()
+	// The award's holds are kept from before its worker hears of it until
+	// it ends, however it ends: those not settled are released when its
+	// result came. An award this coordinator stops itself (its Offer's
+	// context ended: the run pauses or stops) leaves its worker running
+	// until it hears, and one whose lease was lost may have a worker cut
+	// off from NATS but not from its model: a call under way then goes
+	// on, and is charged what it may cost.
+	c.holdsOpen(o.Key(), award)
+	stopped := false
+	defer func() { c.holdsClose(award, stopped) }()
 	var worker string
 	var labels []string
 	var bundleOut time.Duration
@@ -381,11 +405,13 @@ func (c *Coordinator) assign(ctx context.Context, o Offer, award string, bids []
 			if err != nil {
 				detail = err.Error()
 			}
+			stopped = true
 			_ = c.leases.Release(ctx, o.Key(), award)
 			c.takenBack(ctx, award)
 			c.emit(Event{Type: "work.lost", Key: o.Key(), Award: award, Worker: worker, Detail: detail})
 			return Result{}, false, nil
 		case <-ctx.Done():
+			stopped = true
 			_ = c.leases.Release(context.WithoutCancel(ctx), o.Key(), award)
 			c.takenBack(context.WithoutCancel(ctx), award)
 			return Result{}, false, fmt.Errorf("task %s on %s: %w", o.Key(), worker, ctx.Err())

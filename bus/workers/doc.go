@@ -58,6 +58,19 @@
 // one stopped the task). What to charge is the caller's: bus/workers
 // passes the figures on and trusts none of them.
 //
+// With CoordinatorOptions.Holds set, the worker's Exec of a task whose
+// offer carries an Allowance has a hold client (HoldsFor): before each
+// model call it asks the coordinator to hold the call's worst case, and
+// settles the hold when the call ends (hold.go). The requests travel on
+// weave.hold.<coordinator>.<worker>, plain NATS request and reply; the
+// coordinator takes one only on the subject of the worker the award's
+// lease names, with the award's token, while an Offer waits for the
+// award's result, and tells the HoldServer when each award starts and
+// ends, so that holds not settled are released, or charged what they held
+// when the worker may still be making the call (the award stopped by the
+// coordinator, or its lease lost). A worker that gets no answer within
+// the lease is told so (ErrNoHold): the call is not made.
+//
 // # The bundle store
 //
 // A result leaves the store once its commit is fetched, a log once the
@@ -78,7 +91,9 @@
 // on its revision, so a renewal never revives a lease lost meanwhile. A
 // worker silent for longer than the lease (killed, cut off) loses it: the
 // lease is released and the task offered again under a new award. A
-// worker whose heartbeat is refused stops the task.
+// worker whose heartbeat is refused stops the task, and so does one that
+// has had no heartbeat taken for a whole lease (cut off from NATS): the
+// coordinator counts it lost by then.
 //
 // # Results
 //

@@ -48,7 +48,7 @@ func remoteTurns() []modeltest.Turn {
 // startModelWorker starts the built weave as a worker labelled far on the
 // bus at url, with the fake model behind srv and its price in the
 // worker's user config (the task runs under the worker's config).
-func startModelWorker(t *testing.T, url, name string, srv *modeltest.Server) *workerProc {
+func startModelWorker(t *testing.T, url, name string, srv *modeltest.Server, args ...string) *workerProc {
 	t.Helper()
 	env := append(moneyEnv(t, srv), "WEAVE_SANDBOX_MODE=off")
 	xdg := t.TempDir()
@@ -59,7 +59,7 @@ func startModelWorker(t *testing.T, url, name string, srv *modeltest.Server) *wo
 		t.Fatal(err)
 	}
 	env = append(env, "XDG_CONFIG_HOME="+xdg)
-	return startWorkerEnv(t, env, url, name, "--labels", "far")
+	return startWorkerEnv(t, env, url, name, append([]string{"--labels", "far"}, args...)...)
 }
 
 func TestRemoteTaskBudgetPausesAndRaiseResumes(t *testing.T) {

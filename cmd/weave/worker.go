@@ -345,6 +345,9 @@ func (x *taskExec) task(ctx context.Context, repo *gitwork.Repo, a workers.Assig
 			Attempt: a.Attempt, AttemptID: a.AttemptID},
 		// The task may spend what the coordinator allows, no more.
 		Allowance: taskAllowance(a.Budget),
+		// ... and holds each call's worst case in the coordinator's ledger
+		// first, where the run's and plan's budgets are shared.
+		Hold: taskHolder(ctx),
 	}, nil
 }
 

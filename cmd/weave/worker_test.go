@@ -444,7 +444,7 @@ const workerAccounts = `accounts {
       { user: worker1, password: "worker-pw-222"
         permissions {
           publish: {
-            allow: ["weave.pub.open.*", "weave.req.open.*", "$JS.API.>", "$KV.WEAVE_SUBS.>", "$KV.WEAVE_WORKERS.worker1", "$O.WEAVE_BUNDLES.>", "$JS.FC.>", "$JS.ACK.>", "_INBOX.>"]
+            allow: ["weave.pub.open.*", "weave.req.open.*", "$JS.API.>", "$KV.WEAVE_SUBS.>", "$KV.WEAVE_WORKERS.worker1", "weave.hold.*.worker1", "$O.WEAVE_BUNDLES.>", "$JS.FC.>", "$JS.ACK.>", "_INBOX.>"]
             deny: ["$KV.WEAVE_LEASES.>"]
           }
           subscribe: ["weave.pub.open.*", "weave.req.open.*", "_INBOX.>"]

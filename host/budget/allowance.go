@@ -37,9 +37,31 @@ const maxClaim = 1e6
 // of what is left of the run's, the plan's and the task's budgets, less
 // what calls under way hold; false when no budget holds.
 func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
+	return l.allowanceFor(ctx, true)
+}
+
+// AllowanceSpentFor is AllowanceFor reckoned from what was spent only, not
+// less what calls under way hold: the allowance of a task whose every
+// call is held in this ledger before it is made (Begin, beside every call
+// under way, exactly). Less the holds of calls that may yet end cheaply,
+// it would have the task's worker refuse a call this ledger would hold.
+func (l *Ledger) AllowanceSpentFor(ctx context.Context) (Allowance, bool) {
+	return l.allowanceFor(ctx, false)
+}
+
+// allowanceFor is AllowanceFor, less what calls under way hold when
+// withHeld.
+func (l *Ledger) allowanceFor(ctx context.Context, withHeld bool) (Allowance, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.taskFor(ctx)
+	held, heldTask := l.held, 0.0
+	if t != nil {
+		heldTask = l.heldTask[t.key]
+	}
+	if !withHeld {
+		held, heldTask = 0, 0
+	}
 	var best Allowance
 	found := false
 	consider := func(scope Scope, limit, spent float64) {
@@ -50,17 +72,17 @@ func (l *Ledger) AllowanceFor(ctx context.Context) (Allowance, bool) {
 		}
 	}
 	if t != nil && t.limit > 0 {
-		consider(ScopeTask, t.limit, l.spent.Tasks[t.key]+l.heldTask[t.key])
+		consider(ScopeTask, t.limit, l.spent.Tasks[t.key]+heldTask)
 	}
 	if l.inPlan && l.plan > 0 {
-		consider(ScopePlan, l.plan, l.spent.Plan+l.held)
+		consider(ScopePlan, l.plan, l.spent.Plan+held)
 	}
 	if l.run > 0 {
-		consider(ScopeRun, l.run, l.spent.Run+l.held)
+		consider(ScopeRun, l.run, l.spent.Run+held)
 	}
 	if t != nil && t.allow != nil {
 		a := *t.allow
-		consider(a.Scope, a.Limit, a.Spent+t.spent+l.heldTask[t.key])
+		consider(a.Scope, a.Limit, a.Spent+t.spent+heldTask)
 	}
 	if !found {
 		return Allowance{}, false

@@ -92,3 +92,23 @@ func TestAwardNeverTrustsTheFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowanceSpentLeavesHoldsOut: the allowance of a task whose calls
+// are each held in the ledger leaves out what other calls under way hold,
+// which AllowanceFor takes off.
+func TestAllowanceSpentLeavesHoldsOut(t *testing.T) {
+	l := New(1)
+	l.ChargeFor(l.Scope(context.Background(), "1", "1", 0), 0.25, true)
+	end, err := l.Begin(l.Scope(context.Background(), "1", "1", 0), "m", 0.5, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer end(0, true, false)
+	ctx := l.Scope(context.Background(), "2", "2", 0)
+	if a, _ := l.AllowanceFor(ctx); math.Abs(a.USD-0.25) > 1e-9 {
+		t.Errorf("AllowanceFor = %+v, want $0.25: spent and held taken off", a)
+	}
+	if a, ok := l.AllowanceSpentFor(ctx); !ok || math.Abs(a.USD-0.75) > 1e-9 || a.Scope != ScopeRun || math.Abs(a.Spent-0.25) > 1e-9 {
+		t.Errorf("AllowanceSpentFor = %+v, %v; want the run's $0.75 left of what was spent", a, ok)
+	}
+}

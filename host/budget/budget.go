@@ -139,6 +139,9 @@ type current struct {
 	// allow, when set, bounds the calls instead of limit: the task was
 	// handed out by a coordinator elsewhere with it (ScopeAllowance).
 	allow *Allowance
+	// holder, when set, holds each call's worst case in the ledger of the
+	// coordinator that handed the task out, too (ScopeHeld, hold.go).
+	holder Holder
 	// spent, calls and unknown are what the calls made under this scope
 	// cost, how many were charged, and how many of them had no price.
 	spent          float64

@@ -42,5 +42,14 @@
 // the task spent (Award), never less than nothing nor more than the
 // allowance: a worker's figures are never trusted.
 //
+// An allowance is only what was left when the task was handed out, which
+// tasks handed out together each had whole. So the worker's scope may also
+// carry a Holder (ScopeHeld): the model door asks it (HoldFor), after this
+// ledger's own check, to hold the call's worst case in the coordinator's
+// ledger, which Begins it there beside every other call under way; the
+// call is made only once that is granted, and its end settles it. A
+// refusal there is kept as the task's, as this ledger's own are; no answer
+// refuses the call too.
+//
 // A Ledger is safe for concurrent use.
 package budget

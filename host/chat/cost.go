@@ -201,6 +201,20 @@ func (b budgeted) Complete(ctx context.Context, req plugins.ChatRequest, onDelta
 		if end, err = b.ledger.Begin(ctx, b.price.name(req.Model), worst, known); err != nil {
 			return plugins.ChatResponse{}, err
 		}
+		// A task handed out by a coordinator elsewhere holds the worst case
+		// in the coordinator's ledger too, where the run's and the plan's
+		// budgets are shared with every other call under way; a refusal
+		// there, or no answer, and the call is not made.
+		settle, err := b.ledger.HoldFor(ctx, b.price.name(req.Model), worst)
+		if err != nil {
+			end(0, true, false)
+			return plugins.ChatResponse{}, err
+		}
+		local := end
+		end = func(usd float64, known, charged bool) {
+			settle(usd, known, charged)
+			local(usd, known, charged)
+		}
 	}
 	resp, err := b.p.Complete(ctx, req, onDelta)
 	if err != nil {

@@ -17,4 +17,12 @@
 //     the run sees one Outcome per Run, never two.
 //   - The local workers run tasks exactly as without a bus: the pool hands
 //     each the run's own Assignment, blocks as started and all.
+//   - Under a budget, no model call of a remote task is made before the
+//     run's ledger holds its worst case beside every other call under
+//     way (hold.go): the run's, the plan's and the task's budgets hold
+//     exactly however many tasks run at once, wherever. A worker's holds
+//     are charged no more than they held, released when its result
+//     comes, and charged what they held when the worker may still be
+//     making the call (the run stopped the task, or its lease was lost);
+//     the result's figures are never charged twice.
 package remote

@@ -59,6 +59,9 @@ type Pool struct {
 	ledger  *budget.Ledger
 	reports sync.Map // task key -> func(workers.Event), the run's Assignment.Report
 	free    chan run.Worker
+	// holds keeps the workers' holds in the ledger (hold.go); nil without
+	// one.
+	holds *holds
 }
 
 // NewPool joins the run's coordinator to b as agent id and returns a pool
@@ -85,12 +88,17 @@ func NewPool(ctx context.Context, b *natsbus.Bus, repo *gitwork.Repo, id string,
 			o.Events(e)
 		}
 	}
+	copts := workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL, Prefer: id + "-local"}
+	if o.Budget != nil {
+		p.holds = newHolds(o.Budget, p.logger)
+		copts.Holds = p.holds
+	}
 	js := b.JetStream()
 	var err error
 	if p.store, err = workers.OpenStore(ctx, js); err != nil {
 		return nil, err
 	}
-	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, workers.CoordinatorOptions{Lease: o.Lease, Window: o.Window, Events: events, Remote: o.Remote, RemoteURL: o.RemoteURL, Prefer: id + "-local"}); err != nil {
+	if p.coord, err = workers.NewCoordinator(ctx, b, js, repo, id, copts); err != nil {
 		return nil, err
 	}
 	if o.Run != "" {
@@ -182,6 +190,11 @@ func (w *netWorker) Run(ctx context.Context, a run.Assignment, out io.Writer) (r
 		Attempt: a.Attempt, AttemptID: a.AttemptID,
 	}
 	allow, limited := p.allowance(ctx, &o)
+	if limited && p.holds != nil {
+		// Its worker holds each call's worst case against the task's
+		// budget scope (hold.go).
+		defer p.holds.offering(o.Key(), ctx)()
+	}
 	if a.Report != nil {
 		p.reports.Store(o.Key(), func(e workers.Event) {
 			if ev, ok := RunEvent(a.Plan.Name, e); ok {

@@ -96,6 +96,10 @@ type HandedTask struct {
 	// leaves the bound of the worker's config, as a lone run of the task
 	// has it (HandedTaskLimit).
 	Allowance *budget.Allowance
+	// Hold, when set with Allowance, holds each model call's worst case in
+	// the coordinator's ledger before it is made (budget.ScopeHeld), so
+	// that tasks running at once cannot together cross its shared budgets.
+	Hold budget.Holder
 	// Spent, when set, hears what the task's model calls cost once it
 	// ends, however it ends, and the call its budget refused, if one did.
 	Spent func(HandedSpend)
@@ -209,16 +213,23 @@ func (h *HandedHost) runTask(ctx context.Context, w *localWorker, t HandedTask, 
 	}()
 	if h.Budget != nil {
 		key, label := a.Task.Key(), a.Task.Label()
-		if t.Allowance != nil {
+		switch {
+		case t.Allowance != nil && t.Hold != nil:
+			ctx = h.Budget.ScopeHeld(ctx, key, label, *t.Allowance, t.Hold)
+		case t.Allowance != nil:
 			ctx = h.Budget.ScopeAllowance(ctx, key, label, *t.Allowance)
-		} else {
+		default:
 			ctx = h.Budget.Scope(ctx, key, label, HandedTaskLimit(h.Config, a.Task))
 		}
 		if t.Spent != nil {
 			defer func() {
 				var s HandedSpend
 				s.USD, s.Calls, s.Unknown = h.Budget.ScopeSpent(ctx)
-				s.Stop = h.Budget.TrippedFor(key)
+				if err != nil {
+					// A refusal stops a task only when the task failed:
+					// one that went on and succeeded lands.
+					s.Stop = h.Budget.TrippedFor(key)
+				}
 				t.Spent(s)
 			}()
 		}
