@@ -131,6 +131,11 @@ func (l *File) Close() error {
 type Logs struct {
 	inside safefile.Inside
 	r      *os.Root
+
+	mu sync.Mutex
+	// spare is the next log, made ahead of its name (spare_linux.go);
+	// nil when none is being made.
+	spare *spare
 }
 
 // OpenLogs holds the project directory root open for Logs.Open.
@@ -144,6 +149,12 @@ func OpenLogs(root string) (*Logs, error) {
 
 // Open is Open(root, path, maxSize, backups) through the held directory.
 func (ls *Logs) Open(path string, maxSize int64, backups int) (*File, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	defer ls.prepare(path)
+	if f, ok := ls.take(path); ok {
+		return &File{inside: ls.inside, path: path, maxSize: maxSize, backups: max(backups, 1), f: f}, nil
+	}
 	const flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	f, err := ls.inside.OpenFileAt(ls.r, path, flag, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -163,4 +174,9 @@ func (ls *Logs) Open(path string, maxSize int64, backups int) (*File, error) {
 }
 
 // Close lets the project directory go; the logs opened stay open.
-func (ls *Logs) Close() error { return ls.r.Close() }
+func (ls *Logs) Close() error {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.discard()
+	return ls.r.Close()
+}

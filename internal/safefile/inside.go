@@ -30,7 +30,7 @@ type Inside struct {
 // path relative to the root, and refuses one that is not below it, or
 // whose real path is not.
 func (in Inside) rel(path string) (string, error) {
-	rel, err := in.lexical(path)
+	rel, err := in.Lexical(path)
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +88,7 @@ func (in Inside) OpenFile(path string, flag int, perm os.FileMode) (f *os.File, 
 // root; r holds every step inside it as OpenFile's does, and a failure
 // says less than OpenFile's would of where a link leads.
 func (in Inside) OpenFileAt(r *os.Root, path string, flag int, perm os.FileMode) (*os.File, error) {
-	rel, err := in.lexical(path)
+	rel, err := in.Lexical(path)
 	if err != nil {
 		return nil, err
 	}
@@ -101,16 +101,16 @@ func (in Inside) OpenFileAt(r *os.Root, path string, flag int, perm os.FileMode)
 
 // MkdirAllAt is MkdirAll through r, as OpenFileAt is OpenFile.
 func (in Inside) MkdirAllAt(r *os.Root, dir string, perm os.FileMode) error {
-	rel, err := in.lexical(dir)
+	rel, err := in.Lexical(dir)
 	if err != nil {
 		return err
 	}
 	return wrapRoot(dir, r.MkdirAll(rel, perm))
 }
 
-// lexical is path relative to the root, by name alone; a path not below
-// the root is refused.
-func (in Inside) lexical(path string) (string, error) {
+// Lexical is path relative to the root, by name alone; a path not below
+// the root is refused. What it names is for os.Root to hold inside.
+func (in Inside) Lexical(path string) (string, error) {
 	root, err := filepath.Abs(in.Root)
 	if err != nil {
 		return "", err
