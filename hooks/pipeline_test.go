@@ -612,3 +612,38 @@ func TestPipelineCallsHooksOnlyForTheirTools(t *testing.T) {
 		}
 	}
 }
+
+// quietHook is a funcHook that may say it has nothing to do with an event.
+type quietHook struct {
+	funcHook
+	quiet bool
+}
+
+func (q quietHook) Quiet(plugins.Event) bool { return q.quiet }
+
+// A hook that is quiet for an event is not called and allows it, reported
+// as any hook that allowed; one that is not is called as usual, and a
+// block after a quiet hook still wins.
+func TestPipelineQuietHookAllowsWithoutCall(t *testing.T) {
+	rec := &recorder{}
+	quiet := reg("quiet", 10, decide(rec, "quiet", plugins.Decision{Action: plugins.Block, Reason: "called"}))
+	quiet.Hook = quietHook{funcHook: funcHook{fn: decide(rec, "quiet", plugins.Decision{Action: plugins.Block, Reason: "called"})}, quiet: true}
+	loud := reg("loud", 20, nil)
+	loud.Hook = quietHook{funcHook: funcHook{fn: decide(rec, "loud", plugins.Decision{Action: plugins.Block, Reason: "no"})}}
+	p, err := NewPipeline([]Registered{quiet, loud}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Run(context.Background(), toolEvent(map[string]any{"command": "ls"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.got(); len(got) != 1 || got[0] != "loud" {
+		t.Errorf("hooks called = %v, want only loud", got)
+	}
+	want := summary{Action: plugins.Block, Reason: "loud: no", BlockedBy: "loud", Args: map[string]any{"command": "ls"},
+		Reports: []Report{{Hook: "quiet", Source: SourceBuiltin, Action: plugins.Allow}, {Hook: "loud", Source: SourceBuiltin, Action: plugins.Block, Reason: "no"}}}
+	if diff := cmp.Diff(want, summarize(out), ignoreDurations); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+}

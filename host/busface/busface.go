@@ -269,6 +269,14 @@ func (h *busHook) Handle(ctx context.Context, ev plugins.Event) (plugins.Decisio
 	return decide(res)
 }
 
+// Quiet says the event would reach nobody: the bus is in this process
+// and no peer listens on the event's topic. The pipeline then allows the
+// event without calling Handle.
+func (h *busHook) Quiet(plugins.Event) bool {
+	l, ok := h.b.(listened)
+	return ok && !l.Listened(HookTopic(h.event))
+}
+
 // listened is a bus that can tell whether a message on a topic would reach
 // anyone (bus.Memory).
 type listened interface{ Listened(topic string) bool }

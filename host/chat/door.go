@@ -238,6 +238,12 @@ func (d *Door) emit(ctx context.Context, ev Event) {
 	if d.bus == nil || ev.Session == "" {
 		return
 	}
+	if l, ok := d.bus.(listened); ok && !l.Listened(bus.ModelTopic(ev.Session)) {
+		// A bus in this process that nobody listens to on the session's
+		// topic (start-work's own): the event is not encoded for nobody,
+		// twice per tool call.
+		return
+	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return
@@ -246,6 +252,10 @@ func (d *Door) emit(ctx context.Context, ev Event) {
 		d.logger.Debug("publish model event", "err", err)
 	}
 }
+
+// listened is a bus that can tell whether a message on a topic would
+// reach anyone (bus.Memory).
+type listened interface{ Listened(topic string) bool }
 
 // UseModel has session's calls use model until restore is called (a
 // command file's model: front matter).

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -101,6 +102,10 @@ type loopObserver struct {
 	issues map[int]Event
 	// blob caches the plan file's content address (blobFor).
 	blob planBlob
+	// buf holds the plan file while it is hashed, kept between reads: a
+	// run ticks its plan every task, and a plan of a thousand tasks read
+	// into a new buffer each time is most of what a lone run allocates.
+	buf []byte
 }
 
 // planBlob is the content address of the plan file as it was when the file
@@ -239,20 +244,38 @@ func (lo *loopObserver) blobFor() string {
 	if lo.blob.id != "" && lo.blob.key == key {
 		return lo.blob.id
 	}
-	id := blobID(lo.planPath)
+	var id string
+	id, lo.buf = blobID(lo.planPath, lo.buf)
 	lo.blob = planBlob{key: key, id: id}
 	return id
 }
 
 // blobID is the content address of the file at path, "sha256:<hex>" (the
 // id `jwz blob put` gives the same bytes), or "" when it cannot be read.
-func blobID(path string) string {
-	data, err := os.ReadFile(path)
+// The file is read into buf, grown as needed and returned for the next
+// read.
+func blobID(path string, buf []byte) (string, []byte) {
+	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return "", buf
 	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	defer f.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", buf
+		}
+	}
+	sum := sha256.Sum256(buf)
+	return "sha256:" + hex.EncodeToString(sum[:]), buf
 }
 
 // NewAnchor is the recovery snapshot of project at t: goal, iteration

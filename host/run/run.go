@@ -186,6 +186,7 @@ func StartWork(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer func() { _ = release() }()
+	defer r.closeLogs()
 	// A run killed outright may have left its block or a hook running;
 	// they end before anything runs again, the task in flight above all.
 	r.reapLeftovers()
@@ -220,6 +221,9 @@ type runner struct {
 	// git is what checkWorkers found of the project's repository, which a
 	// run with workers goes on from (parallel.go).
 	git *gitFound
+	// logs opens the tasks' logs through the project's directory held
+	// open for the run (loneLog); nil until the first task.
+	logs *logfile.Logs
 }
 
 // warn shows a problem that does not stop the run (a corrupt state.json
@@ -584,7 +588,7 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 	// without end rotates it instead of filling the disk, and a link
 	// planted in its place, or a logs directory linked out of the project,
 	// is not written through.
-	if f, err := logfile.Open(r.o.Project, logPath, int64(cmp.Or(r.o.Config.Runbook.MaxLogBytes, maxTaskLog)), 1); err == nil {
+	if f, err := r.loneLog(logPath); err == nil {
 		defer f.Close()
 		fmt.Fprintf(f, "=== %s attempt %d: %s\n", r.o.Now().UTC().Format(time.RFC3339), attempt, t.Label())
 		log = f
@@ -604,6 +608,27 @@ func (r *runner) runLogged(ctx context.Context, p *plans.Plan, t plans.Task, bas
 		fmt.Fprintf(log, "=== failed: %v\n", err)
 	}
 	return err
+}
+
+// loneLog opens the log of a task at logPath, bounded by
+// runbook.max_log_bytes (one older file kept once it rotates).
+func (r *runner) loneLog(logPath string) (*logfile.File, error) {
+	size := int64(cmp.Or(r.o.Config.Runbook.MaxLogBytes, maxTaskLog))
+	if r.logs == nil {
+		logs, err := logfile.OpenLogs(r.o.Project)
+		if err != nil {
+			return logfile.Open(r.o.Project, logPath, size, 1)
+		}
+		r.logs = logs
+	}
+	return r.logs.Open(logPath, size, 1)
+}
+
+// closeLogs lets go of what loneLog holds.
+func (r *runner) closeLogs() {
+	if r.logs != nil {
+		_ = r.logs.Close()
+	}
 }
 
 // services is what the agent reaches while it carries out a task: the tools,

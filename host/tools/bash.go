@@ -47,6 +47,30 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// outputSink is where a command's output goes: w, fed from the command's
+// pipe through a buffer of bufs. os/exec copies a pipe into a writer that
+// cannot read it with a new 32 KiB buffer each command, which in a run of
+// a thousand one-line blocks is most of what the run allocates.
+type outputSink struct {
+	w    io.Writer
+	bufs *sync.Pool
+}
+
+func (s *outputSink) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// ReadFrom copies r to w as io.Copy does, with a buffer of the pool.
+func (s *outputSink) ReadFrom(r io.Reader) (int64, error) {
+	bp, _ := s.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 32<<10)
+		bp = &b
+	}
+	defer s.bufs.Put(bp)
+	// Neither side may take the copy over: r's WriteTo would call this
+	// ReadFrom again.
+	return io.CopyBuffer(struct{ io.Writer }{s.w}, struct{ io.Reader }{r}, *bp)
+}
+
 // shellArgv picks the interpreter: bash (the default) for bash, and
 // runbook.shell (sh unless configured) for sh, as a runbook block's info
 // string says; errexit stops at the first failing command, as CI runners do,
@@ -175,7 +199,10 @@ func (t *Tools) bash(ctx context.Context, caller Caller, args map[string]any) (p
 		}
 		cmd = boxed.Cmd
 	}
-	cmd.Stdout, cmd.Stderr = sink, sink
+	// One writer for both, so that os/exec gives the command one pipe,
+	// read through a buffer these tools keep between calls.
+	piped := &outputSink{w: sink, bufs: &t.copyBufs}
+	cmd.Stdout, cmd.Stderr = piped, piped
 	// A background child that keeps the output pipe open must not hold the
 	// call once bash itself has exited where the group cannot be watched.
 	cmd.WaitDelay = proc.DefaultGrace

@@ -111,6 +111,9 @@ type Tools struct {
 	web    webNet
 	now    func() time.Time
 	shells sync.Map // shell name -> its path on PATH (Tools.command)
+	// copyBufs are the buffers bash calls read their output through
+	// (outputSink).
+	copyBufs sync.Pool
 	// sb is the bash tool's sandbox: probed once (sandbox.go).
 	sb sandboxing
 	// slots bounds the calls of one session that run at once

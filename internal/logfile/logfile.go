@@ -121,3 +121,62 @@ func (l *File) Close() error {
 	l.f = nil
 	return err
 }
+
+// Logs opens log files inside one project through the project's directory
+// held open (an os.Root) from OpenLogs to Close: a run that opens a log per
+// task resolves the project's path once, not for every log, and makes the
+// log's directory only when it is missing. Every log it opens keeps Open's
+// rules, and a log it cannot open that way is left to Open, whose error
+// says why. It is safe for concurrent use.
+type Logs struct {
+	inside safefile.Inside
+	r      *os.Root
+
+	mu sync.Mutex
+	// spare is the next log, made ahead of its name (spare_linux.go);
+	// nil when none is being made.
+	spare *spare
+}
+
+// OpenLogs holds the project directory root open for Logs.Open.
+func OpenLogs(root string) (*Logs, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("open logs: %w", err)
+	}
+	return &Logs{inside: safefile.Inside{Root: root}, r: r}, nil
+}
+
+// Open is Open(root, path, maxSize, backups) through the held directory.
+func (ls *Logs) Open(path string, maxSize int64, backups int) (*File, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	defer ls.prepare(path)
+	if f, ok := ls.take(path); ok {
+		return &File{inside: ls.inside, path: path, maxSize: maxSize, backups: max(backups, 1), f: f}, nil
+	}
+	const flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	f, err := ls.inside.OpenFileAt(ls.r, path, flag, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = ls.inside.MkdirAllAt(ls.r, filepath.Dir(path), 0o755); err == nil {
+			f, err = ls.inside.OpenFileAt(ls.r, path, flag, 0o644)
+		}
+	}
+	if err != nil {
+		return Open(ls.inside.Root, path, maxSize, backups)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	return &File{inside: ls.inside, path: path, maxSize: maxSize, backups: max(backups, 1), f: f, size: fi.Size()}, nil
+}
+
+// Close lets the project directory go; the logs opened stay open.
+func (ls *Logs) Close() error {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.discard()
+	return ls.r.Close()
+}

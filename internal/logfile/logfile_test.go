@@ -92,3 +92,99 @@ func TestBoundedHandler(t *testing.T) {
 		t.Errorf("record = %q, want the small value kept and the cut noted", buf.String())
 	}
 }
+
+// Logs opens one log after another in a directory that tasks change in
+// between: each log has what was written to it, a log there already is
+// appended to, a planted link is refused without writing through it, a
+// directory removed is made again, and no file is left that no log names
+// (the next log is made ahead of its name).
+func TestLogsOpensEachLogAsOpenWould(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := OpenLogs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, ".weave", "logs", "p")
+	write := func(name, text string) error {
+		f, err := ls.Open(filepath.Join(dir, name), 1<<20, 1)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Write([]byte(text))
+		return err
+	}
+	for i, name := range []string{"1.log", "2.log", "3.log"} {
+		if err := write(name, strings.Repeat("x", i+1)); err != nil {
+			t.Fatalf("log %s: %v", name, err)
+		}
+	}
+	if err := write("2.log", "again"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, "4.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("4.log", "through"); !errors.Is(err, safefile.ErrSymlink) && !errors.Is(err, safefile.ErrOutside) {
+		t.Errorf("a log planted as a link = %v, want it refused", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("5.log", "five"); err != nil {
+		t.Fatalf("log in a removed directory: %v", err)
+	}
+	if err := write("6.log", "six"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("victim = %q, want it untouched", b)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "5.log,6.log" {
+		t.Errorf("logs left = %v, want 5.log and 6.log", names)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "6.log")); string(b) != "six" {
+		t.Errorf("6.log = %q, want six", b)
+	}
+}
+
+func TestLogsAppendsToALogThere(t *testing.T) {
+	root := t.TempDir()
+	ls, err := OpenLogs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	path := filepath.Join(root, "logs", "a.log")
+	for _, text := range []string{"one\n", "two\n"} {
+		f, err := ls.Open(path, 1<<20, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(text))
+		f.Close()
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\n" {
+		t.Errorf("log = %q, want both attempts", b)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("the logs directory holds %d files, want 1", len(entries))
+	}
+}

@@ -150,26 +150,70 @@ type procStat struct {
 }
 
 func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	var buf [512]byte
+	b, ok := readProcFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	if !ok {
 		return procStat{}, false
 	}
 	// The command name is in parentheses and may hold anything; the fields
-	// after the last ')' are plain.
-	i := strings.LastIndexByte(string(b), ')')
+	// after the last ')' are plain, separated by one space each.
+	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return procStat{}, false
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
+	var st procStat
+	var err1, err2 error = errors.New("missing"), errors.New("missing")
+	field := 0
+	for rest := bytes.TrimSpace(b[i+1:]); len(rest) > 0 && field <= 19; field++ {
+		f := rest
+		if j := bytes.IndexByte(rest, ' '); j >= 0 {
+			f, rest = rest[:j], bytes.TrimLeft(rest[j+1:], " ")
+		} else {
+			rest = nil
+		}
+		switch field {
+		case 0:
+			if len(f) == 0 {
+				return procStat{}, false
+			}
+			st.state = f[0]
+		case 2:
+			st.pgrp, err1 = strconv.Atoi(string(f))
+		case 19:
+			st.start, err2 = strconv.ParseUint(string(f), 10, 64)
+		}
+	}
+	if err1 != nil || err2 != nil {
 		return procStat{}, false
 	}
-	pgrp, err1 := strconv.Atoi(f[2])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || len(f[0]) == 0 {
-		return procStat{}, false
+	return st, true
+}
+
+// readProcFile reads a small file of /proc into buf with plain system
+// calls (a process is started and watched per command: the runtime's
+// poller has nothing to do with these files), or whole when it is larger.
+func readProcFile(path string, buf []byte) ([]byte, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
 	}
-	return procStat{state: f[0][0], pgrp: pgrp, start: start}, true
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if m == 0 {
+			return buf[:n], true
+		}
+		n += m
+	}
+	b, err := os.ReadFile(path)
+	return b, err == nil
 }
 
 // startTime is the identity of a running process: its start time in clock

@@ -30,17 +30,13 @@ type Inside struct {
 // path relative to the root, and refuses one that is not below it, or
 // whose real path is not.
 func (in Inside) rel(path string) (string, error) {
+	rel, err := in.Lexical(path)
+	if err != nil {
+		return "", err
+	}
 	root, err := filepath.Abs(in.Root)
 	if err != nil {
 		return "", err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not inside the project %s", root)}
 	}
 	// The real path makes the message say where a link leads; os.Root
 	// then enforces it on the descriptors.
@@ -77,15 +73,70 @@ func wrapRoot(path string, err error) error {
 // is not a symbolic link.
 func (in Inside) OpenFile(path string, flag int, perm os.FileMode) (f *os.File, err error) {
 	err = in.at(path, func(r *os.Root, rel string) error {
-		if fi, err := r.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
-		}
-		f, err = r.OpenFile(rel, flag|openFlags, perm)
-		return wrapRoot(path, err)
+		f, err = openIn(r, rel, path, flag, perm)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, path)
+}
+
+// OpenFileAt is OpenFile through r, the root opened already (os.OpenRoot
+// of in.Root) and held by a caller that opens many files in it: the root's
+// path is not resolved again for each. path must name a place below the
+// root; r holds every step inside it as OpenFile's does, and a failure
+// says less than OpenFile's would of where a link leads.
+func (in Inside) OpenFileAt(r *os.Root, path string, flag int, perm os.FileMode) (*os.File, error) {
+	rel, err := in.Lexical(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openIn(r, rel, path, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return regular(f, path)
+}
+
+// MkdirAllAt is MkdirAll through r, as OpenFileAt is OpenFile.
+func (in Inside) MkdirAllAt(r *os.Root, dir string, perm os.FileMode) error {
+	rel, err := in.Lexical(dir)
+	if err != nil {
+		return err
+	}
+	return wrapRoot(dir, r.MkdirAll(rel, perm))
+}
+
+// Lexical is path relative to the root, by name alone; a path not below
+// the root is refused. What it names is for os.Root to hold inside.
+func (in Inside) Lexical(path string) (string, error) {
+	root, err := filepath.Abs(in.Root)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not inside the project %s", root)}
+	}
+	return rel, nil
+}
+
+// openIn opens rel in r, refusing a symbolic link.
+func openIn(r *os.Root, rel, path string, flag int, perm os.FileMode) (*os.File, error) {
+	if fi, err := r.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+	}
+	f, err := r.OpenFile(rel, flag|openFlags, perm)
+	return f, wrapRoot(path, err)
+}
+
+// regular returns f if it is a regular file, else closes it.
+func regular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close()

@@ -100,3 +100,71 @@ func TestInsideRefuses(t *testing.T) {
 		t.Errorf("ReadDir(a/b) = %v, %v, want ok", entries, err)
 	}
 }
+
+// OpenFileAt, through a root held open, refuses what OpenFile refuses:
+// a planted link, a fifo, a directory linked out of the root, a path
+// outside it; nothing outside is written.
+func TestOpenFileAtRefuses(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []func() error{
+		func() error { return os.MkdirAll(filepath.Join(root, "dir"), 0o755) },
+		func() error { return syscall.Mkfifo(filepath.Join(root, "dir", "fifo"), 0o644) },
+		func() error { return os.Symlink(victim, filepath.Join(root, "dir", "out")) },
+		func() error { return os.Symlink("new", filepath.Join(root, "dir", "in")) },
+		func() error { return os.Symlink(outside, filepath.Join(root, "linked")) },
+	} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	in := Inside{Root: root}
+	const flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	for _, tc := range []struct {
+		path string
+		is   error
+	}{
+		{filepath.Join(root, "dir", "fifo"), nil}, // never blocks: refused one way or another
+		{filepath.Join(root, "dir", "out"), ErrSymlink},
+		{filepath.Join(root, "dir", "in"), ErrSymlink},
+		{filepath.Join(root, "linked", "victim"), ErrOutside},
+		{filepath.Join(root, "linked", "new"), ErrOutside},
+		{filepath.Join(root, "missing", "new"), fs.ErrNotExist},
+	} {
+		if f, err := in.OpenFileAt(r, tc.path, flag, 0o644); err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("OpenFileAt(%s) error = %v, want %v", tc.path, err, tc.is)
+		}
+	}
+	if _, err := in.OpenFileAt(r, victim, flag, 0o644); err == nil {
+		t.Errorf("OpenFileAt(%s), a path outside the root, opened it", victim)
+	}
+	if err := in.MkdirAllAt(r, filepath.Join(root, "linked", "sub"), 0o755); !errors.Is(err, ErrOutside) {
+		t.Errorf("MkdirAllAt through a link out = %v, want ErrOutside", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("victim = %q, want it untouched", b)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("outside holds %d entries, want only the victim", len(entries))
+	}
+	if err := in.MkdirAllAt(r, filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := in.OpenFileAt(r, filepath.Join(root, "a", "b", "log"), flag, 0o644)
+	if err != nil {
+		t.Fatalf("OpenFileAt(a/b/log) = %v", err)
+	}
+	f.Close()
+}
