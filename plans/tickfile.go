@@ -46,6 +46,14 @@ var errNoPatch = errors.New("the plan file cannot be patched in place")
 // zero key when the caller compared the file's bytes instead. It returns
 // the file's stat after the write.
 func patchMark(path string, off int, around []byte, c byte, size int, want fileKey) (fs.FileInfo, error) {
+	return patchMarks(path, []int{off}, [][]byte{around}, c, size, want)
+}
+
+// patchMarks is patchMark for several marks of one file: each is checked
+// before any is written, then all are written and synced once, so that
+// ticking several tasks together costs one fsync. A process killed between
+// two of the writes leaves some of the marks written, each one whole.
+func patchMarks(path string, offs []int, arounds [][]byte, c byte, size int, want fileKey) (fs.FileInfo, error) {
 	f, err := openForPatch(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -62,11 +70,15 @@ func patchMark(path string, off int, around []byte, c byte, size int, want fileK
 		return nil, errStale
 	}
 	var got [3]byte
-	if _, err := f.ReadAt(got[:], int64(off-1)); err != nil || !bytes.Equal(got[:], around) {
-		return nil, errStale
+	for i, off := range offs {
+		if _, err := f.ReadAt(got[:], int64(off-1)); err != nil || !bytes.Equal(got[:], arounds[i]) {
+			return nil, errStale
+		}
 	}
-	if _, err := f.WriteAt([]byte{c}, int64(off)); err != nil {
-		return nil, err
+	for _, off := range offs {
+		if _, err := f.WriteAt([]byte{c}, int64(off)); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("sync: %w", err)
@@ -75,7 +87,7 @@ func patchMark(path string, off int, around []byte, c byte, size int, want fileK
 		return nil, err
 	}
 	// An editor may have renamed a new file over the plan between the open
-	// and the write; then the byte went to the old file, and the new one is
+	// and the write; then the bytes went to the old file, and the new one is
 	// to be ticked the slow way.
 	if now, err := os.Stat(path); err != nil || !os.SameFile(now, fi) {
 		return nil, errStale

@@ -278,3 +278,50 @@ func TestRefreshUpdatesAnOwnedPlanInPlace(t *testing.T) {
 		t.Errorf("Refresh after an edit = %+v, want a new parse", got.Tasks[0])
 	}
 }
+
+// Several tasks are ticked with one write where the file stands, and the
+// plan is what a parse of the file gives; when the file moved under the
+// plan, each task is found again and all are ticked in one new file.
+func TestSetAllDoneInTicksSeveralAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(path, []byte("- [ ] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [ ] 4. Four\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	got, err := SetAllDoneIn(p, []Task{p.Tasks[0], p.Tasks[1], p.Tasks[3]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "- [x] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [x] 4. Four\n" {
+		t.Errorf("file = %q, want tasks 1 and 4 ticked, 2 left as it was", b)
+	}
+	if after, _ := os.Stat(path); runtime.GOOS != "windows" && !os.SameFile(before, after) {
+		t.Error("the plan was replaced, want it patched where it stands")
+	}
+	want, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Plan{}, fileKey{})); diff != "" {
+		t.Fatalf("plan differs from a fresh parse (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(path, []byte("- [ ] 0. Zero\n- [ ] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [x] 4. Four\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = SetAllDoneIn(want, []Task{want.Tasks[0], want.Tasks[2], want.Tasks[3]}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	if string(b) != "- [ ] 0. Zero\n- [ ] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [ ] 4. Four\n" {
+		t.Errorf("file = %q, want tasks 1 and 4 unticked where they now are", b)
+	}
+	if len(got.Tasks) != 5 || got.Tasks[4].Done || !got.Tasks[2].Done {
+		t.Errorf("returned plan = %+v, want the re-read plan", got.Tasks)
+	}
+}

@@ -165,6 +165,9 @@ type job struct {
 	// elapsed is how long the worker took.
 	commit  string
 	elapsed int64
+	// announced says task.landing was sent: a task a batch skipped lands
+	// with the next one without a second.
+	announced bool
 }
 
 // result is what a worker's goroutine hands back.
@@ -196,8 +199,8 @@ type coordinator struct {
 	// is the one landing in flight (land.go), whose outcome comes back on
 	// landings.
 	queue    []*job
-	landing  *job
-	landings chan landResult
+	landing  []*job
+	landings chan batchResult
 	// head is the integration branch's head as this run moved it, and
 	// line the heads it had in this run since it was last read from git,
 	// each an ancestor of head: the coordinator alone moves the branch
@@ -267,7 +270,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		attempts:  map[string]int{},
 		notBefore: map[string]time.Time{},
 		results:   make(chan result, n),
-		landings:  make(chan landResult, 1),
+		landings:  make(chan batchResult, 1),
 		seen:      newSeenBoard(),
 	}
 	c.ref = "refs/heads/" + c.branch
@@ -434,9 +437,7 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 		// one at a time, beside the loop, which meanwhile takes in results
 		// and hands out tasks.
 		if len(c.queue) > 0 && c.landing == nil {
-			j := c.queue[0]
-			c.queue = c.queue[1:]
-			c.startLanding(ctx, &wg, j)
+			c.startLanding(ctx, &wg)
 		}
 		if len(c.running) == 0 {
 			switch {
@@ -743,13 +744,18 @@ func firstLine(s string) string {
 }
 
 // fireTaskDone tells the hooks a task is done, as a lone run does, and
-// keeps what they say for the model.
-func (r *runner) fireTaskDone(ctx context.Context, np *plans.Plan, t plans.Task) {
-	npr := np.Progress()
+// keeps what they say for the model; completed is how many tasks were done
+// once it was ticked. tasksDone follows, once for the tasks ticked together.
+func (r *runner) fireTaskDone(ctx context.Context, np *plans.Plan, t plans.Task, completed int) {
 	out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
-		Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
+		Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": completed, "total": np.Progress().Total}})
 	r.forModel = append(r.forModel, out.Context...)
-	if !t.Verification {
+}
+
+// tasksDone tells the hooks the plan's TODOs are done when ts, just ticked,
+// held one of them and left none open.
+func (r *runner) tasksDone(ctx context.Context, np *plans.Plan, ts []plans.Task) {
+	if slices.ContainsFunc(ts, func(t plans.Task) bool { return !t.Verification }) {
 		r.todosDone(ctx, np)
 	}
 }

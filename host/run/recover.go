@@ -145,7 +145,8 @@ func (c *coordinator) settleLanded(ctx context.Context, p *plans.Plan, j *job, h
 		ev := j.base
 		ev.Type, ev.Time, ev.Completed, ev.Total, ev.Commit = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, landed
 		r.o.Observe(ev)
-		r.fireTaskDone(ctx, np, t)
+		r.fireTaskDone(ctx, np, t, npr.Completed)
+		r.tasksDone(ctx, np, []plans.Task{t})
 		return np, nil
 	}
 	rev, err := c.repo.Revert(ctx, head, landed, []gitwork.Trailer{{Key: gitwork.TrailerPlan, Value: p.Name},
