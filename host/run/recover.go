@@ -127,12 +127,15 @@ func (c *coordinator) committed(ctx context.Context, rec *plans.Running) string 
 }
 
 // settleLanded finishes a task whose commit is on the integration branch
-// but whose box is not ticked: verify on the landed tree, then tick; a
+// but whose box is not ticked: verify on its landed tree (the tree of its
+// commit there), then tick; a
 // failing verify reverts the commit on the branch and the task runs again.
 func (c *coordinator) settleLanded(ctx context.Context, p *plans.Plan, j *job, head, landed string) (*plans.Plan, error) {
 	r := c.r
 	t := j.task
-	refusal, err := c.verifyAt(ctx, t, head, j.out)
+	// Its own landed tree, as the landing verified it: the tasks landed
+	// with it in one batch each have theirs.
+	refusal, err := c.verifyAt(ctx, t, landed, j.out)
 	if err != nil {
 		return p, err
 	}
