@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-		"syscall"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +30,9 @@ import (
 // replaces task 3's verify on the landed tree, and task 4's then checks
 // task 3's file is not there.
 func batchPlan(dir, verify3 string) string {
-	wait := func(name string) string { return "while [ ! -e " + filepath.Join(dir, name) + " ]; do sleep 0.02; done" }
+	wait := func(name string) string {
+		return "while [ ! -e " + filepath.Join(dir, name) + " ]; do sleep 0.02; done"
+	}
 	var b strings.Builder
 	b.WriteString("# Test plan\n\n## TODOs\n\n")
 	fmt.Fprintf(&b, "- [ ] 1. One\n  **Files**: `one.txt`\n  ```sh\n  echo 1 > one.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in */land) %s;; esac; test -f one.txt\n  ```\n", wait("committed4"))
