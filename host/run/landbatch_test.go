@@ -293,3 +293,34 @@ func countLines(t *testing.T, path string) int {
 	}
 	return strings.Count(string(b), ".\n")
 }
+
+// A person's git moves the branch while a batch lands (task 4's verify on
+// its landed tree does it, once): the move of the batch finds the branch
+// moved, and the whole batch lands again on where it is now, each task
+// verified again on its new landed tree; the person's commit stays.
+func TestABatchLandsAgainOnABranchSomeoneMoved(t *testing.T) {
+	dir := t.TempDir()
+	verifies, moved := filepath.Join(dir, "verifies"), filepath.Join(dir, "moved")
+	move := `if [ ! -e ` + moved + ` ]; then touch ` + moved + `; old=$(git rev-parse refs/heads/weave/p) && c=$(git commit-tree -p "$old" -m "A person's commit" "$old^{tree}") && git update-ref refs/heads/weave/p "$c" "$old" || exit 9; fi; `
+	src := strings.ReplaceAll(batchPlan(dir, ""), "case \"$PWD\" in */land) ", "case \"$PWD\" in */land) echo . >> "+verifies+"; ")
+	src = strings.Replace(src, "*/land) echo . >> "+verifies+"; test -f t2.txt && test -f t3.txt", "*/land) echo . >> "+verifies+"; "+move+"test -f t2.txt && test -f t3.txt", 1)
+	project := batchProject(t, src)
+	rec := &recorder{}
+	rec.hook = batchHook(t, dir, nil)
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: batchConfig(), Observe: rec.observe})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("StartWork = %v, %v (%v); events %v", res.Status, err, res.Err, rec.types())
+	}
+	if _, err := os.Stat(moved); err != nil {
+		t.Fatalf("the branch was not moved: %v", err)
+	}
+	if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != "T4\nT3\nT2\nA person's commit\nOne" {
+		t.Errorf("commits on weave/p:\n%s\nwant the batch on top of the person's commit", got)
+	}
+	if got := countLines(t, verifies); got != 7 {
+		t.Errorf("%d verify runs on a landed tree, want 7 (task 1, then 2, 3 and 4 twice)", got)
+	}
+	if got := planMarks(t, project); got != "xxxx" {
+		t.Errorf("plan marks %q, want all ticked", got)
+	}
+}
