@@ -15,15 +15,20 @@ import (
 	"github.com/weavehq/weave/plans"
 )
 
-// The landing queue: the coordinator lands one finished task at a time.
-// A task's commit is put on top of the integration head in the object
-// store (gitwork.Land), the result is checked out in the land worktree,
-// the task's verify blocks run there through the gate and the hooks, and
-// only when they pass does the branch move (a compare-and-swap), then the
-// box is ticked in the project's plan through the tick door, then
-// state.json. A conflict, or a verify block that fails on the landed
-// tree, leaves the branch where it was and the box unticked: the task runs
-// again on the new head (runbook.retries), then the plan pauses naming it.
+// The landing queue: the coordinator lands the finished tasks waiting in it
+// as one batch at a time, in the order they came. Each task's commit is put
+// on top of the one before in the object store (gitwork.LandWith), the
+// result is checked out in the land worktree, and the task's verify blocks
+// run there through the gate and the hooks: each task is verified on its
+// own landed tree. Only then does the branch move, once for the batch (a
+// compare-and-swap), then the boxes are ticked in the project's plan
+// through the tick door with one write, then state.json, once. A conflict,
+// or a verify block that fails on the landed tree, leaves that task out of
+// the batch and its box unticked (the tasks after it land on the one
+// before it): it runs again on the new head (runbook.retries), then the
+// plan pauses naming it. A run killed between the move and the ticks
+// leaves the batch landed and unticked: the next start verifies each task
+// again on its landed tree and ticks it (recover.go).
 
 // LandError says a task of a run with workers could not land after its
 // attempts: its change conflicts with the work landed before it (Files), or

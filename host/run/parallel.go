@@ -34,8 +34,8 @@ import (
 // writes state.json, ticks the project's plan (through the tick door, after
 // a task's verify blocks passed on the landed tree) and calls the Observer;
 // it is one goroutine, the loop below. Workers carry out tasks in worktrees
-// of their own and hand back a commit; the coordinator lands those one at
-// a time (land.go). A run that died is settled on the next start
+// of their own and hand back a commit; the coordinator lands those through
+// one queue, the commits waiting in it together (land.go). A run that died is settled on the next start
 // (recover.go).
 
 // workers is how many tasks the run carries out at once.
@@ -434,8 +434,8 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			}
 		}
 		// A worker that finished took its next task above; its commit lands
-		// one at a time, beside the loop, which meanwhile takes in results
-		// and hands out tasks.
+		// with those waiting beside it, one batch at a time, beside the
+		// loop, which meanwhile takes in results and hands out tasks.
 		if len(c.queue) > 0 && c.landing == nil {
 			c.startLanding(ctx, &wg)
 		}
