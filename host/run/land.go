@@ -198,20 +198,36 @@ func (c *coordinator) landedAll(ctx context.Context, p *plans.Plan, results []la
 	for i, lr := range done {
 		tasks[i] = lr.j.task
 	}
-	np, err := c.tick(ctx, p, tasks...)
+	np, was, err := c.tick(ctx, p, tasks...)
 	if err != nil {
-		c.stop(err, &tasks[0])
+		// A task removed from the plan is the one to blame; any other
+		// failure of the write is no task's.
+		var gone *plans.RemovedError
+		var blame *plans.Task
+		if errors.As(err, &gone) && len(gone.Tasks) > 0 {
+			blame = &gone.Tasks[0]
+		}
+		c.stop(err, blame)
 		return nil
 	}
 	npr := np.Progress()
+	// completed[i] is how many tasks were done once tasks[i] was ticked:
+	// those after it in the batch that this write ticked were not yet.
+	completed := make([]int, len(done))
+	n := npr.Completed
+	for i := len(done) - 1; i >= 0; i-- {
+		completed[i] = n
+		if !was[i] {
+			n--
+		}
+	}
 	for i, lr := range done {
 		j, t := lr.j, lr.j.task
-		completed := npr.Completed - (len(done) - 1 - i)
 		ev := j.base
-		ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS, ev.Commit = EventTaskDone, r.o.Now(), completed, npr.Total, j.elapsed, lr.landed
+		ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS, ev.Commit = EventTaskDone, r.o.Now(), completed[i], npr.Total, j.elapsed, lr.landed
 		ev.CostUSD = r.taskCost(t)
 		r.o.Observe(ev)
-		r.fireTaskDone(ctx, np, t, completed)
+		r.fireTaskDone(ctx, np, t, completed[i])
 	}
 	r.tasksDone(ctx, np, tasks)
 	return np
@@ -357,72 +373,85 @@ func (c *coordinator) verifyAt(ctx context.Context, t plans.Task, commit string,
 // landedCommit is the commit of task t on the integration branch at head
 // since the run's base, "" when there is none (or it was reverted since).
 func (c *coordinator) landedCommit(ctx context.Context, head string, t plans.Task) (string, error) {
-	base := ""
-	if c.r.st.Integration != nil {
-		base = c.r.st.Integration.Base
-	}
-	commits, err := c.repo.TaskCommits(ctx, head, base, c.r.plan)
+	landed, err := c.landedCommits(ctx, head)
 	if err != nil {
 		return "", err
 	}
-	reverted := map[string]bool{}
-	for _, tc := range commits {
-		if tc.Reverts != "" {
-			reverted[tc.Reverts] = true
-			continue
-		}
+	for _, tc := range landed {
 		if tc.Task == taskNumber(t) {
-			if reverted[tc.SHA] {
-				return "", nil
-			}
 			return tc.SHA, nil
 		}
 	}
 	return "", nil
 }
 
-// tick ticks ts in the project's plan through the tick door, with one
-// write of the plan, then records them done in state.json, with one write.
-// When one of them is no longer in the plan, none is ticked.
-func (c *coordinator) tick(ctx context.Context, p *plans.Plan, ts ...plans.Task) (*plans.Plan, error) {
-	r := c.r
-	cur, err := r.current(p)
+// landedCommits is the tasks' commits on the integration branch at head
+// since the run's base, newest first, one per task (its newest) and none
+// for a task whose newest commit was reverted since.
+func (c *coordinator) landedCommits(ctx context.Context, head string) ([]gitwork.TaskCommit, error) {
+	base := ""
+	if c.r.st.Integration != nil {
+		base = c.r.st.Integration.Base
+	}
+	commits, err := c.repo.TaskCommits(ctx, head, base, c.r.plan)
 	if err != nil {
 		return nil, err
 	}
+	reverted := map[string]bool{}
+	seen := map[int]bool{}
+	var landed []gitwork.TaskCommit
+	for _, tc := range commits {
+		if tc.Reverts != "" {
+			reverted[tc.Reverts] = true
+			continue
+		}
+		if seen[tc.Task] {
+			continue
+		}
+		seen[tc.Task] = true
+		if !reverted[tc.SHA] {
+			landed = append(landed, tc)
+		}
+	}
+	return landed, nil
+}
+
+// tick ticks ts in the project's plan through the tick door, with one
+// write of the plan, then records them done in state.json, with one write.
+// When one of them is no longer in the plan, none is ticked. was says,
+// for each of ts, that its box was ticked already (a person ticked it).
+func (c *coordinator) tick(ctx context.Context, p *plans.Plan, ts ...plans.Task) (np *plans.Plan, was []bool, err error) {
+	r := c.r
+	cur, err := r.current(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	tasks := make([]plans.Task, 0, len(ts))
+	was = make([]bool, 0, len(ts))
 	var gone []plans.Task
 	for _, t := range ts {
 		if task, ok := cur.Lookup(t); ok {
 			tasks = append(tasks, task)
+			was = append(was, task.Done)
 		} else {
 			gone = append(gone, t)
 		}
 	}
 	if len(gone) > 0 {
-		return nil, &plans.RemovedError{Plan: cur.Name, Tasks: gone}
+		return nil, nil, &plans.RemovedError{Plan: cur.Name, Tasks: gone}
 	}
-	np, err := r.tools.TickAll(cur, tasks)
+	np, err = r.tools.TickAll(cur, tasks)
 	if err != nil {
-		return nil, fmt.Errorf("tick task %s: %w", labels(ts), err)
+		return nil, nil, err
 	}
 	for _, t := range ts {
 		delete(r.st.Running, t.Key())
 		r.st.Finish(t)
 	}
 	if err := r.save(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return np, nil
-}
-
-// labels names tasks for a message: "3 (Title), 4 (Other)".
-func labels(ts []plans.Task) string {
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.Label()
-	}
-	return strings.Join(names, ", ")
+	return np, was, nil
 }
 
 // conflict sends a task that could not land back to run on the new head,

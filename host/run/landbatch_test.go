@@ -231,6 +231,32 @@ func TestACrashAfterABatchMovedTheBranch(t *testing.T) {
 	verifies := filepath.Join(dir, "verifies")
 	src := strings.ReplaceAll(batchPlan(dir, ""), "case \"$PWD\" in */land) ", "case \"$PWD\" in */land) echo . >> "+verifies+"; ")
 	project := batchProject(t, src)
+	killAfterBatch(t, project, dir)
+	if got := planMarks(t, project); got != "x   " {
+		t.Fatalf("plan marks when the run was killed %q, want only task 1 ticked", got)
+	}
+	before := countLines(t, verifies)
+	rec := &recorder{}
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: batchConfig(), Observe: rec.observe})
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("StartWork = %v, %v (%v); events %v", res.Status, err, res.Err, rec.types())
+	}
+	if got := planMarks(t, project); got != "xxxx" {
+		t.Errorf("plan marks %q, want all ticked", got)
+	}
+	if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != "T4\nT3\nT2\nOne" {
+		t.Errorf("commits on weave/p after the resume:\n%s\nwant each once", got)
+	}
+	if got := countLines(t, verifies) - before; got != 3 {
+		t.Errorf("%d verify runs on the landed tree on resume, want 3 (tasks 2, 3 and 4 again)", got)
+	}
+}
+
+// killAfterBatch runs TestBatchCrashHelper on project and kills it
+// (SIGKILL) once the batch of 2, 3 and 4 moved the branch, before any of
+// their boxes is ticked.
+func killAfterBatch(t *testing.T, project, dir string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestBatchCrashHelper$", "-test.v", "-test.timeout", "5m")
 	cmd.Env = append(os.Environ(), batchCrashEnv+"="+project+string(os.PathListSeparator)+dir)
 	var out strings.Builder
@@ -262,23 +288,38 @@ func TestACrashAfterABatchMovedTheBranch(t *testing.T) {
 	if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != "T4\nT3\nT2\nOne" {
 		t.Fatalf("commits on weave/p when the run was killed:\n%s\nwant the batch of 2, 3 and 4 landed", got)
 	}
-	if got := planMarks(t, project); got != "x   " {
-		t.Fatalf("plan marks when the run was killed %q, want only task 1 ticked", got)
+}
+
+// A run killed after a batch moved the branch, and task 2's verify fails on
+// its landed tree when the next start settles the batch: task 2 is
+// reverted, and then tasks 3 and 4, whose landed trees held task 2's work,
+// are verified on the branch as it now is, without it, where they fail
+// (task 3's verify needs task 2's file): they are reverted too, none is
+// ticked, and the plan pauses.
+func TestResumeVerifiesTheRestOfABatchOnTheBranchOnceATaskIsReverted(t *testing.T) {
+	dir := t.TempDir()
+	ok2 := filepath.Join(dir, "ok2")
+	if err := os.WriteFile(ok2, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	before := countLines(t, verifies)
+	src := strings.Replace(batchPlan(dir, ""), "*/land) test -f one.txt && test ! -f t3.txt", "*/land) test -e "+ok2+" && test -f one.txt && test ! -f t3.txt", 1)
+	project := batchProject(t, src)
+	killAfterBatch(t, project, dir)
+	if err := os.Remove(ok2); err != nil {
+		t.Fatal(err)
+	}
+	cfg := batchConfig()
+	cfg.Runbook.Retries = 0
 	rec := &recorder{}
-	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: batchConfig(), Observe: rec.observe})
-	if err != nil || res.Status != StatusDone {
-		t.Fatalf("StartWork = %v, %v (%v); events %v", res.Status, err, res.Err, rec.types())
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: cfg, Observe: rec.observe})
+	if err != nil || res.Status != StatusPaused {
+		t.Errorf("StartWork = %v, %v (%v), want a pause", res.Status, err, res.Err)
 	}
-	if got := planMarks(t, project); got != "xxxx" {
-		t.Errorf("plan marks %q, want all ticked", got)
+	if got := planMarks(t, project); got != "x   " {
+		t.Errorf("plan marks %q, want only task 1 ticked (weave/p holds %q)", got, gitRun(t, project, "ls-tree", "--name-only", "weave/p"))
 	}
-	if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != "T4\nT3\nT2\nOne" {
-		t.Errorf("commits on weave/p after the resume:\n%s\nwant each once", got)
-	}
-	if got := countLines(t, verifies) - before; got != 3 {
-		t.Errorf("%d verify runs on the landed tree on resume, want 3 (tasks 2, 3 and 4 again)", got)
+	if got, want := gitRun(t, project, "log", "--format=%s", "main..weave/p"), "Revert \"T4\"\nRevert \"T3\"\nRevert \"T2\"\nT4\nT3\nT2\nOne"; got != want {
+		t.Errorf("commits on weave/p:\n%s\nwant:\n%s", got, want)
 	}
 }
 

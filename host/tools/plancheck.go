@@ -128,11 +128,15 @@ func (t *Tools) Tick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bo
 // plan and one fsync: a run with workers ticks the tasks it landed
 // together. Each task passes the same door as through Tick (its verify
 // blocks run by the caller first); a task already ticked is left as it is.
+// An error names the tasks.
 func (t *Tools) TickAll(p *plans.Plan, tasks []plans.Task) (np *plans.Plan, err error) {
 	t.tick.Lock()
 	defer t.tick.Unlock()
 	np, _, err = t.setAllDone(p, tasks, true)
-	return np, err
+	if err != nil {
+		return nil, fmt.Errorf("tick %s: %w", taskLabels(tasks), err)
+	}
+	return np, nil
 }
 
 // Untick is Tick's reverse, through the same door: `weave task undo`, for a
