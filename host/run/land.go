@@ -62,6 +62,9 @@ type landResult struct {
 	j      *job
 	landed string
 	err    error
+	// already says the branch held landed when the batch found it moved:
+	// the batch did not put it there.
+	already bool
 }
 
 // skipped says the batch stopped before this task: it lands with the next.
@@ -251,7 +254,8 @@ func (c *coordinator) landCommit(ctx context.Context, j *job, commit string) (st
 			return sha, err
 		}
 	}
-	res, moved := c.landBatch(ctx, []*job{{task: t, commit: commit, out: j.out}}, head)
+	j.commit = commit
+	res, moved := c.landBatch(ctx, []*job{j}, head)
 	c.learnHead(moved, res)
 	return res[0].landed, res[0].err
 }
@@ -262,20 +266,62 @@ func (c *coordinator) landCommit(ctx context.Context, j *job, commit string) (st
 // the batch). A task that conflicts or whose verify fails is left out, and
 // those after it land on top of the one before it. Then the branch is moved
 // once, from head to the last landed commit (a compare-and-swap). When the
-// swap fails, someone else moved the branch (a person's git): the batch
-// lands again, verify and all, on where the branch is now (moved), once. A
-// git error stops the batch: those before it land, those after it are
-// skipped (they wait in queue). It changes nothing of the coordinator's.
+// swap fails, someone else moved the branch (a person's git, a verify
+// block): the batch lands again, once, on where the branch is now (moved),
+// but for the tasks whose commits the branch holds already (it was moved
+// to one of this batch's landed commits, or above one): those count as
+// landed there, and are not landed twice. A git error stops the batch:
+// those before it land, those after it are skipped (they wait in queue).
+// It changes nothing of the coordinator's.
 func (c *coordinator) landBatch(ctx context.Context, jobs []*job, head string) (res []landResult, moved string) {
 	// A task's base is a head this run assigned, on the line of the head
 	// it knows: git need not be asked whether it is an ancestor. On a
 	// branch someone else moved, git is asked.
 	opts := gitwork.LandOptions{OnLine: func(sha string) bool { return c.line[sha] }}
+	var before []landResult
 	for {
+		// on is the tasks' commits the branch holds already, once it was
+		// found moved.
+		on := map[int]string{}
+		if moved != "" {
+			landed, err := c.landedCommits(ctx, head)
+			if err != nil {
+				for k := range res {
+					if res[k].landed != "" {
+						res[k].landed, res[k].already, res[k].err = "", false, err
+					}
+				}
+				return res, moved
+			}
+			for _, tc := range landed {
+				on[tc.Task] = tc.SHA
+			}
+		}
 		res = make([]landResult, len(jobs))
 		top := head
 		for i, j := range jobs {
 			res[i].j = j
+			if sha := on[taskNumber(j.task)]; sha != "" {
+				// On the branch already: verified here when it is this
+				// batch's own landed commit, else on its tree now.
+				refusal, err := "", error(nil)
+				if i >= len(before) || before[i].landed != sha {
+					refusal, err = c.verifyAt(ctx, j.task, sha, j.out)
+				}
+				if err != nil {
+					res[i].err = err
+					for k := i + 1; k < len(jobs); k++ {
+						res[k].j = jobs[k]
+					}
+					break
+				}
+				if refusal != "" {
+					res[i].err = &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: "))}
+					continue
+				}
+				res[i].landed, res[i].already = sha, true
+				continue
+			}
 			landed, err := c.repo.LandWith(ctx, top, j.commit, c.landMode(), opts)
 			var ce *gitwork.ConflictError
 			if errors.As(err, &ce) {
@@ -318,11 +364,12 @@ func (c *coordinator) landBatch(ctx context.Context, jobs []*job, head string) (
 		if moved != "" || rerr != nil || cur == head {
 			for k := range res {
 				if res[k].landed != "" {
-					res[k].landed, res[k].err = "", err
+					res[k].landed, res[k].already, res[k].err = "", false, err
 				}
 			}
 			return res, moved
 		}
+		before = res
 		head, moved, opts = cur, cur, gitwork.LandOptions{}
 	}
 }
@@ -335,7 +382,7 @@ func (c *coordinator) learnHead(moved string, results []landResult) {
 		c.head, c.line = moved, map[string]bool{moved: true}
 	}
 	for _, lr := range results {
-		if lr.err == nil && lr.landed != "" {
+		if lr.err == nil && lr.landed != "" && !lr.already {
 			c.advance(lr.landed)
 		}
 	}

@@ -365,3 +365,42 @@ func TestABatchLandsAgainOnABranchSomeoneMoved(t *testing.T) {
 		t.Errorf("plan marks %q, want all ticked", got)
 	}
 }
+
+// Task 2's verify on its landed tree moves the branch to that landed
+// commit, in the middle of the batch (git update-ref in the land
+// worktree), or to a person's commit on top of it: the batch's move finds
+// the branch moved to where it holds a commit of the batch. Task 2 counts
+// as landed there and is not landed again; tasks 3 and 4 land again on
+// the branch as it is. Each task's commit is on the branch once, and all
+// are ticked.
+func TestABatchFindingTheBranchAtItsOwnLandedCommitLandsNothingTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name, to, commits string
+	}{
+		{"at", "HEAD", "T4\nT3\nT2\nOne"},
+		{"above", `$(git commit-tree -p HEAD -m "A person's commit" "HEAD^{tree}")`, "T4\nT3\nA person's commit\nT2\nOne"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			guard := filepath.Join(dir, "guard")
+			move := `if [ ! -e ` + guard + ` ]; then touch ` + guard + `; git update-ref refs/heads/weave/p ` + tc.to + ` || exit 9; fi; `
+			src := strings.Replace(batchPlan(dir, ""), "*/land) test -f one.txt && test ! -f t3.txt", "*/land) "+move+"test -f one.txt && test ! -f t3.txt", 1)
+			project := batchProject(t, src)
+			rec := &recorder{}
+			rec.hook = batchHook(t, dir, nil)
+			res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: batchConfig(), Observe: rec.observe})
+			if err != nil || res.Status != StatusDone {
+				t.Fatalf("StartWork = %v, %v (%v); events %v", res.Status, err, res.Err, rec.types())
+			}
+			if _, err := os.Stat(guard); err != nil {
+				t.Fatalf("the branch was not moved: %v", err)
+			}
+			if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != tc.commits {
+				t.Errorf("commits on weave/p:\n%s\nwant:\n%s", got, tc.commits)
+			}
+			if got := planMarks(t, project); got != "xxxx" {
+				t.Errorf("plan marks %q, want all ticked", got)
+			}
+		})
+	}
+}
