@@ -203,14 +203,10 @@ func (c *coordinator) landedAll(ctx context.Context, p *plans.Plan, results []la
 	}
 	np, was, err := c.tick(ctx, p, tasks...)
 	if err != nil {
-		// A task removed from the plan is the one to blame; any other
-		// failure of the write is no task's.
-		var gone *plans.RemovedError
-		var blame *plans.Task
-		if errors.As(err, &gone) && len(gone.Tasks) > 0 {
-			blame = &gone.Tasks[0]
-		}
-		c.stop(err, blame)
+		// No task of the batch failed: the plan could not be written, or
+		// tasks left it (a *plans.RemovedError names them), as where a lone
+		// run finds them gone.
+		c.stop(err, nil)
 		return nil
 	}
 	npr := np.Progress()

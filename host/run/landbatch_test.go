@@ -404,3 +404,50 @@ func TestABatchFindingTheBranchAtItsOwnLandedCommitLandsNothingTwice(t *testing.
 		})
 	}
 }
+
+// The boxes of a batch cannot be ticked: a person removed the plan file,
+// or every task in it, while the batch landed (after task 2 landed, before
+// the ticks). No box is ticked, and the run stops without blaming task 2,
+// the first of the batch, for what is no task's failure: the error says
+// what happened (the tasks removed are named by it).
+func TestABatchWhoseTickFailsBlamesNoTaskOfIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(path string) error
+		want string
+	}{
+		{"file removed", os.Remove, "no such file"},
+		{"tasks removed", func(path string) error { return os.WriteFile(path, []byte("# P\n\nNothing left.\n"), 0o644) },
+			"task 1 (One), task 2 (T2), task 3 (T3), task 4 (T4) of p were removed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			project := batchProject(t, batchPlan(dir, ""))
+			path := filepath.Join(project, ".weave", "plans", "p.md")
+			edited := false
+			rec := &recorder{}
+			rec.hook = batchHook(t, dir, func(ev Event) {
+				if ev.Type == EventTaskLanded && ev.Task == 2 && !edited {
+					edited = true
+					if err := tc.edit(path); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+			res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: batchConfig(), Observe: rec.observe})
+			if err != nil || res.Status != StatusFailed || res.Err == nil {
+				t.Fatalf("StartWork = %v, %v (%v), want the run stopped", res.Status, err, res.Err)
+			}
+			if msg := res.Err.Error(); strings.HasPrefix(msg, "task ") && strings.Contains(msg, " failed: ") || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q, want no task blamed, and %q", msg, tc.want)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			for _, ev := range rec.events {
+				if ev.Type == EventPlanPaused && ev.Task != 0 {
+					t.Errorf("plan.paused names task %d, want none", ev.Task)
+				}
+			}
+		})
+	}
+}
