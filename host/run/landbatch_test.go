@@ -257,6 +257,13 @@ func TestACrashAfterABatchMovedTheBranch(t *testing.T) {
 // their boxes is ticked.
 func killAfterBatch(t *testing.T, project, dir string) {
 	t.Helper()
+	killAfterBatchOf(t, project, dir, "T4\nT3\nT2\nOne")
+}
+
+// killAfterBatchOf is killAfterBatch for a batch that leaves the commits
+// want (git log's subjects, newest first) on the branch.
+func killAfterBatchOf(t *testing.T, project, dir, want string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestBatchCrashHelper$", "-test.v", "-test.timeout", "5m")
 	cmd.Env = append(os.Environ(), batchCrashEnv+"="+project+string(os.PathListSeparator)+dir)
 	var out strings.Builder
@@ -285,8 +292,8 @@ func killAfterBatch(t *testing.T, project, dir string) {
 		t.Fatal(err)
 	}
 	<-ended
-	if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != "T4\nT3\nT2\nOne" {
-		t.Fatalf("commits on weave/p when the run was killed:\n%s\nwant the batch of 2, 3 and 4 landed", got)
+	if got := gitRun(t, project, "log", "--format=%s", "main..weave/p"); got != want {
+		t.Fatalf("commits on weave/p when the run was killed:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -320,6 +327,50 @@ func TestResumeVerifiesTheRestOfABatchOnTheBranchOnceATaskIsReverted(t *testing.
 	}
 	if got, want := gitRun(t, project, "log", "--format=%s", "main..weave/p"), "Revert \"T4\"\nRevert \"T3\"\nRevert \"T2\"\nT4\nT3\nT2\nOne"; got != want {
 		t.Errorf("commits on weave/p:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A batch lands tasks 2, 4 and 3, in that order (4 finished before 3),
+// and the run is killed before their ticks; on the next start task 4's
+// verify fails. The landed tasks are settled in the branch's order, not
+// their numbers': 2, then 4, reverted, then 3, whose landed tree held task
+// 4's work and whose verify needs it, verified on the branch as it now is:
+// it fails there and is reverted too, not ticked.
+func TestResumeSettlesABatchInTheBranchsOrder(t *testing.T) {
+	dir := t.TempDir()
+	ok4 := filepath.Join(dir, "ok4")
+	if err := os.WriteFile(ok4, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(name string) string {
+		return "while [ ! -e " + filepath.Join(dir, name) + " ]; do sleep 0.02; done"
+	}
+	var b strings.Builder
+	b.WriteString("# Test plan\n\n## TODOs\n\n")
+	fmt.Fprintf(&b, "- [ ] 1. One\n  **Files**: `one.txt`\n  ```sh\n  echo 1 > one.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in */land) %s;; esac; test -f one.txt\n  ```\n", wait("committed3"))
+	after := map[int]string{2: "landing1", 3: "committed4", 4: "committed2"}
+	landed := map[int]string{2: "test -f one.txt", 3: "test -f t4.txt", 4: "test -e " + ok4 + " && test ! -f t3.txt"}
+	for n := 2; n <= 4; n++ {
+		fmt.Fprintf(&b, "- [ ] %d. T%d\n  **Files**: `t%d.txt`\n  ```sh\n  %s; echo %d > t%d.txt\n  ```\n  ```sh verify\n  case \"$PWD\" in */land) %s || exit 1;; esac; test -f t%d.txt\n  ```\n",
+			n, n, n, wait(after[n]), n, n, landed[n], n)
+	}
+	project := batchProject(t, b.String())
+	killAfterBatchOf(t, project, dir, "T3\nT4\nT2\nOne")
+	if err := os.Remove(ok4); err != nil {
+		t.Fatal(err)
+	}
+	cfg := batchConfig()
+	cfg.Runbook.Retries = 0
+	rec := &recorder{}
+	res, err := StartWork(context.Background(), Options{Project: project, Name: "p", Config: cfg, Observe: rec.observe})
+	if err != nil || res.Status != StatusPaused {
+		t.Errorf("StartWork = %v, %v (%v), want a pause", res.Status, err, res.Err)
+	}
+	if got := planMarks(t, project); got != "xx  " {
+		t.Errorf("plan marks %q, want tasks 1 and 2 ticked (weave/p holds %q)", got, gitRun(t, project, "ls-tree", "--name-only", "weave/p"))
+	}
+	if got, want := gitRun(t, project, "log", "--format=%s", "-3", "weave/p"), "Revert \"T3\"\nRevert \"T4\"\nT3"; got != want {
+		t.Errorf("last commits on weave/p:\n%s\nwant:\n%s", got, want)
 	}
 }
 
