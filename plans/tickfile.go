@@ -40,19 +40,15 @@ var errStale = errors.New("the plan file changed since it was read")
 // new file instead.
 var errNoPatch = errors.New("the plan file cannot be patched in place")
 
-// patchMark writes the mark c at off in the plan file at path, in place and
-// durably, when the file is still the version p was read from; around are
-// the three bytes at off-1 as p read them. want is the key p holds, or the
-// zero key when the caller compared the file's bytes instead. It returns
-// the file's stat after the write.
-func patchMark(path string, off int, around []byte, c byte, size int, want fileKey) (fs.FileInfo, error) {
-	return patchMarks(path, []int{off}, [][]byte{around}, c, size, want)
-}
-
-// patchMarks is patchMark for several marks of one file: each is checked
-// before any is written, then all are written and synced once, so that
-// ticking several tasks together costs one fsync. A process killed between
-// two of the writes leaves some of the marks written, each one whole.
+// patchMarks writes the mark c at each of offs in the plan file at path, in
+// place and durably, when the file is still the version p was read from;
+// arounds are the three bytes at each off-1 as p read them. want is the key
+// p holds, or the zero key when the caller compared the file's bytes
+// instead. Each mark is checked before any is written, then all are
+// written and synced once, so that ticking several tasks together costs
+// one fsync; a process killed between two of the writes leaves some of the
+// marks written, each one whole. It returns the file's stat after the
+// write.
 func patchMarks(path string, offs []int, arounds [][]byte, c byte, size int, want fileKey) (fs.FileInfo, error) {
 	f, err := openForPatch(path)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // SetDoneIn is SetDone for a task of p, the plan as last read, at a cost
 // that does not grow with the plan. When the file is still the version p
 // was read from (a stat vouches for it, else its bytes are compared), the
-// mark is patched in the file where it stands (see patchMark) and in p
+// mark is patched in the file where it stands (see patchMarks) and in p
 // itself: flipping a checkbox between "[ ]" and "[x]" never changes how the
 // rest reads, so nothing is parsed or copied. In any other case it is
 // SetDone, which finds the task again and returns a new plan.

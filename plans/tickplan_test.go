@@ -196,7 +196,7 @@ func TestSetDoneInPatchesTheFileWhereItStands(t *testing.T) {
 	}
 }
 
-func TestPatchMarkRefusesAFileThatIsNotTheOneRead(t *testing.T) {
+func TestPatchMarksRefusesAFileThatIsNotTheOneRead(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("off unix a tick writes a new file")
 	}
@@ -214,22 +214,33 @@ func TestPatchMarkRefusesAFileThatIsNotTheOneRead(t *testing.T) {
 		{"mark not as read", "[x]", len(src)},
 		{"size not as read", "[ ]", len(src) + 1},
 	} {
-		if _, err := patchMark(path, 3, []byte(tc.around), 'x', tc.size, fileKey{}); !errors.Is(err, errStale) {
-			t.Errorf("%s: patchMark error = %v, want errStale", tc.name, err)
+		if _, err := patchMarks(path, []int{3}, [][]byte{[]byte(tc.around)}, 'x', tc.size, fileKey{}); !errors.Is(err, errStale) {
+			t.Errorf("%s: patchMarks error = %v, want errStale", tc.name, err)
 		}
 	}
-	if _, err := patchMark(filepath.Join(dir, "gone.md"), 3, []byte("[ ]"), 'x', len(src), fileKey{}); !errors.Is(err, errStale) {
-		t.Errorf("missing file: patchMark error = %v, want errStale", err)
+	if _, err := patchMarks(filepath.Join(dir, "gone.md"), []int{3}, [][]byte{[]byte("[ ]")}, 'x', len(src), fileKey{}); !errors.Is(err, errStale) {
+		t.Errorf("missing file: patchMarks error = %v, want errStale", err)
 	}
 	other := filepath.Join(dir, "link.md")
 	if err := os.Symlink(path, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := patchMark(other, 3, []byte("[ ]"), 'x', len(src), fileKey{}); err == nil {
-		t.Error("patchMark wrote through a symbolic link")
+	if _, err := patchMarks(other, []int{3}, [][]byte{[]byte("[ ]")}, 'x', len(src), fileKey{}); err == nil {
+		t.Error("patchMarks wrote through a symbolic link")
 	}
 	if b, _ := os.ReadFile(path); string(b) != src {
 		t.Errorf("file = %q after refused patches, want it untouched", b)
+	}
+	// One mark of several not as read: none is written.
+	two := "- [ ] 1. One\n- [ ] 2. Two\n"
+	if err := os.WriteFile(path, []byte(two), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := patchMarks(path, []int{3, 16}, [][]byte{[]byte("[ ]"), []byte("[x]")}, 'x', len(two), fileKey{}); !errors.Is(err, errStale) {
+		t.Errorf("second mark not as read: patchMarks error = %v, want errStale", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != two {
+		t.Errorf("file = %q after a refused patch of two marks, want it untouched", b)
 	}
 }
 

@@ -59,7 +59,7 @@
 //     before in the object store, and its task's verify blocks run on that
 //     tree, its own landed tree. The branch then moves once, to the last
 //     (compare-and-swap), the boxes are ticked through the tick door with
-//     one write of the plan, then state.json is written once. A conflict or
+//     one write of the plan, then state.json once for them. A conflict or
 //     a failing verify leaves that task out, unticked (those after it land
 //     on the one before it): it runs again on the new head
 //     (runbook.retries), then the plan pauses with a *LandError naming the

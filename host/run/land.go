@@ -22,13 +22,14 @@ import (
 // run there through the gate and the hooks: each task is verified on its
 // own landed tree. Only then does the branch move, once for the batch (a
 // compare-and-swap), then the boxes are ticked in the project's plan
-// through the tick door with one write, then state.json, once. A conflict,
-// or a verify block that fails on the landed tree, leaves that task out of
-// the batch and its box unticked (the tasks after it land on the one
-// before it): it runs again on the new head (runbook.retries), then the
-// plan pauses naming it. A run killed between the move and the ticks
-// leaves the batch landed and unticked: the next start verifies each task
-// again on its landed tree and ticks it (recover.go).
+// through the tick door with one write, then state.json is written once
+// for the tasks that landed. A conflict, or a verify block that fails on
+// the landed tree, leaves that task out of the batch and its box unticked
+// (the tasks after it land on the one before it): it runs again on the new
+// head (runbook.retries), then the plan pauses naming it. A run killed
+// between the move and the ticks leaves the batch landed and unticked: the
+// next start verifies each task again, in the branch's order, and ticks it
+// (recover.go).
 
 // LandError says a task of a run with workers could not land after its
 // attempts: its change conflicts with the work landed before it (Files), or
@@ -159,8 +160,9 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 }
 
 // landedAll ticks the tasks of a batch whose commits landed, with one
-// write of the plan and one of state.json, and sends those that could not
-// land back to run again; the tasks skipped wait in queue. Each task's
+// write of the plan and one of state.json for them, and sends those that
+// could not land back to run again (each recorded in state.json as it
+// goes); the tasks skipped wait in queue. Each task's
 // events come in the batch's order. It returns the plan as it now is, or
 // nil when it did not change.
 func (c *coordinator) landedAll(ctx context.Context, p *plans.Plan, results []landResult) *plans.Plan {

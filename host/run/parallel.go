@@ -35,8 +35,8 @@ import (
 // a task's verify blocks passed on the landed tree) and calls the Observer;
 // it is one goroutine, the loop below. Workers carry out tasks in worktrees
 // of their own and hand back a commit; the coordinator lands those through
-// one queue, the commits waiting in it together (land.go). A run that died is settled on the next start
-// (recover.go).
+// one queue, the commits waiting in it together (land.go). A run that died
+// is settled on the next start (recover.go).
 
 // workers is how many tasks the run carries out at once.
 func (r *runner) workers() int {
@@ -196,8 +196,8 @@ type coordinator struct {
 	running map[string]*job
 	// queue has the tasks whose commits wait to land, in the order they
 	// came; their workers are free for the next task meanwhile. landing
-	// is the one landing in flight (land.go), whose outcome comes back on
-	// landings.
+	// is the batch landing in flight (land.go), whose outcome comes back
+	// on landings.
 	queue    []*job
 	landing  []*job
 	landings chan batchResult
@@ -368,9 +368,9 @@ func (c *coordinator) exclude(ctx context.Context) error {
 	return f.Close()
 }
 
-// loop hands ready tasks to free workers, lands what they finish one at a
-// time, and ends the run when nothing is left to run or a task failed for
-// good.
+// loop hands ready tasks to free workers, lands what they finish a batch
+// at a time, and ends the run when nothing is left to run or a task failed
+// for good.
 func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	r := c.r
 	started := p
