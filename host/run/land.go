@@ -162,9 +162,9 @@ func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit st
 // landedAll ticks the tasks of a batch whose commits landed, with one
 // write of the plan and one of state.json for them, and sends those that
 // could not land back to run again (each recorded in state.json as it
-// goes); the tasks skipped wait in queue. Each task's
-// events come in the batch's order. It returns the plan as it now is, or
-// nil when it did not change.
+// goes); the tasks skipped wait in queue. Each task's events come in the
+// batch's order. It returns the plan as it now is, or nil when it did not
+// change.
 func (c *coordinator) landedAll(ctx context.Context, p *plans.Plan, results []landResult) *plans.Plan {
 	r := c.r
 	var done []landResult
