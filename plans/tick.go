@@ -38,24 +38,39 @@ const setRetries = 5
 // short window in which a concurrent edit could be overwritten. Callers in
 // one process must not tick the same file concurrently.
 func SetDone(path string, t Task, done bool) (*Plan, error) {
-	return setDone(path, t, done, nil)
+	return setDone(path, []Task{t}, done, nil)
 }
 
-// setDone is SetDone with a hook that runs just before the file is checked
-// for concurrent changes, so tests can make one.
-func setDone(path string, t Task, done bool, beforeCheck func()) (*Plan, error) {
+// SetAllDone is SetDone for several tasks of one plan file, written once:
+// each task is found as SetDone finds it, and when one is gone nothing is
+// written.
+func SetAllDone(path string, ts []Task, done bool) (*Plan, error) {
+	return setDone(path, ts, done, nil)
+}
+
+// setDone is SetAllDone with a hook that runs just before the file is
+// checked for concurrent changes, so tests can make one.
+func setDone(path string, ts []Task, done bool, beforeCheck func()) (*Plan, error) {
 	for range setRetries {
 		src, err := readPlanFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("tick task: %w", err)
 		}
-		out, p, err := setMark(src, t, done)
+		out, p := src, (*Plan)(nil)
+		for _, t := range ts {
+			if out, p, err = setMark(out, t, done); err != nil {
+				break
+			}
+		}
 		if err != nil {
 			var gone *TaskGoneError
 			if errors.As(err, &gone) {
 				gone.Path = path
 			}
 			return nil, err
+		}
+		if p == nil {
+			p = Parse(src)
 		}
 		if bytes.Equal(out, src) {
 			fi, err := os.Stat(path)

@@ -209,7 +209,7 @@ func TestSetDoneConcurrentEdit(t *testing.T) {
 	path := writeTemp(t, "p.md", []byte(orig))
 	tk := Parse([]byte(orig)).Tasks[1]
 	edits := 0
-	p, err := setDone(path, tk, true, func() {
+	p, err := setDone(path, []Task{tk}, true, func() {
 		if edits == 0 {
 			if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 				t.Fatal(err)
@@ -230,7 +230,7 @@ func TestSetDoneConcurrentEdit(t *testing.T) {
 
 	// A file that never settles is refused, not overwritten.
 	n := 0
-	_, err = setDone(path, Parse(readFile(t, path)).Tasks[0], true, func() {
+	_, err = setDone(path, []Task{Parse(readFile(t, path)).Tasks[0]}, true, func() {
 		n++
 		if err := os.WriteFile(path, []byte(want+strings.Repeat("\n", n)), 0o644); err != nil {
 			t.Fatal(err)

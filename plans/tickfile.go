@@ -40,12 +40,16 @@ var errStale = errors.New("the plan file changed since it was read")
 // new file instead.
 var errNoPatch = errors.New("the plan file cannot be patched in place")
 
-// patchMark writes the mark c at off in the plan file at path, in place and
-// durably, when the file is still the version p was read from; around are
-// the three bytes at off-1 as p read them. want is the key p holds, or the
-// zero key when the caller compared the file's bytes instead. It returns
-// the file's stat after the write.
-func patchMark(path string, off int, around []byte, c byte, size int, want fileKey) (fs.FileInfo, error) {
+// patchMarks writes the mark c at each of offs in the plan file at path, in
+// place and durably, when the file is still the version p was read from;
+// arounds are the three bytes at each off-1 as p read them. want is the key
+// p holds, or the zero key when the caller compared the file's bytes
+// instead. Each mark is checked before any is written, then all are
+// written and synced once, so that ticking several tasks together costs
+// one fsync; a process killed between two of the writes leaves some of the
+// marks written, each one whole. It returns the file's stat after the
+// write.
+func patchMarks(path string, offs []int, arounds [][]byte, c byte, size int, want fileKey) (fs.FileInfo, error) {
 	f, err := openForPatch(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -62,11 +66,15 @@ func patchMark(path string, off int, around []byte, c byte, size int, want fileK
 		return nil, errStale
 	}
 	var got [3]byte
-	if _, err := f.ReadAt(got[:], int64(off-1)); err != nil || !bytes.Equal(got[:], around) {
-		return nil, errStale
+	for i, off := range offs {
+		if _, err := f.ReadAt(got[:], int64(off-1)); err != nil || !bytes.Equal(got[:], arounds[i]) {
+			return nil, errStale
+		}
 	}
-	if _, err := f.WriteAt([]byte{c}, int64(off)); err != nil {
-		return nil, err
+	for _, off := range offs {
+		if _, err := f.WriteAt([]byte{c}, int64(off)); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("sync: %w", err)
@@ -75,7 +83,7 @@ func patchMark(path string, off int, around []byte, c byte, size int, want fileK
 		return nil, err
 	}
 	// An editor may have renamed a new file over the plan between the open
-	// and the write; then the byte went to the old file, and the new one is
+	// and the write; then the bytes went to the old file, and the new one is
 	// to be ticked the slow way.
 	if now, err := os.Stat(path); err != nil || !os.SameFile(now, fi) {
 		return nil, errStale

@@ -14,7 +14,7 @@ import (
 // SetDoneIn is SetDone for a task of p, the plan as last read, at a cost
 // that does not grow with the plan. When the file is still the version p
 // was read from (a stat vouches for it, else its bytes are compared), the
-// mark is patched in the file where it stands (see patchMark) and in p
+// mark is patched in the file where it stands (see patchMarks) and in p
 // itself: flipping a checkbox between "[ ]" and "[x]" never changes how the
 // rest reads, so nothing is parsed or copied. In any other case it is
 // SetDone, which finds the task again and returns a new plan.
@@ -23,11 +23,25 @@ import (
 // change. Callers that share p between goroutines must serialize its ticks
 // with their reads of it.
 func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
-	if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) ||
-		t.Mark < 1 || t.Mark+1 >= len(p.Src) {
-		return SetDone(p.Path, t, done)
+	return SetAllDoneIn(p, []Task{t}, done)
+}
+
+// SetAllDoneIn is SetDoneIn for several tasks of p at once, with one write
+// of the file and one fsync: the marks are patched together where they
+// stand, or, when the file is not the version p was read from, SetAllDone
+// finds each task again. Tasks already in the wanted state are left alone.
+func SetAllDoneIn(p *Plan, ts []Task, done bool) (*Plan, error) {
+	var offs []int
+	for _, t := range ts {
+		if t.Index < 0 || t.Index >= len(p.Tasks) || p.Tasks[t.Index].Mark != t.Mark || !same(p.Tasks[t.Index], t) ||
+			t.Mark < 1 || t.Mark+1 >= len(p.Src) {
+			return SetAllDone(p.Path, ts, done)
+		}
+		if (p.Src[t.Mark] != ' ') != done && !slices.Contains(offs, t.Mark) {
+			offs = append(offs, t.Mark)
+		}
 	}
-	if (p.Src[t.Mark] != ' ') == done {
+	if len(offs) == 0 {
 		return p, nil
 	}
 	want := p.file
@@ -38,7 +52,7 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 			return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
 		}
 		if !bytes.Equal(src, p.Src) {
-			return SetDone(p.Path, t, done)
+			return SetAllDone(p.Path, ts, done)
 		}
 		want = fileKey{}
 	}
@@ -46,26 +60,37 @@ func SetDoneIn(p *Plan, t Task, done bool) (*Plan, error) {
 	if done {
 		c = 'x'
 	}
-	fi, err := patchMark(p.Path, t.Mark, p.Src[t.Mark-1:t.Mark+2], c, len(p.Src), want)
+	arounds := make([][]byte, len(offs))
+	for i, off := range offs {
+		arounds[i] = p.Src[off-1 : off+2]
+	}
+	fi, err := patchMarks(p.Path, offs, arounds, c, len(p.Src), want)
 	switch {
 	case errors.Is(err, errStale):
-		return SetDone(p.Path, t, done)
+		return SetAllDone(p.Path, ts, done)
 	case errors.Is(err, errNoPatch):
-		return rewriteMark(p, t, done)
+		return rewriteMarks(p, ts, done)
 	case err != nil:
 		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
 	}
-	p.Src[t.Mark] = c
-	p.Tasks[t.Index].Done = done
+	for _, t := range ts {
+		if slices.Contains(offs, t.Mark) {
+			p.Src[t.Mark] = c
+			p.Tasks[t.Index].Done = done
+		}
+	}
 	setFile(p, p.Path, fi)
 	return p, nil
 }
 
-// rewriteMark is SetDoneIn for a file that cannot be patched in place: the
-// plan is written as a new file, atomically, and a new plan returned.
-func rewriteMark(p *Plan, t Task, done bool) (*Plan, error) {
+// rewriteMarks is SetAllDoneIn for a file that cannot be patched in place:
+// the plan is written as a new file, atomically, and a new plan returned.
+func rewriteMarks(p *Plan, ts []Task, done bool) (*Plan, error) {
 	// patch copies: p.Src stays what p was parsed from.
-	out, _ := patch(p.Src, t.Mark, done)
+	out := p.Src
+	for _, t := range ts {
+		out, _ = patch(out, t.Mark, done)
+	}
 	if err := atomicfile.WriteFile(p.Path, out, 0o644); err != nil {
 		return nil, fmt.Errorf("tick task in %s: %w", p.Path, err)
 	}
@@ -76,7 +101,9 @@ func rewriteMark(p *Plan, t Task, done bool) (*Plan, error) {
 	np := *p
 	np.Src = out
 	np.Tasks = slices.Clone(p.Tasks)
-	np.Tasks[t.Index].Done = done
+	for _, t := range ts {
+		np.Tasks[t.Index].Done = out[t.Mark] != ' '
+	}
 	setFile(&np, p.Path, fi)
 	return &np, nil
 }

@@ -196,7 +196,7 @@ func TestSetDoneInPatchesTheFileWhereItStands(t *testing.T) {
 	}
 }
 
-func TestPatchMarkRefusesAFileThatIsNotTheOneRead(t *testing.T) {
+func TestPatchMarksRefusesAFileThatIsNotTheOneRead(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("off unix a tick writes a new file")
 	}
@@ -214,22 +214,33 @@ func TestPatchMarkRefusesAFileThatIsNotTheOneRead(t *testing.T) {
 		{"mark not as read", "[x]", len(src)},
 		{"size not as read", "[ ]", len(src) + 1},
 	} {
-		if _, err := patchMark(path, 3, []byte(tc.around), 'x', tc.size, fileKey{}); !errors.Is(err, errStale) {
-			t.Errorf("%s: patchMark error = %v, want errStale", tc.name, err)
+		if _, err := patchMarks(path, []int{3}, [][]byte{[]byte(tc.around)}, 'x', tc.size, fileKey{}); !errors.Is(err, errStale) {
+			t.Errorf("%s: patchMarks error = %v, want errStale", tc.name, err)
 		}
 	}
-	if _, err := patchMark(filepath.Join(dir, "gone.md"), 3, []byte("[ ]"), 'x', len(src), fileKey{}); !errors.Is(err, errStale) {
-		t.Errorf("missing file: patchMark error = %v, want errStale", err)
+	if _, err := patchMarks(filepath.Join(dir, "gone.md"), []int{3}, [][]byte{[]byte("[ ]")}, 'x', len(src), fileKey{}); !errors.Is(err, errStale) {
+		t.Errorf("missing file: patchMarks error = %v, want errStale", err)
 	}
 	other := filepath.Join(dir, "link.md")
 	if err := os.Symlink(path, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := patchMark(other, 3, []byte("[ ]"), 'x', len(src), fileKey{}); err == nil {
-		t.Error("patchMark wrote through a symbolic link")
+	if _, err := patchMarks(other, []int{3}, [][]byte{[]byte("[ ]")}, 'x', len(src), fileKey{}); err == nil {
+		t.Error("patchMarks wrote through a symbolic link")
 	}
 	if b, _ := os.ReadFile(path); string(b) != src {
 		t.Errorf("file = %q after refused patches, want it untouched", b)
+	}
+	// One mark of several not as read: none is written.
+	two := "- [ ] 1. One\n- [ ] 2. Two\n"
+	if err := os.WriteFile(path, []byte(two), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := patchMarks(path, []int{3, 16}, [][]byte{[]byte("[ ]"), []byte("[x]")}, 'x', len(two), fileKey{}); !errors.Is(err, errStale) {
+		t.Errorf("second mark not as read: patchMarks error = %v, want errStale", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != two {
+		t.Errorf("file = %q after a refused patch of two marks, want it untouched", b)
 	}
 }
 
@@ -276,5 +287,52 @@ func TestRefreshUpdatesAnOwnedPlanInPlace(t *testing.T) {
 	}
 	if got == p || got.Tasks[0].Title != "One, renamed" {
 		t.Errorf("Refresh after an edit = %+v, want a new parse", got.Tasks[0])
+	}
+}
+
+// Several tasks are ticked with one write where the file stands, and the
+// plan is what a parse of the file gives; when the file moved under the
+// plan, each task is found again and all are ticked in one new file.
+func TestSetAllDoneInTicksSeveralAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.md")
+	if err := os.WriteFile(path, []byte("- [ ] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [ ] 4. Four\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	got, err := SetAllDoneIn(p, []Task{p.Tasks[0], p.Tasks[1], p.Tasks[3]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "- [x] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [x] 4. Four\n" {
+		t.Errorf("file = %q, want tasks 1 and 4 ticked, 2 left as it was", b)
+	}
+	if after, _ := os.Stat(path); runtime.GOOS != "windows" && !os.SameFile(before, after) {
+		t.Error("the plan was replaced, want it patched where it stands")
+	}
+	want, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Plan{}, fileKey{})); diff != "" {
+		t.Fatalf("plan differs from a fresh parse (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(path, []byte("- [ ] 0. Zero\n- [ ] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [x] 4. Four\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = SetAllDoneIn(want, []Task{want.Tasks[0], want.Tasks[2], want.Tasks[3]}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	if string(b) != "- [ ] 0. Zero\n- [ ] 1. One\n- [X] 2. Two\n- [ ] 3. Three\n- [ ] 4. Four\n" {
+		t.Errorf("file = %q, want tasks 1 and 4 unticked where they now are", b)
+	}
+	if len(got.Tasks) != 5 || got.Tasks[4].Done || !got.Tasks[2].Done {
+		t.Errorf("returned plan = %+v, want the re-read plan", got.Tasks)
 	}
 }

@@ -54,13 +54,16 @@
 //     (tools.Handed.Claim) and ticks nothing; its task ends as one commit on
 //     the task's branch, whose parent is the integration head it started
 //     from, with the task's trailers.
-//   - Landing (land.go) is one task at a time: the commit is put on the
-//     integration head in the object store, the task's verify blocks run on
-//     that tree, and only when they pass does the branch move (compare-and-
-//     swap), then the box is ticked through the tick door, then state.json.
-//     A conflict or a failing verify moves nothing and ticks nothing: the
-//     task runs again on the new head (runbook.retries), then the plan
-//     pauses with a *LandError naming the task, files and failure.
+//   - Landing (land.go) takes the commits waiting in queue as one batch
+//     (at most one per worker), in order: each commit is put on the one
+//     before in the object store, and its task's verify blocks run on that
+//     tree, its own landed tree. The branch then moves once, to the last
+//     (compare-and-swap), the boxes are ticked through the tick door with
+//     one write of the plan, then state.json once for them. A conflict or
+//     a failing verify leaves that task out, unticked (those after it land
+//     on the one before it): it runs again on the new head
+//     (runbook.retries), then the plan pauses with a *LandError naming the
+//     task, files and failure.
 //   - state.json records a task running before its worker starts and its
 //     commit once made; the next start settles what a dead run left
 //     (recover.go): no task ticked without its landed verify, no commit

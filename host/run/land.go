@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,15 +15,21 @@ import (
 	"github.com/weavehq/weave/plans"
 )
 
-// The landing queue: the coordinator lands one finished task at a time.
-// A task's commit is put on top of the integration head in the object
-// store (gitwork.Land), the result is checked out in the land worktree,
-// the task's verify blocks run there through the gate and the hooks, and
-// only when they pass does the branch move (a compare-and-swap), then the
-// box is ticked in the project's plan through the tick door, then
-// state.json. A conflict, or a verify block that fails on the landed
-// tree, leaves the branch where it was and the box unticked: the task runs
-// again on the new head (runbook.retries), then the plan pauses naming it.
+// The landing queue: the coordinator lands the finished tasks waiting in it
+// as one batch at a time, in the order they came. Each task's commit is put
+// on top of the one before in the object store (gitwork.LandWith), the
+// result is checked out in the land worktree, and the task's verify blocks
+// run there through the gate and the hooks: each task is verified on its
+// own landed tree. Only then does the branch move, once for the batch (a
+// compare-and-swap), then the boxes are ticked in the project's plan
+// through the tick door with one write, then state.json is written once
+// for the tasks that landed. A conflict, or a verify block that fails on
+// the landed tree, leaves that task out of the batch and its box unticked
+// (the tasks after it land on the one before it): it runs again on the new
+// head (runbook.retries), then the plan pauses naming it. A run killed
+// between the move and the ticks leaves the batch landed and unticked: the
+// next start verifies each task again, in the branch's order, and ticks it
+// (recover.go).
 
 // LandError says a task of a run with workers could not land after its
 // attempts: its change conflicts with the work landed before it (Files), or
@@ -49,57 +56,87 @@ type landError struct {
 
 func (e *landError) Error() string { return e.why }
 
-// landResult is what came of a landing: the landed commit, or why not,
-// and where the integration branch was found when someone else had moved
-// it ("" when no one had).
+// landResult is what came of landing one task of a batch: the landed
+// commit, or why not; neither when the batch stopped before it (it waits
+// in queue again).
 type landResult struct {
 	j      *job
 	landed string
-	moved  string
 	err    error
+	// already says the branch held landed when the batch found it moved:
+	// the batch did not put it there.
+	already bool
 }
 
-// startLanding lands the commit of j, a task its worker finished, in a
-// goroutine of its own: the git work and the verify blocks on the landed
-// tree. It reads the head and line the coordinator knows, which nothing
-// changes while it is in flight (finishLanding, on the coordinator's
-// goroutine, takes the outcome in); state.json and the plan are the
-// coordinator's alone.
-func (c *coordinator) startLanding(ctx context.Context, wg *sync.WaitGroup, j *job) {
-	c.landingStarts(j, j.commit)
-	c.landing = j
+// skipped says the batch stopped before this task: it lands with the next.
+func (lr landResult) skipped() bool { return lr.landed == "" && lr.err == nil }
+
+// batchResult is what came of a batch: each task's landing, in order, and
+// where the integration branch was found when someone else had moved it
+// ("" when no one had).
+type batchResult struct {
+	results []landResult
+	moved   string
+}
+
+// batchSize bounds how many queued commits land together: as many as the
+// run has workers, which finish at most that many tasks at once.
+func (c *coordinator) batchSize() int { return max(len(c.workers), c.r.workers(), 1) }
+
+// startLanding lands the commits waiting in queue, up to batchSize, as one
+// batch in a goroutine of its own: the git work and the verify blocks on
+// each landed tree, and one move of the branch. It reads the head and line
+// the coordinator knows, which nothing changes while it is in flight
+// (finishLanding, on the coordinator's goroutine, takes the outcome in);
+// state.json and the plan are the coordinator's alone.
+func (c *coordinator) startLanding(ctx context.Context, wg *sync.WaitGroup) {
+	n := min(len(c.queue), c.batchSize())
+	jobs := slices.Clone(c.queue[:n])
+	c.queue = c.queue[n:]
+	for _, j := range jobs {
+		if !j.announced {
+			c.landingStarts(j, j.commit)
+			j.announced = true
+		}
+	}
+	c.landing = jobs
 	head := c.head
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		landed, moved, err := c.landOnto(ctx, j.task, j.commit, head, j.out)
-		c.landings <- landResult{j: j, landed: landed, moved: moved, err: err}
+		results, moved := c.landBatch(ctx, jobs, head)
+		c.landings <- batchResult{results: results, moved: moved}
 	}()
 }
 
-// finishLanding takes in the outcome of the landing in flight: the task is
-// ticked when it landed, or goes back to run again. It returns the plan as
-// it now is, or nil when it did not change.
-func (c *coordinator) finishLanding(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, lr landResult) *plans.Plan {
+// finishLanding takes in the outcome of the batch in flight: the tasks that
+// landed are ticked together, those that could not go back to run again.
+// It returns the plan as it now is, or nil when it did not change.
+func (c *coordinator) finishLanding(ctx context.Context, wg *sync.WaitGroup, p *plans.Plan, br batchResult) *plans.Plan {
 	c.landing = nil
-	j := lr.j
-	defer func() {
-		delete(c.running, j.task.Key())
-		j.close()
-	}()
-	c.learnHead(lr.landed, lr.moved, lr.err)
-	if lr.err == nil && len(c.queue) > 0 && c.failure == nil && ctx.Err() == nil {
-		// The next task lands on the new head while this one is ticked:
+	var again []*job
+	failed := false
+	for _, lr := range br.results {
+		switch {
+		case lr.skipped():
+			again = append(again, lr.j)
+		case lr.err != nil:
+			var le *landError
+			failed = failed || !errors.As(lr.err, &le)
+		}
+	}
+	c.queue = append(again, c.queue...)
+	c.learnHead(br.moved, br.results)
+	if !failed && len(c.queue) > 0 && c.failure == nil && ctx.Err() == nil {
+		// The next batch lands on the new head while this one is ticked:
 		// the git work and verify blocks of one landing overlap the
 		// plan's and state.json's writes of the one before, which are
 		// the coordinator's alone. A run that dies between them leaves
-		// two tasks landed and unticked, each verified again and ticked
-		// on resume (settleLanded), as one.
-		next := c.queue[0]
-		c.queue = c.queue[1:]
-		c.startLanding(ctx, wg, next)
+		// two batches landed and unticked, each task verified again and
+		// ticked on resume (settleLanded).
+		c.startLanding(ctx, wg)
 	}
-	return c.landed(ctx, p, j, lr.landed, lr.err, j.elapsed)
+	return c.landedAll(ctx, p, br.results)
 }
 
 // landingStarts says task j's commit is landing.
@@ -117,39 +154,83 @@ func (c *coordinator) landingStarts(j *job, commit string) {
 // returns the plan as it now is, or nil when it did not change.
 func (c *coordinator) land(ctx context.Context, p *plans.Plan, j *job, commit string, elapsed int64) *plans.Plan {
 	c.landingStarts(j, commit)
-	landed, err := c.landCommit(ctx, j.task, commit, j.out, j.recovered)
-	return c.landed(ctx, p, j, landed, err, elapsed)
+	landed, err := c.landCommit(ctx, j, commit)
+	j.elapsed = elapsed
+	return c.landedAll(ctx, p, []landResult{{j: j, landed: landed, err: err}})
 }
 
-// landed ticks task j once its commit landed (err nil), or sends it back
-// to run again; it returns the plan as it now is, or nil when it did not
+// landedAll ticks the tasks of a batch whose commits landed, with one
+// write of the plan and one of state.json for them, and sends those that
+// could not land back to run again (each recorded in state.json as it
+// goes); the tasks skipped wait in queue. Each task's events come in the
+// batch's order. It returns the plan as it now is, or nil when it did not
 // change.
-func (c *coordinator) landed(ctx context.Context, p *plans.Plan, j *job, landed string, err error, elapsed int64) *plans.Plan {
+func (c *coordinator) landedAll(ctx context.Context, p *plans.Plan, results []landResult) *plans.Plan {
 	r := c.r
-	t := j.task
-	var le *landError
-	switch {
-	case errors.As(err, &le):
-		c.conflict(j, le)
-		return nil
-	case err != nil:
-		c.stop(fmt.Errorf("land task %s: %w", t.Label(), err), &t)
+	var done []landResult
+	for _, lr := range results {
+		if lr.skipped() {
+			continue
+		}
+		j := lr.j
+		t := j.task
+		var le *landError
+		switch {
+		case errors.As(lr.err, &le):
+			c.conflict(j, le)
+		case lr.err != nil:
+			c.stop(fmt.Errorf("land task %s: %w", t.Label(), lr.err), &t)
+		default:
+			ev := j.base
+			ev.Type, ev.Time, ev.Commit = EventTaskLanded, r.o.Now(), lr.landed
+			r.o.Observe(ev)
+			done = append(done, lr)
+			continue
+		}
+		delete(c.running, t.Key())
+		j.close()
+	}
+	if len(done) == 0 {
 		return nil
 	}
-	ev := j.base
-	ev.Type, ev.Time, ev.Commit = EventTaskLanded, r.o.Now(), landed
-	r.o.Observe(ev)
-	np, err := c.tick(ctx, p, t)
+	defer func() {
+		for _, lr := range done {
+			delete(c.running, lr.j.task.Key())
+			lr.j.close()
+		}
+	}()
+	tasks := make([]plans.Task, len(done))
+	for i, lr := range done {
+		tasks[i] = lr.j.task
+	}
+	np, was, err := c.tick(ctx, p, tasks...)
 	if err != nil {
-		c.stop(err, &t)
+		// No task of the batch failed: the plan could not be written, or
+		// tasks left it (a *plans.RemovedError names them), as where a lone
+		// run finds them gone.
+		c.stop(err, nil)
 		return nil
 	}
 	npr := np.Progress()
-	ev = j.base
-	ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS, ev.Commit = EventTaskDone, r.o.Now(), npr.Completed, npr.Total, elapsed, landed
-	ev.CostUSD = r.taskCost(t)
-	r.o.Observe(ev)
-	r.fireTaskDone(ctx, np, t)
+	// completed[i] is how many tasks were done once tasks[i] was ticked:
+	// those after it in the batch that this write ticked were not yet.
+	completed := make([]int, len(done))
+	n := npr.Completed
+	for i := len(done) - 1; i >= 0; i-- {
+		completed[i] = n
+		if !was[i] {
+			n--
+		}
+	}
+	for i, lr := range done {
+		j, t := lr.j, lr.j.task
+		ev := j.base
+		ev.Type, ev.Time, ev.Completed, ev.Total, ev.ElapsedMS, ev.Commit = EventTaskDone, r.o.Now(), completed[i], npr.Total, j.elapsed, lr.landed
+		ev.CostUSD = r.taskCost(t)
+		r.o.Observe(ev)
+		r.fireTaskDone(ctx, np, t, completed[i])
+	}
+	r.tasksDone(ctx, np, tasks)
 	return np
 }
 
@@ -159,9 +240,10 @@ func (c *coordinator) landed(ctx context.Context, p *plans.Plan, j *job, landed 
 // twice: recovered says the commit comes from a run that died, which may
 // have landed it (a task of this run is on the branch only once ticked).
 // A *landError says it could not land.
-func (c *coordinator) landCommit(ctx context.Context, t plans.Task, commit string, out io.Writer, recovered bool) (string, error) {
+func (c *coordinator) landCommit(ctx context.Context, j *job, commit string) (string, error) {
+	t := j.task
 	head := c.head
-	if recovered {
+	if j.recovered {
 		var err error
 		if head, err = c.readHead(ctx); err != nil {
 			return "", err
@@ -170,64 +252,137 @@ func (c *coordinator) landCommit(ctx context.Context, t plans.Task, commit strin
 			return sha, err
 		}
 	}
-	landed, moved, err := c.landOnto(ctx, t, commit, head, out)
-	c.learnHead(landed, moved, err)
-	return landed, err
+	j.commit = commit
+	res, moved := c.landBatch(ctx, []*job{j}, head)
+	c.learnHead(moved, res)
+	return res[0].landed, res[0].err
 }
 
-// landOnto lands commit on head, the integration head the coordinator
-// knows: the landed commit is made in the object store, t's verify blocks
-// run on its tree, then the branch is moved from head to it (a
-// compare-and-swap). When the swap fails, someone else moved the branch
-// (a person's git): the task lands again, verify and all, on where the
-// branch is now (moved), once. It changes nothing of the coordinator's
-// (learnHead takes in what it found), so that it may run beside the loop.
-// A *landError says it could not land.
-func (c *coordinator) landOnto(ctx context.Context, t plans.Task, commit, head string, out io.Writer) (landed, moved string, err error) {
-	// The task's base is a head this run assigned, on the line of the
-	// head it knows: git need not be asked whether it is an ancestor.
-	// On a branch someone else moved, git is asked.
+// landBatch lands the commits of jobs on head, in order, each on top of the
+// one before: each landed commit is made in the object store and its task's
+// verify blocks run on its tree (the tree with it and those before it in
+// the batch). A task that conflicts or whose verify fails is left out, and
+// those after it land on top of the one before it. Then the branch is moved
+// once, from head to the last landed commit (a compare-and-swap). When the
+// swap fails, someone else moved the branch (a person's git, a verify
+// block): the batch lands again, once, on where the branch is now (moved),
+// but for the tasks whose commits the branch holds already (it was moved
+// to one of this batch's landed commits, or above one): those count as
+// landed there, and are not landed twice. A git error stops the batch:
+// those before it land, those after it are skipped (they wait in queue).
+// It changes nothing of the coordinator's.
+func (c *coordinator) landBatch(ctx context.Context, jobs []*job, head string) (res []landResult, moved string) {
+	// A task's base is a head this run assigned, on the line of the head
+	// it knows: git need not be asked whether it is an ancestor. On a
+	// branch someone else moved, git is asked.
 	opts := gitwork.LandOptions{OnLine: func(sha string) bool { return c.line[sha] }}
+	var before []landResult
 	for {
-		landed, err := c.repo.LandWith(ctx, head, commit, c.landMode(), opts)
-		var ce *gitwork.ConflictError
-		if errors.As(err, &ce) {
-			return "", moved, &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+		// on is the tasks' commits the branch holds already, once it was
+		// found moved.
+		on := map[int]string{}
+		if moved != "" {
+			landed, err := c.landedCommits(ctx, head)
+			if err != nil {
+				for k := range res {
+					if res[k].landed != "" {
+						res[k].landed, res[k].already, res[k].err = "", false, err
+					}
+				}
+				return res, moved
+			}
+			for _, tc := range landed {
+				on[tc.Task] = tc.SHA
+			}
 		}
-		if err != nil {
-			return "", moved, err
+		res = make([]landResult, len(jobs))
+		top := head
+		for i, j := range jobs {
+			res[i].j = j
+			if sha := on[taskNumber(j.task)]; sha != "" {
+				// On the branch already: verified here when it is this
+				// batch's own landed commit, else on its tree now.
+				refusal, err := "", error(nil)
+				if i >= len(before) || before[i].landed != sha {
+					refusal, err = c.verifyAt(ctx, j.task, sha, j.out)
+				}
+				if err != nil {
+					res[i].err = err
+					for k := i + 1; k < len(jobs); k++ {
+						res[k].j = jobs[k]
+					}
+					break
+				}
+				if refusal != "" {
+					res[i].err = &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: "))}
+					continue
+				}
+				res[i].landed, res[i].already = sha, true
+				continue
+			}
+			landed, err := c.repo.LandWith(ctx, top, j.commit, c.landMode(), opts)
+			var ce *gitwork.ConflictError
+			if errors.As(err, &ce) {
+				res[i].err = &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+				continue
+			}
+			refusal := ""
+			if err == nil {
+				refusal, err = c.verifyAt(ctx, j.task, landed, j.out)
+			}
+			if err != nil {
+				// A git error ends the batch here: those before land, those
+				// after wait in queue.
+				res[i].err = err
+				for k := i + 1; k < len(jobs); k++ {
+					res[k].j = jobs[k]
+				}
+				break
+			}
+			if refusal != "" {
+				res[i].err = &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: "))}
+				continue
+			}
+			res[i].landed, top = landed, landed
 		}
-		if refusal, err := c.verifyAt(ctx, t, landed, out); err != nil {
-			return "", moved, err
-		} else if refusal != "" {
-			return "", moved, &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: ")), files: nil}
+		if top == head {
+			return res, moved
 		}
-		err = c.repo.UpdateRef(ctx, c.ref, landed, head)
+		err := c.repo.UpdateRef(ctx, c.ref, top, head)
 		if err == nil {
-			return landed, moved, nil
+			return res, moved
 		}
 		// The branch is read whatever ended the move: a git killed after
-		// it moved the branch reports a failure, and the commit is landed.
+		// it moved the branch reports a failure, and the commits are
+		// landed.
 		cur, rerr := c.repo.RevParse(context.WithoutCancel(ctx), c.ref)
-		if rerr == nil && cur == landed {
-			return landed, moved, nil
+		if rerr == nil && cur == top {
+			return res, moved
 		}
 		if moved != "" || rerr != nil || cur == head {
-			return "", moved, err
+			for k := range res {
+				if res[k].landed != "" {
+					res[k].landed, res[k].already, res[k].err = "", false, err
+				}
+			}
+			return res, moved
 		}
+		before = res
 		head, moved, opts = cur, cur, gitwork.LandOptions{}
 	}
 }
 
 // learnHead takes in what a landing found: where someone else had moved
-// the branch (moved, the line starting again there), and the commit it
-// landed on top (when err is nil).
-func (c *coordinator) learnHead(landed, moved string, err error) {
+// the branch (moved, the line starting again there), and the commits it
+// landed on top, in order.
+func (c *coordinator) learnHead(moved string, results []landResult) {
 	if moved != "" {
 		c.head, c.line = moved, map[string]bool{moved: true}
 	}
-	if err == nil && landed != "" {
-		c.advance(landed)
+	for _, lr := range results {
+		if lr.err == nil && lr.landed != "" && !lr.already {
+			c.advance(lr.landed)
+		}
 	}
 }
 
@@ -263,52 +418,85 @@ func (c *coordinator) verifyAt(ctx context.Context, t plans.Task, commit string,
 // landedCommit is the commit of task t on the integration branch at head
 // since the run's base, "" when there is none (or it was reverted since).
 func (c *coordinator) landedCommit(ctx context.Context, head string, t plans.Task) (string, error) {
-	base := ""
-	if c.r.st.Integration != nil {
-		base = c.r.st.Integration.Base
-	}
-	commits, err := c.repo.TaskCommits(ctx, head, base, c.r.plan)
+	landed, err := c.landedCommits(ctx, head)
 	if err != nil {
 		return "", err
 	}
-	reverted := map[string]bool{}
-	for _, tc := range commits {
-		if tc.Reverts != "" {
-			reverted[tc.Reverts] = true
-			continue
-		}
+	for _, tc := range landed {
 		if tc.Task == taskNumber(t) {
-			if reverted[tc.SHA] {
-				return "", nil
-			}
 			return tc.SHA, nil
 		}
 	}
 	return "", nil
 }
 
-// tick ticks t in the project's plan through the tick door, then records
-// it done in state.json.
-func (c *coordinator) tick(ctx context.Context, p *plans.Plan, t plans.Task) (*plans.Plan, error) {
+// landedCommits is the tasks' commits on the integration branch at head
+// since the run's base, newest first, one per task (its newest) and none
+// for a task whose newest commit was reverted since.
+func (c *coordinator) landedCommits(ctx context.Context, head string) ([]gitwork.TaskCommit, error) {
+	base := ""
+	if c.r.st.Integration != nil {
+		base = c.r.st.Integration.Base
+	}
+	commits, err := c.repo.TaskCommits(ctx, head, base, c.r.plan)
+	if err != nil {
+		return nil, err
+	}
+	reverted := map[string]bool{}
+	seen := map[int]bool{}
+	var landed []gitwork.TaskCommit
+	for _, tc := range commits {
+		if tc.Reverts != "" {
+			reverted[tc.Reverts] = true
+			continue
+		}
+		if seen[tc.Task] {
+			continue
+		}
+		seen[tc.Task] = true
+		if !reverted[tc.SHA] {
+			landed = append(landed, tc)
+		}
+	}
+	return landed, nil
+}
+
+// tick ticks ts in the project's plan through the tick door, with one
+// write of the plan, then records them done in state.json, with one write.
+// When one of them is no longer in the plan, none is ticked. was says,
+// for each of ts, that its box was ticked already (a person ticked it).
+func (c *coordinator) tick(ctx context.Context, p *plans.Plan, ts ...plans.Task) (np *plans.Plan, was []bool, err error) {
 	r := c.r
 	cur, err := r.current(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	task, ok := cur.Lookup(t)
-	if !ok {
-		return nil, &plans.RemovedError{Plan: cur.Name, Tasks: []plans.Task{t}}
+	tasks := make([]plans.Task, 0, len(ts))
+	was = make([]bool, 0, len(ts))
+	var gone []plans.Task
+	for _, t := range ts {
+		if task, ok := cur.Lookup(t); ok {
+			tasks = append(tasks, task)
+			was = append(was, task.Done)
+		} else {
+			gone = append(gone, t)
+		}
 	}
-	np, _, err := r.tools.Tick(cur, task)
+	if len(gone) > 0 {
+		return nil, nil, &plans.RemovedError{Plan: cur.Name, Tasks: gone}
+	}
+	np, err = r.tools.TickAll(cur, tasks)
 	if err != nil {
-		return nil, fmt.Errorf("tick task %s: %w", t.Label(), err)
+		return nil, nil, err
 	}
-	delete(r.st.Running, t.Key())
-	r.st.Finish(t)
+	for _, t := range ts {
+		delete(r.st.Running, t.Key())
+		r.st.Finish(t)
+	}
 	if err := r.save(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return np, nil
+	return np, was, nil
 }
 
 // conflict sends a task that could not land back to run on the new head,

@@ -34,9 +34,9 @@ import (
 // writes state.json, ticks the project's plan (through the tick door, after
 // a task's verify blocks passed on the landed tree) and calls the Observer;
 // it is one goroutine, the loop below. Workers carry out tasks in worktrees
-// of their own and hand back a commit; the coordinator lands those one at
-// a time (land.go). A run that died is settled on the next start
-// (recover.go).
+// of their own and hand back a commit; the coordinator lands those through
+// one queue, the commits waiting in it together (land.go). A run that died
+// is settled on the next start (recover.go).
 
 // workers is how many tasks the run carries out at once.
 func (r *runner) workers() int {
@@ -165,6 +165,9 @@ type job struct {
 	// elapsed is how long the worker took.
 	commit  string
 	elapsed int64
+	// announced says task.landing was sent: a task a batch skipped lands
+	// with the next one without a second.
+	announced bool
 }
 
 // result is what a worker's goroutine hands back.
@@ -193,11 +196,11 @@ type coordinator struct {
 	running map[string]*job
 	// queue has the tasks whose commits wait to land, in the order they
 	// came; their workers are free for the next task meanwhile. landing
-	// is the one landing in flight (land.go), whose outcome comes back on
-	// landings.
+	// is the batch landing in flight (land.go), whose outcome comes back
+	// on landings.
 	queue    []*job
-	landing  *job
-	landings chan landResult
+	landing  []*job
+	landings chan batchResult
 	// head is the integration branch's head as this run moved it, and
 	// line the heads it had in this run since it was last read from git,
 	// each an ancestor of head: the coordinator alone moves the branch
@@ -267,7 +270,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 		attempts:  map[string]int{},
 		notBefore: map[string]time.Time{},
 		results:   make(chan result, n),
-		landings:  make(chan landResult, 1),
+		landings:  make(chan batchResult, 1),
 		seen:      newSeenBoard(),
 	}
 	c.ref = "refs/heads/" + c.branch
@@ -365,9 +368,9 @@ func (c *coordinator) exclude(ctx context.Context) error {
 	return f.Close()
 }
 
-// loop hands ready tasks to free workers, lands what they finish one at a
-// time, and ends the run when nothing is left to run or a task failed for
-// good.
+// loop hands ready tasks to free workers, lands what they finish a batch
+// at a time, and ends the run when nothing is left to run or a task failed
+// for good.
 func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 	r := c.r
 	started := p
@@ -431,12 +434,10 @@ func (c *coordinator) loop(ctx context.Context, p *plans.Plan) (Result, error) {
 			}
 		}
 		// A worker that finished took its next task above; its commit lands
-		// one at a time, beside the loop, which meanwhile takes in results
-		// and hands out tasks.
+		// with those waiting beside it, one batch at a time, beside the
+		// loop, which meanwhile takes in results and hands out tasks.
 		if len(c.queue) > 0 && c.landing == nil {
-			j := c.queue[0]
-			c.queue = c.queue[1:]
-			c.startLanding(ctx, &wg, j)
+			c.startLanding(ctx, &wg)
 		}
 		if len(c.running) == 0 {
 			switch {
@@ -743,13 +744,18 @@ func firstLine(s string) string {
 }
 
 // fireTaskDone tells the hooks a task is done, as a lone run does, and
-// keeps what they say for the model.
-func (r *runner) fireTaskDone(ctx context.Context, np *plans.Plan, t plans.Task) {
-	npr := np.Progress()
+// keeps what they say for the model; completed is how many tasks were done
+// once it was ticked. tasksDone follows, once for the tasks ticked together.
+func (r *runner) fireTaskDone(ctx context.Context, np *plans.Plan, t plans.Task, completed int) {
 	out := r.fire(ctx, plugins.Event{Name: plugins.EventPlanTaskDone, Plan: np.Name,
-		Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": npr.Completed, "total": npr.Total}})
+		Task: &plugins.TaskRef{Number: t.Number, Title: t.Title}, Data: map[string]any{"completed": completed, "total": np.Progress().Total}})
 	r.forModel = append(r.forModel, out.Context...)
-	if !t.Verification {
+}
+
+// tasksDone tells the hooks the plan's TODOs are done when ts, just ticked,
+// held one of them and left none open.
+func (r *runner) tasksDone(ctx context.Context, np *plans.Plan, ts []plans.Task) {
+	if slices.ContainsFunc(ts, func(t plans.Task) bool { return !t.Verification }) {
 		r.todosDone(ctx, np)
 	}
 }

@@ -124,6 +124,21 @@ func (t *Tools) Tick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bo
 	return t.setDone(p, task, true)
 }
 
+// TickAll is Tick for several tasks of p at once, with one write of the
+// plan and one fsync: a run with workers ticks the tasks it landed
+// together. Each task passes the same door as through Tick (its verify
+// blocks run by the caller first); a task already ticked is left as it is.
+// An error names the tasks.
+func (t *Tools) TickAll(p *plans.Plan, tasks []plans.Task) (np *plans.Plan, err error) {
+	t.tick.Lock()
+	defer t.tick.Unlock()
+	np, _, err = t.setAllDone(p, tasks, true)
+	if err != nil {
+		return nil, fmt.Errorf("tick %s: %w", taskLabels(tasks), err)
+	}
+	return np, nil
+}
+
 // Untick is Tick's reverse, through the same door: `weave task undo`, for a
 // task a person ticked by mistake.
 func (t *Tools) Untick(p *plans.Plan, task plans.Task) (np *plans.Plan, already bool, err error) {
@@ -135,10 +150,22 @@ func (t *Tools) Untick(p *plans.Plan, task plans.Task) (np *plans.Plan, already 
 // setDone ticks or unticks task of p; the caller holds t.tick. p is
 // updated in place when the file could be patched where it stands.
 func (t *Tools) setDone(p *plans.Plan, task plans.Task, done bool) (np *plans.Plan, already bool, err error) {
-	if task.Done == done {
+	return t.setAllDone(p, []plans.Task{task}, done)
+}
+
+// setAllDone is setDone for several tasks of p, written at once; already
+// says every one of them was in the wanted state.
+func (t *Tools) setAllDone(p *plans.Plan, tasks []plans.Task, done bool) (np *plans.Plan, already bool, err error) {
+	var todo []plans.Task
+	for _, task := range tasks {
+		if task.Done != done {
+			todo = append(todo, task)
+		}
+	}
+	if len(todo) == 0 {
 		return p, true, nil
 	}
-	np, err = plans.SetDoneIn(p, task, done)
+	np, err = plans.SetAllDoneIn(p, todo, done)
 	if err != nil {
 		return np, false, err
 	}

@@ -137,3 +137,32 @@ func TestTickDoorVerifiesAsStarted(t *testing.T) {
 		t.Errorf("plan_check after a new run = %q, want no note: the block was changed between runs", res.Output)
 	}
 }
+
+// TickAll ticks several tasks of a plan the run owns in one pass of the
+// door: the ticks are the run's own, so KeepTicks keeps them, and a task
+// already ticked is left as it is.
+func TestTickAllIsTheDoorsTick(t *testing.T) {
+	e := newToolsEnv(t, nil, nil)
+	path := filepath.Join(e.project, ".weave", "plans", "door.md")
+	writeFile(t, path, strings.Replace(doorPlan, "- [ ] 2.", "- [X] 2.", 1))
+	p, err := plans.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.tools.OwnTicks(p)()
+	np, err := e.tools.TickAll(p, []plans.Task{p.Tasks[0], p.Tasks[1], p.Tasks[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := np.Progress(); pr.Completed != 3 {
+		t.Errorf("%d done after TickAll, want 3", pr.Completed)
+	}
+	kept, notices, err := e.tools.KeepTicks(np)
+	if err != nil || len(notices) != 0 || kept.Progress().Completed != 3 {
+		t.Errorf("KeepTicks after TickAll = %d done, %v, %v; want the ticks kept", kept.Progress().Completed, notices, err)
+	}
+	want := strings.NewReplacer("- [ ] 1.", "- [x] 1.", "- [ ] 2.", "- [X] 2.", "- [ ] 3.", "- [x] 3.").Replace(doorPlan)
+	if got := e.file(t, ".weave/plans/door.md"); got != want {
+		t.Errorf("plan = %q, want %q", got, want)
+	}
+}
