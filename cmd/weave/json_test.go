@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestJSONOnPlanAndConfigCommands(t *testing.T) {
@@ -151,6 +152,14 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 // events, and refuses commands that print no JSON.
 func TestJQFiltersJSONOutput(t *testing.T) {
 	dir := project(t, map[string]string{"ok": okPlan, "bad": failPlan})
+	// Plans are listed newest first, by name among equals: the two are
+	// given one time, which two writes in a row may not share.
+	then := time.Now().Add(-time.Minute)
+	for _, name := range []string{"ok", "bad"} {
+		if err := os.Chtimes(filepath.Join(dir, ".weave", "plans", name+".md"), then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r := runBin(t, nil, "", "--dir", dir, "plan", "list", "--jq", ".[].name")
 	if r.code != exitOK || r.out != "bad\nok\n" {
 		t.Errorf("plan list --jq '.[].name' = %d %q (err %q), want the names, raw, one per line", r.code, r.out, r.err)
