@@ -31,7 +31,7 @@ import (
 // task 3's file is not there.
 func batchPlan(dir, verify3 string) string {
 	wait := func(name string) string {
-		return "while [ ! -e " + filepath.Join(dir, name) + " ]; do sleep 0.02; done"
+		return waitFile(filepath.Join(dir, name))
 	}
 	var b strings.Builder
 	b.WriteString("# Test plan\n\n## TODOs\n\n")
@@ -343,7 +343,7 @@ func TestResumeSettlesABatchInTheBranchsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait := func(name string) string {
-		return "while [ ! -e " + filepath.Join(dir, name) + " ]; do sleep 0.02; done"
+		return waitFile(filepath.Join(dir, name))
 	}
 	var b strings.Builder
 	b.WriteString("# Test plan\n\n## TODOs\n\n")

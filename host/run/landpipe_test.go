@@ -22,7 +22,7 @@ import (
 func TestNextLandingOverlapsTheTick(t *testing.T) {
 	m := t.TempDir()
 	first, open := filepath.Join(m, "first-landing"), filepath.Join(m, "queued")
-	wait := func(f string) string { return "while [ ! -e " + f + " ]; do sleep 0.02; done" }
+	wait := waitFile
 	var b strings.Builder
 	b.WriteString("# Test plan\n\n## TODOs\n\n")
 	// The worker's own run of the verify (its claim) does not wait: only
@@ -76,4 +76,11 @@ func TestNextLandingOverlapsTheTick(t *testing.T) {
 	if got := gitRun(t, project, "rev-list", "--count", "main..weave/p"); got != "3" {
 		t.Fatalf("%s commits on weave/p, want 3", got)
 	}
+}
+
+// waitFile is a shell loop that waits for file f to exist, as a task's
+// block waits for a step of the test, and fails the block after two
+// minutes instead of holding the test until its deadline.
+func waitFile(f string) string {
+	return "n=0; while [ ! -e " + f + " ]; do n=$((n+1)); if [ $n -gt 6000 ]; then echo gave up waiting for " + f + " >&2; exit 1; fi; sleep 0.02; done"
 }
