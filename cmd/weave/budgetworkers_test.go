@@ -60,6 +60,18 @@ func pairProject(t *testing.T, one, two string) string {
 	return workersRepo(t, map[string]string{"pair": pairPlan(one, two)}, map[string]string{filepath.Join(".weave", "config.yaml"): fakePrices})
 }
 
+// failures is what each task.failed event of a --json run says.
+func failures(t *testing.T, out string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ev := range events(t, out) {
+		if ev.Type == run.EventTaskFailed {
+			fmt.Fprintf(&b, "task %d: %s\n", ev.Task, ev.Error)
+		}
+	}
+	return b.String()
+}
+
 // failedTasks says which tasks failed (task.failed) in a --json run: a
 // budget's refusal is not a failure.
 func failedTasks(t *testing.T, out string) []int {
@@ -88,7 +100,7 @@ func TestWorkersTaskBudgetPausesThatTaskAlone(t *testing.T) {
 		t.Fatalf("start-work --workers 2 = %d, want 3 (paused)\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	if f := failedTasks(t, out); len(f) > 0 {
-		t.Errorf("tasks %v failed; a budget's refusal pauses the run, nothing is retried", f)
+		t.Errorf("tasks %v failed; a budget's refusal pauses the run, nothing is retried\n%s", f, failures(t, out))
 	}
 	if !strings.Contains(errOut, "task 1 (Write alpha)'s budget of $0.3000") || !strings.Contains(errOut, "--task 1") {
 		t.Errorf("stderr does not name task 1's budget and how to raise it:\n%s", errOut)
