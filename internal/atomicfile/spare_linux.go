@@ -67,14 +67,33 @@ func (s *spare) commit(data []byte, perm os.FileMode, tmp string) error {
 	if err := unix.Fchmod(s.fd, uint32(perm.Perm())); err != nil {
 		return fmt.Errorf("chmod: %w", err)
 	}
-	if err := unix.Fsync(s.fd); err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
 	// Linked through /proc, as linkat's AT_EMPTY_PATH needs a privilege.
 	if err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(s.fd), unix.AT_FDCWD, tmp, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return fmt.Errorf("link: %w", err)
+		return &linkError{err}
+	}
+	// Synced once linked: where the directory's sync writes the directory
+	// alone (ext4 without a journal), an inode synced before its link
+	// would be on disk with no link, and the name renamed to it lost.
+	if err := unix.Fsync(s.fd); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("sync: %w", err)
 	}
 	return nil
+}
+
+// linkError is a spare that could not be linked.
+type linkError struct{ err error }
+
+func (e *linkError) Error() string { return "link: " + e.err.Error() }
+func (e *linkError) Unwrap() error { return e.err }
+
+// lasting says a commit's error will come again at every write: a link
+// across file systems, no /proc, no right to link. The writer then writes
+// as WriteFile does.
+func lasting(err error) bool {
+	var le *linkError
+	return errors.As(err, &le) && (errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOENT) ||
+		errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EOPNOTSUPP))
 }
 
 // release closes s, once it is made; nil is nothing to release.

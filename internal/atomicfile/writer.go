@@ -62,9 +62,11 @@ func (w *Writer) WriteFile(data []byte, perm os.FileMode) error {
 	if err := s.commit(data, perm, tmp); err != nil {
 		// The file made ahead could not be used (the name taken, the
 		// directory moved to another file system, no /proc): the usual
-		// way, then and from then on.
-		w.plain = true
-		return WriteFile(w.path, data, perm)
+		// way, and from then on when it would fail again.
+		w.plain = lasting(err)
+		err = WriteFile(w.path, data, perm)
+		w.prepare()
+		return err
 	}
 	if err := os.Rename(tmp, w.path); err != nil {
 		_ = os.Remove(tmp)
