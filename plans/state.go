@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/weavehq/weave/internal/atomicfile"
@@ -168,6 +169,10 @@ func (s *State) Record(key string) *TaskRecord {
 type Store struct {
 	dir string
 	now func() time.Time
+	// w writes state.json with its next file made ahead (WriteAhead);
+	// nil writes each save as atomicfile.WriteFile does. Saves may come
+	// from a model call's goroutine (a charge written down).
+	w atomic.Pointer[atomicfile.Writer]
 }
 
 // NewStore returns the store of the project whose .weave directory is
@@ -309,7 +314,11 @@ func (s *Store) Save(st *State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	data = append(data, '\n')
-	if err := atomicfile.WriteFile(s.Path(), data, 0o644); err != nil {
+	write := atomicfile.WriteFile
+	if w := s.w.Load(); w != nil {
+		write = func(_ string, data []byte, perm os.FileMode) error { return w.WriteFile(data, perm) }
+	}
+	if err := write(s.Path(), data, 0o644); err != nil {
 		// The directory is looked at only when the write failed: a save
 		// per task need not stat it first.
 		if derr := s.checkDir(); derr != nil {
@@ -347,6 +356,18 @@ func (s *Store) Clear() error {
 		return fmt.Errorf("clear state: %w", err)
 	}
 	return nil
+}
+
+// WriteAhead makes each save's file ahead of it, while the caller goes on
+// (atomicfile.Writer), for a run that saves once per task; the saves keep
+// every guarantee of Save. stop lets the file made ahead go.
+func (s *Store) WriteAhead() (stop func()) {
+	w := atomicfile.NewWriter(s.Path())
+	s.w.Store(w)
+	return func() {
+		s.w.CompareAndSwap(w, nil)
+		_ = w.Close()
+	}
 }
 
 func (s *Store) checkDir() error {

@@ -187,6 +187,9 @@ func StartWork(ctx context.Context, o Options) (Result, error) {
 	}
 	defer func() { _ = release() }()
 	defer r.closeLogs()
+	// state.json is saved once per task: the file of each save is made
+	// while the task before runs.
+	defer r.store.WriteAhead()()
 	// A run killed outright may have left its block or a hook running;
 	// they end before anything runs again, the task in flight above all.
 	r.reapLeftovers()

@@ -55,6 +55,9 @@ func (l *File) open() error {
 		return fmt.Errorf("open log: %w", err)
 	}
 	fi, err := f.Stat()
+	if err == nil && linkedElsewhere(fi) {
+		err = fmt.Errorf("%s has another name (a hard link); remove it", l.path)
+	}
 	if err != nil {
 		_ = f.Close()
 		return fmt.Errorf("open log: %w", err)
@@ -166,6 +169,9 @@ func (ls *Logs) Open(path string, maxSize int64, backups int) (*File, error) {
 		return Open(ls.inside.Root, path, maxSize, backups)
 	}
 	fi, err := f.Stat()
+	if err == nil && linkedElsewhere(fi) {
+		err = fmt.Errorf("%s has another name (a hard link); remove it", path)
+	}
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("open log: %w", err)

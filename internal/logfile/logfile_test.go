@@ -3,9 +3,11 @@ package logfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -186,5 +188,52 @@ func TestLogsAppendsToALogThere(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {
 		t.Errorf("the logs directory holds %d files, want 1", len(entries))
+	}
+}
+
+// A hard link planted where a log goes, to a file outside the project, is
+// refused before anything is written: through Logs and through Open.
+func TestLogRefusesAHardLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("hard links are not looked for off Unix")
+	}
+	root := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, ".weave", "logs", "p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := OpenLogs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	// A first log, so that Logs has the next one made ahead.
+	f, err := ls.Open(filepath.Join(dir, "1.log"), 1<<20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for i, open := range []func(string) (*File, error){
+		func(p string) (*File, error) { return ls.Open(p, 1<<20, 1) },
+		func(p string) (*File, error) { return Open(root, p, 1<<20, 1) },
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("linked%d.log", i))
+		if err := os.Link(victim, path); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+		if f, err := open(path); err == nil {
+			f.Write([]byte("through"))
+			f.Close()
+			t.Errorf("open %d: a hard link to a file outside was opened as a log", i)
+		} else if !strings.Contains(err.Error(), "hard link") {
+			t.Errorf("open %d: %v, want it to say the log is a hard link", i, err)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("victim = %q, want it untouched", b)
 	}
 }
