@@ -98,8 +98,11 @@ type Coordinator struct {
 	// sent the latest bundles sent in assignments (under pubMu; basis.go).
 	puts map[string]*putting
 	sent map[string][]byte
-	// gcWG counts the removals under way, which Close waits for.
-	gcWG sync.WaitGroup
+	// gcWG counts the removals under way, which Close waits for; closing
+	// (under baseMu) says Close waits already, and no removal is counted
+	// after it: one is done in place then.
+	gcWG    sync.WaitGroup
+	closing bool
 	// holdSub takes the workers' hold requests (hold.go).
 	holdSub *nats.Subscription
 }

@@ -44,16 +44,31 @@ func (c *Coordinator) useBase(base string) (release func()) {
 		if unused {
 			delete(c.bases, base)
 		}
-		c.baseMu.Unlock()
-		if unused {
+		// Counted under baseMu, before Close can wait: a WaitGroup must
+		// not be added to while it is waited for.
+		closing := c.closing
+		if unused && !closing {
 			c.gcWG.Add(1)
-			go func() {
-				defer c.gcWG.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), gcTimeout)
-				defer cancel()
-				c.dropBase(ctx, base)
-			}()
 		}
+		c.baseMu.Unlock()
+		if !unused {
+			return
+		}
+		drop := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), gcTimeout)
+			defer cancel()
+			c.dropBase(ctx, base)
+		}
+		if closing {
+			// An Offer ending while the coordinator closes: nothing
+			// would wait for the removal.
+			drop()
+			return
+		}
+		go func() {
+			defer c.gcWG.Done()
+			drop()
+		}()
 	}
 }
 
@@ -167,6 +182,9 @@ func (c *Coordinator) dropBases(ctx context.Context, bases []string) {
 // store: the objects of every award it made or took back and every base
 // bundle it stored that no lease names.
 func (c *Coordinator) sweep() {
+	c.baseMu.Lock()
+	c.closing = true
+	c.baseMu.Unlock()
 	c.gcWG.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), gcTimeout)
 	defer cancel()
