@@ -27,20 +27,8 @@ import (
 // lost (the worker may only be cut off from NATS): the ledger never
 // passes $1.
 func TestHostileWorkerHolds(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger, Lease: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, time.Second)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
 
@@ -170,20 +158,8 @@ func TestHostileWorkerHolds(t *testing.T) {
 // charged what it held, within the budget, and a late settle is not
 // charged again.
 func TestStoppedAwardChargesItsHolds(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, 0)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
 	rb := newBus(t, ns.URL())
@@ -242,20 +218,8 @@ func TestStoppedAwardChargesItsHolds(t *testing.T) {
 // The task lands with its commit: a refusal pauses only a task that
 // failed.
 func TestSucceededTaskLandsThoughAHoldWasRefused(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, 0)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	rb := newBus(t, ns.URL())
 	far, err := workers.Join(ctx, rb, rb.JetStream(), newRepo(t, false), workers.Info{Name: "far", Labels: []string{"gpu"}, Slots: 1},
@@ -295,20 +259,8 @@ func TestSucceededTaskLandsThoughAHoldWasRefused(t *testing.T) {
 // unanswered asks it again with the same request ID; the coordinator
 // answers it as it did and holds, or charges, nothing more.
 func TestHoldAskedAgainIsHeldOnce(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, 0)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
 	rb := newBus(t, ns.URL())
@@ -362,20 +314,8 @@ func TestHoldAskedAgainIsHeldOnce(t *testing.T) {
 // task up once a lease passes without a heartbeat taken: it makes no
 // more calls.
 func TestCutOffWorkerHoldsAreCharged(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger, Lease: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, time.Second)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	other, _ := p.ByOrdinal(1)
 	rb := newBus(t, ns.URL())
@@ -468,20 +408,8 @@ func heldCall(ctx context.Context, a workers.Assignment, worst, cost float64) (*
 // whose calls are held is reckoned from what was spent, not less the
 // holds of calls that may end cheaply. The task lands.
 func TestHeldTaskAllowanceLeavesOthersHoldsToTheLedger(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, 0)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	other, _ := p.ByOrdinal(1)
 	end, err := ledger.Begin(ledger.Scope(ctx, other.Key(), other.Label(), 0), "m", 0.6, true)
@@ -515,20 +443,8 @@ func TestHeldTaskAllowanceLeavesOthersHoldsToTheLedger(t *testing.T) {
 // $0.50 against the allowance: the run pauses on that budget, as on a
 // local refusal, with the budget's true figures; it is not a failure.
 func TestWorkerAllowanceRefusalPausesTheRun(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, 0)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	other, _ := p.ByOrdinal(1)
 	ledger.ChargeFor(ledger.Scope(ctx, other.Key(), other.Label(), 0), 0.7, true)
@@ -567,20 +483,8 @@ func TestWorkerAllowanceRefusalPausesTheRun(t *testing.T) {
 // (16), whatever room the budget leaves; a call that failed and is
 // released costs nothing, is not counted, and frees its room.
 func TestHoldsOfOneAwardAreBounded(t *testing.T) {
-	ns := bustest.StartNATS(t)
-	repo := newRepo(t, true)
-	base, _, _ := repo.Head(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ledger := budget.New(1)
-	pool, err := remote.NewPool(ctx, newBus(t, ns.URL()), repo, "coordinator-p", []run.Worker{&localWorker{repo: repo}},
-		remote.Options{Window: 100 * time.Millisecond, Budget: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p := plans.Parse([]byte(planSrc))
-	p.Name = "p"
+	rig := newHoldRig(t, 0)
+	ns, base, ctx, ledger, pool, p := rig.ns, rig.base, rig.ctx, rig.ledger, rig.pool, rig.plan
 	task, _ := p.ByOrdinal(2)
 	scope := ledger.Scope(ctx, task.Key(), task.Label(), 0)
 	rb := newBus(t, ns.URL())
@@ -630,4 +534,37 @@ func TestHoldsOfOneAwardAreBounded(t *testing.T) {
 	if left, _ := ledger.AllowanceFor(scope); math.Abs(left.USD-1) > 1e-9 {
 		t.Errorf("$%v left, want the whole $1: nothing held", left.USD)
 	}
+}
+
+// holdRig is what the hold tests start from: a coordinator's pool over an
+// embedded nats-server, on a repository with one commit (base), charging
+// a ledger of a $1 run budget, and the plan planSrc as "p".
+type holdRig struct {
+	ns     *bustest.NATS
+	repo   *gitwork.Repo
+	base   string
+	ctx    context.Context
+	ledger *budget.Ledger
+	pool   *remote.Pool
+	plan   *plans.Plan
+}
+
+// newHoldRig starts a holdRig whose leases last lease (0: the default).
+func newHoldRig(t *testing.T, lease time.Duration) *holdRig {
+	t.Helper()
+	h := &holdRig{ns: bustest.StartNATS(t), repo: newRepo(t, true), ledger: budget.New(1)}
+	h.base, _, _ = h.repo.Head(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	h.ctx = ctx
+	pool, err := remote.NewPool(ctx, newBus(t, h.ns.URL()), h.repo, "coordinator-p", []run.Worker{&localWorker{repo: h.repo}},
+		remote.Options{Window: 100 * time.Millisecond, Budget: h.ledger, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	h.pool = pool
+	h.plan = plans.Parse([]byte(planSrc))
+	h.plan.Name = "p"
+	return h
 }

@@ -297,53 +297,45 @@ func (c *coordinator) landBatch(ctx context.Context, jobs []*job, head string) (
 		}
 		res = make([]landResult, len(jobs))
 		top := head
+	batch:
 		for i, j := range jobs {
 			res[i].j = j
-			if sha := on[taskNumber(j.task)]; sha != "" {
+			sha, already := on[taskNumber(j.task)], false
+			var err error
+			if sha != "" {
 				// On the branch already: verified here when it is this
 				// batch's own landed commit, else on its tree now.
-				refusal, err := "", error(nil)
+				already = true
 				if i >= len(before) || before[i].landed != sha {
-					refusal, err = c.verifyAt(ctx, j.task, sha, j.out)
+					err = c.verifyLanded(ctx, j, sha)
 				}
-				if err != nil {
-					res[i].err = err
-					for k := i + 1; k < len(jobs); k++ {
-						res[k].j = jobs[k]
-					}
-					break
+			} else {
+				sha, err = c.repo.LandWith(ctx, top, j.commit, c.landMode(), opts)
+				var ce *gitwork.ConflictError
+				if errors.As(err, &ce) {
+					err = &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
+				} else if err == nil {
+					err = c.verifyLanded(ctx, j, sha)
 				}
-				if refusal != "" {
-					res[i].err = &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: "))}
-					continue
-				}
-				res[i].landed, res[i].already = sha, true
+			}
+			var le *landError
+			switch {
+			case errors.As(err, &le):
+				res[i].err = err
 				continue
-			}
-			landed, err := c.repo.LandWith(ctx, top, j.commit, c.landMode(), opts)
-			var ce *gitwork.ConflictError
-			if errors.As(err, &ce) {
-				res[i].err = &landError{files: ce.Files, why: fmt.Sprintf("its change conflicts with the work landed before it in %s", strings.Join(ce.Files, ", "))}
-				continue
-			}
-			refusal := ""
-			if err == nil {
-				refusal, err = c.verifyAt(ctx, j.task, landed, j.out)
-			}
-			if err != nil {
-				// A git error ends the batch here: those before land, those
-				// after wait in queue.
+			case err != nil:
+				// A git error ends the batch here: those before land,
+				// those after wait in queue.
 				res[i].err = err
 				for k := i + 1; k < len(jobs); k++ {
 					res[k].j = jobs[k]
 				}
-				break
+				break batch
 			}
-			if refusal != "" {
-				res[i].err = &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: "))}
-				continue
+			res[i].landed, res[i].already = sha, already
+			if !already {
+				top = sha
 			}
-			res[i].landed, top = landed, landed
 		}
 		if top == head {
 			return res, moved
@@ -391,6 +383,19 @@ func (c *coordinator) landMode() string {
 		return gitwork.LandMerge
 	}
 	return gitwork.LandRebase
+}
+
+// verifyLanded runs j's verify blocks on landed, its landed commit: a
+// *landError says they failed there.
+func (c *coordinator) verifyLanded(ctx context.Context, j *job, landed string) error {
+	refusal, err := c.verifyAt(ctx, j.task, landed, j.out)
+	if err != nil {
+		return err
+	}
+	if refusal != "" {
+		return &landError{why: "its verify blocks failed on the landed tree: " + firstLine(strings.TrimPrefix(refusal, "The tick was refused: "))}
+	}
+	return nil
 }
 
 // verifyAt runs t's verify blocks on commit, checked out in the land

@@ -30,9 +30,7 @@ func TestWriterWritesAsWriteFile(t *testing.T) {
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
 			t.Fatalf("after write %d the file holds %q, want %q", i, got, data)
 		}
-		if names := dirNames(t, dir); names != "state.json" {
-			t.Fatalf("after write %d the directory holds %s, want state.json alone", i, names)
-		}
+		assertOnlyFile(t, dir, "state.json")
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want 0640", fi.Mode().Perm())
@@ -84,9 +82,7 @@ func TestWriterWritesAsWriteFile(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != "after close" {
 		t.Errorf("file holds %q after Close and a write", got)
 	}
-	if names := dirNames(t, dir); names != "state.json" {
-		t.Errorf("the directory holds %s, want state.json alone", names)
-	}
+	assertOnlyFile(t, dir, "state.json")
 }
 
 // Writes at once from several goroutines each land whole.
@@ -112,9 +108,7 @@ func TestWriterConcurrentWrites(t *testing.T) {
 	if !strings.HasSuffix(string(got), "-24") {
 		t.Errorf("file holds %q, want one goroutine's last write", got)
 	}
-	if names := dirNames(t, dir); names != "f" {
-		t.Errorf("the directory holds %s, want f alone", names)
-	}
+	assertOnlyFile(t, dir, "f")
 }
 
 // A directory moved away between writes: the next write goes where the
@@ -146,9 +140,8 @@ func TestWriterFollowsItsPath(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(root, "moved", "f")); string(got) != "one" {
 		t.Errorf("moved directory's file holds %q, want one", got)
 	}
-	if names := dirNames(t, dir) + " " + dirNames(t, filepath.Join(root, "moved")); names != "f f" {
-		t.Errorf("directories hold %s, want f in each", names)
-	}
+	assertOnlyFile(t, dir, "f")
+	assertOnlyFile(t, filepath.Join(root, "moved"), "f")
 }
 
 const writerHelperEnv = "WEAVE_ATOMICFILE_WRITER_HELPER"
@@ -214,21 +207,6 @@ func TestWriterKilled(t *testing.T) {
 		if _, err := RemoveTemps(dir); err != nil {
 			t.Fatal(err)
 		}
-		if names := dirNames(t, dir); names != "f f.started" {
-			t.Errorf("trial %d: the directory holds %s after RemoveTemps, want f and f.started", trial, names)
-		}
+		assertOnlyFile(t, dir, "f", "f.started")
 	}
-}
-
-func dirNames(t *testing.T, dir string) string {
-	t.Helper()
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, de := range des {
-		names = append(names, de.Name())
-	}
-	return strings.Join(names, " ")
 }
