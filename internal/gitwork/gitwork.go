@@ -37,6 +37,13 @@ type Repo struct {
 	// taskMu makes tasks that commit at once ask for taskSetup once.
 	taskMu sync.Mutex
 
+	// adminMu makes this process's git worktree add, prune and remove
+	// run one at a time: each reads every worktree git records, and one
+	// being added beside it may be half written (its commondir made but
+	// still empty), which git takes for a broken repository ("failed to
+	// read .../commondir: Success").
+	adminMu sync.Mutex
+
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers
 	// deflaters are the zlib writers of the objects written here
@@ -231,6 +238,8 @@ func (r *Repo) Worktree(ctx context.Context, dir, branch, base string) error {
 // whose directory is gone in a way -f does not override, which the prune
 // forgets.
 func (r *Repo) addWorktree(ctx context.Context, dir string, args ...string) (string, error) {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
 	out, err := run(ctx, r.Root, nil, args...)
 	if err != nil && ctx.Err() == nil {
 		_ = os.RemoveAll(dir)
@@ -333,12 +342,16 @@ func (r *Repo) commonDir(ctx context.Context) (string, error) {
 func (r *Repo) clearStale(ctx context.Context, dir string) {
 	if _, err := os.Lstat(dir); err == nil {
 		_ = os.RemoveAll(dir)
+		r.adminMu.Lock()
+		defer r.adminMu.Unlock()
 		_, _ = run(ctx, r.Root, nil, "worktree", "prune")
 	}
 }
 
 // RemoveWorktree removes the worktree at dir, changes and all.
 func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
 	if _, err := run(ctx, r.Root, nil, "worktree", "remove", "-f", "-f", dir); err != nil {
 		return fmt.Errorf("remove worktree %s: %w", dir, err)
 	}
@@ -347,6 +360,8 @@ func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
 
 // Prune forgets the worktrees whose directories are gone.
 func (r *Repo) Prune(ctx context.Context) error {
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
 	if _, err := run(ctx, r.Root, nil, "worktree", "prune"); err != nil {
 		return fmt.Errorf("prune worktrees: %w", err)
 	}
