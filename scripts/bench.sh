@@ -12,6 +12,9 @@
 #   SLEEP=32x8 LAND=10000x20 scripts/bench.sh
 #                                     workers: sleep-1 tasks x workers; files x tasks landed
 #   REMOTE=64x4 scripts/bench.sh      remote workers: sleep-1 tasks x slots of each of the 2 worker processes
+#   REMOTE_DIRS="/mnt/ext4 /dev/shm" scripts/bench.sh
+#                                     the remote run again with its directories on each of these
+#                                     file systems (its figures depend on what making a file costs)
 #   ONLY=runbook scripts/bench.sh     one group: plans runbook hands remote status plugins sandbox model bus mcp
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -145,6 +148,8 @@ if want remote; then
     "coordinator per task, in the CLI run" "$(fromlog BenchmarkStartWorkRemote coord-ms/task)" \
     "$(fromlog BenchmarkStartWorkRemote award-ms/task)" "$(fromlog BenchmarkStartWorkRemote bundle-out-ms/task)" \
     "$(fromlog BenchmarkStartWorkRemote fetch-ms/task)" "$(fromlog BenchmarkStartWorkRemote land-ms/task)"
+  printf '  %-46s %s us   (in the run'"'"'s temporary directory, %s, just before it)\n' \
+    "making one file there cost" "$(fromlog BenchmarkStartWorkRemote create-us)" "${TMPDIR:-/tmp}"
   printf '  %-46s %s ms   (from its start to its commit on the branch: the land above less its wait and its tick)\n' \
     "a landing alone" "$(fromlog BenchmarkStartWorkRemote landing-ms/task)"
   printf '  %-46s %s ms   (its base in %s ms; the task in the worker process, commit and result bundle, less the sleep)\n' \
@@ -156,6 +161,16 @@ if want remote; then
   printf '  %-46s %s ms   (its process, with its git and plugin processes; the run'"'"'s start and finish included)\n' \
     "CPU per task, the coordinator's share" "$(fromlog BenchmarkStartWorkRemote coord-cpu-ms/task)"
   single "one task through the contract net, no landing" coord-ms/op ./bus/workers 'BenchmarkOfferRoundTrip$/^window=300ms$' 20x
+  for fsdir in ${REMOTE_DIRS:-}; do
+    coords="" creates="" walls=""
+    for ((i = 1; i <= PAIRS; i++)); do
+      v=$(TMPDIR=$fsdir bench1 ./cmd/weave 'BenchmarkStartWorkRemote$' 1x coord-ms/task create-us s/run)
+      coords+=" $(sed -n 1p <<<"$v")"; creates+=" $(sed -n 2p <<<"$v")"; walls+=" $(sed -n 3p <<<"$v")"
+    done
+    printf '  %-46s %s ms   (making one file cost %s us; the run %s s; medians of %d runs)\n' \
+      "coordinator per task, on $(df --output=fstype "$fsdir" | tail -n 1) at $fsdir" "$(echo "$coords" | median)" \
+      "$(echo "$creates" | median)" "$(echo "$walls" | median)" "$PAIRS"
+  done
 fi
 
 if want status; then

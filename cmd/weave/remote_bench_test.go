@@ -63,15 +63,23 @@ var remoteStep = regexp.MustCompile(`ran on worker \S+ \(award \S+\): bundle out
 // coordinator's, its git and plugin processes with it (coord-cpu-ms/task):
 // on a machine of C cores, T tasks need T*cpu/C of it
 // whatever the scheduling, which bounds the wall from below too.
+// create-us is what creating a file cost beside the run's directory just
+// before it (fileCreateCost): most of the coordinator's per-task work is
+// files made, and on a file system whose inode allocator is slow there
+// (ext4 without a journal skips the inodes freed in the last minutes, one
+// by one, each time it allocates one) it dominates the figures. Set
+// TMPDIR to run the benchmark on another file system.
 func BenchmarkStartWorkRemote(b *testing.B) {
 	bin := weaveBinary(b)
 	tasks, slots := remoteShape(b)
 	workers := remoteProcs * slots
 	var total, cpu, workerCPU time.Duration
 	var steps [7][]float64 // bundle out, award, fetch, land, worker, base in, landing alone
+	var creates []float64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
+		creates = append(creates, fileCreateCost(b, b.TempDir()))
 		handsRepoInit(b, dir, 0)
 		handsWritePlan(b, dir, "sleep", remoteSleepPlan(tasks))
 		env := benchEnv(b, bin, dir)
@@ -109,9 +117,32 @@ func BenchmarkStartWorkRemote(b *testing.B) {
 		}
 	}
 	b.ReportMetric(coord, "coord-ms/task")
+	b.ReportMetric(median(creates), "create-us")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*tasks), "cpu-ms/task")
 	b.ReportMetric(float64(workerCPU.Microseconds())/1000/float64(b.N*tasks), "worker-cpu-ms/task")
 	b.ReportMetric(float64((cpu-workerCPU).Microseconds())/1000/float64(b.N*tasks), "coord-cpu-ms/task")
+}
+
+// fileCreateCost is the median time, in microseconds, of creating an empty
+// file in a new directory of dir, over 64 files, which are left in place:
+// removing them would make the allocator slower for the run after.
+func fileCreateCost(b *testing.B, dir string) float64 {
+	b.Helper()
+	probe := filepath.Join(dir, ".create-probe")
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var cost []float64
+	for i := range 64 {
+		start := time.Now()
+		f, err := os.Create(filepath.Join(probe, strconv.Itoa(i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cost = append(cost, float64(time.Since(start).Nanoseconds())/1000)
+		_ = f.Close()
+	}
+	return median(cost)
 }
 
 // procCPU is the CPU time the worker processes and the children they
