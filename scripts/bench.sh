@@ -148,8 +148,8 @@ if want remote; then
     "coordinator per task, in the CLI run" "$(fromlog BenchmarkStartWorkRemote coord-ms/task)" \
     "$(fromlog BenchmarkStartWorkRemote award-ms/task)" "$(fromlog BenchmarkStartWorkRemote bundle-out-ms/task)" \
     "$(fromlog BenchmarkStartWorkRemote fetch-ms/task)" "$(fromlog BenchmarkStartWorkRemote land-ms/task)"
-  printf '  %-46s %s us   (in the run'"'"'s temporary directory, %s, just before it)\n' \
-    "making one file there cost" "$(fromlog BenchmarkStartWorkRemote create-us)" "${TMPDIR:-/tmp}"
+  printf '  %-46s %s us   (in the run'"'"'s temporary directory, %s, just before it; %s us just after it)\n' \
+    "making one file there cost" "$(fromlog BenchmarkStartWorkRemote create-us)" "${TMPDIR:-/tmp}" "$(fromlog BenchmarkStartWorkRemote create-after-us)"
   printf '  %-46s %s ms   (from its start to its commit on the branch: the land above less its wait and its tick)\n' \
     "a landing alone" "$(fromlog BenchmarkStartWorkRemote landing-ms/task)"
   printf '  %-46s %s ms   (its base in %s ms; the task in the worker process, commit and result bundle, less the sleep)\n' \
@@ -162,14 +162,14 @@ if want remote; then
     "CPU per task, the coordinator's share" "$(fromlog BenchmarkStartWorkRemote coord-cpu-ms/task)"
   single "one task through the contract net, no landing" coord-ms/op ./bus/workers 'BenchmarkOfferRoundTrip$/^window=300ms$' 20x
   for fsdir in ${REMOTE_DIRS:-}; do
-    coords="" creates="" walls=""
+    coords="" creates="" walls="" afters=""
     for ((i = 1; i <= PAIRS; i++)); do
-      v=$(TMPDIR=$fsdir bench1 ./cmd/weave 'BenchmarkStartWorkRemote$' 1x coord-ms/task create-us s/run)
-      coords+=" $(sed -n 1p <<<"$v")"; creates+=" $(sed -n 2p <<<"$v")"; walls+=" $(sed -n 3p <<<"$v")"
+      v=$(TMPDIR=$fsdir bench1 ./cmd/weave 'BenchmarkStartWorkRemote$' 1x coord-ms/task create-us s/run create-after-us)
+      coords+=" $(sed -n 1p <<<"$v")"; creates+=" $(sed -n 2p <<<"$v")"; walls+=" $(sed -n 3p <<<"$v")"; afters+=" $(sed -n 4p <<<"$v")"
     done
-    printf '  %-46s %s ms   (making one file cost %s us; the run %s s; medians of %d runs)\n' \
+    printf '  %-46s %s ms   (making one file cost %s us before the run, %s us after it; the run %s s; medians of %d runs)\n' \
       "coordinator per task, on $(df --output=fstype "$fsdir" | tail -n 1) at $fsdir" "$(echo "$coords" | median)" \
-      "$(echo "$creates" | median)" "$(echo "$walls" | median)" "$PAIRS"
+      "$(echo "$creates" | median)" "$(echo "$afters" | median)" "$(echo "$walls" | median)" "$PAIRS"
   done
 fi
 
