@@ -408,11 +408,8 @@ func (h *Host) StartWorkIn(ctx context.Context, session, name string, observe ru
 		emit := o.Observe
 		var pool *remote.Pool
 		var poolRepo *gitwork.Repo
-		o.Pool = func(ctx context.Context, plan string, local []run.Worker) ([]run.Worker, error) {
-			repo, err := gitwork.Open(ctx, h.project)
-			if err != nil {
-				return nil, err
-			}
+		o.Pool = func(ctx context.Context, plan string, repo *gitwork.Repo, local []run.Worker) ([]run.Worker, error) {
+			var err error
 			poolRepo = repo
 			ro := remote.Options{Run: plan, Lease: h.cfg.Run.Lease, Logger: h.logger, Budget: h.budget}
 			if ro.Remote = h.cfg.Run.Remote; ro.Remote != "" {

@@ -307,7 +307,7 @@ func (r *runner) newCoordinator(ctx context.Context, p *plans.Plan) (*coordinato
 	// its local workers bid beside them (host/remote).
 	if r.o.Pool != nil {
 		var err error
-		if c.workers, err = r.o.Pool(ctx, p.Name, c.workers); err != nil {
+		if c.workers, err = r.o.Pool(ctx, p.Name, repo, c.workers); err != nil {
 			return nil, err
 		}
 	}

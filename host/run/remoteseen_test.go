@@ -9,6 +9,7 @@ import (
 
 	"github.com/weavehq/weave/config"
 	"github.com/weavehq/weave/host/run/runtest"
+	"github.com/weavehq/weave/internal/gitwork"
 	"github.com/weavehq/weave/plans"
 )
 
@@ -74,7 +75,7 @@ func TestRunRecordsRemoteWorker(t *testing.T) {
 	var far *farWorker
 	rec := &recorder{}
 	o := Options{Project: project, Name: "p", Config: cfg, Observe: rec.observe,
-		Pool: func(_ context.Context, _ string, local []Worker) ([]Worker, error) {
+		Pool: func(_ context.Context, _ string, _ *gitwork.Repo, local []Worker) ([]Worker, error) {
 			far = &farWorker{t: t, local: local[0], store: plans.ProjectStore(project)}
 			return []Worker{far}, nil
 		}}

@@ -111,9 +111,11 @@ type Options struct {
 	History func(ctx context.Context, session, agent string) ([]plugins.ChatMessage, error)
 	// Pool, when set, gives a run with workers its workers from its local
 	// ones: a run coordinated over NATS offers each task to every worker
-	// on the bus, these local ones included (host/remote). nil keeps the
-	// local workers.
-	Pool func(ctx context.Context, plan string, local []Worker) ([]Worker, error)
+	// on the bus, these local ones included (host/remote). repo is the
+	// run's own: git work on one repository from one process goes through
+	// one Repo, which keeps what must not run at once apart (a fetch and
+	// a worktree being added). nil keeps the local workers.
+	Pool func(ctx context.Context, plan string, repo *gitwork.Repo, local []Worker) ([]Worker, error)
 	// Budget keeps the run's spending against its budgets (budget.go);
 	// nil: none are kept.
 	Budget *budget.Ledger

@@ -37,11 +37,11 @@ type Repo struct {
 	// taskMu makes tasks that commit at once ask for taskSetup once.
 	taskMu sync.Mutex
 
-	// adminMu makes this process's git worktree add, prune and remove
-	// run one at a time: each reads every worktree git records, and one
-	// being added beside it may be half written (its commondir made but
-	// still empty), which git takes for a broken repository ("failed to
-	// read .../commondir: Success").
+	// adminMu makes this process's git worktree add, prune and remove,
+	// and its git fetch, run one at a time: each reads every worktree git
+	// records, and one being added beside it may be half written (its
+	// commondir made but still empty), which git takes for a broken
+	// repository ("failed to read .../commondir: Success").
 	adminMu sync.Mutex
 
 	// movers move refs through long-lived git processes (refmover.go).

@@ -40,8 +40,25 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref, local string) (string,
 	if !strings.HasPrefix(local, "refs/") {
 		return "", fmt.Errorf("fetch %s into %q: not a full ref name (refs/...)", ref, local)
 	}
-	args := append(append([]string{}, remoteArgs...), "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--", remote, "+"+ref+":"+local)
-	if _, err := run(ctx, r.Root, nil, args...); err != nil {
+	// No maintenance or gc after the fetch: they would prune worktrees
+	// and repack the person's repository while the run works in it.
+	args := append(append([]string{}, remoteArgs...), "-c", "maintenance.auto=false", "-c", "gc.auto=0",
+		"fetch", "-q", "--no-tags", "--no-write-fetch-head", "--", remote, "+"+ref+":"+local)
+	// git fetch checks what it got against every ref, the HEAD of each
+	// worktree included, and fails on a worktree being added beside it
+	// ("bad object worktrees/<id>/HEAD"): it runs while this process adds
+	// none, and once more when a worktree added by another (a second Repo,
+	// a person's git) was caught half written.
+	var err error
+	for attempt := 1; ; attempt++ {
+		r.adminMu.Lock()
+		_, err = run(ctx, r.Root, nil, args...)
+		r.adminMu.Unlock()
+		if err == nil || attempt == 3 || ctx.Err() != nil || !strings.Contains(err.Error(), "worktrees/") {
+			break
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("fetch %s from %s: %w", ref, RedactURL(remote), err)
 	}
 	return r.RevParse(ctx, local)
