@@ -63,12 +63,13 @@ var remoteStep = regexp.MustCompile(`ran on worker \S+ \(award \S+\): bundle out
 // coordinator's, its git and plugin processes with it (coord-cpu-ms/task):
 // on a machine of C cores, T tasks need T*cpu/C of it
 // whatever the scheduling, which bounds the wall from below too.
+//
 // create-us is what creating a file cost beside the run's directory just
-// before it (fileCreateCost), create-after-us just after it: most of the coordinator's per-task work is
-// files made, and on a file system whose inode allocator is slow there
-// (ext4 without a journal skips the inodes freed in the last minutes, one
-// by one, each time it allocates one) it dominates the figures. Set
-// TMPDIR to run the benchmark on another file system.
+// before it (fileCreateCost), and create-after-us just after it: much of
+// the coordinator's work per task is files made, and where the inode
+// allocator is slow (ext4 without a journal skips, one by one, the inodes
+// freed in the last minutes each time it allocates one) they dominate the
+// figures. Set TMPDIR to run the benchmark on another file system.
 func BenchmarkStartWorkRemote(b *testing.B) {
 	bin := weaveBinary(b)
 	tasks, slots := remoteShape(b)

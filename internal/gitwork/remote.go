@@ -47,8 +47,9 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref, local string) (string,
 	// git fetch checks what it got against every ref, the HEAD of each
 	// worktree included, and fails on a worktree being added beside it
 	// ("bad object worktrees/<id>/HEAD"): it runs while this process adds
-	// none, and once more when a worktree added by another (a second Repo,
-	// a person's git) was caught half written.
+	// none (an add waits for the fetch; each slot adds once), and again,
+	// up to three times in all, when a worktree added by another process
+	// (a person's git) was caught half written.
 	var err error
 	for attempt := 1; ; attempt++ {
 		r.adminMu.Lock()
