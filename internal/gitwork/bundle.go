@@ -167,8 +167,11 @@ func (r *Repo) hasLoose(ctx context.Context, sha string) bool {
 	if err != nil || !isHex(sha) {
 		return false
 	}
-	_, err = os.Stat(filepath.Join(common, "objects", sha[:2], sha[2:]))
-	return err == nil
+	if _, err = os.Stat(filepath.Join(common, "objects", sha[:2], sha[2:])); err == nil {
+		return true
+	}
+	_, _, ok := r.findPacked(ctx, sha)
+	return ok
 }
 
 // bundleHead reads the header of a v2 bundle and returns the commit of its

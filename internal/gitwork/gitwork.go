@@ -46,6 +46,8 @@ type Repo struct {
 
 	// movers move refs through long-lived git processes (refmover.go).
 	movers refMovers
+	// packs are the packs of objects known here (packstore.go).
+	packs packSet
 	// deflaters are the zlib writers of the objects written here
 	// (objects.go).
 	deflaters sync.Pool

@@ -78,8 +78,9 @@ func (r *Repo) LandWith(ctx context.Context, onto, commit, mode string, o LandOp
 	// Two tasks that changed different files merge here, without git
 	// (treemerge.go); anything else is git's.
 	tree, fast := "", false
+	var trees []storedObject
 	if len(c.parents) == 1 {
-		tree, fast = r.fastMerge(ctx, onto, commit, parent, c.tree)
+		tree, trees, fast = r.fastMerge(ctx, onto, commit, parent, c.tree)
 	}
 	if !fast {
 		tree, err = r.mergeTree(ctx, onto, commit)
@@ -91,8 +92,15 @@ func (r *Repo) LandWith(ctx context.Context, onto, commit, mode string, o LandOp
 			return "", err
 		}
 	}
-	if sha, ok := r.writeCommit(ctx, c.author, tree, c.message, parents...); ok {
-		return sha, nil
+	// The trees made here and the commit are written together: one pack
+	// (packstore.go).
+	if o, ok := r.commitObject(ctx, c.author, tree, c.message, parents...); ok {
+		if err := r.writeObjects(ctx, append(trees, o)); err == nil {
+			return o.sha, nil
+		}
+	}
+	if err := r.writeObjects(ctx, trees); err != nil {
+		return "", fmt.Errorf("land %s: %w", short(commit), err)
 	}
 	return r.commitTreeAs(ctx, commit, c.author, tree, c.message, parents...)
 }

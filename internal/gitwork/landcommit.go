@@ -99,17 +99,17 @@ func plainConfig(list string) bool {
 	return true
 }
 
-// writeCommit writes the commit of tree with parents, author (an author
+// commitObject is the commit of tree with parents, author (an author
 // line's value, kept as it is) and msg, committed now by the repository's
 // committer; ok is false when git must write it (git commit-tree would
 // write something else, or the config asks for more).
-func (r *Repo) writeCommit(ctx context.Context, author, tree, msg string, parents ...string) (string, bool) {
+func (r *Repo) commitObject(ctx context.Context, author, tree, msg string, parents ...string) (storedObject, bool) {
 	s := r.landSetup(ctx)
 	if !s.plain {
-		return "", false
+		return storedObject{}, false
 	}
 	if _, ok := identDate(author); !ok {
-		return "", false
+		return storedObject{}, false
 	}
 	var b strings.Builder
 	b.WriteString("tree " + tree + "\n")
@@ -122,13 +122,9 @@ func (r *Repo) writeCommit(ctx context.Context, author, tree, msg string, parent
 	body := b.String()
 	// git refuses a NUL in the message, and rewrites what is not UTF-8.
 	if strings.IndexByte(msg, 0) >= 0 || !gitUTF8(body) {
-		return "", false
+		return storedObject{}, false
 	}
-	sha, err := r.writeLoose(ctx, "commit", []byte(body))
-	if err != nil {
-		return "", false
-	}
-	return sha, true
+	return newStored("commit", []byte(body)), true
 }
 
 // gitDate is t as git writes it in a commit: seconds, then the local

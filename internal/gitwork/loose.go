@@ -46,6 +46,9 @@ func (r *Repo) looseObjectMax(ctx context.Context, sha string, max int) (typ str
 		return "", nil, false
 	}
 	f, err := os.Open(filepath.Join(common, "objects", sha[:2], sha[2:]))
+	if os.IsNotExist(err) && len(sha) == 2*sha1.Size {
+		return r.packedObject(ctx, sha, max) // packstore.go
+	}
 	if err != nil {
 		return "", nil, false
 	}

@@ -136,7 +136,7 @@ func (r *Repo) writeLoose(ctx context.Context, typ string, body []byte) (string,
 	sha := hex.EncodeToString(sum[:])
 	dir := filepath.Join(common, "objects", sha[:2])
 	path := filepath.Join(dir, sha[2:])
-	if freshen(path) {
+	if freshen(path) || r.freshenPacked(ctx, sha) {
 		return sha, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -189,7 +189,7 @@ func (r *Repo) freshen(ctx context.Context, sha string) bool {
 	if err != nil || !isHex(sha) {
 		return false
 	}
-	return freshen(filepath.Join(common, "objects", sha[:2], sha[2:]))
+	return freshen(filepath.Join(common, "objects", sha[:2], sha[2:])) || r.freshenPacked(ctx, sha)
 }
 
 func (r *Repo) deflater(w io.Writer) *zlib.Writer {

@@ -187,15 +187,17 @@ func mutate(t *testing.T, dir, path string, rnd *rand.Rand) {
 }
 
 // TestPackLooseLeavesPackedToGit packs nothing itself once the objects
-// are in a pack, and Bundle then has git pack them: the bundle still
-// unpacks into a repository holding the basis.
+// are deltas in git's pack, and Bundle then has git pack them: the bundle
+// still unpacks into a repository holding the basis.
 func TestPackLooseLeavesPackedToGit(t *testing.T) {
 	ctx := context.Background()
 	src := t.TempDir()
 	gitIn(t, src, "", "init", "-q", "-b", "main")
 	var commits []string
 	for i := 0; i < 3; i++ {
-		if err := os.WriteFile(filepath.Join(src, "f"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+		// Large and alike: git gc stores all but one as deltas.
+		body := strings.Repeat("a line that stays the same in every version\n", 200) + fmt.Sprint(i)
+		if err := os.WriteFile(filepath.Join(src, "f"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		gitIn(t, src, "", "add", "-A")
@@ -209,9 +211,13 @@ func TestPackLooseLeavesPackedToGit(t *testing.T) {
 	if _, ok := r.packLoose(ctx, commits[2], "0123456789012345678901234567890123456789"); ok {
 		t.Fatal("a pack over a basis not on the tip's line")
 	}
-	gitIn(t, src, "", "gc", "-q")
+	gitIn(t, src, "", "gc", "-q", "--aggressive")
+	if deltas(t, src) == 0 {
+		t.Fatal("git gc stored no delta")
+	}
+	r = &Repo{Root: src}
 	if _, ok := r.packLoose(ctx, commits[2], commits[0]); ok {
-		t.Fatal("packed objects packed without git")
+		t.Fatal("deltas packed without git")
 	}
 	var b bytes.Buffer
 	if err := r.Bundle(ctx, &b, commits[2], commits[0]); err != nil {
@@ -228,4 +234,27 @@ func TestPackLooseLeavesPackedToGit(t *testing.T) {
 	if sha, err := into.UnpackBundle(ctx, b.Bytes()); err != nil || sha != commits[2] {
 		t.Fatalf("UnpackBundle = %s, %v", sha, err)
 	}
+}
+
+// packOf is the path of the one pack's index in the repository in dir.
+func packOf(t *testing.T, dir string) string {
+	t.Helper()
+	idx, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
+	if err != nil || len(idx) != 1 {
+		t.Fatalf("packs: %v %v", idx, err)
+	}
+	return idx[0]
+}
+
+// deltas counts the objects stored as deltas in the one pack of the
+// repository in dir: git verify-pack -v gives each a depth and a base.
+func deltas(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(gitIn(t, dir, "", "verify-pack", "-v", packOf(t, dir)), "\n") {
+		if f := strings.Fields(line); len(f) == 7 && len(f[0]) == 40 {
+			n++
+		}
+	}
+	return n
 }

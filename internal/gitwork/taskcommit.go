@@ -181,10 +181,13 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	if !gitUTF8(body) {
 		return "", false, nil
 	}
-	sha, err = r.writeLoose(ctx, "commit", []byte(body))
-	if err != nil {
+	// The trees and the commit are written together: one pack
+	// (packstore.go).
+	c := newStored("commit", []byte(body))
+	if err := r.writeObjects(ctx, append(w.made, c)); err != nil {
 		return "", false, nil
 	}
+	sha = c.sha
 	// The worktree's HEAD is on ref: its reflog gets the line too.
 	if err := r.moveRefAt(ctx, g, msgCommit, ref, sha, parent, true); err != nil {
 		return "", true, err
@@ -192,14 +195,16 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	return sha, true, nil
 }
 
-// indexTrees writes the trees of an index's entries.
+// indexTrees makes the trees of an index's entries, for the commit to be
+// written with them.
 type indexTrees struct {
 	r       *Repo
 	ctx     context.Context
 	objects string
+	made    []storedObject
 }
 
-// tree writes the tree of entries, every one of them under prefix (""
+// tree makes the tree of entries, every one of them under prefix (""
 // or "dir/"), and returns its name; base is the tree at prefix in the
 // parent commit ("" when there is none), which tells the objects known to
 // be there. ok is false when an object it names is not known to be in the
@@ -253,19 +258,24 @@ func (w *indexTrees) tree(prefix string, entries []indexEntry, base string) (str
 	if err != nil {
 		return "", false
 	}
-	sha, err := w.r.writeLoose(w.ctx, "tree", body)
-	return sha, err == nil
+	o := newStored("tree", body)
+	w.made = append(w.made, o)
+	return o.sha, true
 }
 
 // known reports whether the object e names is in the repository: the
-// parent's tree has it at the same path, or it is loose. A submodule's
+// parent's tree has it at the same path, or it is loose or in a pack read
+// here. A submodule's
 // commit is not the repository's, and git does not look for it either.
 func (w *indexTrees) known(e indexEntry, was treeEntry) bool {
 	if e.mode == "160000" || was.sha == e.sha && blobMode(was.mode) && blobMode(e.mode) {
 		return true
 	}
-	_, err := os.Stat(filepath.Join(w.objects, e.sha[:2], e.sha[2:]))
-	return err == nil
+	if _, err := os.Stat(filepath.Join(w.objects, e.sha[:2], e.sha[2:])); err == nil {
+		return true
+	}
+	_, _, ok := w.r.findPacked(w.ctx, e.sha)
+	return ok
 }
 
 // blobMode reports whether mode is that of a tree entry naming a blob (a

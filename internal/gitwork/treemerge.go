@@ -69,40 +69,39 @@ type treeMerge struct {
 }
 
 // fastMerge merges commit (whose one parent is parent, an ancestor of
-// onto) into onto as git merge-tree would, without git, and writes the
-// merged tree; ok is false when it cannot be sure of git's answer (the
-// caller asks git).
-func (r *Repo) fastMerge(ctx context.Context, onto, commit, parent, commitTree string) (string, bool) {
+// onto) into onto as git merge-tree would, without git, and returns the
+// merged tree and the trees made for it, for the caller to write with the
+// commit; ok is false when it cannot be sure of git's answer (the caller
+// asks git).
+func (r *Repo) fastMerge(ctx context.Context, onto, commit, parent, commitTree string) (string, []storedObject, bool) {
 	// The trees are written as the commit is: only where the config asks
 	// for nothing more (landcommit.go).
 	if len(commit) != 2*sha1.Size || !r.landSetup(ctx).plain || !r.plainHistory(ctx) {
-		return "", false
+		return "", nil, false
 	}
 	baseTree, ok := r.looseCommitTree(ctx, parent)
 	if !ok {
-		return "", false
+		return "", nil, false
 	}
 	ontoTree, ok := r.looseCommitTree(ctx, onto)
 	if !ok || !r.lineClear(ctx, onto, parent, commit) {
-		return "", false
+		return "", nil, false
 	}
 	m := &treeMerge{r: r, ctx: ctx, made: map[string][]byte{}}
 	entries, ok := m.dir(baseTree, ontoTree, commitTree)
 	if !ok || m.ours.deleted && m.ours.added || m.theirs.deleted && m.theirs.added {
-		return "", false
+		return "", nil, false
 	}
 	root, ok := m.tree(entries)
 	if !ok {
-		return "", false
+		return "", nil, false
 	}
-	// Subtrees before the trees that name them: a tree is never written
-	// before what it names.
+	// Subtrees before the trees that name them, as git writes them.
+	var trees []storedObject
 	for _, sha := range m.order(root) {
-		if _, err := r.writeLoose(ctx, "tree", m.made[sha]); err != nil {
-			return "", false
-		}
+		trees = append(trees, storedObject{sha: sha, typ: "tree", body: m.made[sha]})
 	}
-	return root, true
+	return root, trees, true
 }
 
 // order lists the trees made under root (root last), each after the

@@ -161,7 +161,12 @@ func TestFastMergeAsGit(t *testing.T) {
 		r := &Repo{Root: dir}
 		gtree, clean := gitMergeTree(t, dir, ours, theirs)
 		ttree := gitIn(t, dir, "", "rev-parse", theirs+"^{tree}")
-		tree, ok := r.fastMerge(ctx, ours, theirs, base, ttree)
+		tree, trees, ok := r.fastMerge(ctx, ours, theirs, base, ttree)
+		if ok {
+			if err := r.writeObjects(ctx, trees); err != nil {
+				t.Fatalf("seed %d: write the merged trees: %v", seed, err)
+			}
+		}
 		if clean {
 			gitClean++
 		} else {
@@ -341,25 +346,31 @@ func TestLandWithoutGitAsCommitTree(t *testing.T) {
 }
 
 // TestLandFallsBackToGit lands where the merge or the commit cannot be
-// made here surely: a packed tree (after git gc) is merged by git and
-// still lands; commit.gpgSign and i18n.commitEncoding make git write the
+// made here surely (trees packed whole are merged here and land as
+// git's); commit.gpgSign and i18n.commitEncoding make git write the
 // commit.
 func TestLandFallsBackToGit(t *testing.T) {
 	ctx := context.Background()
 	t.Run("packed", func(t *testing.T) {
+		// Whole objects in git's pack are read here; deltas are git's
+		// (TestPackedDeltasAreGits).
 		dir, _, head, task := landingRepo(t)
-		gitIn(t, dir, "", "gc", "-q")
+		gitIn(t, dir, "", "repack", "-q", "-a", "-d", "--window=0")
 		log := gitLog(t)
 		landed, err := (&Repo{Root: dir}).Land(ctx, head, task, LandRebase)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if calls := ran(t, log); !slices.Contains(calls, "merge-tree") {
-			t.Fatalf("a packed tree merged without git: %v", calls)
+		if calls := ran(t, log); slices.Contains(calls, "merge-tree") {
+			t.Fatalf("trees packed whole merged by git: %v", calls)
 		}
 		gtree, _ := gitMergeTree(t, dir, head, task)
 		if got := gitIn(t, dir, "", "rev-parse", landed+"^{tree}"); got != gtree {
 			t.Fatalf("landed tree %s, git's %s", got, gtree)
+		}
+		gitIn(t, dir, "", "update-ref", "refs/heads/main", landed)
+		if out := gitIn(t, dir, "", "fsck", "--strict", "--no-dangling"); out != "" {
+			t.Fatalf("git fsck: %s", out)
 		}
 	})
 	t.Run("gpgsign", func(t *testing.T) {

@@ -69,7 +69,7 @@ func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 	for _, o := range objs {
 		inPack[o.sha] = o.typ
 	}
-	c := &linkCheck{common: common, inPack: inPack, loose: map[string]string{}}
+	c := &linkCheck{r: r, ctx: ctx, common: common, inPack: inPack, loose: map[string]string{}}
 	for _, o := range objs {
 		switch o.typ {
 		case "tree":
@@ -82,19 +82,16 @@ func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 			}
 		}
 	}
-	for _, o := range objs {
-		if ctx.Err() != nil {
-			return false
-		}
-		if _, ok := c.looseType(o.sha); ok && r.freshen(ctx, o.sha) {
-			continue // there already (its type checked against its name's)
-		}
-		if sha, err := r.writeLoose(ctx, o.typ, o.body); err != nil || sha != o.sha {
-			// What was written is unreferenced; git writes the rest.
-			return false
-		}
+	if ctx.Err() != nil {
+		return false
 	}
-	return true
+	// One pack of them (packstore.go); those r holds already are
+	// freshened. When it cannot be written, git writes them.
+	stored := make([]storedObject, len(objs))
+	for i, o := range objs {
+		stored[i] = storedObject{sha: o.sha, typ: o.typ, body: o.body}
+	}
+	return r.writeObjects(ctx, stored) == nil
 }
 
 // unpackPlain reports whether r's config asks for nothing an object
@@ -235,6 +232,8 @@ func packObjectHeader(b []byte) (typ string, size, used int, ok bool) {
 // linkCheck checks the objects a pack's trees and commits name: each in
 // the pack or a loose object of the repository, of the type named.
 type linkCheck struct {
+	r      *Repo
+	ctx    context.Context
 	common string
 	inPack map[string]string // name: type
 	loose  map[string]string // loose objects' types read
@@ -264,6 +263,10 @@ func (c *linkCheck) looseType(sha string) (string, bool) {
 
 func (c *linkCheck) readLooseType(sha string) string {
 	f, err := os.Open(filepath.Join(c.common, "objects", sha[:2], sha[2:]))
+	if os.IsNotExist(err) {
+		typ, _ := c.r.packedType(c.ctx, sha)
+		return typ
+	}
 	if err != nil {
 		return ""
 	}
