@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -335,19 +337,20 @@ func newStored(typ string, body []byte) storedObject {
 	return storedObject{sha: hex.EncodeToString(h.Sum(nil)), typ: typ, body: body}
 }
 
-// writeObjects stores objs in r: a loose object when there is one to
-// write, else one pack of those r does not hold yet (those it holds are
-// freshened). Only a repository whose config asks for nothing more is
-// written to here (plainConfig); the callers check it.
+// writeObjects stores objs in r: a loose object when there is one, else
+// one pack of them all. An object r holds already is not looked for: in
+// the new pack it is as fresh as the rest (a prune spares it), and git
+// reads an object from whichever pack holds it. Only a repository whose
+// config asks for nothing more is written to here (plainConfig); the
+// callers check it.
 func (r *Repo) writeObjects(ctx context.Context, objs []storedObject) error {
 	var todo []storedObject
 	seen := map[string]bool{}
 	for _, o := range objs {
-		if seen[o.sha] || r.freshen(ctx, o.sha) {
-			continue
+		if !seen[o.sha] {
+			seen[o.sha] = true
+			todo = append(todo, o)
 		}
-		seen[o.sha] = true
-		todo = append(todo, o)
 	}
 	switch len(todo) {
 	case 0:
@@ -488,10 +491,19 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 	return nil
 }
 
-// placeFile writes data to a temporary file in dir, read-only, and moves
-// it to path.
+// placeFile writes data to a new file in dir, made read-only (as git
+// makes its packs), and moves it to path.
 func placeFile(dir, prefix, path string, data []byte) error {
-	f, err := os.CreateTemp(dir, prefix)
+	var f *os.File
+	var err error
+	for range 8 {
+		var name [8]byte
+		_, _ = rand.Read(name[:])
+		f, err = os.OpenFile(filepath.Join(dir, prefix+hex.EncodeToString(name[:])), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		if !os.IsExist(err) {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
@@ -499,9 +511,6 @@ func placeFile(dir, prefix, path string, data []byte) error {
 	_, werr := f.Write(data)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o444)
 	}
 	if werr == nil {
 		werr = os.Rename(f.Name(), path)
@@ -528,18 +537,21 @@ func (r *Repo) mergeSmall(ctx context.Context, objs []storedObject) ([]storedObj
 	if err != nil {
 		return objs, nil
 	}
+	var small []*packIndex
+	for _, p := range r.packIndexes(ctx, false) {
+		if p.size <= smallPack {
+			small = append(small, p)
+		}
+	}
+	if len(small) <= maxSmallPacks {
+		return objs, nil
+	}
 	// A multi-pack index names the packs it covers: they are git's to
 	// replace.
 	if _, err := os.Lstat(filepath.Join(common, "objects", "pack", "multi-pack-index")); !os.IsNotExist(err) {
 		return objs, nil
 	}
-	var small []*packIndex
-	for _, p := range r.packIndexes(ctx, false) {
-		if p.size <= smallPack && p.plain() {
-			small = append(small, p)
-		}
-	}
-	if len(small) <= maxSmallPacks {
+	if small = slices.DeleteFunc(small, func(p *packIndex) bool { return !p.plain() }); len(small) <= maxSmallPacks {
 		return objs, nil
 	}
 	have := map[string]bool{}
