@@ -727,12 +727,15 @@ func cleanFinished(ctx context.Context, repo *gitwork.Repo, dir, branch string, 
 	if err := repo.Prune(ctx); err != nil {
 		logger.Warn("forget the worktrees of a finished plan", "err", err)
 	}
-	out, err := repo.Git(ctx, "", "for-each-ref", "--format=%(refname:short)", "refs/heads/"+branch+"-task-*")
+	// One transaction deletes them all, reflogs with them: git branch -D
+	// would rewrite the config once for each (to drop its section, which
+	// a task's branch has not got).
+	out, err := repo.Git(ctx, "", "for-each-ref", "--format=delete %(refname)", "refs/heads/"+branch+"-task-*")
 	if err != nil {
 		return
 	}
-	if names := strings.Fields(out); len(names) > 0 {
-		if _, err := repo.Git(ctx, "", append([]string{"branch", "-q", "-D"}, names...)...); err != nil {
+	if out = strings.TrimSpace(out); out != "" {
+		if _, err := repo.GitInput(ctx, "", []byte(out+"\n"), "update-ref", "--stdin"); err != nil {
 			logger.Warn("delete the task branches of a finished plan", "err", err)
 		}
 	}
