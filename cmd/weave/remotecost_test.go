@@ -93,8 +93,9 @@ func TestRemoteGitProcessesPerTask(t *testing.T) {
 	if cc["merge-tree"]+cc["commit-tree"] > 0 {
 		t.Errorf("landings of tasks that changed different files ran git merge-tree %d times and commit-tree %d times, want none", cc["merge-tree"], cc["commit-tree"])
 	}
-	if cc["update-ref"] > 0 {
-		t.Errorf("the coordinator moved branches through git update-ref %d times, want none", cc["update-ref"])
+	// One update-ref deletes the task branches once the plan is done.
+	if cc["update-ref"] > 1 {
+		t.Errorf("the coordinator moved branches through git update-ref %d times, want one (the task branches deleted at the end)", cc["update-ref"])
 	}
 	if wc["commit"]+wc["clean"] > 0 {
 		t.Errorf("the workers ran git commit %d times and git clean %d times for tasks that leave nothing untracked, want none", wc["commit"], wc["clean"])
