@@ -22,7 +22,9 @@ import (
 // there, and its result reaches the next one). Task 4 waits for the three.
 func lostCoordinatorPlan(shared string) string {
 	firstWait := func(mark, release string) string {
-		return "if mkdir " + shared + "/" + mark + " 2>/dev/null; then echo $$ > " + shared + "/" + mark + "/pid; " +
+		// The pid is moved into place whole: the test reads it as soon as
+		// the file is there.
+		return "if mkdir " + shared + "/" + mark + " 2>/dev/null; then echo $$ > " + shared + "/" + mark + "/pid.tmp; mv " + shared + "/" + mark + "/pid.tmp " + shared + "/" + mark + "/pid; " +
 			"while [ ! -f " + shared + "/" + release + " ]; do sleep 0.05; done; fi"
 	}
 	return "# Lost\n\n## TODOs\n\n" +

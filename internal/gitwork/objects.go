@@ -168,10 +168,6 @@ func (r *Repo) writeLoose(ctx context.Context, typ string, body []byte) (string,
 	return sha, nil
 }
 
-// deflater is a zlib writer onto w at core.looseCompression's default
-// level (speed over size, as git writes loose objects), taken from r's
-// pool: each one holds some 300 KB of state, and a landing or a pack
-// writes several objects. Put it back in r.deflaters once closed.
 // freshen marks the loose object at path as just written, as git does
 // when it meets an object it was about to write: a prune deletes only
 // unreferenced objects older than its grace period, so an object about to
@@ -183,15 +179,10 @@ func freshen(path string) bool {
 	return os.Chtimes(path, now, now) == nil
 }
 
-// freshen is freshen for r's loose object sha.
-func (r *Repo) freshen(ctx context.Context, sha string) bool {
-	common, err := r.commonDir(ctx)
-	if err != nil || !isHex(sha) {
-		return false
-	}
-	return freshen(filepath.Join(common, "objects", sha[:2], sha[2:])) || r.freshenPacked(ctx, sha)
-}
-
+// deflater is a zlib writer onto w at core.looseCompression's default
+// level (speed over size, as git writes loose objects), taken from r's
+// pool: each one holds some 300 KB of state, and a landing or a pack
+// writes several objects. Put it back in r.deflaters once closed.
 func (r *Repo) deflater(w io.Writer) *zlib.Writer {
 	if z, ok := r.deflaters.Get().(*zlib.Writer); ok {
 		z.Reset(w)
