@@ -14,11 +14,12 @@
 //     branch moves only through UpdateRef, a compare-and-swap: two writers
 //     cannot both move it from the same commit.
 //   - When the task's change and what landed since its base touch
-//     different paths, on objects the run wrote (loose), the merge and its
-//     commit are made without a git process (treemerge.go, landcommit.go):
-//     the same tree git merge-tree gives and the same commit git
-//     commit-tree writes. Anything this cannot be sure of (a path both
-//     sides changed, a possible rename, a packed tree, replace refs, a
+//     different paths, on objects read here (loose, or whole in a pack),
+//     the merge and its commit are made without a git process
+//     (treemerge.go, landcommit.go): the same tree git merge-tree gives
+//     and the same commit git commit-tree writes. Anything this cannot be
+//     sure of (a path both sides changed, a possible rename, a tree stored
+//     as a delta, replace refs, a
 //     config asking for signing, another encoding, shared permissions or
 //     another hash) is git's, as before.
 //   - A task's commit is written without git commit once git add staged
@@ -26,7 +27,8 @@
 //     2 or 3, nothing but stage-0 entries), the commit with the author and
 //     committer git would use, the branch moved from its parent by
 //     compare-and-swap. Every object a new tree names is one the parent's
-//     tree holds at that path or a loose object: a tree naming an object
+//     tree holds at that path, or one stored loose or in a pack read here:
+//     a tree naming an object
 //     the repository lacks is never written, as git commit refuses it.
 //     Anything git commit would do more (a hook it runs, a message
 //     cleanup other than its default, signing, another encoding) is git's.
@@ -41,10 +43,11 @@
 //     can tell after a crash which tasks are on the branch already.
 //   - Paths under .weave/ never enter a task's commit: they are the host's.
 //   - A few answers are read from the files git keeps instead of asked of a
-//     git process (a worktree's .git file, its HEAD, a loose branch ref, a
-//     loose commit object checked against its name), and only when the
-//     file says exactly what git writes there; anything else (a packed or
-//     reftable ref, a detached HEAD, a packed object, a commit message
+//     git process (a worktree's .git file, its HEAD, a loose branch ref, an
+//     object, loose or stored whole in a pack, checked against its name),
+//     and only when the file says exactly what git writes there; anything
+//     else (a packed or reftable ref, a detached HEAD, an object stored as
+//     a delta or in a large pack, a commit message
 //     whose trailers git might read otherwise) is asked of git. A task
 //     costs processes, and a run's tasks are many.
 //   - A branch (refs/heads/, a plain name) moves as git's files backend
@@ -68,9 +71,15 @@
 //     checks every object (git's --strict), moves no ref but the one the
 //     caller names, runs no hook, and fails when the repository lacks the
 //     bundle's basis. A small pack of whole commits, trees and blobs
-//     naming only objects of the pack or loose ones is checked and
+//     naming only objects of the pack or ones read here is checked and
 //     written without git (at least as strictly as unpack-objects
 //     --strict: its checksum and count, each object's size, trees' modes
 //     and names, commits' heads, every named object there with its
 //     type); anything else, or anything this is not sure of, is git's.
+//   - The objects written together without git (a bundle's, a landing's
+//     trees and commit, a task's) are stored as one pack and its index, in
+//     git's formats, rather than a loose file each (packstore.go): two
+//     files where a slow file system made each new file count. Past 32
+//     small packs, the next one written takes in their objects and they
+//     go, as git repack replaces packs.
 package gitwork
