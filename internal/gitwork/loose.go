@@ -18,11 +18,12 @@ import (
 
 // A loose object is a file git writes once and never changes:
 // objects/<2 hex>/<rest>, the zlib of "<type> <size>\x00<body>", named
-// after the hash of that. A small bundle unpacked (UnpackBundle) leaves
-// each of its objects so, and a coordinator reads each task's commit right
-// after: read here and checked against its name, it costs no process. An
-// object that is packed, or a file that is not exactly what git writes,
-// says "cannot tell" and the caller asks git.
+// after the hash of that. An object not loose is looked for in the packs
+// (packstore.go), where a small bundle unpacked (UnpackBundle) leaves its
+// objects, and a coordinator reads each task's commit right after: read
+// here and checked against its name, it costs no process. An object
+// stored as a delta or in a large pack, or a file that is not exactly what
+// git writes, says "cannot tell" and the caller asks git.
 
 // maxLooseCommit bounds the commit objects read from their files; a
 // larger one is git's to read.

@@ -9,9 +9,10 @@ import (
 
 // A bundle's pack is most often a few commits a run made itself over a
 // basis the receiver holds: a task's commit over its base, a base's new
-// landings over what a worker fetched last. Their objects are loose (git
-// commit, git unpack-objects and the landings write them so), and the
-// pack of them is written here rather than by git pack-objects, which a
+// landings over what a worker fetched last. Their objects are whole, loose
+// or in small packs (written so here, by git commit, or by git
+// unpack-objects), and the pack of them is written here rather than by
+// git pack-objects, which a
 // coordinator and its workers would start for every task. The pack holds
 // each object whole: for every commit from the tip back to the basis, the
 // commit, and every tree and blob of its tree that its parent's tree does
@@ -20,7 +21,8 @@ import (
 // either new in that commit, or is at that path in every commit back to
 // the basis, and so the receiver's), and perhaps a few it holds already,
 // which git takes as it takes any object it has. Anything else (a merge
-// commit, a packed object, a long history, a SHA-256 repository) says
+// commit, an object stored as a delta, a long history, a SHA-256
+// repository) says
 // "cannot tell", and git packs it.
 
 // Bounds of a pack written here: more is git's to pack.

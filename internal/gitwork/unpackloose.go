@@ -16,10 +16,11 @@ import (
 
 // A small bundle's pack (a task's commit, a base's new landings) is most
 // often a few whole objects a run wrote itself (packloose.go): a commit, a
-// few trees and blobs. Its objects are written here as the loose objects
-// git unpack-objects --strict would write, checked at least as strictly as
-// git checks them, rather than by that process, which a coordinator and
-// its workers would start for every task. What is taken:
+// few trees and blobs. Its objects, the ones git unpack-objects --strict
+// would write, are checked here at least as strictly as git checks them
+// and written as one pack (packstore.go), rather than by that process,
+// which a coordinator and its workers would start for every task. What is
+// taken:
 //
 //   - a version 2 pack of at most unpackLimit objects, its object count
 //     and its trailing SHA-1 over all of it right, nothing after it;
@@ -31,12 +32,13 @@ import (
 //     might read as .git or one of its special files;
 //   - each commit a tree line, parent lines, an author and a committer of
 //     git's shape, and nothing else before its message;
-//   - every object a commit or tree names in the pack or a loose object of
-//     the repository, of the type it is named as.
+//   - every object a commit or tree names in the pack or in the
+//     repository (loose, or whole in a pack read here), of the type it is
+//     named as.
 //
 // Anything else (a delta, a tag, a symlink or submodule, a name starting
 // ".git" but .gitignore, a name git's checks of other file systems read,
-// an object that is packed or missing, a repository whose config or
+// an object missing or stored as a delta, a repository whose config or
 // history asks for more) is git's to decide, as before: this path takes
 // only what git takes too. Objects are written only once every one is
 // checked, and no ref moves here.
@@ -54,8 +56,9 @@ type unpackObject struct {
 	body []byte
 }
 
-// unpackLoose writes the objects of pack into r as loose objects, checked
-// as above; ok is false when it wrote none and git is to unpack the pack.
+// unpackLoose writes the objects of pack into r, checked as above, as one
+// pack of them (one loose object when it is one); ok is false when it
+// wrote none and git is to unpack the pack.
 func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 	objs, ok := readPack(pack)
 	if !ok || !r.unpackPlain(ctx) || !r.plainHistory(ctx) {
