@@ -729,13 +729,20 @@ func cleanFinished(ctx context.Context, repo *gitwork.Repo, dir, branch string, 
 	}
 	// One transaction deletes them all, reflogs with them: git branch -D
 	// would rewrite the config once for each (to drop its section, which
-	// a task's branch has not got).
-	out, err := repo.Git(ctx, "", "for-each-ref", "--format=delete %(refname)", "refs/heads/"+branch+"-task-*")
+	// a task's branch has not got). A branch a worktree has checked out
+	// (someone's, left there) is kept, as git branch -D keeps it.
+	out, err := repo.Git(ctx, "", "for-each-ref", "--format=%(if)%(worktreepath)%(then)%(else)delete %(refname)%(end)", "refs/heads/"+branch+"-task-*")
 	if err != nil {
 		return
 	}
-	if out = strings.TrimSpace(out); out != "" {
-		if _, err := repo.GitInput(ctx, "", []byte(out+"\n"), "update-ref", "--stdin"); err != nil {
+	var del []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "delete ") {
+			del = append(del, line)
+		}
+	}
+	if len(del) > 0 {
+		if _, err := repo.GitInput(ctx, "", []byte(strings.Join(del, "\n")+"\n"), "update-ref", "--stdin"); err != nil {
 			logger.Warn("delete the task branches of a finished plan", "err", err)
 		}
 	}

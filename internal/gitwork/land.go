@@ -82,25 +82,27 @@ func (r *Repo) LandWith(ctx context.Context, onto, commit, mode string, o LandOp
 	if len(c.parents) == 1 {
 		tree, trees, fast = r.fastMerge(ctx, onto, commit, parent, c.tree)
 	}
-	if !fast {
-		tree, err = r.mergeTree(ctx, onto, commit)
-		if err != nil {
-			var ce *ConflictError
-			if errors.As(err, &ce) {
-				ce.Commit, ce.Onto = commit, onto
-			}
-			return "", err
-		}
-	}
-	// The trees made here and the commit are written together: one pack
-	// (packstore.go).
-	if o, ok := r.commitObject(ctx, c.author, tree, c.message, parents...); ok {
-		if err := r.writeObjects(ctx, append(trees, o)); err == nil {
+	if fast {
+		// The trees made here and the commit are written together: one
+		// pack (packstore.go). What cannot be written here is git's.
+		o, ok := r.commitObject(ctx, c.author, tree, c.message, parents...)
+		if ok && r.writeObjects(ctx, append(trees, o)) == nil {
 			return o.sha, nil
 		}
+		if !ok && r.writeObjects(ctx, trees) == nil {
+			return r.commitTreeAs(ctx, commit, c.author, tree, c.message, parents...)
+		}
 	}
-	if err := r.writeObjects(ctx, trees); err != nil {
-		return "", fmt.Errorf("land %s: %w", short(commit), err)
+	tree, err = r.mergeTree(ctx, onto, commit)
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) {
+			ce.Commit, ce.Onto = commit, onto
+		}
+		return "", err
+	}
+	if o, ok := r.commitObject(ctx, c.author, tree, c.message, parents...); ok && r.writeObjects(ctx, []storedObject{o}) == nil {
+		return o.sha, nil
 	}
 	return r.commitTreeAs(ctx, commit, c.author, tree, c.message, parents...)
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,10 @@ const (
 	maxSmallPacks = 32        // small packs kept before they are merged
 )
 
+// maxIdxObjects is the most objects an index of maxIdxBytes holds: a pack
+// written here is one read here.
+const maxIdxObjects = (maxIdxBytes - 8 - 1024 - 40) / 28
+
 // idxHeader is the start of a version 2 index: its magic and version.
 const idxHeader = "\xfftOc\x00\x00\x00\x02"
 
@@ -65,6 +70,10 @@ type packIndex struct {
 	idx  []byte
 	n    int
 	size int64 // of the pack
+	// unmergeable says an object of the pack is not one read here (a
+	// delta, a tag), or they are too large to merge: mergeSmall does not
+	// read it again.
+	unmergeable atomic.Bool
 }
 
 // parseIdx reads a version 2 index of at most maxIdxBytes with no large
@@ -307,8 +316,12 @@ func (p *packIndex) read(off int64, max int) (typ string, body []byte, ok bool) 
 		return "", nil, false
 	}
 	defer z.Close()
-	body, err = io.ReadAll(io.LimitReader(z, int64(size)+1))
-	if err != nil || len(body) != size {
+	// Exactly size bytes, then the stream's end.
+	body = make([]byte, size)
+	if _, err := io.ReadFull(z, body); err != nil {
+		return "", nil, false
+	}
+	if n, err := z.Read(make([]byte, 1)); n != 0 || err != io.EOF {
 		return "", nil, false
 	}
 	return typ, body, true
@@ -319,7 +332,15 @@ func (p *packIndex) read(off int64, max int) (typ string, body []byte, ok bool) 
 // pack known here holds it.
 func (r *Repo) freshenPacked(ctx context.Context, sha string) bool {
 	p, _, ok := r.findPacked(ctx, sha)
-	return ok && freshen(p.base+".pack")
+	if !ok {
+		return false
+	}
+	// A cruft pack's objects expire by the times its .mtimes gives each:
+	// git writes such an object again, and so does the caller.
+	if _, err := os.Lstat(p.base + ".mtimes"); !os.IsNotExist(err) {
+		return false
+	}
+	return freshen(p.base + ".pack")
 }
 
 // storedObject is an object to store, named.
@@ -449,6 +470,9 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 	if err != nil {
 		return err
 	}
+	if len(objs) > maxIdxObjects {
+		return errPackTooLarge
+	}
 	dir := filepath.Join(common, "objects", "pack")
 	merged, olds := r.mergeSmall(ctx, objs)
 	pack, entries := r.encodePack(merged)
@@ -458,15 +482,25 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 	sum := pack[len(pack)-20:]
 	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum))
 	idx := encodeIdx(entries, sum)
+	// Objects merged in were safe on disk, perhaps in packs git synced:
+	// their new pack is synced, and the directory that names it, before
+	// the packs they leave go.
+	sync := len(olds) > 0
 	if _, err := os.Stat(base + ".idx"); err != nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("write a pack: %w", err)
 		}
-		if err := placeFile(dir, "tmp_pack_", base+".pack", pack); err != nil {
+		if err := placeFile(dir, "tmp_pack_", base+".pack", pack, sync); err != nil {
 			return err
 		}
-		if err := placeFile(dir, "tmp_idx_", base+".idx", idx); err != nil {
+		if err := placeFile(dir, "tmp_idx_", base+".idx", idx, sync); err != nil {
+			_ = os.Remove(base + ".pack")
 			return err
+		}
+		if sync {
+			if err := syncDir(dir); err != nil {
+				return fmt.Errorf("write a pack: %w", err)
+			}
 		}
 	} else if !freshen(base + ".pack") {
 		return fmt.Errorf("write a pack: %s is there but cannot be freshened", filepath.Base(base))
@@ -491,9 +525,19 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 	return nil
 }
 
+// syncDir syncs directory dir: the names moved into it are on disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
 // placeFile writes data to a new file in dir, made read-only (as git
-// makes its packs), and moves it to path.
-func placeFile(dir, prefix, path string, data []byte) error {
+// makes its packs), synced when sync is set, and moves it to path.
+func placeFile(dir, prefix, path string, data []byte, sync bool) error {
 	var f *os.File
 	var err error
 	for range 8 {
@@ -509,6 +553,9 @@ func placeFile(dir, prefix, path string, data []byte) error {
 	}
 	defer os.Remove(f.Name())
 	_, werr := f.Write(data)
+	if werr == nil && sync {
+		werr = f.Sync()
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -539,7 +586,7 @@ func (r *Repo) mergeSmall(ctx context.Context, objs []storedObject) ([]storedObj
 	}
 	var small []*packIndex
 	for _, p := range r.packIndexes(ctx, false) {
-		if p.size <= smallPack {
+		if p.size <= smallPack && !p.unmergeable.Load() {
 			small = append(small, p)
 		}
 	}
@@ -554,26 +601,38 @@ func (r *Repo) mergeSmall(ctx context.Context, objs []storedObject) ([]storedObj
 	if small = slices.DeleteFunc(small, func(p *packIndex) bool { return !p.plain() }); len(small) <= maxSmallPacks {
 		return objs, nil
 	}
+	// A repository whose objects are precious keeps every pack.
+	if list, ok := r.configList(ctx); !ok || preciousObjects(list) {
+		return objs, nil
+	}
 	have := map[string]bool{}
-	total := 0
+	total, count := 0, len(objs)
 	for _, o := range objs {
 		have[o.sha] = true
 		total += len(o.body)
 	}
 	var took []*packIndex
 	for _, p := range small {
-		more, ok := p.objects()
+		// Both bounds are checked on the pack's own headers, before its
+		// objects are inflated.
+		size, ok := p.wholeSize()
 		if !ok {
 			continue
 		}
-		size := 0
-		for _, o := range more {
-			size += len(o.body)
+		if size > maxMergeBytes/4 {
+			p.unmergeable.Store(true) // a few large objects: git's to repack
+			continue
 		}
-		if total+size > maxMergeBytes {
-			break
+		if total+size > maxMergeBytes || count+p.n > maxIdxObjects {
+			continue
+		}
+		more, ok := p.objects()
+		if !ok {
+			p.unmergeable.Store(true)
+			continue
 		}
 		total += size
+		count += p.n
 		took = append(took, p)
 		for _, o := range more {
 			if !have[o.sha] {
@@ -622,4 +681,44 @@ func (p *packIndex) objects() ([]storedObject, bool) {
 		out = append(out, o)
 	}
 	return out, true
+}
+
+// wholeSize is the size of the pack's objects inflated, as their headers
+// give it; ok is false when one is not a whole object read here.
+func (p *packIndex) wholeSize() (int, bool) {
+	f, err := os.Open(p.base + ".pack")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	names := p.idx[8+1024:]
+	total := 0
+	for i := range p.n {
+		off, ok := p.find(names[i*20 : (i+1)*20])
+		if !ok {
+			return 0, false
+		}
+		var head [16]byte
+		n, _ := f.ReadAt(head[:], off)
+		_, size, _, ok := packObjectHeader(head[:n])
+		if !ok {
+			p.unmergeable.Store(true)
+			return 0, false
+		}
+		total += size
+	}
+	return total, true
+}
+
+// preciousObjects reports whether the config (git config --list -z) sets
+// extensions.preciousObjects, with any value: git repack then deletes no
+// pack, and neither does mergeSmall.
+func preciousObjects(list string) bool {
+	for _, kv := range strings.Split(list, "\x00") {
+		k, _, _ := strings.Cut(kv, "\n")
+		if strings.EqualFold(k, "extensions.preciousobjects") {
+			return true
+		}
+	}
+	return false
 }

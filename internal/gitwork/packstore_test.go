@@ -2,12 +2,17 @@ package gitwork
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // packRepo is a new repository with one commit, its Repo, and the commit.
@@ -258,4 +263,177 @@ func TestPacksReadAfterGitRepack(t *testing.T) {
 			t.Fatalf("object %s not read after git repack", short(o.sha))
 		}
 	}
+}
+
+// TestMergeBoundedByIndex has more objects in small packs than one index
+// read here may hold: the merge takes what fits, every write succeeds,
+// and every pack written stays one read here.
+func TestMergeBoundedByIndex(t *testing.T) {
+	ctx := context.Background()
+	dir, r, head := packRepo(t)
+	for i := range maxSmallPacks + 1 {
+		var objs []storedObject
+		for k := range 1200 {
+			objs = append(objs, newStored("blob", []byte(fmt.Sprint("t", i, ".", k))))
+		}
+		if err := r.writeObjects(ctx, objs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		if err := r.writeObjects(ctx, someObjects(t, head, 2, fmt.Sprint("x", i))); err != nil {
+			t.Fatalf("write %d after the small packs: %v", i, err)
+		}
+	}
+	packs := packFiles(t, dir)
+	if len(packs) > maxSmallPacks+1 {
+		t.Fatalf("%d packs: the small ones were not merged", len(packs))
+	}
+	for _, idx := range packs {
+		if loadIndex(strings.TrimSuffix(idx, ".idx")) == nil {
+			t.Fatalf("%s is not read here", filepath.Base(idx))
+		}
+	}
+	if n := len(storedNames(t, dir)); n < (maxSmallPacks+1)*1200 {
+		t.Fatalf("git reads %d objects, fewer than were written", n)
+	}
+}
+
+// TestMergeLeavesLargeObjectsAlone: a small pack whose objects inflate
+// past the merge's bound (a few large, alike blobs) is not merged, and is
+// never inflated to find that out.
+func TestMergeLeavesLargeObjectsAlone(t *testing.T) {
+	ctx := context.Background()
+	dir, r, head := packRepo(t)
+	var objs []storedObject
+	for i := range maxMergeBytes/maxLooseObject + 1 {
+		b := make([]byte, maxLooseObject-1)
+		b[0] = byte(i)
+		objs = append(objs, newStored("blob", b))
+	}
+	pack, _ := r.encodePack(objs)
+	if len(pack) > smallPack {
+		t.Fatalf("the pack of large blobs is %d bytes, not a small one", len(pack))
+	}
+	gitIn(t, dir, string(pack), "index-pack", "--stdin", "--strict")
+	objs, pack = nil, nil
+	for i := range maxSmallPacks {
+		if err := r.writeObjects(ctx, someObjects(t, head, 2, fmt.Sprint("p", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	for i := range 3 {
+		if err := r.writeObjects(ctx, someObjects(t, head, 2, fmt.Sprint("q", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&ms)
+	if got := ms.TotalAlloc - before; got > maxLooseObject {
+		t.Fatalf("three writes allocated %d MiB", got>>20)
+	}
+	if n := len(packFiles(t, dir)); n != 4 {
+		t.Fatalf("%d packs, want 4: the large blobs', the merged one, the two written after", n)
+	}
+}
+
+// TestPreciousObjectsKeepPacks: where extensions.preciousObjects is set,
+// git repack deletes no pack, and no merge here does either.
+func TestPreciousObjectsKeepPacks(t *testing.T) {
+	ctx := context.Background()
+	dir, _, head := packRepo(t)
+	gitIn(t, dir, "", "config", "core.repositoryformatversion", "1")
+	gitIn(t, dir, "", "config", "extensions.preciousObjects", "true")
+	r := &Repo{Root: dir}
+	for i := range maxSmallPacks + 3 {
+		if err := r.writeObjects(ctx, someObjects(t, head, 2, fmt.Sprint("p", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(packFiles(t, dir)); n != maxSmallPacks+3 {
+		t.Fatalf("%d packs of %d written: packs of precious objects were removed", n, maxSmallPacks+3)
+	}
+}
+
+// TestCruftPackNotFreshened: an object in a cruft pack expires by the time
+// the pack's .mtimes gives it, not the pack's own: written again, it is
+// written (as git writes it), and outlives the cruft pack's expiry.
+func TestCruftPackNotFreshened(t *testing.T) {
+	ctx := context.Background()
+	dir, _, _ := packRepo(t)
+	body := "cruft body\n"
+	sha := gitIn(t, dir, body, "hash-object", "-w", "--stdin")
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".git", "objects", sha[:2], sha[2:]), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "repack", "--cruft", "-d", "-q").CombinedOutput(); err != nil {
+		t.Skipf("this git has no cruft packs: %v %s", err, out)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.mtimes")); len(m) == 0 {
+		t.Fatal("git wrote no cruft pack")
+	}
+	if _, err := (&Repo{Root: dir}).writeLoose(ctx, "blob", []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "", "repack", "--cruft", "-d", "-q", "--cruft-expiration=1.week.ago")
+	if err := exec.Command("git", "-C", dir, "cat-file", "-e", sha).Run(); err != nil {
+		t.Fatalf("the object written again expired with the cruft pack: %v", err)
+	}
+}
+
+// FuzzPackIndex reads a made-up index and pack, their checksums right and
+// everything else as given: nothing panics, and no object reads past the
+// bound it is read with.
+func FuzzPackIndex(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, []byte("abcdefgh"), []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x03\x31\x78\x9c"))
+	f.Add([]byte{0xff, 0, 7}, []byte{0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0}, []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\x95\x0a\x78\x9c\x01"))
+	f.Fuzz(func(t *testing.T, fan, body, pack []byte) {
+		idx := []byte(idxHeader)
+		n := uint32(0)
+		for i := range 256 {
+			if i < len(fan) {
+				n += uint32(fan[i] % 4)
+			}
+			idx = binary.BigEndian.AppendUint32(idx, n)
+		}
+		rest := make([]byte, int(n)*28)
+		copy(rest, body)
+		idx = append(idx, rest...)
+		if len(pack) >= 12 {
+			copy(pack, "PACK\x00\x00\x00\x02")
+			binary.BigEndian.PutUint32(pack[8:], n)
+		}
+		psum := sha1.Sum(pack)
+		pack = append(pack, psum[:]...)
+		idx = append(idx, psum[:]...)
+		isum := sha1.Sum(idx)
+		idx = append(idx, isum[:]...)
+		base := filepath.Join(t.TempDir(), "pack-x")
+		if err := os.WriteFile(base+".idx", idx, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(base+".pack", pack, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := loadIndex(base)
+		if p == nil {
+			return
+		}
+		names := p.idx[8+1024:]
+		for i := range p.n {
+			name := names[i*20 : (i+1)*20]
+			off, ok := p.find(name)
+			if !ok {
+				continue
+			}
+			if _, body, ok := p.read(off, 64); ok && len(body) > 64 {
+				t.Fatalf("an object of %d bytes read past the bound of 64", len(body))
+			}
+		}
+		p.wholeSize()
+		p.objects()
+	})
 }

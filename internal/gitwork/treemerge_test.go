@@ -373,6 +373,36 @@ func TestLandFallsBackToGit(t *testing.T) {
 			t.Fatalf("git fsck: %s", out)
 		}
 	})
+	t.Run("no pack", func(t *testing.T) {
+		// The pack of the merged trees and commit cannot be written (its
+		// directory is a file): git merges and the landing goes on.
+		dir, _, head, task := landingRepo(t)
+		packs := filepath.Join(dir, ".git", "objects", "pack")
+		if err := os.RemoveAll(packs); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(packs, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		log := gitLog(t)
+		landed, err := (&Repo{Root: dir}).Land(ctx, head, task, LandRebase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls := ran(t, log); !slices.Contains(calls, "merge-tree") {
+			t.Fatalf("a landing whose pack could not be written did not ask git: %v", calls)
+		}
+		if err := os.Remove(packs); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(packs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gtree, _ := gitMergeTree(t, dir, head, task)
+		if got := gitIn(t, dir, "", "rev-parse", landed+"^{tree}"); got != gtree {
+			t.Fatalf("landed tree %s, git's %s", got, gtree)
+		}
+	})
 	t.Run("gpgsign", func(t *testing.T) {
 		dir, _, head, task := landingRepo(t)
 		gitIn(t, dir, "", "config", "commit.gpgSign", "true")
