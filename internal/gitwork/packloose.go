@@ -181,17 +181,7 @@ func (p *loosePacker) write() []byte {
 	z := p.r.deflater(&b)
 	defer p.r.deflaters.Put(z)
 	for _, o := range p.objects {
-		// The object's header: its type, then its size, seven bits a
-		// byte after the first four, the high bit saying more follow.
-		size := len(o.body)
-		c := packTypes[o.typ]<<4 | byte(size&0x0f)
-		size >>= 4
-		for size > 0 {
-			b.WriteByte(c | 0x80)
-			c = byte(size & 0x7f)
-			size >>= 7
-		}
-		b.WriteByte(c)
+		writePackHeader(&b, packTypes[o.typ], len(o.body))
 		z.Reset(&b)
 		_, _ = z.Write(o.body)
 		_ = z.Close()
