@@ -729,8 +729,9 @@ func cleanFinished(ctx context.Context, repo *gitwork.Repo, dir, branch string, 
 	}
 	// One transaction deletes them all, reflogs with them: git branch -D
 	// would rewrite the config once for each (to drop its section, which
-	// a task's branch has not got). A branch a worktree has checked out
-	// (someone's, left there) is kept, as git branch -D keeps it.
+	// a task's branch has not got). A branch some worktree has checked
+	// out (someone's, left there) is kept; a symbolic ref is deleted
+	// itself, not what it names.
 	out, err := repo.Git(ctx, "", "for-each-ref", "--format=%(if)%(worktreepath)%(then)%(else)delete %(refname)%(end)", "refs/heads/"+branch+"-task-*")
 	if err != nil {
 		return
@@ -741,9 +742,18 @@ func cleanFinished(ctx context.Context, repo *gitwork.Repo, dir, branch string, 
 			del = append(del, line)
 		}
 	}
-	if len(del) > 0 {
-		if _, err := repo.GitInput(ctx, "", []byte(strings.Join(del, "\n")+"\n"), "update-ref", "--stdin"); err != nil {
-			logger.Warn("delete the task branches of a finished plan", "err", err)
+	if len(del) == 0 {
+		return
+	}
+	if _, err := repo.GitInput(ctx, "", []byte(strings.Join(del, "\n")+"\n"), "update-ref", "--no-deref", "--stdin"); err == nil {
+		return
+	}
+	// One branch held (its lock taken) fails them all: each is deleted
+	// on its own, as git branch -D would have.
+	for _, d := range del {
+		ref := strings.TrimPrefix(d, "delete ")
+		if _, err := repo.Git(ctx, "", "update-ref", "--no-deref", "-d", ref); err != nil {
+			logger.Warn("delete a task branch of a finished plan", "ref", ref, "err", err)
 		}
 	}
 }

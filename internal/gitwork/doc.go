@@ -81,5 +81,8 @@
 //     git's formats, rather than a loose file each (packstore.go): two
 //     files where a slow file system made each new file count. Past 32
 //     small packs, the next one written takes in their objects and they
-//     go, as git repack replaces packs.
+//     go once it is synced, as git repack replaces packs; within bounds
+//     (what one index read here holds, 64 MiB inflated), and never a pack
+//     git is told to keep (.keep, .promisor, cruft, bitmap, a multi-pack
+//     index, precious objects).
 package gitwork

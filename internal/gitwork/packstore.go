@@ -34,10 +34,11 @@ import (
 // The packs are git's own format (version 2, each object whole, no
 // delta) with a version 2 index, written to temporary files and moved
 // into place, the pack before its index: git sees a pack only through its
-// index. They are not synced to disk, as git does not sync the loose
-// objects it writes for a fetch this small (transfer.unpackLimit); a
-// config that asks for syncing (core.fsync, core.fsyncObjectFiles) keeps
-// everything here git's (plainConfig).
+// index. New objects are not synced to disk, as git does not sync the
+// loose objects it writes for a fetch this small (transfer.unpackLimit);
+// a config that asks for syncing (core.fsync, core.fsyncObjectFiles)
+// keeps everything here git's (plainConfig). A pack that takes in the
+// objects of others is synced, with its directory, before they go.
 //
 // The objects are read back here from any pack whose index is small
 // enough and whose objects are stored whole (packed by this file, or by
@@ -48,7 +49,9 @@ import (
 // Small packs add up: one or two per task. Once there are more than
 // maxSmallPacks packs of at most smallPack bytes, the next pack written
 // here takes in the objects of those it can read whole, and they are
-// removed, as git repack removes the packs it replaced (mergeSmall).
+// removed, as git repack removes the packs it replaced (mergeSmall),
+// within bounds: what one index read here holds, 64 MiB inflated, and no
+// pack git is told to keep as it is.
 
 // Bounds of the packs read, written and merged here.
 const (
@@ -127,6 +130,10 @@ func (p *packIndex) packSum() []byte { return p.idx[len(p.idx)-40 : len(p.idx)-2
 
 // packSet is what is known of a repository's packs.
 type packSet struct {
+	// noMerge says a merge could not be made durable here: small packs
+	// are left to git from then on.
+	noMerge atomic.Bool
+
 	mu     sync.Mutex
 	listed time.Time // when objects/pack was last listed
 	mod    time.Time // its modification time then
@@ -465,6 +472,8 @@ var errPackTooLarge = errors.New("pack too large to write here")
 
 // writePack writes objs, whole and named, as one pack and its index in
 // r, the objects of the small packs it replaces with them (mergeSmall).
+// A merge that cannot be made durable is not made: objs are written
+// alone.
 func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 	common, err := r.commonDir(ctx)
 	if err != nil {
@@ -474,8 +483,25 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 		return errPackTooLarge
 	}
 	dir := filepath.Join(common, "objects", "pack")
-	merged, olds := r.mergeSmall(ctx, objs)
-	pack, entries := r.encodePack(merged)
+	var olds []*packIndex
+	merged := objs
+	if !r.packs.noMerge.Load() {
+		merged, olds = r.mergeSmall(ctx, objs)
+	}
+	err = r.placePack(dir, merged, olds)
+	if err != nil && len(olds) > 0 {
+		r.packs.noMerge.Store(true)
+		err = r.placePack(dir, objs, nil)
+	}
+	return err
+}
+
+// placePack writes objs as a pack and its index in dir, and removes olds,
+// whose objects objs hold, once the new pack is synced with its
+// directory; when that cannot be, olds stay, and no merge is tried again
+// by r (packSet.noMerge).
+func (r *Repo) placePack(dir string, objs []storedObject, olds []*packIndex) error {
+	pack, entries := r.encodePack(objs)
 	if len(pack) >= 1<<31 {
 		return errPackTooLarge
 	}
@@ -497,13 +523,13 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 			_ = os.Remove(base + ".pack")
 			return err
 		}
-		if sync {
-			if err := syncDir(dir); err != nil {
-				return fmt.Errorf("write a pack: %w", err)
-			}
-		}
 	} else if !freshen(base + ".pack") {
 		return fmt.Errorf("write a pack: %s is there but cannot be freshened", filepath.Base(base))
+	} else if sync {
+		// There already, from a write that may not have been synced.
+		if err := syncFile(base + ".pack"); err != nil {
+			olds = nil
+		}
 	}
 	p, ok := parseIdx(base, idx)
 	if !ok {
@@ -511,6 +537,11 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 	}
 	p.size = int64(len(pack))
 	r.packs.add(p)
+	if sync && syncDir(dir) != nil {
+		// The objects are all there; the packs they came from stay.
+		r.packs.noMerge.Store(true)
+		return nil
+	}
 	// The packs merged go once their objects are in the new one, the
 	// index first: git stops reading a pack without it.
 	for _, old := range olds {
@@ -523,6 +554,16 @@ func (r *Repo) writePack(ctx context.Context, objs []storedObject) error {
 		_ = os.Remove(old.base + ".pack")
 	}
 	return nil
+}
+
+// syncFile syncs the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // syncDir syncs directory dir: the names moved into it are on disk.
@@ -628,7 +669,11 @@ func (r *Repo) mergeSmall(ctx context.Context, objs []storedObject) ([]storedObj
 		}
 		more, ok := p.objects()
 		if !ok {
-			p.unmergeable.Store(true)
+			// Gone since it was listed (merged by another), or not
+			// whole: only the second is for good.
+			if _, err := os.Stat(p.base + ".pack"); err == nil {
+				p.unmergeable.Store(true)
+			}
 			continue
 		}
 		total += size

@@ -88,8 +88,8 @@ func (r *Repo) unpackLoose(ctx context.Context, pack []byte) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	// One pack of them (packstore.go); those r holds already are
-	// freshened. When it cannot be written, git writes them.
+	// One pack of them (packstore.go), those r holds already with them,
+	// as fresh as the rest. When it cannot be written, git writes them.
 	stored := make([]storedObject, len(objs))
 	for i, o := range objs {
 		stored[i] = storedObject{sha: o.sha, typ: o.typ, body: o.body}
