@@ -705,18 +705,41 @@ func (p *packIndex) plain() bool {
 }
 
 // objects reads every object of the pack, each whole and checked against
-// its name; ok is false when one cannot be.
+// its name; ok is false when one cannot be. The pack (a small one) is
+// read whole, and one zlib reader inflates every object.
 func (p *packIndex) objects() ([]storedObject, bool) {
+	data, err := os.ReadFile(p.base + ".pack")
+	if err != nil || int64(len(data)) != p.size {
+		return nil, false
+	}
 	names := p.idx[8+1024:]
 	out := make([]storedObject, 0, p.n)
+	var z io.ReadCloser
+	src := bytes.NewReader(nil)
 	for i := range p.n {
 		name := names[i*20 : (i+1)*20]
 		off, ok := p.find(name)
+		if !ok || off >= int64(len(data)) {
+			return nil, false
+		}
+		typ, size, used, ok := packObjectHeader(data[off:])
 		if !ok {
 			return nil, false
 		}
-		typ, body, ok := p.read(off, maxLooseObject)
-		if !ok {
+		src.Reset(data[off+int64(used):])
+		if z == nil {
+			z, err = zlib.NewReader(src)
+		} else {
+			err = z.(zlib.Resetter).Reset(src, nil)
+		}
+		if err != nil {
+			return nil, false
+		}
+		body := make([]byte, size)
+		if _, err := io.ReadFull(z, body); err != nil {
+			return nil, false
+		}
+		if n, err := z.Read(make([]byte, 1)); n != 0 || err != io.EOF {
 			return nil, false
 		}
 		o := newStored(typ, body)

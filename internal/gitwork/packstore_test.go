@@ -331,8 +331,11 @@ func TestMergeLeavesLargeObjectsAlone(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&ms)
-	if got := ms.TotalAlloc - before; got > maxLooseObject {
-		t.Fatalf("three writes allocated %d MiB", got>>20)
+	// The large blobs inflate to 72 MiB; the merge of the small packs
+	// itself allocates a few MiB (more under the race detector).
+	t.Logf("three writes allocated %d KiB", (ms.TotalAlloc-before)>>10)
+	if got := ms.TotalAlloc - before; got > 4*maxLooseObject {
+		t.Fatalf("three writes allocated %d MiB: the large blobs were inflated", got>>20)
 	}
 	if n := len(packFiles(t, dir)); n != 4 {
 		t.Fatalf("%d packs, want 4: the large blobs', the merged one, the two written after", n)
