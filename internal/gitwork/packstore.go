@@ -527,7 +527,7 @@ func (r *Repo) placePack(dir string, objs []storedObject, olds []*packIndex) err
 		return fmt.Errorf("write a pack: %s is there but cannot be freshened", filepath.Base(base))
 	} else if sync {
 		// There already, from a write that may not have been synced.
-		if err := syncFile(base + ".pack"); err != nil {
+		if err := syncPath(base + ".pack"); err != nil {
 			olds = nil
 		}
 	}
@@ -537,7 +537,7 @@ func (r *Repo) placePack(dir string, objs []storedObject, olds []*packIndex) err
 	}
 	p.size = int64(len(pack))
 	r.packs.add(p)
-	if sync && syncDir(dir) != nil {
+	if sync && syncPath(dir) != nil {
 		// The objects are all there; the packs they came from stay.
 		r.packs.noMerge.Store(true)
 		return nil
@@ -556,8 +556,9 @@ func (r *Repo) placePack(dir string, objs []storedObject, olds []*packIndex) err
 	return nil
 }
 
-// syncFile syncs the file at path.
-func syncFile(path string) error {
+// syncPath syncs the file or directory at path (a directory: the names
+// moved into it are on disk).
+func syncPath(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -566,14 +567,24 @@ func syncFile(path string) error {
 	return f.Sync()
 }
 
-// syncDir syncs directory dir: the names moved into it are on disk.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+// inflater inflates zlib streams that start in byte slices, with one
+// reader for them all: each holds some 40 KB of state.
+type inflater struct {
+	z   io.ReadCloser
+	src bytes.Reader
+}
+
+// at is the reader of the stream at the start of b; ok is false when it
+// is not a zlib stream.
+func (in *inflater) at(b []byte) (io.Reader, bool) {
+	in.src.Reset(b)
+	var err error
+	if in.z == nil {
+		in.z, err = zlib.NewReader(&in.src)
+	} else {
+		err = in.z.(zlib.Resetter).Reset(&in.src, nil)
 	}
-	defer d.Close()
-	return d.Sync()
+	return in.z, err == nil
 }
 
 // placeFile writes data to a new file in dir, made read-only (as git
@@ -714,8 +725,7 @@ func (p *packIndex) objects() ([]storedObject, bool) {
 	}
 	names := p.idx[8+1024:]
 	out := make([]storedObject, 0, p.n)
-	var z io.ReadCloser
-	src := bytes.NewReader(nil)
+	var in inflater
 	for i := range p.n {
 		name := names[i*20 : (i+1)*20]
 		off, ok := p.find(name)
@@ -726,13 +736,8 @@ func (p *packIndex) objects() ([]storedObject, bool) {
 		if !ok {
 			return nil, false
 		}
-		src.Reset(data[off+int64(used):])
-		if z == nil {
-			z, err = zlib.NewReader(src)
-		} else {
-			err = z.(zlib.Resetter).Reset(src, nil)
-		}
-		if err != nil {
+		z, ok := in.at(data[off+int64(used):])
+		if !ok {
 			return nil, false
 		}
 		body := make([]byte, size)

@@ -147,8 +147,7 @@ func readPack(pack []byte) ([]unpackObject, bool) {
 	objs := make([]unpackObject, 0, n)
 	seen := make(map[string]bool, n)
 	off, total := 12, 0
-	var z io.ReadCloser
-	src := bytes.NewReader(nil)
+	var in inflater
 	for range n {
 		typ, size, used, ok := packObjectHeader(pack[off:])
 		if !ok || total+size > maxUnpackBytes {
@@ -160,14 +159,8 @@ func readPack(pack []byte) ([]unpackObject, bool) {
 		if off+2 > len(pack) || pack[off] != 0x78 || pack[off+1]&0x20 != 0 {
 			return nil, false
 		}
-		src.Reset(pack[off:])
-		var err error
-		if z == nil {
-			z, err = zlib.NewReader(src)
-		} else {
-			err = z.(zlib.Resetter).Reset(src, nil)
-		}
-		if err != nil {
+		z, ok := in.at(pack[off:])
+		if !ok {
 			return nil, false
 		}
 		// bytes.Reader is an io.ByteReader: the reader takes no byte past
@@ -176,7 +169,7 @@ func readPack(pack []byte) ([]unpackObject, bool) {
 		if err != nil || len(body) != size {
 			return nil, false // short, long, or not a whole zlib stream
 		}
-		off = len(pack) - src.Len()
+		off = len(pack) - in.src.Len()
 		total += size
 		h := sha1.New()
 		h.Write([]byte(typ + " " + strconv.Itoa(size) + "\x00"))
