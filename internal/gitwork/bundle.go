@@ -121,7 +121,7 @@ func (r *Repo) UnpackBundle(ctx context.Context, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !r.hasLoose(ctx, sha) {
+	if !r.hasObject(ctx, sha) {
 		if _, err := run(ctx, r.Root, nil, "cat-file", "-e", sha+"^{commit}"); err != nil {
 			return "", fmt.Errorf("unpack bundle of %s: the bundle does not hold its tip: %w", short(sha), err)
 		}
@@ -160,9 +160,9 @@ func (r *Repo) unpack(ctx context.Context, data []byte) (string, error) {
 	return sha, nil
 }
 
-// hasLoose reports whether r holds sha as a loose object, as git's own
-// files say (unpack-objects writes each object so).
-func (r *Repo) hasLoose(ctx context.Context, sha string) bool {
+// hasObject reports whether r holds sha as git's own files say: a loose
+// object, or one in a pack read here (packstore.go).
+func (r *Repo) hasObject(ctx context.Context, sha string) bool {
 	common, err := r.commonDir(ctx)
 	if err != nil || !isHex(sha) {
 		return false

@@ -118,11 +118,17 @@ func (p *packIndex) find(name []byte) (int64, bool) {
 	if i >= hi || !bytes.Equal(names[i*20:(i+1)*20], name) {
 		return 0, false
 	}
+	return p.offset(i)
+}
+
+// name is the name of the index's i-th object (20 bytes).
+func (p *packIndex) name(i int) []byte { return p.idx[8+1024+i*20 : 8+1024+(i+1)*20] }
+
+// offset is where the index's i-th object starts in the pack; ok is false
+// for a large offset (a pack past 2 GiB is git's).
+func (p *packIndex) offset(i int) (int64, bool) {
 	off := binary.BigEndian.Uint32(p.idx[8+1024+p.n*24+4*i:])
-	if off&0x80000000 != 0 {
-		return 0, false
-	}
-	return int64(off), true
+	return int64(off), off&0x80000000 == 0
 }
 
 // packSum is the pack's checksum as its index names it.
@@ -134,10 +140,9 @@ type packSet struct {
 	// are left to git from then on.
 	noMerge atomic.Bool
 
-	mu     sync.Mutex
-	listed time.Time // when objects/pack was last listed
-	mod    time.Time // its modification time then
-	packs  map[string]*packIndex
+	mu    sync.Mutex
+	mod   time.Time // objects/pack's modification time when last listed
+	packs map[string]*packIndex
 }
 
 // packIndexes lists r's packs known here: those of the last listing of
@@ -187,7 +192,7 @@ func (s *packSet) list(dir string, mod time.Time) {
 			now[base] = p
 		}
 	}
-	s.packs, s.mod, s.listed = now, mod, time.Now()
+	s.packs, s.mod = now, mod
 }
 
 // loadIndex reads the index at base+".idx" and checks it against its
@@ -278,10 +283,7 @@ func (r *Repo) packedObject(ctx context.Context, sha string, max int) (typ strin
 			return "", nil, false
 		}
 	}
-	h := sha1.New()
-	h.Write([]byte(typ + " " + strconv.Itoa(len(body)) + "\x00"))
-	h.Write(body)
-	if hex.EncodeToString(h.Sum(nil)) != sha {
+	if newStored(typ, body).sha != sha {
 		return "", nil, false
 	}
 	return typ, body, true
@@ -723,12 +725,10 @@ func (p *packIndex) objects() ([]storedObject, bool) {
 	if err != nil || int64(len(data)) != p.size {
 		return nil, false
 	}
-	names := p.idx[8+1024:]
 	out := make([]storedObject, 0, p.n)
 	var in inflater
 	for i := range p.n {
-		name := names[i*20 : (i+1)*20]
-		off, ok := p.find(name)
+		off, ok := p.offset(i)
 		if !ok || off >= int64(len(data)) {
 			return nil, false
 		}
@@ -748,7 +748,7 @@ func (p *packIndex) objects() ([]storedObject, bool) {
 			return nil, false
 		}
 		o := newStored(typ, body)
-		if o.sha != hex.EncodeToString(name) {
+		if o.sha != hex.EncodeToString(p.name(i)) {
 			return nil, false
 		}
 		out = append(out, o)
@@ -764,10 +764,9 @@ func (p *packIndex) wholeSize() (int, bool) {
 		return 0, false
 	}
 	defer f.Close()
-	names := p.idx[8+1024:]
 	total := 0
 	for i := range p.n {
-		off, ok := p.find(names[i*20 : (i+1)*20])
+		off, ok := p.offset(i)
 		if !ok {
 			return 0, false
 		}

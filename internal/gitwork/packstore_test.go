@@ -425,10 +425,8 @@ func FuzzPackIndex(f *testing.F) {
 		if p == nil {
 			return
 		}
-		names := p.idx[8+1024:]
 		for i := range p.n {
-			name := names[i*20 : (i+1)*20]
-			off, ok := p.find(name)
+			off, ok := p.find(p.name(i))
 			if !ok {
 				continue
 			}

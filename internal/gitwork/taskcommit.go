@@ -170,7 +170,7 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 	if !ok {
 		return "", false, nil
 	}
-	w := indexTrees{r: r, ctx: ctx, objects: filepath.Join(common, "objects")}
+	w := indexTrees{r: r, ctx: ctx}
 	tree, ok := w.tree("", entries, baseTree)
 	if !ok {
 		return "", false, nil
@@ -198,10 +198,9 @@ func (r *Repo) commitIndex(ctx context.Context, dir, msg string) (sha string, do
 // indexTrees makes the trees of an index's entries, for the commit to be
 // written with them.
 type indexTrees struct {
-	r       *Repo
-	ctx     context.Context
-	objects string
-	made    []storedObject
+	r    *Repo
+	ctx  context.Context
+	made []storedObject
 }
 
 // tree makes the tree of entries, every one of them under prefix (""
@@ -264,18 +263,14 @@ func (w *indexTrees) tree(prefix string, entries []indexEntry, base string) (str
 }
 
 // known reports whether the object e names is in the repository: the
-// parent's tree has it at the same path, or it is loose or in a pack read
-// here. A submodule's
-// commit is not the repository's, and git does not look for it either.
+// parent's tree has it at the same path, or r holds it (hasObject). A
+// submodule's commit is not the repository's, and git does not look for
+// it either.
 func (w *indexTrees) known(e indexEntry, was treeEntry) bool {
 	if e.mode == "160000" || was.sha == e.sha && blobMode(was.mode) && blobMode(e.mode) {
 		return true
 	}
-	if _, err := os.Stat(filepath.Join(w.objects, e.sha[:2], e.sha[2:])); err == nil {
-		return true
-	}
-	_, _, ok := w.r.findPacked(w.ctx, e.sha)
-	return ok
+	return w.r.hasObject(w.ctx, e.sha)
 }
 
 // blobMode reports whether mode is that of a tree entry naming a blob (a

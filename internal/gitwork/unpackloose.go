@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
-	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
@@ -171,10 +170,7 @@ func readPack(pack []byte) ([]unpackObject, bool) {
 		}
 		off = len(pack) - in.src.Len()
 		total += size
-		h := sha1.New()
-		h.Write([]byte(typ + " " + strconv.Itoa(size) + "\x00"))
-		h.Write(body)
-		sha := hex.EncodeToString(h.Sum(nil))
+		sha := newStored(typ, body).sha
 		if seen[sha] {
 			return nil, false
 		}
